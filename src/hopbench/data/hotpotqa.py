@@ -1,0 +1,60 @@
+"""HotpotQA distractor format and the original 2WikiMultiHopQA format (`context` + `supporting_facts`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hopbench.data.corpus import TitleIndex, dedupe, load_corpus_file
+from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
+from hopbench.data.schema import Passage, Question
+from hopbench.errors import DataError
+
+
+def load_context_format(questions_path: str | Path, corpus_path: str | Path | None = None,
+                        id_field: str = "_id") -> tuple[list[Question], list[Passage]]:
+    path = questions_path
+    records = require_list(path, read_json(path), "questions")
+    parsed = []
+    for i, rec in enumerate(records):
+        label = record_label(i, rec, id_field)
+        field(path, label, rec, id_field, (str, int))
+        field(path, label, rec, "question", str, non_empty=True)
+        field(path, label, rec, "answer", str)
+        context = field(path, label, rec, "context", list)
+        ctx = {}
+        for j, item in enumerate(context):
+            if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
+                    or not isinstance(item[1], list) or not all(isinstance(s, str) for s in item[1])):
+                raise DataError(path, label, f"context[{j}]", "expected [title, [sentence, ...]]")
+            ctx[item[0]] = "".join(item[1])
+        facts = field(path, label, rec, "supporting_facts", list, non_empty=True)
+        titles: list[str] = []
+        for j, fact in enumerate(facts):
+            if not isinstance(fact, list) or not fact or not isinstance(fact[0], str):
+                raise DataError(path, label, f"supporting_facts[{j}]", "expected [title, sentence_index]")
+            if fact[0] not in titles:
+                titles.append(fact[0])
+        parsed.append((label, rec, ctx, titles))
+    check_unique_ids(path, [(str(rec[id_field]), label) for label, rec, _, _ in parsed])
+
+    if corpus_path is not None:
+        corpus = load_corpus_file(corpus_path)
+    else:
+        corpus = dedupe([(t, x) for _, _, ctx, _ in parsed for t, x in ctx.items()])
+    index = TitleIndex(corpus)
+
+    questions = []
+    for label, rec, ctx, titles in parsed:
+        gold_ids = []
+        for title in titles:
+            pid = index.resolve_title(title, ctx.get(title))
+            if pid is None:
+                raise DataError(path, label, "supporting_facts",
+                                f"gold title '{title}' is absent from the corpus"
+                                f"{' ' + str(corpus_path) if corpus_path else ''}")
+            gold_ids.append(pid)
+        meta = {k: rec[k] for k in ("type", "level") if k in rec}
+        meta["hops"] = len(titles)
+        questions.append(Question(id=str(rec[id_field]), text=rec["question"].strip(),
+                                  answers=[rec["answer"]], gold_passage_ids=gold_ids, meta=meta))
+    return questions, corpus

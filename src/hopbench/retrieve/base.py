@@ -1,0 +1,65 @@
+"""The retriever contract: hyper-parameters in __init__, per-graph work in prepare(), then retrieve()."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hopbench.data.schema import Dataset, Question
+from hopbench.embed.encoder import Encoder
+
+
+@dataclass
+class Retrieval:
+    passage_ids: list[str]
+    scores: list[float]
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Services:
+    """What a retriever may use besides the graph: corpus, encoder, cached embeddings, the LLM."""
+
+    dataset: Dataset
+    encoder: Encoder
+    llm: Any = None
+    _passage_emb: np.ndarray | None = None
+    _query_emb: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def passage_ids(self) -> list[str]:
+        return [p.id for p in self.dataset.corpus]
+
+    @property
+    def passage_embeddings(self) -> np.ndarray:
+        if self._passage_emb is None:
+            self._passage_emb = self.encoder.encode([p.content for p in self.dataset.corpus],
+                                                    desc="passages")
+        return self._passage_emb
+
+    def encode_questions(self, questions: list[Question]) -> None:
+        """Batch-encode questions once; retrievers then look their vector up (see query_embedding)."""
+        missing = [q for q in questions if q.id not in self._query_emb]
+        if missing:
+            vecs = self.encoder.encode([q.text for q in missing], desc="questions")
+            self._query_emb.update({q.id: v for q, v in zip(missing, vecs)})
+
+    def query_embedding(self, question: Question) -> np.ndarray:
+        if question.id not in self._query_emb:
+            self.encode_questions([question])
+        return self._query_emb[question.id]
+
+
+class Retriever:
+    """Base class. Subclasses take only hyper-parameters as keyword arguments in __init__."""
+
+    needs_graph: bool = False
+    needs_llm: bool = False
+
+    def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def retrieve(self, question: Question, k: int) -> Retrieval:  # pragma: no cover - interface
+        raise NotImplementedError

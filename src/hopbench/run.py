@@ -1,0 +1,193 @@
+"""The Hydra entry point: one run = one dataset x one retriever (x one reader) configuration.
+
+    python -m hopbench.run dataset=hotpotqa retriever=dense dataset.limit=20
+    python -m hopbench.run -m dataset=musique,hotpotqa
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+
+import hydra
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+
+from hopbench.data import load_dataset
+from hopbench.data.schema import Dataset
+from hopbench.embed import Encoder
+from hopbench.errors import HopbenchError
+from hopbench.evaluate.score import aggregate, score_question
+from hopbench.retrieve.base import Retriever, Services
+from hopbench.runstore import RunStore, config_hash
+
+log = logging.getLogger("hopbench.run")
+
+CONFIG_DIR = str(Path(__file__).resolve().parents[2] / "configs")
+
+# Keys that change where things live or how they are shown, never what is computed.
+_DATASET_PATH_KEYS = ("questions_path", "corpus_path", "data_dir")
+_EMBEDDING_RUNTIME_KEYS = ("batch_size", "show_progress", "device")
+
+
+def build_dataset(cfg: DictConfig) -> Dataset:
+    return load_dataset(**OmegaConf.to_container(cfg.dataset, resolve=True))
+
+
+def build_encoder(cfg: DictConfig) -> Encoder:
+    e = cfg.embedding
+    return Encoder(model=e.model, batch_size=e.batch_size, cache_dir=cfg.paths.cache_dir,
+                   max_seq_length=e.get("max_seq_length"), show_progress=cfg.progress)
+
+
+def build_retriever(cfg: DictConfig) -> Retriever:
+    params = OmegaConf.to_container(cfg.retriever, resolve=True)
+    params.pop("name", None)
+    return instantiate(params, _convert_="all")
+
+
+def build_llm(cfg: DictConfig):
+    """The configured LLM client, or None when `llm=none`."""
+    llm_cfg = cfg.get("llm")
+    if llm_cfg is None or llm_cfg.get("name", "none") == "none":
+        return None
+    from hopbench.llm import build_client
+
+    return build_client(llm_cfg, cache_dir=cfg.paths.cache_dir)
+
+
+def build_reader(cfg: DictConfig, llm):
+    reader_cfg = cfg.get("reader")
+    if reader_cfg is None or reader_cfg.get("name", "none") == "none":
+        return None
+    params = OmegaConf.to_container(reader_cfg, resolve=True)
+    params.pop("name", None)
+    reader = instantiate(params, _convert_="all")
+    reader.bind(llm)
+    return reader
+
+
+def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> dict:
+    """Everything that determines the numbers, and nothing that only says where files live."""
+    c = OmegaConf.to_container(cfg, resolve=True)
+    reader_on = c.get("reader", {}).get("name", "none") != "none"
+    out = {
+        "dataset": {k: v for k, v in c["dataset"].items() if k not in _DATASET_PATH_KEYS},
+        "dataset_fingerprint": dataset.fingerprint,
+        "retriever": c["retriever"],
+        "embedding": {k: v for k, v in c["embedding"].items() if k not in _EMBEDDING_RUNTIME_KEYS},
+        "reader": c.get("reader", {"name": "none"}),
+        "top_k": c["top_k"],
+    }
+    if retriever.needs_graph and "graph" in c:
+        out["graph"] = c["graph"]
+    if (retriever.needs_llm or reader_on) and "llm" in c:
+        out["llm"] = {k: v for k, v in c["llm"].items() if k not in ("api_key", "timeout")}
+    return out
+
+
+def run_dir_for(cfg: DictConfig, h: str) -> Path:
+    return Path(cfg.paths.runs_dir) / cfg.dataset.name / cfg.retriever.name / h
+
+
+def execute(cfg: DictConfig) -> dict:
+    """Run (or resume, or skip) one configuration; return its metrics."""
+    t0 = time.perf_counter()
+    dataset = build_dataset(cfg)
+    retriever = build_retriever(cfg)
+    h = config_hash(semantic_config(cfg, dataset, retriever))
+    store = RunStore(run_dir_for(cfg, h))
+    if store.complete and not cfg.force:
+        log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
+        import json
+
+        return json.loads(store.metrics_path.read_text())
+
+    llm = build_llm(cfg)
+    if retriever.needs_llm and llm is None:
+        raise HopbenchError(f"retriever '{cfg.retriever.name}' needs an LLM; choose one with "
+                            "llm=local (offline model), llm=openai or llm=server")
+    reader = build_reader(cfg, llm)
+    store.write_config(OmegaConf.to_yaml(cfg, resolve=True))
+    if cfg.force and store.complete:
+        store.metrics_path.unlink()
+        store.predictions_path.unlink(missing_ok=True)
+    done = store.load_predictions()
+    done_ids = {r["id"] for r in done}
+    todo = [q for q in dataset.questions if q.id not in done_ids]
+    log.info("%s / %s -> %s (%d done, %d to go)", dataset.name, cfg.retriever.name, store.dir,
+             len(done), len(todo))
+
+    encoder = build_encoder(cfg)
+    services = Services(dataset=dataset, encoder=encoder, llm=llm)
+    kg = None
+    if retriever.needs_graph:
+        from hopbench.kg import load_or_build
+
+        kg = load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir)
+    t_prep = time.perf_counter()
+    retriever.prepare(kg, services)
+    prepare_s = time.perf_counter() - t_prep
+    t_enc = time.perf_counter()
+    services.encode_questions(todo)
+    encode_ms = 1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
+
+    try:
+        for q in tqdm(todo, desc=f"{cfg.retriever.name} on {dataset.name}", disable=not cfg.progress,
+                      unit="q"):
+            start = time.perf_counter()
+            result = retriever.retrieve(q, cfg.top_k)
+            latency_ms = 1000 * (time.perf_counter() - start)
+            answer, reader_trace = None, None
+            if reader is not None:
+                out = reader.answer(q, [dataset.passage(pid) for pid in result.passage_ids])
+                answer, reader_trace = out.answer, out.trace
+            row = {
+                "id": q.id, "question": q.text, "gold_answers": q.answers,
+                "gold_passage_ids": q.gold_passage_ids, "gold_complete": q.gold_complete,
+                "kind": q.kind, "label": q.label, "meta": q.meta,
+                "ranked_passage_ids": result.passage_ids, "scores": result.scores,
+                "answer": answer, "metrics": score_question(q, result.passage_ids, answer),
+                "latency_ms": latency_ms, "trace": result.trace,
+            }
+            if reader_trace is not None:
+                row["reader_trace"] = reader_trace
+            store.append(row)
+            done.append(row)
+    finally:
+        store.close()
+
+    metrics = aggregate(done)
+    metrics.update({
+        "dataset": dataset.name, "retriever": cfg.retriever.name, "config_hash": h,
+        "reader": cfg.reader.name if "reader" in cfg else "none",
+        "n_retrieval_excluded": dataset.notes["n_retrieval_excluded"],
+        "prepare_seconds": prepare_s, "query_encoding_ms_per_question": encode_ms,
+        "wall_seconds": time.perf_counter() - t0,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    })
+    if llm is not None:
+        metrics.update(llm.stats_dict())
+    store.write_metrics(metrics)
+    log.info("wrote %s", store.metrics_path)
+    return metrics
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
+def main(cfg: DictConfig) -> None:
+    try:
+        metrics = execute(cfg)
+    except HopbenchError as exc:
+        log.error("%s", exc)
+        print(f"hopbench: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    keys = ["n_questions", "n_retrieval_scored", "recall@2", "recall@5", "fcr@5", "em", "f1", "latency_ms_p50"]
+    print(" ".join(f"{k}={metrics.get(k):.4g}" if isinstance(metrics.get(k), float) else f"{k}={metrics.get(k)}"
+                   for k in keys))
+
+
+if __name__ == "__main__":
+    main()
