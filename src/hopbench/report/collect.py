@@ -53,7 +53,7 @@ def to_markdown(df: pd.DataFrame, columns: list[str] = SUMMARY_COLUMNS) -> str:
             view[col] = view[col].map(lambda v: "–" if v is None or pd.isna(v) else f"{100 * v:.1f}")
         elif col.startswith("latency"):
             view[col] = view[col].map(lambda v: "–" if v is None or pd.isna(v) else f"{v:.2f}")
-    return view.to_markdown(index=False) + "\n"
+    return view.to_markdown(index=False, disable_numparse=True) + "\n"
 
 
 def write_results(df: pd.DataFrame, results_dir: str | Path) -> list[Path]:
