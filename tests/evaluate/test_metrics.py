@@ -2,8 +2,15 @@
 
 import pytest
 
-from hopbench.evaluate.metrics import (answer_contains, claim_accuracy, exact_match, f1_score,
-                                       full_chain_at_k, normalize_answer, recall_at_k)
+from hopbench.evaluate.metrics import (
+    answer_contains,
+    claim_accuracy,
+    exact_match,
+    f1_score,
+    full_chain_at_k,
+    normalize_answer,
+    recall_at_k,
+)
 
 
 @pytest.mark.parametrize("raw, norm", [
