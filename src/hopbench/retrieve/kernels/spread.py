@@ -17,6 +17,9 @@ How the Cypher pins the details down:
   sources strictly more active than itself (``resource_map[dst] IS NULL OR
   resource_map[dst] < src_res``). A defined node at 0 is therefore not the same as an
   undefined one only through `activated`; for the update both accept every source.
+- a_v < a_u is an exact float comparison, as in Cypher. Without the gate, exact ties
+  are common (siblings fed by the same source); sums taken in another order can differ
+  in the last bit and flip such a tie, so results may differ from Neo4j's there.
 - Edges are undirected: ``(src)-[:RELATES_TO]-(dst)`` matches either direction.
 - The ``relation`` property and any weight are unused, but Cypher returns one row per
   relationship, so a pair joined by k relationships (counting both directions)
@@ -132,10 +135,10 @@ def spreading_activation_batch(adj: sp.spmatrix,
         if use_bincount:
             incoming = np.bincount(dst, weights=contrib, minlength=n * b)
             keys = np.flatnonzero(incoming)
-            incoming = incoming[keys]
+            incoming = incoming[keys].astype(np.float64)
         else:
             keys, inv = np.unique(dst, return_inverse=True)
-            incoming = np.bincount(inv, weights=contrib, minlength=keys.size)
+            incoming = np.bincount(inv, weights=contrib, minlength=keys.size).astype(np.float64)
         incoming *= decay
         if gates is not None:
             incoming *= gates.reshape(-1)[keys]
