@@ -17,6 +17,7 @@ from hopbench.retrieve.kernels.flow import (
     qafd,
     query_aware_weights,
     similarity_transform,
+    solve_flow_exact,
     source_mass,
 )
 from hopbench.retrieve.kernels.graphs import random_graph
@@ -89,6 +90,10 @@ def test_matches_scipy_qp_and_satisfies_kkt(seed, scheme):
     np.testing.assert_allclose(res.m, delta - lap @ res.x, atol=1e-8)
     ref = scipy_solve(w, T, delta)
     np.testing.assert_allclose(res.x, ref, atol=1e-6 * ref.max(), rtol=0)
+    exact = solve_flow_exact(w, T, delta)
+    assert exact.converged
+    np.testing.assert_allclose(exact.x, ref, atol=1e-6 * ref.max(), rtol=0)
+    np.testing.assert_allclose(exact.x, res.x, atol=1e-8 * ref.max(), rtol=0)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -125,6 +130,9 @@ def test_kkt_on_real_mention_graph(musique_graph):
     assert np.all(res.m <= T + 1e-8) and np.all(np.abs(res.m[active] - T[active]) <= 1e-8)
     # locality: the support is a small part of the graph
     assert 10 <= active.sum() < 0.5 * n
+    exact = qafd(adj, cos, seeds, seed_w, alpha=0.05, solver="exact")
+    assert exact.converged
+    np.testing.assert_allclose(exact.x, res.x, atol=1e-6 * res.x.max(), rtol=0)
     assert n_p > 0
 
 
@@ -139,6 +147,8 @@ def test_seed_in_a_small_component_makes_it_unbounded(musique_graph):
     assert not is_bounded(query_aware_weights(adj, np.zeros(adj.shape[0])), T, delta)
     res = push_flow(query_aware_weights(adj, np.zeros(adj.shape[0])), T, delta, max_sweeps=50)
     assert not res.converged and res.sweeps == 50
+    with pytest.raises(ValueError, match="unbounded"):
+        solve_flow_exact(query_aware_weights(adj, np.zeros(adj.shape[0])), T, delta)
 
 
 def test_paper_setting_alpha_50_is_unbounded_and_stops_at_the_push_budget():

@@ -12,6 +12,7 @@ from hopbench.retrieve.kernels.flow import (
     qafd,
     query_aware_weights,
     similarity_transform,
+    solve_flow_exact,
     source_mass,
 )
 from hopbench.retrieve.kernels.ppr import (
@@ -31,6 +32,6 @@ __all__ = [
     "FlowResult", "PPRGraph", "QAFD_VARIANTS", "SpreadResult", "degree_capacities", "is_bounded",
     "lazy_walk_warm_start", "node_query_cosine", "personalized_pagerank",
     "personalized_pagerank_batch", "prepare_ppr", "push_flow", "qafd", "query_aware_weights",
-    "semantic_gate", "similarity_transform", "source_mass", "spreading_activation",
+    "semantic_gate", "similarity_transform", "solve_flow_exact", "source_mass", "spreading_activation",
     "spreading_activation_batch",
 ]
