@@ -81,8 +81,10 @@ def test_equals_networkx_with_isolated_and_zero_weight_nodes(seed):
     reset[-5:] = 0.7  # some reset mass sits on isolated nodes
     reset[0] = 0.4
     for damping in (0.5, 0.85):
-        ours = personalized_pagerank(adj, reset, damping=damping)
-        assert np.abs(ours - nx_ppr(adj, reset, damping)).max() <= 1e-8
+        ref = nx_ppr(adj, reset, damping)
+        for method in ("chebyshev", "power"):
+            ours = personalized_pagerank(adj, reset, damping=damping, method=method)
+            assert np.abs(ours - ref).max() <= 1e-8
 
 
 def test_equals_igraph_prpack_scores_and_rankings(musique_graph):
@@ -120,8 +122,26 @@ def test_batched_equals_column_by_column(musique_graph):
     resets = np.stack([hipporag_like_reset(n, n_p, rng.choice(np.arange(n_p, n), 5, replace=False), rng)
                        for _ in range(16)], axis=1)
     batch = personalized_pagerank_batch(op, resets)
+    chunked = personalized_pagerank_batch(op, resets, block=5)
     for j in range(resets.shape[1]):
-        assert np.abs(batch[:, j] - personalized_pagerank(op, resets[:, j])).max() <= 1e-11
+        one = personalized_pagerank(op, resets[:, j], tol=1e-13)
+        assert np.abs(batch[:, j] - one).max() <= 1e-10
+        assert np.abs(chunked[:, j] - one).max() <= 1e-10
+    assert np.abs(nx_ppr(adj, resets[:, 3]) - batch[:, 3]).max() <= 1e-8
+
+
+def test_directed_graph_with_power_method_equals_networkx_digraph():
+    rng = np.random.default_rng(4)
+    adj = sp.csr_matrix(sp.triu(random_graph(120, 400, seed=4, isolated=5)))  # u -> v, u < v
+    reset = rng.uniform(0, 1, 120)
+    op = prepare_ppr(adj, check_symmetric=False)
+    g = nx.from_scipy_sparse_array(adj, create_using=nx.DiGraph, edge_attribute="weight")
+    pr = nx.pagerank(g, alpha=0.5, personalization=dict(enumerate(reset)), weight="weight",
+                     tol=1e-15, max_iter=10_000)
+    ref = np.array([pr[i] for i in range(120)])
+    assert np.abs(personalized_pagerank(op, reset) - ref).max() <= 1e-8
+    with pytest.raises(ValueError, match="symmetric"):
+        personalized_pagerank(op, reset, method="chebyshev")
 
 
 def test_rejects_bad_input():

@@ -93,6 +93,19 @@ def node_query_cosine(node_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray
     return (e @ q) / norms / (np.linalg.norm(q) or 1.0)
 
 
+def _reweight(base: np.ndarray, su: np.ndarray, sv: np.ndarray, scheme: str, a: float, b: float
+              ) -> np.ndarray:
+    if scheme == "hybrid":
+        out = base * (a + b * (su + sv))
+    elif scheme == "mean":
+        out = (base + su + sv) / 3.0
+    elif scheme == "product":
+        out = base * su * sv
+    else:
+        raise ValueError(f"unknown weight scheme {scheme!r}; use 'hybrid', 'mean' or 'product'")
+    return np.maximum(out, 0.0, out=out)
+
+
 def query_aware_weights(adj: sp.spmatrix, node_sim: np.ndarray, scheme: str = "hybrid",
                         a: float = 1.0, b: float = 0.25) -> sp.csr_matrix:
     """w̄(q,u,v) on the edges of `adj` (whose values play H_uv), QAFD Eq. 5a-c:
@@ -103,16 +116,7 @@ def query_aware_weights(adj: sp.spmatrix, node_sim: np.ndarray, scheme: str = "h
     if s.shape != (w.shape[0],):
         raise ValueError(f"node_sim must have shape ({w.shape[0]},), got {s.shape}")
     rows = np.repeat(np.arange(w.shape[0]), np.diff(w.indptr))
-    su, sv = s[rows], s[w.indices]
-    if scheme == "hybrid":
-        w.data = w.data * (a + b * (su + sv))
-    elif scheme == "mean":
-        w.data = (w.data + su + sv) / 3.0
-    elif scheme == "product":
-        w.data = w.data * su * sv
-    else:
-        raise ValueError(f"unknown weight scheme {scheme!r}; use 'hybrid', 'mean' or 'product'")
-    np.maximum(w.data, 0.0, out=w.data)
+    w.data = _reweight(w.data, s[rows], s[w.indices], scheme, a, b)
     return w
 
 
@@ -179,12 +183,19 @@ def is_bounded(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray) -
 
 def push_flow(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
               epsilon: float = 1e-6, step_size: float = 1.0, x0: np.ndarray | None = None,
-              max_pushes: int | None = None, max_sweeps: int = 100_000) -> FlowResult:
-    """Dual push on symmetric query-aware weights (see module docstring), all excess nodes
-    per sweep. Stops when Σ pushable excess <= ε, or after `max_pushes` node-pushes (the last
-    sweep pushes only the largest excesses that fit in the budget) or `max_sweeps` sweeps.
+              max_pushes: int | None = None, max_sweeps: int = 100_000,
+              node_sim: np.ndarray | None = None, scheme: str = "hybrid", a: float = 1.0,
+              b: float = 0.25) -> FlowResult:
+    """Dual push on symmetric weights (see module docstring), all excess nodes per sweep.
+
+    Stops when Σ pushable excess <= ε, or after `max_pushes` node-pushes (the last sweep
+    pushes only the largest excesses that fit in the budget) or `max_sweeps` sweeps.
     With step_size = 1 and x0 = None, x is the dual variable; otherwise x accumulates
     step_size·excess/w_v on top of x0 while mass still moves in full (the code's variant).
+    With `node_sim` given, `weights` holds H_uv and w̄ is computed on demand for the rows
+    being pushed (as the paper does: "update only the edge weights encountered during
+    traversal"), equal to passing `query_aware_weights(weights, node_sim, scheme, a, b)`.
+    Every step touches only the nodes with excess and their edges, never the whole graph.
     """
     w = weights if isinstance(weights, sp.csr_matrix) and weights.has_canonical_format \
         else as_csr(weights, "weights")
@@ -193,34 +204,50 @@ def push_flow(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
     m = np.asarray(source, dtype=np.float64).copy()
     if T.shape != (n,) or m.shape != (n,):
         raise ValueError(f"capacity and source must have shape ({n},)")
-    wdeg = np.asarray(w.sum(axis=1)).ravel()
-    can_push = wdeg > 0
+    s = None if node_sim is None else np.asarray(node_sim, dtype=np.float64)
+    if s is not None and s.shape != (n,):
+        raise ValueError(f"node_sim must have shape ({n},), got {s.shape}")
     x = np.zeros(n) if x0 is None else np.asarray(x0, dtype=np.float64).copy()
+    stuck = np.zeros(n, dtype=bool)  # found to have query-aware degree 0: cannot push
+    cand = np.flatnonzero(m > T)  # every node with excess, kept up to date locally
     pushes = sweeps = 0
     converged = False
     while sweeps < max_sweeps:
-        exc = m - T
-        active = np.flatnonzero(can_push & (exc > 0))
-        if exc[active].sum() <= epsilon:
+        cand = cand[~stuck[cand]]
+        exc = m[cand] - T[cand]
+        if exc.sum() <= epsilon:
             converged = True
             break
+        active, e = cand, exc
         if max_pushes is not None:
             budget = max_pushes - pushes
             if budget <= 0:
                 break
             if active.size > budget:
-                active = active[np.argpartition(-exc[active], budget - 1)[:budget]]
-        e = exc[active]
-        ratio = e / wdeg[active]
+                pick = np.argpartition(-exc, budget - 1)[:budget]
+                active, e = active[pick], exc[pick]
+        owner, nbr, wt = gather_rows(w, active)
+        if s is not None:
+            wt = _reweight(wt, s[active][owner], s[nbr], scheme, a, b)
+        wdeg = np.bincount(owner, weights=wt, minlength=active.size)
+        dead = wdeg <= 0
+        if dead.any():
+            stuck[active[dead]] = True
+            e = np.where(dead, 0.0, e)
+            wdeg = np.where(dead, 1.0, wdeg)
+        ratio = e / wdeg
         x[active] += step_size * ratio
         m[active] -= e
-        owner, nbr, wt = gather_rows(w, active)
-        m += np.bincount(nbr, weights=wt * ratio[owner], minlength=n)
-        pushes += active.size
+        np.add.at(m, nbr, wt * ratio[owner])
+        pushes += int((~dead).sum())
         sweeps += 1
-    exc = np.maximum(m - T, 0.0)
+        touched = np.unique(np.concatenate([cand, nbr]))
+        cand = touched[m[touched] > T[touched]]
+    excess_all = np.maximum(m - T, 0.0)
+    cand = cand[~stuck[cand]]
     return FlowResult(x=x, m=m, converged=converged, sweeps=sweeps, pushes=pushes,
-                      excess=float(exc[can_push].sum()), stuck_excess=float(exc[~can_push].sum()))
+                      excess=float(np.maximum(m[cand] - T[cand], 0).sum()),
+                      stuck_excess=float(excess_all[stuck].sum()))
 
 
 def solve_flow_exact(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
@@ -299,7 +326,6 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
         raise ValueError(f"unknown QAFD settings {sorted(unknown)}")
     a = as_csr(adj)
     s = similarity_transform(node_cos, cfg["sim_mode"])
-    w = query_aware_weights(a, s, cfg["scheme"], cfg["a"], cfg["b"])
     T = degree_capacities(a, min_degree=cfg["min_degree"], total=cfg["capacity_total"])
     delta = source_mass(T, seeds, seed_weights, alpha, drop_below=cfg["drop_below"])
     x0 = None
@@ -309,8 +335,10 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
     if solver == "exact":
         if x0 is not None or cfg["step_size"] != 1.0:
             raise ValueError("solver='exact' solves the dual QP; it has no warm start or step size")
-        return solve_flow_exact(w, T, delta)
+        return solve_flow_exact(query_aware_weights(a, s, cfg["scheme"], cfg["a"], cfg["b"]),
+                                T, delta)
     if solver != "push":
         raise ValueError(f"unknown solver {solver!r}; use 'push' or 'exact'")
-    return push_flow(w, T, delta, epsilon=epsilon, step_size=cfg["step_size"], x0=x0,
-                     max_pushes=max_pushes, max_sweeps=max_sweeps)
+    return push_flow(a, T, delta, epsilon=epsilon, step_size=cfg["step_size"], x0=x0,
+                     max_pushes=max_pushes, max_sweeps=max_sweeps, node_sim=s,
+                     scheme=cfg["scheme"], a=cfg["a"], b=cfg["b"])

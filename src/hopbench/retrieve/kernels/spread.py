@@ -15,8 +15,9 @@ How the Cypher pins the details down:
   score / max score, which may be <= θ) and every node that ever received I_v > θ.
   An undefined node accepts activation from any source; a defined one only from
   sources strictly more active than itself (``resource_map[dst] IS NULL OR
-  resource_map[dst] < src_res``). A defined node at 0 is therefore not the same as an
-  undefined one only through `activated`; for the update both accept every source.
+  resource_map[dst] < src_res``). Every source has a_u > θ >= 0, so a node defined at 0
+  accepts every source just as an undefined one does; the two differ in being in the
+  map (`activated`: returned, usable in paths). A seed at or below θ never spreads.
 - a_v < a_u is an exact float comparison, as in Cypher. Without the gate, exact ties
   are common (siblings fed by the same source); sums taken in another order can differ
   in the last bit and flip such a tie, so results may differ from Neo4j's there.
@@ -25,7 +26,7 @@ How the Cypher pins the details down:
   relationship, so a pair joined by k relationships (counting both directions)
   contributes k times. The kernel multiplies by A[u, v]: pass relationship counts
   (e.g. R + Rᵀ for a directed count matrix R) for the Neo4j semantics, or a 0/1
-  pattern to count each neighbour once. A must be symmetric.
+  pattern to count each neighbour once. A must be symmetric (not checked, for speed).
 - A self-loop never contributes (a_u < a_u is false), as in Cypher.
 - The QA variant skips destinations without a description embedding; give them
   gate 0 (a zero embedding row does that), since I_v = 0 never passes I_v > θ >= 0.
@@ -121,9 +122,10 @@ def spreading_activation_batch(adj: sp.spmatrix,
         defined[idx, j] = True
         first[idx, j] = 0
     flat_act, flat_def = act.reshape(-1), defined.reshape(-1)  # views, row-major: k = v*b + j
-    use_bincount = n * b <= (1 << 22)
+    flat_first = first.reshape(-1)
+    known = np.flatnonzero(flat_def)  # defined (node, question) keys; only these can be sources
     for t in range(1, steps + 1):
-        src = np.flatnonzero(flat_def & (flat_act > threshold))
+        src = known[flat_act[known] > threshold]
         if src.size == 0:
             break
         u, j = np.divmod(src, b)
@@ -132,20 +134,22 @@ def spreading_activation_batch(adj: sp.spmatrix,
         dst = v * b + j[owner]
         ok = ~flat_def[dst] | (flat_act[dst] < a_src)
         dst, contrib = dst[ok], (w * a_src)[ok]
-        if use_bincount:
+        if 8 * dst.size < n * b:  # few edges touched: aggregate locally, no O(n) pass
+            keys, inv = np.unique(dst, return_inverse=True)
+            incoming = np.bincount(inv, weights=contrib, minlength=keys.size)
+        else:
             incoming = np.bincount(dst, weights=contrib, minlength=n * b)
             keys = np.flatnonzero(incoming)
-            incoming = incoming[keys].astype(np.float64)
-        else:
-            keys, inv = np.unique(dst, return_inverse=True)
-            incoming = np.bincount(inv, weights=contrib, minlength=keys.size).astype(np.float64)
-        incoming *= decay
+            incoming = incoming[keys]
+        incoming = incoming.astype(np.float64) * decay
         if gates is not None:
             incoming *= gates.reshape(-1)[keys]
         keep = incoming > threshold
         keys, incoming = keys[keep], incoming[keep]
         # new activations are computed from the old map, then written all at once
-        first.reshape(-1)[keys[~flat_def[keys]]] = t
+        fresh = keys[~flat_def[keys]]
+        flat_first[fresh] = t
         flat_act[keys] = np.where(flat_def[keys], flat_act[keys], 0.0) + incoming
         flat_def[keys] = True
+        known = np.concatenate([known, fresh])
     return SpreadResult(act, defined, first)
