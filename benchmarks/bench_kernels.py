@@ -38,8 +38,8 @@ import scipy.sparse as sp
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from hopbench.atomic import write_json, write_text  # noqa: E402
-from hopbench.retrieve.kernels.flow import (  # noqa: E402
+from hopbench.atomic import write_json, write_text
+from hopbench.retrieve.kernels.flow import (
     degree_capacities,
     is_bounded,
     push_flow,
@@ -47,13 +47,13 @@ from hopbench.retrieve.kernels.flow import (  # noqa: E402
     query_aware_weights,
     source_mass,
 )
-from hopbench.retrieve.kernels.graphs import random_graph, title_mention_graph  # noqa: E402
-from hopbench.retrieve.kernels.ppr import (  # noqa: E402
+from hopbench.retrieve.kernels.graphs import random_graph, title_mention_graph
+from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank,
     personalized_pagerank_batch,
     prepare_ppr,
 )
-from hopbench.retrieve.kernels.spread import (  # noqa: E402
+from hopbench.retrieve.kernels.spread import (
     spreading_activation,
     spreading_activation_batch,
 )
@@ -361,10 +361,10 @@ def _row(name, ours, ref_name="", ref=None) -> str:
 
 def graph_markdown(r: dict) -> str:
     p, s, f = r["ppr"], r["spread"], r["flow"]
-    lines = [f"### {r['graph']}: {r['nodes']} nodes, {r['undirected_edges']} undirected edges, "
-             f"{r['queries']} questions", "",
-             "| kernel | p50 ms | p95 ms | CPU p50 ms | reference | ref p50 ms | ref CPU p50 ms | "
-             "ratio ref/ours (wall) | ratio (CPU) |",
+    lines = [(f"### {r['graph']}: {r['nodes']} nodes, {r['undirected_edges']} undirected edges, "
+             f"{r['queries']} questions"), "",
+             ("| kernel | p50 ms | p95 ms | CPU p50 ms | reference | ref p50 ms | ref CPU p50 ms | "
+             "ratio ref/ours (wall) | ratio (CPU) |"),
              "|---|---|---|---|---|---|---|---|---|",
              _row("PPR (ours)", p["ours"], "igraph prpack", p["igraph_prpack"]),
              _row("PPR (ours)", p["ours"], f"networkx tol 1e-10 ({p['networkx']['n']} q)", p["networkx"]),
@@ -378,21 +378,21 @@ def graph_markdown(r: dict) -> str:
     if f["bounded_exact"]:
         lines.append(_row(f"QAFD bounded alpha={f['bounded_alpha']} ({f['bounded_queries']} q), exact",
                           f["bounded_exact"], "push to eps 1e-6", f["bounded_push_eps1e-6"]))
-    lines += ["", f"- PPR top-10 passages identical to igraph: {p['top10_passages_identical_to_igraph']}, "
+    lines += ["", (f"- PPR top-10 passages identical to igraph: {p['top10_passages_identical_to_igraph']}, "
               f"to networkx: {p['top10_passages_identical_to_networkx']}; max |ours - igraph| = "
-              f"{p['max_abs_diff_vs_igraph']:.2e}",
-              f"- PPR throughput: single {p['single_questions_per_s']:.0f} q/s, batched (b={p['batch_size']}) "
+              f"{p['max_abs_diff_vs_igraph']:.2e}"),
+              (f"- PPR throughput: single {p['single_questions_per_s']:.0f} q/s, batched (b={p['batch_size']}) "
               f"{p['batched_questions_per_s']:.0f} q/s (in blocks of 8: {p['batched_block8_questions_per_s']:.0f} q/s), igraph {p['igraph_questions_per_s']:.0f} q/s; "
-              f"prepare {r['ppr_prepare_ms']:.1f} ms once (igraph graph build {r['igraph_build_ms']:.1f} ms)",
-              f"- spreading activation batched (b={s['batch_size']}): {s['batched_questions_per_s']:.0f} q/s "
+              f"prepare {r['ppr_prepare_ms']:.1f} ms once (igraph graph build {r['igraph_build_ms']:.1f} ms)"),
+              (f"- spreading activation batched (b={s['batch_size']}): {s['batched_questions_per_s']:.0f} q/s "
               f"(single {1e3 / s['ours_gated']['mean_ms']:.0f} q/s); mean activated nodes "
-              f"{s['mean_activated_nodes']:.0f}", ""]
+              f"{s['mean_activated_nodes']:.0f}"), ""]
     return "\n".join(lines)
 
 
 def scaling_markdown(rows) -> str:
-    lines = ["| edges | nodes | PPR ours p50 ms | igraph p50 ms | ratio | PPR batched q/s | "
-             "spread p50 ms | activated | QAFD push p50 ms | QAFD exact p50 ms |",
+    lines = [("| edges | nodes | PPR ours p50 ms | igraph p50 ms | ratio | PPR batched q/s | "
+             "spread p50 ms | activated | QAFD push p50 ms | QAFD exact p50 ms |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p, s, f = r["ppr"], r["spread"], r["flow"]

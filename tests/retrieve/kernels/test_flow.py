@@ -48,7 +48,7 @@ def scipy_solve(w, T, delta) -> np.ndarray:
     f, _ = dual_objective(w, T, delta)
     res = minimize(f, np.zeros(T.size), jac=True, method="L-BFGS-B",
                    bounds=[(0, None)] * T.size,
-                   options=dict(ftol=1e-16, gtol=1e-12, maxiter=100_000, maxcor=50))
+                   options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 100_000, "maxcor": 50})
     return res.x
 
 
@@ -199,7 +199,7 @@ def test_code_variant_settings():
 
 
 def test_push_budget_takes_largest_excess_first():
-    adj, cos, seeds, seed_w = small_case(1)
+    adj, cos, seeds, _ = small_case(1)
     w = query_aware_weights(adj, cos)
     T = degree_capacities(adj)
     delta = source_mass(T, seeds, np.array([1.0, 0.5, 0.25]), 0.4)

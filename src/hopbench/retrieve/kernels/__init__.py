@@ -29,9 +29,24 @@ from hopbench.retrieve.kernels.spread import (
 )
 
 __all__ = [
-    "FlowResult", "PPRGraph", "QAFD_VARIANTS", "SpreadResult", "degree_capacities", "is_bounded",
-    "lazy_walk_warm_start", "node_query_cosine", "personalized_pagerank",
-    "personalized_pagerank_batch", "prepare_ppr", "push_flow", "qafd", "query_aware_weights",
-    "semantic_gate", "similarity_transform", "solve_flow_exact", "source_mass", "spreading_activation",
+    "QAFD_VARIANTS",
+    "FlowResult",
+    "PPRGraph",
+    "SpreadResult",
+    "degree_capacities",
+    "is_bounded",
+    "lazy_walk_warm_start",
+    "node_query_cosine",
+    "personalized_pagerank",
+    "personalized_pagerank_batch",
+    "prepare_ppr",
+    "push_flow",
+    "qafd",
+    "query_aware_weights",
+    "semantic_gate",
+    "similarity_transform",
+    "solve_flow_exact",
+    "source_mass",
+    "spreading_activation",
     "spreading_activation_batch",
 ]

@@ -300,10 +300,11 @@ def solve_flow_exact(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndar
 
 
 QAFD_VARIANTS: dict[str, dict] = {
-    "paper": dict(scheme="hybrid", a=1.0, b=0.25, sim_mode="cos", min_degree=0.0,
-                  capacity_total=None, drop_below=0.0, warm_start_steps=0, step_size=1.0),
-    "code": dict(scheme="product", a=1.0, b=0.25, sim_mode="normalized", min_degree=1.0,
-                 capacity_total=10.0, drop_below=1e-5, warm_start_steps=2, step_size=0.2),
+    "paper": {"scheme": "hybrid", "a": 1.0, "b": 0.25, "sim_mode": "cos", "min_degree": 0.0,
+              "capacity_total": None, "drop_below": 0.0, "warm_start_steps": 0, "step_size": 1.0},
+    "code": {"scheme": "product", "a": 1.0, "b": 0.25, "sim_mode": "normalized",
+             "min_degree": 1.0, "capacity_total": 10.0, "drop_below": 1e-5,
+             "warm_start_steps": 2, "step_size": 0.2},
 }
 
 
