@@ -159,6 +159,8 @@ def test_paper_setting_alpha_50_is_unbounded_and_stops_at_the_push_budget():
     res = qafd(adj, cos, seeds, seed_w, alpha=50.0, epsilon=0.01, max_pushes=500)
     assert not res.converged and res.pushes == 500
     assert res.excess > 0
+    with pytest.raises(ValueError, match="max_pushes"):
+        qafd(adj, cos, seeds, seed_w, alpha=50.0)
 
 
 def test_query_aware_weight_formulas():

@@ -18,21 +18,22 @@ from hopbench.retrieve.kernels.spread import (
 def reference_qasa(relationships, seeds: dict[int, float], gate, decay, steps, threshold):
     """Plain transcription of the reference Cypher: a dict `resource_map`, one row per
     relationship matched in either direction, deltas from the old map merged after the step."""
+    rows_by_node = defaultdict(list)  # one entry per relationship row matched from that node
+    for x, y in relationships:
+        rows_by_node[x].append(y)
+        if x != y:
+            rows_by_node[y].append(x)
     resource = dict(seeds)
     for _ in range(steps):
         incoming = defaultdict(float)
         for src, src_res in resource.items():
             if not src_res > threshold:
                 continue
-            for x, y in relationships:
-                for a, b in ((x, y), (y, x)) if x != y else ((x, y),):
-                    if a != src:
-                        continue
-                    dst = b
-                    if dst in resource and not resource[dst] < src_res:
-                        continue
-                    g = 1.0 if gate is None else gate[dst]
-                    incoming[dst] += src_res * decay * max(g, 0.0)
+            for dst in rows_by_node[src]:
+                if dst in resource and not resource[dst] < src_res:
+                    continue
+                g = 1.0 if gate is None else gate[dst]
+                incoming[dst] += src_res * decay * max(g, 0.0)
         deltas = {v: i for v, i in incoming.items() if i > threshold}
         for v, i in deltas.items():
             resource[v] = resource.get(v, 0.0) + i
@@ -145,3 +146,22 @@ def test_rejects_bad_input():
         spreading_activation(adj, [5], [1.0])
     with pytest.raises(ValueError, match="gates must have shape"):
         spreading_activation_batch(adj, [([0], [1.0])], np.ones((2, 1)))
+
+
+def test_equals_reference_loop_on_real_mention_graph(musique_graph):
+    rng = np.random.default_rng(9)
+    upper = sp.triu(musique_graph.adj, k=1).tocoo()
+    rels = list(zip(upper.row.tolist(), upper.col.tolist()))
+    n = musique_graph.adj.shape[0]
+    adj = counts_matrix(rels, n)
+    hubs = np.argsort(-np.diff(adj.indptr))[:300]
+    for _ in range(3):
+        seeds = rng.choice(hubs, 3, replace=False)
+        act = np.array([1.0, 0.8, 0.55])
+        gate = np.maximum(0.0, rng.normal(0.3, 0.25, n))
+        ref = reference_qasa(rels, dict(zip(seeds.tolist(), act)), gate, 0.7, 3, 0.01)
+        res = spreading_activation(adj, seeds, act, gate)
+        assert len(ref) > 50
+        assert set(np.flatnonzero(res.activated).tolist()) == set(ref)
+        got = res.activation[list(ref)]
+        np.testing.assert_allclose(got, list(ref.values()), rtol=1e-12)

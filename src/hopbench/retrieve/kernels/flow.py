@@ -318,6 +318,8 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
     decides how it becomes s_v. `overrides` replace single settings of the variant.
     solver: "push" (Algorithm 2, vectorised sweeps) or "exact" (`solve_flow_exact`, same
     optimum, bounded problems with step_size 1 and no warm start only).
+    max_pushes: budget of node-pushes, required when alpha >= 1 (then Σ Δ >= Σ T and the
+    problem is unbounded); the QAFD code's ``max_iterations=500`` is 500 single pushes.
     """
     if variant not in QAFD_VARIANTS:
         raise ValueError(f"unknown QAFD variant {variant!r}; use one of {sorted(QAFD_VARIANTS)}")
@@ -340,6 +342,10 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
                                 T, delta)
     if solver != "push":
         raise ValueError(f"unknown solver {solver!r}; use 'push' or 'exact'")
+    if max_pushes is None and delta.sum() >= T.sum():
+        raise ValueError(f"QAFD with alpha={alpha} injects at least the graph's total capacity, "
+                         "so no push schedule converges (see flow.py); set max_pushes (the "
+                         "QAFD code stops after 500 pushes) or use alpha < 1")
     return push_flow(a, T, delta, epsilon=epsilon, step_size=cfg["step_size"], x0=x0,
                      max_pushes=max_pushes, max_sweeps=max_sweeps, node_sim=s,
                      scheme=cfg["scheme"], a=cfg["a"], b=cfg["b"])
