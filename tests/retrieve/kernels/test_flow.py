@@ -192,12 +192,16 @@ def test_code_variant_settings():
             new[nbrs[i]] += x[i] / len(nbrs[i])
         x = (start + new) / 2.0
     np.testing.assert_allclose(lazy_walk_warm_start(adj, start, 2), x, atol=1e-15)
+    # explicit degrees (e.g. igraph's multigraph degree) are floored and rescaled the same way
+    given = qafd(adj, cos, seeds, seed_w, variant="code", alpha=2.0, max_pushes=300,
+                 capacity=np.diff(adj.indptr).astype(float))
     # step size 0.2 only scales what pushes add to x; mass moves the same
     code = qafd(adj, cos, seeds, seed_w, variant="code", alpha=2.0, max_pushes=300)
     w = query_aware_weights(adj, similarity_transform(cos, "normalized"), "product")
     full = push_flow(w, T, source_mass(T, seeds, seed_w, 2.0), max_pushes=300)
     np.testing.assert_allclose(code.x - x, 0.2 * full.x, atol=1e-12)
     np.testing.assert_allclose(code.m, full.m, atol=1e-12)
+    np.testing.assert_allclose(given.x, code.x, atol=1e-12)
 
 
 def test_push_budget_takes_largest_excess_first():

@@ -1,7 +1,8 @@
 """QAFD: query-aware flow diffusion, solved by the dual push algorithm (vectorised).
 
 Source: QAFD-RAG, ICLR 2026 tex (Tarzanagh/QAFD-RAG ``ICLR2026/iclr2026_main.tex``,
-Eq. 5a-c, Eq. 7 and Algorithm 2) and methods.md §2. With query-aware edge weights w̄
+the weight variants eqn:weight_mean/product/hybrid, the dual eqn:dual:prob and Algorithm
+2, label alg:single_seed_query_diffusion) and methods.md §2. With query-aware edge weights w̄
 (`query_aware_weights`), weighted Laplacian L = D - W̄, sink capacities T and source
 mass Δ, the dual problem is
 
@@ -45,6 +46,9 @@ Named variants (`QAFD_VARIANTS`, used by `qafd`):
   (x ← (sw + Aᵀ(x / deg))/2, uniform over neighbours), and x_v += 0.2·excess / w_v while
   the whole excess still moves (x and mass decoupled).
 The code's stored edge weight stands in for H_uv (the kernel takes it from the CSR).
+deg(v) is read as the number of distinct neighbours in the CSR. igraph's ``degree`` on
+HippoRAG's multigraph (every triple adds parallel edges) counts parallel edges instead;
+pass `capacity=` to `qafd` to use such degrees.
 """
 
 from __future__ import annotations
@@ -311,13 +315,15 @@ QAFD_VARIANTS: dict[str, dict] = {
 def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
          seed_weights: np.ndarray | None = None, *, variant: str = "paper", alpha: float = 50.0,
          epsilon: float = 0.01, max_pushes: int | None = None, max_sweeps: int = 100_000,
-         solver: str = "push", **overrides) -> FlowResult:
+         solver: str = "push", capacity: np.ndarray | None = None, **overrides) -> FlowResult:
     """One QAFD diffusion: weights, capacities, source mass, warm start, push (see module doc).
 
     node_cos: cosine of every node's embedding with the (sub-)query embedding; the variant
     decides how it becomes s_v. `overrides` replace single settings of the variant.
     solver: "push" (Algorithm 2, vectorised sweeps) or "exact" (`solve_flow_exact`, same
     optimum, bounded problems with step_size 1 and no warm start only).
+    capacity: degrees to use for T instead of the CSR's neighbour counts (then floored at
+    the variant's min_degree and rescaled as the variant says).
     max_pushes: budget of node-pushes, required when alpha >= 1 (then Σ Δ >= Σ T and the
     problem is unbounded); the QAFD code's ``max_iterations=500`` is 500 single pushes.
     """
@@ -329,7 +335,14 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
         raise ValueError(f"unknown QAFD settings {sorted(unknown)}")
     a = as_csr(adj)
     s = similarity_transform(node_cos, cfg["sim_mode"])
-    T = degree_capacities(a, min_degree=cfg["min_degree"], total=cfg["capacity_total"])
+    if capacity is None:
+        T = degree_capacities(a, min_degree=cfg["min_degree"], total=cfg["capacity_total"])
+    else:
+        T = np.maximum(np.asarray(capacity, dtype=np.float64), cfg["min_degree"])
+        if T.shape != (a.shape[0],):
+            raise ValueError(f"capacity must have shape ({a.shape[0]},), got {T.shape}")
+        if cfg["capacity_total"] is not None:
+            T = cfg["capacity_total"] * T / T.sum()
     delta = source_mass(T, seeds, seed_weights, alpha, drop_below=cfg["drop_below"])
     x0 = None
     if cfg["warm_start_steps"] > 0:
