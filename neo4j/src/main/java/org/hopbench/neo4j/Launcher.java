@@ -30,13 +30,15 @@ import org.neo4j.io.ByteUnit;
  * Runs an embedded Neo4j with Bolt on a loopback address and APOC core, until SIGTERM.
  *
  * <p>Why a launcher instead of a Neo4j server download: only Maven Central is reachable here, and
- * tests and CI need a real server speaking Bolt. Auth is disabled, so the launcher refuses any
- * address that is not loopback. It prints exactly one line starting with {@code hopbench-neo4j
+ * tests and CI need a real server speaking Bolt. Auth is disabled by default, so the launcher
+ * refuses any address that is not loopback. {@code --password-env NAME} turns auth on with user
+ * {@code neo4j} and the password from environment variable NAME (never from the command line,
+ * which other users can read); tests use it to check the wrong-credentials message. It prints exactly one line starting with {@code hopbench-neo4j
  * ready} once a Bolt handshake succeeds and APOC answers; scripts wait for that line.
  *
  * <pre>
  * java -jar hopbench-neo4j.jar --data-dir DIR [--port 7687] [--host 127.0.0.1]
- *                              [--page-cache 256m] [--plugins DIR]
+ *                              [--page-cache 256m] [--plugins DIR] [--password-env NAME]
  * </pre>
  */
 public final class Launcher {
@@ -44,9 +46,11 @@ public final class Launcher {
 
     /**
      * No phone-home (there is no network anyway), no 256 MiB pre-allocated log files on a shared
-     * disk, and no multi-second Netty quiet periods that make SIGTERM take ~15 s.
+     * disk, no multi-second Netty quiet periods that make SIGTERM take ~15 s, and transaction
+     * timeouts enforced within 0.2 s instead of the default 2 s check interval.
      */
-    static final Map<String, String> QUIET = Map.of(
+    static final Map<String, String> EXTRA_SETTINGS = Map.of(
+            "db.transaction.monitor.check.interval", "200ms",
             "dbms.usage_report.enabled", "false",
             "db.tx_log.preallocate", "false",
             "internal.dbms.bolt.netty_server_shutdown_quiet_period", "0",
@@ -87,12 +91,12 @@ public final class Launcher {
         try {
             Files.createDirectories(opt.dataDir);
             dbms = new DatabaseManagementServiceBuilder(opt.dataDir)
-                    .loadPropertiesFromFile(writeQuietConf(opt.dataDir))
+                    .loadPropertiesFromFile(writeExtraSettings(opt.dataDir))
                     .setConfig(BoltConnector.enabled, true)
                     .setConfig(BoltConnector.listen_address, new SocketAddress(opt.host, opt.port))
                     .setConfig(BoltConnector.advertised_address, new SocketAddress(opt.host, opt.port))
                     .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
-                    .setConfig(GraphDatabaseSettings.auth_enabled, false)
+                    .setConfig(GraphDatabaseSettings.auth_enabled, opt.password != null)
                     .setConfig(GraphDatabaseSettings.plugin_dir, opt.pluginDir)
                     .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"))
                     .setConfig(GraphDatabaseSettings.pagecache_memory, opt.pageCacheBytes)
@@ -105,6 +109,11 @@ public final class Launcher {
             return;
         }
         service.set(dbms);
+        if (opt.password != null) {
+            // Embedded transactions bypass auth, so the password can be set directly.
+            dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", opt.password));
+        }
 
         try {
             GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
@@ -116,7 +125,7 @@ public final class Launcher {
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             out.println(READY + " bolt://" + opt.host + ":" + opt.port
                     + " neo4j=" + versions.get("neo4j") + " apoc=" + versions.get("apoc")
-                    + " data=" + opt.dataDir + " startup_ms=" + ms);
+                    + " auth=" + (opt.password != null) + " data=" + opt.dataDir + " startup_ms=" + ms);
             out.flush();
         } catch (Exception e) {
             System.err.println("hopbench-neo4j: started but not usable: " + rootMessage(e));
@@ -132,11 +141,11 @@ public final class Launcher {
     }
 
     /** The public builder takes only typed settings; internal ones go through a properties file. */
-    private static Path writeQuietConf(Path home) throws IOException {
+    private static Path writeExtraSettings(Path home) throws IOException {
         Path conf = home.resolve("conf").resolve("hopbench-launcher.conf");
         Files.createDirectories(conf.getParent());
         StringBuilder sb = new StringBuilder("# written by hopbench-neo4j at every start\n");
-        QUIET.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+        EXTRA_SETTINGS.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
         Files.writeString(conf, sb.toString());
         return conf;
     }
@@ -200,13 +209,14 @@ public final class Launcher {
     /** Command-line options. */
     static final class Options {
         static final String USAGE = "usage: java -jar hopbench-neo4j.jar --data-dir DIR [--port 7687] "
-                + "[--host 127.0.0.1] [--page-cache 256m] [--plugins DIR]";
+                + "[--host 127.0.0.1] [--page-cache 256m] [--plugins DIR] [--password-env NAME]";
 
         Path dataDir;
         String host = "127.0.0.1";
         int port = 7687;
         long pageCacheBytes = ByteUnit.mebiBytes(256);
         Path pluginDir;
+        String password;  // null: auth disabled
 
         static Options parse(String[] argv) {
             Options o = new Options();
@@ -226,6 +236,7 @@ public final class Launcher {
                     case "--port" -> o.port = parsePort(v);
                     case "--page-cache" -> o.pageCacheBytes = parseBytes(v);
                     case "--plugins" -> o.pluginDir = Path.of(v).toAbsolutePath().normalize();
+                    case "--password-env" -> o.password = passwordFromEnv(v);
                     default -> throw new IllegalArgumentException("unknown option " + a);
                 }
             }
@@ -253,6 +264,15 @@ public final class Launcher {
             } catch (IOException e) {
                 throw new IllegalArgumentException("--host " + host + " does not resolve: " + e.getMessage());
             }
+        }
+
+        static String passwordFromEnv(String name) {
+            String pw = System.getenv(name);
+            if (pw == null || pw.length() < 8) {
+                throw new IllegalArgumentException("--password-env " + name
+                        + ": the environment variable must hold a password of at least 8 characters");
+            }
+            return pw;
         }
 
         static int parsePort(String v) {
