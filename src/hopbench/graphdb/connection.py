@@ -26,14 +26,15 @@ from neo4j import exceptions as nx
 
 from hopbench.errors import HopbenchError
 
-if TYPE_CHECKING:  # typing.LiteralString is 3.11+; only the type checker needs it
-    from typing import LiteralString
+if TYPE_CHECKING:  # typing.LiteralString and Self are 3.11+; only the type checker needs them
+    from typing import LiteralString, Self
 
 log = logging.getLogger("hopbench.graphdb")
 
-# Server status codes for "the transaction ran past its time limit" (client-set or server-wide).
+# The driver would also accept http:// (its preview Query API, needing aiohttp); hopbench speaks Bolt.
 _BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
+# Server status codes for "the transaction ran past its time limit" (client-set or server-wide).
 _TIMEOUT_CODES = (
     "Neo.ClientError.Transaction.TransactionTimedOut",
     "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
@@ -58,6 +59,15 @@ class QueryTimeout(HopbenchError):
         self.what = what
         limit = f"{timeout_s:g} s" if timeout_s is not None else "the server's limit"
         super().__init__(f"Neo4j at {uri}: {what} timed out after {limit}")
+
+
+class GraphDBQueryError(HopbenchError):
+    """The server rejected a query (syntax, missing procedure, constraint); names the status code."""
+
+    def __init__(self, uri: str, what: str, code: str, message: str):
+        self.uri = uri
+        self.code = code
+        super().__init__(f"Neo4j at {uri}: {what} failed: {code}: {message}")
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,7 @@ class GraphDB:
     def close(self) -> None:
         self.driver.close()
 
-    def __enter__(self) -> GraphDB:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -206,15 +216,6 @@ def _translated(settings: GraphDBSettings, exc: Exception, what: str,
     if isinstance(exc, nx.Neo4jError):
         return GraphDBQueryError(uri, what, code, _first_line(exc))
     return GraphDBConnectionError(uri, f"{what} failed ({type(exc).__name__}: {_first_line(exc)})")
-
-
-class GraphDBQueryError(HopbenchError):
-    """The server rejected a query (syntax, missing procedure, constraint); names the status code."""
-
-    def __init__(self, uri: str, what: str, code: str, message: str):
-        self.uri = uri
-        self.code = code
-        super().__init__(f"Neo4j at {uri}: {what} failed: {code}: {message}")
 
 
 def _reason(exc: Exception) -> str:
