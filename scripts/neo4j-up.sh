@@ -17,7 +17,7 @@ rm -f "$PID_FILE"
 if [ ! -f "$JAR" ] || [ ! -d "$REPO/neo4j/target/lib" ] || [ ! -d "$REPO/neo4j/target/plugins" ]; then
     command -v mvn >/dev/null || die "$JAR is missing and mvn is not installed; install Maven and Java 17"
     say "building $JAR (first build downloads Neo4j from Maven Central)"
-    mvn -B -q -f "$REPO/neo4j/pom.xml" package || die "Maven build of neo4j/ failed"
+    mvn -B -q -Dstyle.color=never -f "$REPO/neo4j/pom.xml" package || die "Maven build of neo4j/ failed"
 fi
 command -v java >/dev/null || die "java is not installed (Neo4j 5.26 needs Java 17 or 21)"
 
@@ -46,6 +46,9 @@ while true; do
     fi
     if (( SECONDS - start >= START_TIMEOUT )); then
         kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 $((STOP_TIMEOUT * 5))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+        kill -KILL "$pid" 2>/dev/null || true
+        rm -f "$PID_FILE"
         tail -n 20 "$LOG_FILE" >&2
         die "not ready after ${START_TIMEOUT} s (HOPBENCH_NEO4J_START_TIMEOUT); stopped it; log: $LOG_FILE"
     fi
