@@ -29,12 +29,12 @@ def cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def start_and_stop(data_dir: Path, port: int, java_opts: list[str]) -> dict:
+def start_and_stop(data_dir: Path, port: int, java_opts: list[str], extra: list[str]) -> dict:
     log_path = data_dir.parent / f"launcher-{port}.log"
     with log_path.open("w") as log:
         t0 = time.perf_counter()
         proc = subprocess.Popen(["java", "-Xms256m", "-Xmx1g", *java_opts, "-jar", str(JAR), "--data-dir",
-                                 str(data_dir), "--port", str(port), "--page-cache", "256m"],
+                                 str(data_dir), "--port", str(port), "--page-cache", "256m", *extra],
                                 stdout=log, stderr=subprocess.STDOUT)
         try:
             while "hopbench-neo4j ready" not in log_path.read_text():
@@ -58,6 +58,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2, help="starts on the reused store")
     ap.add_argument("--port", type=int, default=17699)
     ap.add_argument("--java-opts", default="", help="extra JVM options to try, space-separated")
+    ap.add_argument("--setting", action="append", default=[],
+                    help="extra launcher --setting name=value to try (repeatable)")
     args = ap.parse_args()
     if not JAR.exists():
         raise SystemExit(f"{JAR} is missing: run `make neo4j-build`")
@@ -65,8 +67,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="neo4j-startup-") as tmp:
         data = Path(tmp) / "home"
         opts = args.java_opts.split()
-        runs = [("fresh store", start_and_stop(data, args.port, opts))]
-        runs += [(f"reused store #{i + 1}", start_and_stop(data, args.port, opts))
+        extra = [a for kv in args.setting for a in ("--setting", kv)]
+        runs = [("fresh store", start_and_stop(data, args.port, opts, extra))]
+        runs += [(f"reused store #{i + 1}", start_and_stop(data, args.port, opts, extra))
                  for i in range(args.repeats)]
     print(f"{'run':<18} {'ready (s)':>9} {'in JVM (s)':>10} {'CPU (s)':>8} {'CPU/wall':>8} {'stop (s)':>8}")
     for name, r in runs:

@@ -39,6 +39,7 @@ import org.neo4j.io.ByteUnit;
  * <pre>
  * java -jar hopbench-neo4j.jar --data-dir DIR [--port 7687] [--host 127.0.0.1]
  *                              [--page-cache 256m] [--plugins DIR] [--password-env NAME]
+ *                              [--setting name=value]...   (any neo4j.conf setting, repeatable)
  * </pre>
  */
 public final class Launcher {
@@ -91,7 +92,7 @@ public final class Launcher {
         try {
             Files.createDirectories(opt.dataDir);
             dbms = new DatabaseManagementServiceBuilder(opt.dataDir)
-                    .loadPropertiesFromFile(writeExtraSettings(opt.dataDir))
+                    .loadPropertiesFromFile(writeSettings(opt.dataDir, opt.settings))
                     .setConfig(BoltConnector.enabled, true)
                     .setConfig(BoltConnector.listen_address, new SocketAddress(opt.host, opt.port))
                     .setConfig(BoltConnector.advertised_address, new SocketAddress(opt.host, opt.port))
@@ -140,12 +141,12 @@ public final class Launcher {
         }
     }
 
-    /** The public builder takes only typed settings; internal ones go through a properties file. */
-    private static Path writeExtraSettings(Path home) throws IOException {
+    /** The public builder takes only typed settings; untyped ones go through a properties file. */
+    private static Path writeSettings(Path home, Map<String, String> settings) throws IOException {
         Path conf = home.resolve("conf").resolve("hopbench-launcher.conf");
         Files.createDirectories(conf.getParent());
         StringBuilder sb = new StringBuilder("# written by hopbench-neo4j at every start\n");
-        EXTRA_SETTINGS.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
+        settings.forEach((k, v) -> sb.append(k).append('=').append(v).append('\n'));
         Files.writeString(conf, sb.toString());
         return conf;
     }
@@ -209,7 +210,8 @@ public final class Launcher {
     /** Command-line options. */
     static final class Options {
         static final String USAGE = "usage: java -jar hopbench-neo4j.jar --data-dir DIR [--port 7687] "
-                + "[--host 127.0.0.1] [--page-cache 256m] [--plugins DIR] [--password-env NAME]";
+                + "[--host 127.0.0.1] [--page-cache 256m] [--plugins DIR] [--password-env NAME] "
+                + "[--setting name=value]...";
 
         Path dataDir;
         String host = "127.0.0.1";
@@ -217,6 +219,7 @@ public final class Launcher {
         long pageCacheBytes = ByteUnit.mebiBytes(256);
         Path pluginDir;
         String password;  // null: auth disabled
+        final Map<String, String> settings = new java.util.LinkedHashMap<>(EXTRA_SETTINGS);
 
         static Options parse(String[] argv) {
             Options o = new Options();
@@ -237,6 +240,13 @@ public final class Launcher {
                     case "--page-cache" -> o.pageCacheBytes = parseBytes(v);
                     case "--plugins" -> o.pluginDir = Path.of(v).toAbsolutePath().normalize();
                     case "--password-env" -> o.password = passwordFromEnv(v);
+                    case "--setting" -> {
+                        int eq = v.indexOf('=');
+                        if (eq <= 0) {
+                            throw new IllegalArgumentException("--setting needs name=value, got '" + v + "'");
+                        }
+                        o.settings.put(v.substring(0, eq).trim(), v.substring(eq + 1).trim());
+                    }
                     default -> throw new IllegalArgumentException("unknown option " + a);
                 }
             }
