@@ -51,7 +51,7 @@ def breakdown(runs: list[Run], baseline: str = "dense",
                        "baseline_config_hash": base.config_hash if base is not None else None}
                 for metric in METRICS:
                     s = {i: v for i, v in run.scores(metric).items() if i in ids}
-                    seed = stable_seed(run.config_hash, key, value, metric)
+                    seed = stable_seed(run.config_hash, key, value)
                     mean, lo, hi = summarize(s.values(), seed, n_resamples)
                     row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
                     p = float("nan")

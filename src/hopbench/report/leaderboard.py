@@ -93,7 +93,7 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
                                for p in run.predictions),
     }
     for metric in METRICS:
-        mean, lo, hi = summarize(run.scores(metric).values(), stable_seed(run.config_hash, metric),
+        mean, lo, hi = summarize(run.scores(metric).values(), stable_seed(run.config_hash),
                                  n_resamples)
         row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
     lat = run.latencies()
@@ -113,7 +113,7 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         p = float("nan")
         if base is not None and base is not run:
             p, k = paired_p(run.scores(metric), base.scores(metric), metric,
-                            stable_seed(run.config_hash, base.config_hash, metric), n_resamples)
+                            stable_seed(run.config_hash, base.config_hash), n_resamples)
             n_paired = max(n_paired, k)
         row[f"p_{metric}"] = p
     row["n_paired"] = n_paired if base is not None and base is not run else None

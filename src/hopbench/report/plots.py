@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -119,10 +120,13 @@ def _sweep_panel(ax, part: pd.DataFrame, x: str, line: str | None, metric: str) 
     groups = part.groupby(line, dropna=False, sort=True) if line else [(None, part)]
     for value, g in groups:
         g = g.sort_values(x)
-        label = f"{line.removeprefix('param.')}={value}" if line else None
+        shown = int(value) if isinstance(value, float) and value.is_integer() else value
+        label = f"{line.removeprefix('param.')}={shown}" if line else None
         ax.errorbar(g[x].astype(float), 100 * g[metric].astype(float), yerr=_err(g, metric),
                     marker="o", capsize=3, label=label)
     ax.set(xlabel=x.removeprefix("param."), ylabel=f"{metric} (%)")
+    if all(float(v).is_integer() for v in part[x]):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if line:
         ax.legend(fontsize=7)
 

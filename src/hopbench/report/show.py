@@ -208,6 +208,8 @@ def render_trace(trace: dict, name: _Namer, top: int) -> list[str]:
         return ["  (empty: this retriever records no trace)"]
     lines = []
     for k in _ordered(trace):
+        if "title" in str(k).lower() and isinstance(trace[k], dict):
+            continue  # id -> title maps are shown next to the ids instead
         lines += render_value(k, trace[k], name, top)
     return lines
 
