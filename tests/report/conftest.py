@@ -12,8 +12,8 @@ import json
 import pytest
 import yaml
 
-from hopbench.evaluate.score import aggregate
 from hopbench.evaluate.metrics import answer_metrics, joint_success, retrieval_metrics
+from hopbench.evaluate.score import aggregate
 
 # id, hops, gold passage ids (hop order), gold answers
 QUESTIONS = [
