@@ -97,3 +97,18 @@ def test_mcnemar_hand_worked_and_input_checks():
 def test_which_test_each_metric_gets():
     assert paired_test_for("f1") == paired_test_for("recall@5") == "paired_bootstrap"
     assert {paired_test_for(m) for m in ("em", "fcr@5", "jsr@5", "jsr_contain@5", "accuracy")} == {"mcnemar"}
+
+
+def test_all_metrics_share_resamples_and_match_one_at_a_time():
+    """The matrix form (all metrics of a run at once) gives exactly the per-metric results."""
+    from hopbench.report.stats import bootstrap_cis, paired_bootstrap_ps
+
+    rng = np.random.default_rng(5)
+    v = np.c_[rng.random(90), (rng.random(90) < 0.3), np.ones(90)]
+    lo, hi = bootstrap_cis(v, n_resamples=3000, seed=9)
+    for j in range(3):
+        assert (lo[j], hi[j]) == bootstrap_ci(v[:, j], n_resamples=3000, seed=9)
+    assert lo[2] == hi[2] == 1.0
+    w = np.clip(v + rng.normal(0, 0.3, v.shape), 0, 1)
+    ps = paired_bootstrap_ps(w, v, n_resamples=3000, seed=9)
+    assert [paired_bootstrap_p(w[:, j], v[:, j], n_resamples=3000, seed=9) for j in range(3)] == list(ps)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from hopbench.report.leaderboard import choose_baseline, paired_p, stable_seed, summarize
+from hopbench.report.leaderboard import (
+    all_scores,
+    choose_baseline,
+    paired_pvalues,
+    stable_seed,
+    summaries,
+)
 from hopbench.report.markdown import DASH, _table, fmt_ci, fmt_p
 from hopbench.report.runs import METRICS, Run, params_label
 
@@ -43,21 +49,21 @@ def breakdown(runs: list[Run], baseline: str = "dense",
     for run in runs:
         base = choose_baseline(run, runs, baseline)
         paired = base is not None and base is not run
+        run_scores = all_scores(run)
+        base_scores = all_scores(base) if paired else {}
         for key in GROUP_KEYS:
             for value, ids in sorted(groups(run, key).items(), key=lambda kv: _sort_key(kv[0])):
                 row = {"dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
                        "params": params_label(run.params), "config_hash": run.config_hash,
                        "group_by": key, "group": value, "n": len(ids),
                        "baseline_config_hash": base.config_hash if base is not None else None}
-                for metric in METRICS:
-                    s = {i: v for i, v in run.scores(metric).items() if i in ids}
-                    seed = stable_seed(run.config_hash, key, value)
-                    mean, lo, hi = summarize(s.values(), seed, n_resamples)
-                    row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
-                    p = float("nan")
-                    if paired and s:
-                        p, _ = paired_p(s, base.scores(metric), metric, seed, n_resamples)
-                    row[f"p_{metric}"] = p
+                scores = {m: {i: v for i, v in run_scores[m].items() if i in ids} for m in METRICS}
+                seed = stable_seed(run.config_hash, key, value)
+                for m, (mean, lo, hi) in summaries(scores, seed, n_resamples).items():
+                    row.update({m: mean, f"{m}_lo": lo, f"{m}_hi": hi})
+                tests = paired_pvalues(scores, base_scores, seed, n_resamples) if paired else {}
+                for m in METRICS:
+                    row[f"p_{m}"] = tests[m][0] if paired else float("nan")
                 rows.append(row)
     return pd.DataFrame(rows)
 

@@ -16,9 +16,9 @@ import pandas as pd
 from hopbench.report.runs import METRICS, Run, params_label
 from hopbench.report.stats import (
     DEFAULT_RESAMPLES,
-    bootstrap_ci,
+    bootstrap_cis,
     mcnemar_exact_p,
-    paired_bootstrap_p,
+    paired_bootstrap_ps,
     paired_test_for,
 )
 
@@ -41,26 +41,50 @@ def stable_seed(*parts: str) -> int:
     return int(hashlib.sha256(":".join(parts).encode()).hexdigest()[:8], 16)
 
 
-def summarize(values, seed: int, n_resamples: int = DEFAULT_RESAMPLES) -> tuple[float, float, float]:
-    """(mean, lo, hi); NaNs when there are no values."""
-    v = np.asarray(list(values), dtype=float)
-    if v.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    lo, hi = bootstrap_ci(v, n_resamples=n_resamples, seed=seed)
-    return float(v.mean()), lo, hi
+def _by_question_set(scores: dict[str, dict[str, float]], metrics) -> list[tuple[list[str], list[str]]]:
+    """Metrics scored on the same questions, grouped: (metrics, sorted question ids)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for m in metrics:
+        ids = tuple(sorted(scores.get(m, {})))
+        if ids:
+            groups.setdefault(ids, []).append(m)
+    return [(ms, list(ids)) for ids, ms in groups.items()]
 
 
-def paired_p(method: dict[str, float], baseline: dict[str, float], metric: str, seed: int,
-             n_resamples: int = DEFAULT_RESAMPLES) -> tuple[float, int]:
-    """(p-value, number of paired questions) on the questions both runs scored."""
-    ids = sorted(set(method) & set(baseline))
-    if not ids:
-        return float("nan"), 0
-    a = np.array([method[i] for i in ids])
-    b = np.array([baseline[i] for i in ids])
-    if paired_test_for(metric) == "paired_bootstrap":
-        return paired_bootstrap_p(a, b, n_resamples=n_resamples, seed=seed), len(ids)
-    return mcnemar_exact_p(a, b), len(ids)
+def summaries(scores: dict[str, dict[str, float]], seed: int,
+              n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float, float]]:
+    """metric -> (mean, lo, hi) for every metric in METRICS (NaNs where it has no scores).
+    Metrics on the same questions share one set of resamples."""
+    out = {m: (float("nan"),) * 3 for m in METRICS}
+    for ms, ids in _by_question_set(scores, METRICS):
+        v = np.array([[scores[m][i] for m in ms] for i in ids])
+        lo, hi = bootstrap_cis(v, n_resamples=n_resamples, seed=seed)
+        for j, m in enumerate(ms):
+            out[m] = (float(v[:, j].mean()), float(lo[j]), float(hi[j]))
+    return out
+
+
+def paired_pvalues(scores: dict[str, dict[str, float]], base: dict[str, dict[str, float]], seed: int,
+                   n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, int]]:
+    """metric -> (p-value against the baseline, number of paired questions)."""
+    out = {m: (float("nan"), 0) for m in METRICS}
+    shared = {m: {i: (s, base[m][i]) for i, s in scores.get(m, {}).items() if i in base.get(m, {})}
+              for m in METRICS}
+    boot = [m for m in METRICS if paired_test_for(m) == "paired_bootstrap"]
+    for ms, ids in _by_question_set({m: shared[m] for m in boot}, boot):
+        a = np.array([[shared[m][i][0] for m in ms] for i in ids])
+        b = np.array([[shared[m][i][1] for m in ms] for i in ids])
+        for m, p in zip(ms, paired_bootstrap_ps(a, b, n_resamples=n_resamples, seed=seed), strict=True):
+            out[m] = (float(p), len(ids))
+    for m in METRICS:
+        if m not in boot and shared[m]:
+            pairs = np.array(list(shared[m].values()))
+            out[m] = (mcnemar_exact_p(pairs[:, 0], pairs[:, 1]), len(pairs))
+    return out
+
+
+def all_scores(run: Run) -> dict[str, dict[str, float]]:
+    return {m: run.scores(m) for m in METRICS}
 
 
 def choose_baseline(run: Run, runs: list[Run], baseline: str) -> Run | None:
@@ -92,9 +116,8 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         "n_answer_scored": sum(("em" in p["metrics"]) or ("accuracy" in p["metrics"])
                                for p in run.predictions),
     }
-    for metric in METRICS:
-        mean, lo, hi = summarize(run.scores(metric).values(), stable_seed(run.config_hash),
-                                 n_resamples)
+    scores = all_scores(run)
+    for metric, (mean, lo, hi) in summaries(scores, stable_seed(run.config_hash), n_resamples).items():
         row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
     lat = run.latencies()
     row["latency_ms_p50"] = float(np.percentile(lat, 50)) if lat.size else None
@@ -108,15 +131,12 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     base = choose_baseline(run, runs, baseline)
     row["baseline"] = baseline
     row["baseline_config_hash"] = base.config_hash if base is not None else None
-    n_paired = 0
+    paired = base is not None and base is not run
+    tests = (paired_pvalues(scores, all_scores(base), stable_seed(run.config_hash, base.config_hash),
+                            n_resamples) if paired else {})
     for metric in METRICS:
-        p = float("nan")
-        if base is not None and base is not run:
-            p, k = paired_p(run.scores(metric), base.scores(metric), metric,
-                            stable_seed(run.config_hash, base.config_hash), n_resamples)
-            n_paired = max(n_paired, k)
-        row[f"p_{metric}"] = p
-    row["n_paired"] = n_paired if base is not None and base is not run else None
+        row[f"p_{metric}"] = tests[metric][0] if paired else float("nan")
+    row["n_paired"] = max(k for _, k in tests.values()) if paired else None
     row["run_dir"] = str(run.dir)
     row["models"] = run.models
     for k, v in run.params.items():  # one column per hyper-parameter, for sweeps and plots
