@@ -156,3 +156,29 @@ def test_no_runs_yet(tmp_path, capsys):
     assert cli(["--runs-dir", str(tmp_path / "none"), "--results-dir", str(tmp_path / "r")]) == 0
     assert "no complete runs yet" in capsys.readouterr().out
     assert "no hopbench runs yet" in (tmp_path / "r" / "published_vs_ours.md").read_text()
+
+
+def test_published_view_is_printed_on_request(toy_runs, tmp_path, capsys):
+    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(tmp_path / "r"), "--no-figures",
+                "--resamples", "200", "--published"]) == 0
+    out = capsys.readouterr().out
+    assert "# Published numbers next to hopbench's" in out and "Not comparable as-is" in out
+    pub = pd.read_csv(tmp_path / "r" / "published.csv")
+    assert {"method", "dataset", "metric", "value", "source", "models", "split_size"} <= set(pub.columns)
+    # one spot check per paper against methods.md §7
+    def value(method, dataset, metric, source):
+        hit = pub[(pub["method"] == method) & (pub["dataset"] == dataset) & (pub["metric"] == metric)
+                  & pub["source"].str.startswith(source)]
+        assert len(hit) == 1, (method, dataset, metric, source)
+        return hit["value"].iloc[0]
+    assert value("HippoRAG 2", "musique", "recall@5", "HippoRAG 2 paper") == 74.7
+    assert value("CatRAG", "hover", "jsr_contain@5", "CatRAG") == 31.1
+    assert value("NeuroPath (BGE-M3)", "2wikimultihopqa", "recall@2", "NeuroPath") == 78.1
+    assert value("QAFD-RAG", "hotpotqa", "em", "QAFD-RAG paper") == 58.10
+    assert (pub[pub["source"].str.startswith("QASA")]["split_size"].isin([500, 1000])).all()
+
+
+def test_complete_run_without_predictions_is_an_error(toy_runs, tmp_path, capsys):
+    (toy_runs / "musique_toy" / "dense" / "d0000000000a" / "predictions.jsonl").unlink()
+    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(tmp_path / "r")]) == 2
+    assert "predictions.jsonl" in capsys.readouterr().err
