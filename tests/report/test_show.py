@@ -119,3 +119,13 @@ def test_titles_come_from_the_corpus_named_in_config(data_dir, tmp_path, capsys)
     assert f"    1  miss  {other.id}    0.9000  {other.title}" in out
     assert f"    2  HIT   {gold0.id}    0.8000  {gold0.title}" in out
     assert "answer     (no reader)" in out and "scores     (none apply)" in out
+
+
+def test_llm_call_records_keep_long_reasoning_on_its_own_line():
+    name = _Namer({}, set())
+    calls = [{"schema": "qa_answer", "attempt": 0, "prompt_tokens": 1061,
+              "reasoning": "The journal is published by the APA, whose first president was G. Stanley Hall."}]
+    assert render_value("calls", calls, name, top=5) == [
+        "  calls (1):",
+        "    1. schema=qa_answer attempt=0 prompt_tokens=1061",
+        "       reasoning: The journal is published by the APA, whose first president was G. Stanley Hall."]

@@ -26,6 +26,7 @@ _PRIORITY = ("seed", "activation", "ppr", "mass", "flow", "score", "path", "llm"
 _NAME_KEYS = ("id", "node", "name", "entity", "passage", "passage_id", "title")
 _PATH_KEYS = ("path", "nodes", "hops", "chain")
 _WIDTH = 160
+_LONG = 60  # a string field longer than this gets a line of its own
 
 
 # ---- locating the run and the question ------------------------------------------------------
@@ -178,7 +179,14 @@ def render_value(key: str, value, name: _Namer, top: int, indent: str = "  ") ->
     if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
         lines = [f"{indent}{key} ({len(value)}):"]
         for i, x in enumerate(value[:top], start=1):
-            lines.append(_clip(f"{indent}  {i}. " + " ".join(f"{a}={_fmt(b)}" for a, b in x.items())))
+            # short fields on the record's line; long texts (an LLM's reasoning) each on its own
+            short = {a: b for a, b in x.items() if not (isinstance(b, str) and len(b) > _LONG)}
+            lines.append(_clip(f"{indent}  {i}. " + " ".join(f"{a}={_fmt(b)}" for a, b in short.items())))
+            for a, b in x.items():
+                if a not in short:
+                    text = " ".join(b.split())
+                    lines.append(f"{indent}     {a}: " + (text if len(text) <= 4 * _WIDTH
+                                                           else text[: 4 * _WIDTH - 1] + "…"))
         if len(value) > top:
             lines.append(f"{indent}  … {len(value) - top} more")
         return lines
