@@ -130,7 +130,7 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
 def _encode_passages(encoder, corpus: list[Passage], timings: dict) -> np.ndarray:
     """Exactly the texts `Services.passage_embeddings` encodes, so both share one cache entry."""
     t = time.perf_counter()
-    emb = encoder.encode([p.content for p in corpus], desc="passages")
+    emb = encoder.encode([clean_text(p.content) for p in corpus], desc="passages")
     timings["embed_passages"] = time.perf_counter() - t
     return emb
 
@@ -145,6 +145,11 @@ def run_extraction(corpus: list[Passage], extractor, log_path: Path, timings: di
         log.info("resuming extraction: %d of %d passages already in %s", len(corpus) - len(todo),
                  len(corpus), log_path)
     expected = {p.id for p in todo}
+    if not todo:
+        store.close()
+        if timings is not None:
+            timings["extract"], timings["extract_passages"] = time.perf_counter() - t, 0
+        return store.records
     try:
         for rec in tqdm(extractor.extract(todo), total=len(todo), desc="extracting", unit="passage",
                         disable=None, leave=False):
