@@ -17,6 +17,7 @@ import json
 import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +105,10 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
     log.info("building knowledge graph %s for %s (%d passages, extractor %s)", graph_key, dataset.name,
              len(corpus), settings["extractor"])
     timings: dict[str, float] = {}
-    pool = ThreadPoolExecutor(max_workers=1) if settings["overlap_passage_embedding"] else None
+    # forking spaCy workers while a torch thread runs risks a deadlocked child: no overlap then
+    overlap = settings["overlap_passage_embedding"] and not (
+        settings["extractor"] == "spacy" and int(settings["spacy"]["n_process"]) > 1)
+    pool = ThreadPoolExecutor(max_workers=1) if overlap else None
     try:
         passage_future: Future | None = None
         if pool is not None:
@@ -240,16 +244,17 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
 
     descriptions = _describe(corpus, names, labels, first_seen, f_s, f_r, f_o, settings["description"], llm, timings)
 
-    t = time.perf_counter()
-    entity_emb = encoder.encode(names, desc="entities")
-    timings["embed_entities"] = time.perf_counter() - t
-    t = time.perf_counter()
     fact_texts = [f"{names[s]} {r} {names[o]}" for s, r, o in zip(f_s, f_r, f_o)]
-    fact_emb = _encode_unique(encoder, fact_texts, "facts")
-    timings["embed_facts"] = time.perf_counter() - t
-    t = time.perf_counter()
-    desc_emb = _encode_unique(encoder, descriptions, "descriptions")
-    timings["embed_descriptions"] = time.perf_counter() - t
+    with _batch_size(encoder, settings["short_text_batch_size"]):
+        t = time.perf_counter()
+        entity_emb = encoder.encode(names, desc="entities")
+        timings["embed_entities"] = time.perf_counter() - t
+        t = time.perf_counter()
+        fact_emb = _encode_unique(encoder, fact_texts, "facts")
+        timings["embed_facts"] = time.perf_counter() - t
+        t = time.perf_counter()
+        desc_emb = _encode_unique(encoder, descriptions, "descriptions")
+        timings["embed_descriptions"] = time.perf_counter() - t
 
     t = time.perf_counter()
     syn = settings["synonym"]
@@ -272,6 +277,21 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
         passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,
         context=context, passage_title_entity=title_entity, failed_passages=failed, manifest=manifest,
     )
+
+
+@contextmanager
+def _batch_size(encoder, size: int):
+    """Short texts (names, facts) encode several times faster in large batches; passages keep
+    the encoder's own batch size. The batch size is not part of the embedding cache key."""
+    old = getattr(encoder, "batch_size", None)
+    if old is None or not size:
+        yield
+        return
+    encoder.batch_size = max(old, int(size))
+    try:
+        yield
+    finally:
+        encoder.batch_size = old
 
 
 def _encode_unique(encoder, texts: list[str], desc: str) -> np.ndarray:

@@ -12,15 +12,18 @@ DEFAULTS: dict = {
               "batch_size": 64, "n_process": 1},
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
     "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
-    "description": {"source": "facts", "max_chars": 200, "max_facts": 4, "llm_min_facts": 4,
+    "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
                     "llm_max_tokens": 128},
     # runtime only: encode passages in a thread while the extractor runs
     "overlap_passage_embedding": True,
+    # runtime only: batch size for entity names, facts and descriptions
+    "short_text_batch_size": 256,
 }
 EXTRACTORS = ("spacy", "llm")
 DESCRIPTION_SOURCES = ("facts", "llm")
 # keys that change speed, never the graph
-RUNTIME_KEYS = {("spacy", "batch_size"), ("spacy", "n_process"), ("overlap_passage_embedding",)}
+RUNTIME_KEYS = {("spacy", "batch_size"), ("spacy", "n_process"), ("overlap_passage_embedding",),
+                ("short_text_batch_size",)}
 
 
 def resolve_settings(graph_cfg) -> dict:

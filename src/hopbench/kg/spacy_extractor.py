@@ -53,11 +53,7 @@ class SpacyExtractor:
     @property
     def nlp(self):
         if self._nlp is None:
-            import spacy
-
-            nlp = spacy.load(self.model, disable=list(DISABLED))
-            use_fast_pos(nlp)  # same POS tags as the attribute_ruler, about 20% less time overall
-            self._nlp = nlp
+            self._nlp = _load_pipeline(self.model)
         return self._nlp
 
     def identity(self) -> dict:
@@ -80,6 +76,20 @@ class SpacyExtractor:
             kwargs["n_process"] = self.n_process
         for p, doc in zip(passages, self.nlp.pipe(texts, **kwargs)):
             yield doc_to_extraction(p, doc, self.resolve_pronouns)
+
+
+_PIPELINES: dict[str, object] = {}
+
+
+def _load_pipeline(model: str):
+    """One loaded pipeline per model and process (loading takes seconds; inference is read-only)."""
+    if model not in _PIPELINES:
+        import spacy
+
+        nlp = spacy.load(model, disable=list(DISABLED))
+        use_fast_pos(nlp)  # same POS tags as the attribute_ruler, about 20% less time overall
+        _PIPELINES[model] = nlp
+    return _PIPELINES[model]
 
 
 def doc_to_extraction(passage: Passage, doc, resolve_pronouns: bool = True) -> PassageExtraction:
