@@ -1,6 +1,6 @@
 """Knowledge-graph build benchmark: spaCy extractor throughput, cold 2Wiki build, warm load, stats.
 
-    PYTHONPATH=src nice python benchmarks/bench_kg.py [--passages 1000] [--stats-cache DIR] [--skip-stats]
+    PYTHONPATH=src nice python benchmarks/bench_kg.py [--passages 1000] [--cache DIR] [--skip-stats]
 
 1. Extractor speed on the first N 2Wiki passages, as passages/s and as a ratio against the
    stock spaCy pipeline (all components, plain `nlp.pipe`) measured in the same run on the same
@@ -69,9 +69,9 @@ def bench_extractor(n: int) -> dict:
     return out
 
 
-def bench_cold_warm(n_process: int) -> dict:
+def bench_cold_warm(n_process: int, tmp: Path) -> dict:
     ds = load("2wikimultihopqa")
-    with tempfile.TemporaryDirectory(prefix="hopbench-bench-kg-") as tmp:
+    if True:
         enc = Encoder(cache_dir=tmp, show_progress=False)
         cfg = {"spacy": {"n_process": n_process}}
         print(f"cold build of 2Wiki ({len(ds.corpus)} passages), n_process={n_process}  [{load_avg()}]")
@@ -109,18 +109,22 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--passages", type=int, default=1000)
     ap.add_argument("--n-process", type=int, default=1, help="spaCy processes for the cold build")
-    ap.add_argument("--stats-cache", default=str(Path.home() / ".cache" / "hopbench"))
+    ap.add_argument("--cache", default=None, help="empty folder for the cold build and the stats graphs "
+                    "(default: a new temporary folder, kept so later runs can reuse it)")
     ap.add_argument("--skip-extractor", action="store_true")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--skip-stats", action="store_true")
     args = ap.parse_args()
-    print(f"cores: {os.cpu_count()}  [{load_avg()}]")
+    cache = Path(args.cache) if args.cache else Path(tempfile.mkdtemp(prefix="hopbench-bench-kg-"))
+    print(f"cores: {os.cpu_count()}  cache: {cache}  [{load_avg()}]")
     if not args.skip_extractor:
         bench_extractor(args.passages)
     if not args.skip_build:
-        bench_cold_warm(args.n_process)
+        if (cache / "kg").exists():
+            print(f"note: {cache} is not empty, so the 'cold' build may reuse cached work")
+        bench_cold_warm(args.n_process, cache)
     if not args.skip_stats:
-        stats_table(Path(args.stats_cache))
+        stats_table(cache)
 
 
 if __name__ == "__main__":

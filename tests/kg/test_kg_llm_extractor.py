@@ -9,7 +9,7 @@ import pytest
 from hopbench.kg import load_or_build
 from hopbench.kg.llm_extractor import LLMExtractor, parse_triples
 
-from helpers import ScriptedLLM
+from kg_helpers import ScriptedLLM
 
 TENNESSEE_NER = json.dumps({"named_entities": ["Tennessee", "Kentucky", "Virginia", "Nashville", "Memphis"]})
 TENNESSEE_TRIPLES = json.dumps({"triples": [

@@ -13,7 +13,7 @@ from hopbench.kg.builder import make_extractor
 from hopbench.kg.settings import resolve_settings
 from hopbench.kg.spacy_extractor import SpacyExtractor
 
-from helpers import Counting, DiesAfter, Killed, assert_same_graph
+from kg_helpers import Counting, DiesAfter, Killed, assert_same_graph
 
 
 def test_second_build_is_a_cache_hit(musique_sub, musique_kg, encoder, cache_dir):
