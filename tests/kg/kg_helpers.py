@@ -87,4 +87,12 @@ class ScriptedLLM:
             if all(k in out for k in schema.get("required", [])):
                 return out
             last = ValueError(f"missing {schema.get('required')}")
-        raise RuntimeError(f"no valid JSON after {self.max_attempts} attempts: {last}")
+        raise LLMFormatError(f"no valid JSON after {self.max_attempts} attempts: {last}")
+
+
+class LLMFormatError(RuntimeError):
+    """Same name as the project client's error for an answer that stays invalid after retries."""
+
+
+class LLMUnavailableError(RuntimeError):
+    """Same name as the project client's error for an unreachable server."""

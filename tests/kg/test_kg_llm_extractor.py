@@ -9,7 +9,7 @@ import pytest
 from hopbench.kg import load_or_build
 from hopbench.kg.llm_extractor import LLMExtractor, parse_triples
 
-from kg_helpers import ScriptedLLM
+from kg_helpers import LLMUnavailableError, ScriptedLLM
 
 TENNESSEE_NER = json.dumps({"named_entities": ["Tennessee", "Kentucky", "Virginia", "Nashville", "Memphis"]})
 TENNESSEE_TRIPLES = json.dumps({"triples": [
@@ -93,3 +93,21 @@ def test_llm_descriptions_with_fallback(musique_sub, musique_kg, encoder, tmp_pa
     assert kg.entity_descriptions[ky].startswith("Kentucky: Tennessee is bordered by Kentucky")  # fallback
     assert kg.manifest["counts"]["llm_description_failures"] == 1
     assert kg.manifest["counts"]["llm_descriptions"] == 4  # entities with >= 1 fact, minus the failure
+
+
+def test_unreachable_server_stops_the_build_without_marking_failures(musique_sub, encoder, tmp_path):
+    answers = _answers("no such title")
+    served = []
+
+    def flaky(schema_name, user):
+        if len(served) >= 6:  # 3 passages (2 calls each), then the server goes away
+            raise LLMUnavailableError("connection refused")
+        served.append(schema_name)
+        return answers(schema_name, user)
+
+    with pytest.raises(LLMUnavailableError):
+        load_or_build(musique_sub, {"extractor": "llm"}, encoder=encoder, llm=ScriptedLLM(flaky), cache_dir=tmp_path)
+    log = next((tmp_path / "kg" / "extractions").glob("*.jsonl")).read_text().splitlines()
+    assert len(log) == 3 and all(json.loads(x)["status"] == "ok" for x in log)
+    kg = load_or_build(musique_sub, {"extractor": "llm"}, encoder=encoder, llm=ScriptedLLM(answers), cache_dir=tmp_path)
+    assert kg.failed_passages == [] and kg.n_passages == len(musique_sub.corpus)

@@ -2,8 +2,9 @@
 
 Talks to any client with `chat_json(messages, schema, *, schema_name, max_tokens=...) -> dict`
 that asks for JSON-schema output and raises after its own bounded retries. A passage whose
-extraction raises is recorded as failed (with the error) and still becomes a passage node with
-its title entity; the build counts failures instead of dropping them.
+answer stays invalid (or is too long for the context, or times out) is recorded as failed, with
+the error, and still becomes a passage node with its title entity; the build counts failures
+instead of dropping them. Other errors (server unreachable) stop the build; it resumes later.
 """
 
 from __future__ import annotations
@@ -140,7 +141,9 @@ class LLMExtractor:
                                                      max_tokens=self.max_tokens_ner))
             triples = parse_triples(self.llm.chat_json(triple_messages(p, ents), TRIPLE_SCHEMA,
                                                        schema_name="triples", max_tokens=self.max_tokens_triples))
-        except Exception as exc:  # the client already retried; record, count, move on
+        except Exception as exc:
+            if not is_passage_failure(exc):
+                raise  # server down, rate limit, ...: stop; the build resumes from the log later
             log.warning("extraction failed for passage %s (%s): %s", p.id, p.title, exc)
             return PassageExtraction(passage_id=p.id, status="failed", error=f"{type(exc).__name__}: {exc}"[:500])
         title = clean_text(p.title).strip()
@@ -157,6 +160,18 @@ class LLMExtractor:
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
         for p in passages:
             yield self.extract_one(p)
+
+
+# Errors that belong to one passage (the client already retried): record the passage as failed.
+# Anything else (server unreachable, rate limit, a bug) stops the build instead of marking every
+# remaining passage as failed. Matched by class name so this module need not import the client.
+PASSAGE_ERROR_NAMES = {"LLMFormatError", "LLMContextOverflowError", "LLMTimeoutError"}
+
+
+def is_passage_failure(exc: BaseException) -> bool:
+    if isinstance(exc, (ValueError, KeyError, TypeError)):
+        return True
+    return any(cls.__name__ in PASSAGE_ERROR_NAMES for cls in type(exc).__mro__)
 
 
 def client_identity(llm) -> str:
