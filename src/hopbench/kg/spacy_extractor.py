@@ -17,8 +17,8 @@ dropped rather than becoming a hub linking every film.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from importlib import metadata
-from typing import Iterable, Iterator
 
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
