@@ -35,7 +35,7 @@ def build_client(llm_cfg, cache_dir: str | Path) -> LLMClient:
         from hopbench.llm.local_model import QWEN_CODER_1_5B, ensure_model
         from hopbench.llm.local_server import shared_server
 
-        path = ensure_model(cache_dir, QWEN_CODER_1_5B)
+        path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
         server = shared_server(path, n_ctx=cfg.get("n_ctx", 8192), n_threads=cfg.get("n_threads", 2),
                                n_parallel=cfg.get("n_parallel", 1), verbosity=cfg.get("verbosity", 0))
         return LLMClient(name="local", base_url=server.base_url, model=path.name,

