@@ -72,7 +72,9 @@ class Encoder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        model = self.model
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(get_dim())
 
     def cache_key(self, texts: Sequence[str]) -> str:
         h = hashlib.sha256(self.identity.encode())

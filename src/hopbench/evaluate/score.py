@@ -8,8 +8,15 @@ from typing import Sequence
 import numpy as np
 
 from hopbench.data.schema import Question
-from hopbench.evaluate.metrics import (FCR_KS, JSR_K, RECALL_KS, answer_metrics, claim_accuracy,
-                                       joint_success, retrieval_metrics)
+from hopbench.evaluate.metrics import (
+    FCR_KS,
+    JSR_K,
+    RECALL_KS,
+    answer_metrics,
+    claim_accuracy,
+    joint_success,
+    retrieval_metrics,
+)
 
 RETRIEVAL_KEYS = [f"recall@{k}" for k in RECALL_KS] + [f"fcr@{k}" for k in FCR_KS]
 ANSWER_KEYS = ["em", "f1", f"jsr@{JSR_K}", f"jsr_contain@{JSR_K}"]

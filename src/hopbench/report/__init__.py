@@ -1,0 +1,1 @@
+"""Collect complete runs into results tables; show traces."""

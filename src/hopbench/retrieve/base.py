@@ -44,7 +44,7 @@ class Services:
         missing = [q for q in questions if q.id not in self._query_emb]
         if missing:
             vecs = self.encoder.encode([q.text for q in missing], desc="questions")
-            self._query_emb.update({q.id: v for q, v in zip(missing, vecs)})
+            self._query_emb.update({q.id: v for q, v in zip(missing, vecs, strict=True)})
 
     def query_embedding(self, question: Question) -> np.ndarray:
         if question.id not in self._query_emb:

@@ -1,0 +1,25 @@
+"""The console entry points as a user meets them."""
+
+import subprocess
+import sys
+
+
+def _run(*args, **kw):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, **kw)
+
+
+def test_help_lists_config_groups():
+    out = _run("-m", "hopbench.run", "--help")
+    assert out.returncode == 0
+    assert "dataset: 2wikimultihopqa" in out.stdout and "retriever: dense" in out.stdout
+
+
+def test_bad_path_exits_2_with_a_clear_message(tmp_path):
+    out = _run("-m", "hopbench.run", f"paths.runs_dir={tmp_path}", "dataset.questions_path=/nope/q.json")
+    assert out.returncode == 2
+    assert "hopbench: error: /nope/q.json: record -: file not found" in out.stderr
+
+
+def test_subcommand_list():
+    out = _run("-m", "hopbench.cli", "commands")
+    assert out.returncode == 0 and "report" in out.stdout and "kg-stats" in out.stdout
