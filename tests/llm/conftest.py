@@ -1,13 +1,18 @@
 from __future__ import annotations
 
 import socket
+import sys
+from pathlib import Path
 
 import pytest
 
-from hopbench.llm.cache import ResponseCache
-from hopbench.llm.client import LLMClient
+# Test helpers next to this file (pytest runs with --import-mode=importlib, which adds no paths).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scripted_server import ScriptedServer
+
+from hopbench.llm.cache import ResponseCache
+from hopbench.llm.client import LLMClient
 
 
 @pytest.fixture

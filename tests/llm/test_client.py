@@ -6,8 +6,13 @@ import pytest
 from scripted_server import error, reply, slow
 
 from hopbench.errors import HopbenchError
-from hopbench.llm.errors import (LLMContextOverflowError, LLMFormatError, LLMRateLimitError,
-                                 LLMTimeoutError, LLMUnavailableError)
+from hopbench.llm.errors import (
+    LLMContextOverflowError,
+    LLMFormatError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
           "required": ["answer"], "additionalProperties": False}

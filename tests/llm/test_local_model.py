@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from hopbench.llm import local_model
-from hopbench.llm.local_model import (QWEN_CODER_1_5B, ModelFileError, ModelSpec, assemble,
-                                      ensure_model, locate_parts, verify_file)
+from hopbench.llm.local_model import (
+    QWEN_CODER_1_5B,
+    ModelFileError,
+    ModelSpec,
+    assemble,
+    ensure_model,
+    locate_parts,
+    verify_file,
+)
 
 
 def _parts(tmp_path: Path) -> tuple[list[Path], str]:

@@ -32,8 +32,13 @@ import openai
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
-from hopbench.llm.errors import (LLMContextOverflowError, LLMFormatError, LLMRateLimitError,
-                                 LLMTimeoutError, LLMUnavailableError)
+from hopbench.llm.errors import (
+    LLMContextOverflowError,
+    LLMFormatError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
 
 log = logging.getLogger(__name__)
 
