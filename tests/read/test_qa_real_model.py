@@ -22,8 +22,15 @@ from hopbench.read import QAReader
 
 pytestmark = pytest.mark.llm
 
-# question id -> (answer, em, f1) observed at temperature 0 with the gold passages only.
-EXPECTED = {}
+# question id -> (answer, em, f1) observed at temperature 0 with the gold passages only
+# (recorded 2026-11-30). The 1.5B model gets all three wrong: it names the journal's editor
+# instead of the APA's first president, counts Publix stores in the wrong state, and returns
+# the church courts instead of the Anglican Communion. The strings pin the greedy output.
+EXPECTED = {
+    "2hop__150763_14904": ("Jennifer Callahan", 0.0, 0.0),           # gold: G. Stanley Hall
+    "4hop1__709382_146811_31223_91015": ("42", 0.0, 0.0),            # gold: 35
+    "2hop__6584_6587": ("ecclesiastical courts", 0.0, 0.0),          # gold: the Anglican Communion
+}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +60,6 @@ def _answer_all(reader, ds):
 
 def test_qa_reader_scores_on_gold_passages_then_reruns_from_cache(local_llm, musique_sub):
     got = _answer_all(QAReader().bind(local_llm), musique_sub)
-    print(got)
     assert got == EXPECTED
     s = local_llm.stats_dict()
     assert s["llm_calls"] == 3 + s["llm_format_retries"]
