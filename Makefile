@@ -4,16 +4,17 @@ DATA_DIR ?= ../shared/datasets
 SWEEP    ?= dataset=musique,hotpotqa,2wikimultihopqa retriever=dense
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install test test-fast run-experiment sweep report lint bench
+.PHONY: help install test test-fast run-experiment sweep report lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-install:         ## install hopbench and everything it needs (PyPI only)
+install:         ## install hopbench and everything it needs (PyPI, Maven Central)
 	$(PYTHON) -m pip install --upgrade-strategy only-if-needed -e ".[dev]"
+	$(MAKE) neo4j-build
 
-test:            ## the whole test suite (real data, real models)
-	$(PYTHON) -m pytest
+test:            ## the whole test suite (real data, real models, a real Neo4j started for it)
+	scripts/with-neo4j.sh $(PYTHON) -m pytest
 
 test-fast:       ## skip the slow, LLM and Neo4j tests
 	$(PYTHON) -m pytest -m "not slow and not llm and not neo4j"
@@ -34,3 +35,23 @@ bench:           ## speed measurements (benchmarks/, not tests)
 
 lint:            ## ruff
 	$(PYTHON) -m ruff check src tests benchmarks
+
+# A real embedded Neo4j 5.26 (Bolt on 127.0.0.1:$HOPBENCH_NEO4J_PORT, default 7687, APOC core,
+# auth disabled, loopback only). Data in .cache/neo4j/<port>/ (gitignored).
+NEO4J_JAR := neo4j/target/hopbench-neo4j.jar
+NEO4J_SRC := neo4j/pom.xml $(shell find neo4j/src -name '*.java' 2>/dev/null)
+
+neo4j-build: $(NEO4J_JAR)  ## build the launcher (first time ~40 s: downloads Neo4j from Maven Central)
+
+$(NEO4J_JAR): $(NEO4J_SRC)
+	mvn -B -q -Dstyle.color=never -f neo4j/pom.xml package
+	@touch $@
+
+neo4j-up: $(NEO4J_JAR)     ## start Neo4j in the background and wait until Bolt is ready (idempotent)
+	scripts/neo4j-up.sh
+
+neo4j-down:      ## stop it (SIGTERM, clean shutdown; idempotent)
+	scripts/neo4j-down.sh
+
+neo4j-clean: neo4j-down  ## stop it and delete its database for this port
+	rm -rf .cache/neo4j/$${HOPBENCH_NEO4J_PORT:-7687}

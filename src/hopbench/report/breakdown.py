@@ -1,0 +1,103 @@
+"""Scores split by question kind (MuSiQue/HoVer hop count, 2Wiki/HotpotQA question type).
+
+An average hides where a graph method wins: spreading over 3 and 4 hops may help exactly
+where dense retrieval fails, so each run's questions are grouped by `meta.hops` and
+`meta.type` (whichever the loader recorded) and scored per group, with CIs and the paired
+test against the baseline run restricted to the same group.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hopbench.report.leaderboard import (
+    all_scores,
+    choose_baseline,
+    paired_pvalues,
+    stable_seed,
+    summaries,
+)
+from hopbench.report.markdown import DASH, _table, fmt_ci, fmt_p
+from hopbench.report.runs import METRICS, Run, params_label
+
+GROUP_KEYS = ("hops", "type")
+BREAKDOWN_METRICS = ("recall@5", "fcr@5", "em", "f1", "accuracy")
+BREAKDOWN_RESAMPLES = 2_000
+
+
+def _group_value(v):
+    return str(v) if v is not None else None
+
+
+def groups(run: Run, key: str) -> dict[str, set[str]]:
+    """group value -> question ids, for the questions whose meta has `key`."""
+    out: dict[str, set[str]] = {}
+    for p in run.predictions:
+        v = _group_value((p.get("meta") or {}).get(key))
+        if v is not None:
+            out.setdefault(v, set()).add(p["id"])
+    return out
+
+
+def _sort_key(v: str):
+    return (0, int(v), "") if v.isdigit() else (1, 0, v)
+
+
+def breakdown(runs: list[Run], baseline: str = "dense",
+              n_resamples: int = BREAKDOWN_RESAMPLES) -> pd.DataFrame:
+    rows = []
+    for run in runs:
+        base = choose_baseline(run, runs, baseline)
+        paired = base is not None and base is not run
+        run_scores = all_scores(run)
+        base_scores = all_scores(base) if paired else {}
+        for key in GROUP_KEYS:
+            for value, ids in sorted(groups(run, key).items(), key=lambda kv: _sort_key(kv[0])):
+                row = {"dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
+                       "params": params_label(run.params), "config_hash": run.config_hash,
+                       "group_by": key, "group": value, "n": len(ids),
+                       "baseline_config_hash": base.config_hash if base is not None else None}
+                scores = {m: {i: v for i, v in run_scores[m].items() if i in ids} for m in METRICS}
+                seed = stable_seed(run.config_hash, key, value)
+                for m, (mean, lo, hi) in summaries(scores, seed, n_resamples).items():
+                    row.update({m: mean, f"{m}_lo": lo, f"{m}_hi": hi})
+                tests = paired_pvalues(scores, base_scores, seed, n_resamples) if paired else {}
+                for m in METRICS:
+                    row[f"p_{m}"] = tests[m][0] if paired else float("nan")
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
+    """One table per dataset x grouping x metric: methods down, groups across."""
+    if df.empty:
+        return "_no runs with hop counts or question types_\n"
+    out = []
+    for (dataset, key), part in df.groupby(["dataset", "group_by"], sort=True):
+        values = sorted(part["group"].unique(), key=_sort_key)
+        label = (lambda v: f"{v}-hop") if key == "hops" else (lambda v: v)
+        for metric in BREAKDOWN_METRICS:
+            if part[metric].isna().all():
+                continue
+            rows = []
+            for (ret, reader, params, h), g in part.groupby(
+                    ["retriever", "reader", "params", "config_hash"], sort=True):
+                row = {"method": ret, "reader": reader, "params": params or DASH, "config": h}
+                for v in values:
+                    hit = g[g["group"] == v]
+                    if hit.empty:
+                        row[label(v)] = DASH
+                        continue
+                    r = hit.iloc[0]
+                    cell = fmt_ci(r[metric], r[f"{metric}_lo"], r[f"{metric}_hi"])
+                    if cell != DASH and fmt_p(r[f"p_{metric}"]) != DASH:
+                        cell += f" (p={fmt_p(r[f'p_{metric}'])})"
+                    row[label(v)] = cell
+                rows.append(row)
+            ns = part.groupby("group")["n"].max()
+            head = ", ".join(f"{label(v)}: n={ns[v]}" for v in values)
+            out.append(f"### {dataset} — {metric} by {key} ({head})\n\n"
+                       + _table(rows, ["method", "reader", "params", "config", *map(label, values)]))
+    header = ("# hopbench breakdowns\n\nPercentages ±half-width of the 95% bootstrap interval; "
+              f"p: paired test against `{baseline}` on the same questions of that group.\n\n")
+    return header + "\n".join(out)

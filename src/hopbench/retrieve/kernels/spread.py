@@ -1,0 +1,155 @@
+"""Query-aware spreading activation (QASA), as the reference Cypher computes it.
+
+Source: kinfi4/qasa-graph-rag @dc8f948, ``qasa_rag/retrieval/qasa_retriever.py``
+(``_PROPAGATION_QA`` and ``_PROPAGATION_UNIFORM``, repeated ``max_steps`` times), and
+methods.md §3. One step, applied synchronously to the activation map of the step before:
+
+    I_v = δ · gate_v · Σ_{u : a_u defined, a_u > θ, (a_v undefined or a_v < a_u)} A[u, v] · a_u
+    a_v ← (a_v if defined else 0) + I_v        only where I_v > θ (v becomes defined)
+
+with gate_v = max(0, cos(desc_emb_v, q_emb)) (`semantic_gate`), or gate_v = 1 for the
+ungated ablation (``gate=None``). Defaults: δ = 0.7, T = 3 steps, θ = 0.01.
+
+How the Cypher pins the details down:
+- "Defined" means the node is a key of ``resource_map``: the seeds (activation
+  score / max score, which may be <= θ) and every node that ever received I_v > θ.
+  An undefined node accepts activation from any source; a defined one only from
+  sources strictly more active than itself (``resource_map[dst] IS NULL OR
+  resource_map[dst] < src_res``). Every source has a_u > θ >= 0, so a node defined at 0
+  accepts every source just as an undefined one does; the two differ in being in the
+  map (`activated`: returned, usable in paths). A seed at or below θ never spreads.
+- a_v < a_u is an exact float comparison, as in Cypher. Without the gate, exact ties
+  are common (siblings fed by the same source); sums taken in another order can differ
+  in the last bit and flip such a tie, so results may differ from Neo4j's there.
+- Edges are undirected: ``(src)-[:RELATES_TO]-(dst)`` matches either direction.
+- The ``relation`` property and any weight are unused, but Cypher returns one row per
+  relationship, so a pair joined by k relationships (counting both directions)
+  contributes k times. The kernel multiplies by A[u, v]: pass relationship counts
+  (e.g. R + Rᵀ for a directed count matrix R) for the Neo4j semantics, or a 0/1
+  pattern to count each neighbour once. A must be symmetric (not checked, for speed).
+- A self-loop never contributes (a_u < a_u is false), as in Cypher.
+- The QA variant skips destinations without a description embedding; give them
+  gate 0 (a zero embedding row does that), since I_v = 0 never passes I_v > θ >= 0.
+- Sources are read from the map as it was at the start of the step (the whole step is
+  one ``CALL`` subquery over the old map, merged afterwards), hence synchronous.
+
+The step touches only the edges leaving currently active nodes (`gather_rows`), so a
+query costs O(edges around the activated region), not O(graph). The batched form runs
+b questions at once on (n, b) arrays, flattening (node, question) pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from hopbench.retrieve.kernels._csr import as_csr, gather_rows
+
+
+@dataclass
+class SpreadResult:
+    """Activations after T steps. `activation` is 0 where not `activated` (undefined)."""
+
+    activation: np.ndarray  # (n,) or (n, b) float64
+    activated: np.ndarray  # same shape, bool: the node is in the resource map
+    first_step: np.ndarray  # same shape, int: 0 for seeds, t for nodes first reached at step t, -1 never
+
+
+def semantic_gate(desc_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray:
+    """gate_v = max(0, cos(desc_emb_v, q)); (n,) for one query (d,), (n, b) for queries (b, d).
+
+    Rows of zeros (entities without a description embedding) get gate 0.
+    """
+    e = np.asarray(desc_emb, dtype=np.float64)
+    q = np.asarray(query_emb, dtype=np.float64)
+    en = np.linalg.norm(e, axis=1)
+    en[en == 0] = 1.0
+    if q.ndim == 1:
+        qn = np.linalg.norm(q) or 1.0
+        return np.maximum(0.0, (e @ q) / (en * qn))
+    qn = np.linalg.norm(q, axis=1)
+    qn[qn == 0] = 1.0
+    return np.maximum(0.0, (e @ q.T) / en[:, None] / qn[None, :])
+
+
+def spreading_activation(adj: sp.spmatrix, seeds: np.ndarray, seed_activation: np.ndarray,
+                         gate: np.ndarray | None = None, *, decay: float = 0.7, steps: int = 3,
+                         threshold: float = 0.01) -> SpreadResult:
+    """Run T synchronous QASA steps for one question. See the module docstring for the rule.
+
+    seeds: node indices (unique); seed_activation: their initial activations (>= 0);
+    gate: (n,) gate per node, or None for the ungated variant.
+    """
+    seeds = np.asarray(seeds, dtype=np.int64)
+    res = spreading_activation_batch(
+        adj, [(seeds, seed_activation)], None if gate is None else np.asarray(gate)[:, None],
+        decay=decay, steps=steps, threshold=threshold)
+    return SpreadResult(res.activation[:, 0], res.activated[:, 0], res.first_step[:, 0])
+
+
+def spreading_activation_batch(adj: sp.spmatrix,
+                               seeds: list[tuple[np.ndarray, np.ndarray]],
+                               gates: np.ndarray | None = None, *, decay: float = 0.7,
+                               steps: int = 3, threshold: float = 0.01) -> SpreadResult:
+    """Run QASA for b questions at once: seeds[j] = (indices, activations) of question j,
+    gates (n, b) or None. Column j of the result equals `spreading_activation` for question j.
+    """
+    a = adj if isinstance(adj, sp.csr_matrix) and adj.has_canonical_format else as_csr(adj)
+    n, b = a.shape[0], len(seeds)
+    if threshold < 0:
+        raise ValueError(f"threshold must be >= 0, got {threshold}")
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    if gates is not None:
+        gates = np.asarray(gates, dtype=np.float64)
+        if gates.shape != (n, b):
+            raise ValueError(f"gates must have shape {(n, b)}, got {gates.shape}")
+    act = np.zeros((n, b))
+    defined = np.zeros((n, b), dtype=bool)
+    first = np.full((n, b), -1, dtype=np.int64)
+    for j, (idx, val) in enumerate(seeds):
+        idx = np.asarray(idx, dtype=np.int64)
+        val = np.asarray(val, dtype=np.float64)
+        if idx.shape != val.shape:
+            raise ValueError(f"question {j}: {idx.shape[0]} seeds but {val.shape[0]} activations")
+        if np.unique(idx).size != idx.size:
+            raise ValueError(f"question {j}: seed indices repeat; merge them (the Cypher keeps max)")
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"question {j}: seed index out of range for {n} nodes")
+        act[idx, j] = val
+        defined[idx, j] = True
+        first[idx, j] = 0
+    flat_act, flat_def = act.reshape(-1), defined.reshape(-1)  # views, row-major: k = v*b + j
+    flat_first = first.reshape(-1)
+    known = np.flatnonzero(flat_def)  # defined (node, question) keys; only these can be sources
+    for t in range(1, steps + 1):
+        src = known[flat_act[known] > threshold]
+        if src.size == 0:
+            break
+        u, j = np.divmod(src, b)
+        owner, v, w = gather_rows(a, u)
+        a_src = flat_act[src][owner]
+        dst = v * b + j[owner]
+        ok = ~flat_def[dst] | (flat_act[dst] < a_src)
+        dst, contrib = dst[ok], (w * a_src)[ok]
+        if 8 * dst.size < n * b:  # few edges touched: aggregate locally, no O(n) pass
+            keys, inv = np.unique(dst, return_inverse=True)
+            incoming = np.bincount(inv, weights=contrib, minlength=keys.size)
+        else:
+            incoming = np.bincount(dst, weights=contrib, minlength=n * b)
+            keys = np.flatnonzero(incoming)
+            incoming = incoming[keys]
+        incoming = incoming.astype(np.float64) * decay
+        if gates is not None:
+            incoming *= gates.reshape(-1)[keys]
+        keep = incoming > threshold
+        keys, incoming = keys[keep], incoming[keep]
+        # new activations are computed from the old map, then written all at once
+        fresh = keys[~flat_def[keys]]
+        flat_first[fresh] = t
+        flat_act[keys] = np.where(flat_def[keys], flat_act[keys], 0.0) + incoming
+        flat_def[keys] = True
+        known = np.concatenate([known, fresh])
+    return SpreadResult(act, defined, first)
