@@ -84,7 +84,9 @@ def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> 
         "top_k": c["top_k"],
     }
     if retriever.needs_graph and "graph" in c:
-        out["graph"] = c["graph"]
+        from hopbench.kg.settings import resolve_settings, semantic_settings
+
+        out["graph"] = semantic_settings(resolve_settings(c["graph"]))
     if (retriever.needs_llm or reader_on) and "llm" in c:
         out["llm"] = {k: v for k, v in c["llm"].items() if k not in _LLM_RUNTIME_KEYS}
     return out

@@ -9,7 +9,7 @@ from typing import Literal
 
 def passage_id(title: str, text: str) -> str:
     """Stable id from content, because titles repeat in MuSiQue and order differs between files."""
-    digest = hashlib.sha1(f"{title}\n{text}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{title}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"p{digest[:15]}"
 
 
