@@ -1,0 +1,6 @@
+// Without APOC a map cannot get new keys, so the state is two lists sorted by entity index:
+// ids (entity idx) and acts (their activation); a node's value is found by binary search.
+WITH e.idx AS i, a
+ORDER BY i
+WITH collect(i) AS ids, collect(a) AS acts
+WITH ids AS seed_ids, acts AS seed_acts, ids, acts
