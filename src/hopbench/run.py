@@ -31,6 +31,7 @@ CONFIG_DIR = str(Path(__file__).resolve().parents[2] / "configs")
 # Keys that change where things live or how they are shown, never what is computed.
 _DATASET_PATH_KEYS = ("questions_path", "corpus_path", "data_dir")
 _EMBEDDING_RUNTIME_KEYS = ("batch_size", "show_progress", "device")
+_LLM_RUNTIME_KEYS = ("api_key", "api_key_env", "timeout", "model_dir", "n_threads", "verbosity", "cache")
 
 
 def build_dataset(cfg: DictConfig) -> Dataset:
@@ -85,7 +86,7 @@ def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> 
     if retriever.needs_graph and "graph" in c:
         out["graph"] = c["graph"]
     if (retriever.needs_llm or reader_on) and "llm" in c:
-        out["llm"] = {k: v for k, v in c["llm"].items() if k not in ("api_key", "timeout")}
+        out["llm"] = {k: v for k, v in c["llm"].items() if k not in _LLM_RUNTIME_KEYS}
     return out
 
 

@@ -1,0 +1,62 @@
+"""`build_client(llm_cfg, cache_dir)`: the `llm=` config group turned into an LLMClient."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from hopbench.errors import HopbenchError
+from hopbench.llm.cache import ResponseCache
+from hopbench.llm.client import LLMClient
+
+_COMMON = ("temperature", "seed", "max_tokens", "timeout", "strict_schema")
+
+
+def _as_dict(llm_cfg) -> dict:
+    if isinstance(llm_cfg, DictConfig):
+        return OmegaConf.to_container(llm_cfg, resolve=True)
+    return dict(llm_cfg)
+
+
+def _common(cfg: dict) -> dict:
+    return {k: cfg[k] for k in _COMMON if cfg.get(k) is not None}
+
+
+def _cache(cfg: dict, cache_dir) -> ResponseCache | None:
+    return ResponseCache.in_dir(cache_dir) if cfg.get("cache", True) else None
+
+
+def build_client(llm_cfg, cache_dir: str | Path) -> LLMClient:
+    cfg = _as_dict(llm_cfg)
+    name = cfg.get("name", "none")
+    if name == "local":
+        from hopbench.llm.local_model import QWEN_CODER_1_5B, ensure_model
+        from hopbench.llm.local_server import shared_server
+
+        path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
+        server = shared_server(path, n_ctx=cfg.get("n_ctx", 8192), n_threads=cfg.get("n_threads", 2),
+                               n_parallel=cfg.get("n_parallel", 1), verbosity=cfg.get("verbosity", 0))
+        return LLMClient(name="local", base_url=server.base_url, model=path.name,
+                         identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}", cache=_cache(cfg, cache_dir),
+                         transient_retries=0, **_common(cfg))
+    if name in ("openai", "server"):
+        key_env = cfg.get("api_key_env") or ("OPENAI_API_KEY" if name == "openai" else None)
+        api_key = os.environ.get(key_env) if key_env else None
+        if name == "openai" and not api_key:
+            raise HopbenchError(f"llm=openai needs an API key in the environment variable {key_env}")
+        model = cfg.get("model")
+        if not model:
+            raise HopbenchError(f"llm={name} needs llm.model (the model name the server serves)")
+        base_url = cfg.get("base_url") or ("https://api.openai.com/v1" if name == "openai" else None)
+        if not base_url:
+            raise HopbenchError("llm=server needs llm.base_url, e.g. llm.base_url=http://127.0.0.1:8000/v1")
+        identity = cfg.get("identity") or f"{name}:{base_url}:{model}"
+        return LLMClient(name=name, base_url=base_url, model=model, identity=identity,
+                         api_key=api_key or "not-needed", cache=_cache(cfg, cache_dir),
+                         transient_retries=cfg.get("transient_retries", 6),
+                         backoff_s=cfg.get("backoff_s", 2.0), **_common(cfg))
+    if name == "none":
+        raise HopbenchError("no LLM configured; choose llm=local (offline model), llm=openai or llm=server")
+    raise HopbenchError(f"unknown llm '{name}'; choose llm=local, llm=openai or llm=server")

@@ -1,0 +1,305 @@
+"""One client for every OpenAI-compatible server, with schema-checked JSON, a response cache and accounting.
+
+Why one class for local, OpenAI and any `base_url`: the local model is served by llama.cpp's
+OpenAI-compatible server, so the request path, the cache and the failure handling are the
+same code for all three, and a result computed locally is reproducible against any server.
+
+Accounting (summed per run into metrics.json by `stats_dict`):
+  llm_calls                every chat request, cached or not
+  llm_cache_hits           requests answered from the cache (no server call)
+  llm_prompt_tokens,
+  llm_completion_tokens    usage of every request (a cached reply reports the usage stored
+                           with it, so a rerun shows the same cost as the first run)
+  llm_seconds              wall time spent waiting for the server (0 for cache hits)
+  llm_failures             chat_json calls that exhausted their retries (LLMFormatError)
+  llm_format_retries       extra attempts made after a schema violation
+  llm_timeouts, llm_rate_limited, llm_context_overflows: counted failure events
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+import openai
+
+from hopbench.errors import HopbenchError
+from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
+from hopbench.llm.errors import (
+    LLMContextOverflowError,
+    LLMFormatError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+_OVERFLOW = re.compile(r"context (length|size|window)|exceeds? the available context|"
+                       r"maximum context|too many tokens|prompt is too long", re.IGNORECASE)
+
+
+@dataclass
+class LLMResult:
+    text: str
+    data: Any = None              # parsed JSON when a schema was given and the reply matched it
+    error: str | None = None      # why the reply did not match the schema
+    usage: dict = field(default_factory=dict)
+    cached: bool = False
+    latency_s: float = 0.0
+    key: str = ""
+
+
+@dataclass
+class LLMStats:
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    failures: int = 0
+    format_retries: int = 0
+    timeouts: int = 0
+    rate_limited: int = 0
+    context_overflows: int = 0
+
+    def as_dict(self) -> dict:
+        return {"llm_calls": self.calls, "llm_prompt_tokens": self.prompt_tokens,
+                "llm_completion_tokens": self.completion_tokens, "llm_cache_hits": self.cache_hits,
+                "llm_seconds": round(self.seconds, 3), "llm_failures": self.failures,
+                "llm_format_retries": self.format_retries, "llm_timeouts": self.timeouts,
+                "llm_rate_limited": self.rate_limited, "llm_context_overflows": self.context_overflows}
+
+
+def parse_json_reply(text: str) -> Any:
+    """JSON from a reply; tolerates a ``` fence or prose around one object (servers without schemas)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    if fenced:
+        try:
+            return json.loads(fenced.group(1))
+        except json.JSONDecodeError:
+            pass
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        return json.loads(text[start:end + 1])
+    raise json.JSONDecodeError("no JSON object in the reply", text, 0)
+
+
+def check_reply(text: str, schema: dict) -> tuple[Any, str | None]:
+    """(parsed data, None) when text is JSON matching schema, else (None, what is wrong)."""
+    try:
+        data = parse_json_reply(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg})"
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: e.path)
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        return None, f"at {where}: {e.message}"
+    return data, None
+
+
+class LLMClient:
+    """Chat with an OpenAI-compatible server; JSON-schema output, cache, retries and accounting."""
+
+    def __init__(self, *, base_url: str, model: str, identity: str, api_key: str = "not-needed",
+                 cache: ResponseCache | None = None, temperature: float = 0.0, seed: int | None = 0,
+                 max_tokens: int = 512, timeout: float = 600.0, transient_retries: int = 0,
+                 backoff_s: float = 2.0, max_backoff_s: float = 60.0, strict_schema: bool = False,
+                 name: str = "server"):
+        self.name = name
+        self.base_url = base_url
+        self.model = model
+        self.identity = identity
+        self.cache = cache
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.transient_retries = transient_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.strict_schema = strict_schema
+        self.stats = LLMStats()
+        self._lock = threading.Lock()
+        # Retries are ours (bounded, counted, logged), not the SDK's silent ones.
+        self._api = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self._checked_schemas: set[str] = set()
+
+    # ---- the request ---------------------------------------------------------------------
+    def _params(self, max_tokens: int | None, temperature: float | None) -> dict:
+        p = {"max_tokens": int(max_tokens or self.max_tokens),
+             "temperature": float(self.temperature if temperature is None else temperature)}
+        if self.seed is not None:
+            p["seed"] = int(self.seed)
+        return p
+
+    def _response_format(self, schema: dict, schema_name: str) -> dict:
+        spec = {"name": schema_name, "schema": schema}
+        if self.strict_schema:
+            spec["strict"] = True
+        return {"type": "json_schema", "json_schema": spec}
+
+    def _check_schema(self, schema: dict, schema_name: str) -> None:
+        blob = json.dumps(schema, sort_keys=True)
+        if blob not in self._checked_schemas:
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                raise HopbenchError(f"JSON schema '{schema_name}' is invalid: {exc.message}") from exc
+            self._checked_schemas.add(blob)
+
+    def chat(self, messages: list[dict], *, schema: dict | None = None, schema_name: str = "response",
+             max_tokens: int | None = None, temperature: float | None = None) -> LLMResult:
+        """One request (from the cache when it was made before). Schema violations are reported
+        in `result.error`, not raised: `chat_json` decides whether to retry."""
+        if schema is not None:
+            self._check_schema(schema, schema_name)
+        params = self._params(max_tokens, temperature)
+        key = request_key(self.identity, messages, params,
+                          {"name": schema_name, "schema": schema} if schema is not None else None)
+        with self._lock:
+            self.stats.calls += 1
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            with self._lock:
+                self.stats.cache_hits += 1
+                self.stats.prompt_tokens += hit.prompt_tokens
+                self.stats.completion_tokens += hit.completion_tokens
+            return self._result(hit, schema, cached=True, key=key)
+
+        reply = self._send(messages, params, schema, schema_name)
+        with self._lock:
+            self.stats.prompt_tokens += reply.prompt_tokens
+            self.stats.completion_tokens += reply.completion_tokens
+            self.stats.seconds += reply.latency_s
+        if self.cache is not None:
+            self.cache.put(key, self.identity, {"messages": messages, "params": params,
+                                                "schema_name": schema_name, "schema": schema}, reply)
+        return self._result(reply, schema, cached=False, key=key)
+
+    def _result(self, reply: CachedResponse, schema: dict | None, *, cached: bool, key: str) -> LLMResult:
+        data, error = (None, None)
+        if schema is not None:
+            data, error = check_reply(reply.text, schema)
+        return LLMResult(text=reply.text, data=data, error=error, cached=cached, key=key,
+                         latency_s=reply.latency_s,
+                         usage={"prompt_tokens": reply.prompt_tokens,
+                                "completion_tokens": reply.completion_tokens})
+
+    def _send(self, messages: list[dict], params: dict, schema: dict | None,
+              schema_name: str) -> CachedResponse:
+        kwargs = dict(model=self.model, messages=messages, **params)
+        if schema is not None:
+            kwargs["response_format"] = self._response_format(schema, schema_name)
+        attempt = 0
+        while True:
+            t0 = time.perf_counter()
+            try:
+                resp = self._api.chat.completions.create(**kwargs)
+            except openai.APITimeoutError as exc:
+                with self._lock:
+                    self.stats.timeouts += 1
+                raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
+                                      f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
+            except openai.APIConnectionError as exc:
+                raise LLMUnavailableError(self._unreachable_message(exc)) from exc
+            except openai.RateLimitError as exc:
+                with self._lock:
+                    self.stats.rate_limited += 1
+                if attempt >= self.transient_retries:
+                    raise LLMRateLimitError(f"LLM server at {self.base_url} kept answering 429 (rate "
+                                            f"limit) after {attempt + 1} attempt(s): {exc}") from exc
+                self._back_off(attempt, "rate limited", exc)
+                attempt += 1
+                continue
+            except openai.BadRequestError as exc:
+                if _OVERFLOW.search(str(exc)) or getattr(exc, "code", None) == "context_length_exceeded":
+                    with self._lock:
+                        self.stats.context_overflows += 1
+                    raise LLMContextOverflowError(f"prompt does not fit the context window of "
+                                                  f"{self.model}: {exc}") from exc
+                raise HopbenchError(f"LLM server at {self.base_url} rejected the request: {exc}") from exc
+            except openai.InternalServerError as exc:
+                if attempt >= self.transient_retries:
+                    raise HopbenchError(f"LLM server at {self.base_url} failed: {exc}") from exc
+                self._back_off(attempt, "server error", exc)
+                attempt += 1
+                continue
+            except openai.AuthenticationError as exc:
+                raise HopbenchError(f"LLM server at {self.base_url} refused the API key: {exc}") from exc
+            latency = time.perf_counter() - t0
+            if not resp.choices:
+                raise HopbenchError(f"LLM server at {self.base_url} returned no choices")
+            text = resp.choices[0].message.content or ""
+            usage = resp.usage
+            return CachedResponse(text=text, latency_s=latency,
+                                  prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                                  completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+
+    def _back_off(self, attempt: int, why: str, exc: Exception) -> None:
+        delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt)) * (0.5 + random.random() / 2)
+        log.warning("LLM %s (%s); retry %d/%d in %.1f s", why, exc, attempt + 1,
+                    self.transient_retries, delay)
+        time.sleep(delay)
+
+    def _unreachable_message(self, exc: Exception) -> str:
+        hint = {"local": "the in-process llama.cpp server is not running",
+                "openai": "check the network and base_url",
+                }.get(self.name, "start the server (vLLM, Ollama, llama-server ...) or fix llm.base_url")
+        return f"LLM server at {self.base_url} is not reachable ({exc.__class__.__name__}): {hint}"
+
+    # ---- structured output ---------------------------------------------------------------
+    def chat_json(self, messages: list[dict], schema: dict, *, schema_name: str = "response",
+                  max_tokens: int | None = None, retries: int = 2,
+                  trace: list | None = None) -> dict:
+        """The reply as a dict that matches `schema`.
+
+        A reply that violates the schema is shown back to the model with the validator's
+        message (a new request, so temperature 0 does not repeat the same mistake), at most
+        `retries` times; then LLMFormatError is raised and counted in `llm_failures`.
+        Each attempt is appended to `trace` when given.
+        """
+        convo = list(messages)
+        last: LLMResult | None = None
+        for attempt in range(retries + 1):
+            if attempt:
+                with self._lock:
+                    self.stats.format_retries += 1
+            last = self.chat(convo, schema=schema, schema_name=schema_name, max_tokens=max_tokens)
+            if trace is not None:
+                trace.append({"schema": schema_name, "attempt": attempt, "cached": last.cached,
+                              "latency_s": round(last.latency_s, 3), **last.usage,
+                              "error": last.error})
+            if last.error is None:
+                return last.data
+            log.info("LLM reply for '%s' violates the schema (%s); attempt %d/%d", schema_name,
+                     last.error, attempt + 1, retries + 1)
+            convo = list(messages) + [
+                {"role": "assistant", "content": last.text},
+                {"role": "user", "content": f"That reply does not match the required JSON schema: "
+                                            f"{last.error}. Reply again with only one JSON object "
+                                            f"that matches the schema."}]
+        with self._lock:
+            self.stats.failures += 1
+        raise LLMFormatError(schema_name, retries + 1, last.error, last.text)
+
+    def stats_dict(self) -> dict:
+        with self._lock:
+            return self.stats.as_dict()
+
+    def close(self) -> None:
+        self._api.close()
+        if self.cache is not None:
+            self.cache.close()

@@ -1,0 +1,38 @@
+"""LLM failures, each named for what went wrong so a run stops with a message a user can act on."""
+
+from __future__ import annotations
+
+from hopbench.errors import HopbenchError
+
+
+class LLMError(HopbenchError):
+    """Base class of every LLM failure."""
+
+
+class LLMUnavailableError(LLMError):
+    """The server could not be reached (not started, wrong base_url, network down)."""
+
+
+class LLMTimeoutError(LLMError):
+    """The server accepted the request but did not answer within the configured timeout."""
+
+
+class LLMRateLimitError(LLMError):
+    """A remote API kept refusing with HTTP 429 after every back-off retry."""
+
+
+class LLMContextOverflowError(LLMError):
+    """The prompt does not fit the model's context window; callers trim whole passages and retry."""
+
+
+class LLMFormatError(LLMError):
+    """The answer never matched the requested JSON schema within the allowed retries."""
+
+    def __init__(self, schema_name: str, attempts: int, problem: str, last_text: str | None):
+        self.schema_name = schema_name
+        self.attempts = attempts
+        self.problem = problem
+        self.last_text = last_text
+        shown = (last_text or "")[:200]
+        super().__init__(f"LLM answer for '{schema_name}' did not match its JSON schema after "
+                         f"{attempts} attempt(s): {problem}; last reply: {shown!r}")

@@ -1,0 +1,1 @@
+"""Prompt templates: each module holds the messages and the JSON schema of one LLM task."""

@@ -1,0 +1,76 @@
+"""Reader contract: hyper-parameters in __init__, the LLM in bind(), then answer(question, passages).
+
+The shared part lives here: passages are cut to the reader's top_k, and when the prompt does
+not fit the model's context the lowest-ranked passage is dropped whole and the request
+retried, so the reader never sees half a passage; every trim is written to the trace.
+An answer that never matches the schema is scored as an empty (wrong) answer, with the
+error in the trace and in `llm_failures`: dropping it would silently raise EM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from hopbench.data.schema import Passage, Question
+from hopbench.errors import HopbenchError
+from hopbench.llm.errors import LLMContextOverflowError, LLMFormatError
+
+
+@dataclass
+class ReaderOutput:
+    answer: str | None
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+class Reader:
+    """Base class; subclasses set `name` and implement `_ask(question, passages, trace) -> str`."""
+
+    name = "reader"
+
+    def __init__(self, top_k: int = 5, max_tokens: int = 256, retries: int = 2):
+        if top_k < 1:
+            raise HopbenchError(f"reader.top_k must be at least 1, got {top_k}")
+        self.top_k = top_k
+        self.max_tokens = max_tokens
+        self.retries = retries
+        self.llm = None
+
+    def bind(self, llm) -> "Reader":
+        if llm is None:
+            raise HopbenchError(f"reader '{self.name}' needs an LLM; choose one with llm=local "
+                                "(offline model), llm=openai or llm=server")
+        self.llm = llm
+        return self
+
+    def answer(self, question: Question, passages: Sequence[Passage]) -> ReaderOutput:
+        if self.llm is None:
+            raise HopbenchError(f"reader '{self.name}' has no LLM: call bind(llm) first")
+        shown = list(passages[: self.top_k])
+        trace: dict[str, Any] = {"reader": self.name, "passage_ids": [p.id for p in shown],
+                                 "calls": []}
+        trimmed: list[str] = []
+        while True:
+            try:
+                answer = self._ask(question, shown, trace["calls"])
+                break
+            except LLMContextOverflowError:
+                if len(shown) <= 1:
+                    raise
+                trimmed.append(shown.pop().id)
+            except LLMFormatError as exc:
+                trace["error"] = str(exc)
+                answer = ""
+                break
+        if trimmed:
+            trace["trimmed_passage_ids"] = trimmed
+            trace["passage_ids"] = [p.id for p in shown]
+        return ReaderOutput(answer=answer, trace=trace)
+
+    def _ask(self, question: Question, passages: list[Passage], calls: list) -> str:  # pragma: no cover
+        raise NotImplementedError
+
+    def _chat_json(self, messages_fn: Callable, schema: dict, schema_name: str, text: str,
+                   passages: list[Passage], calls: list) -> dict:
+        return self.llm.chat_json(messages_fn(text, passages), schema, schema_name=schema_name,
+                                  max_tokens=self.max_tokens, retries=self.retries, trace=calls)

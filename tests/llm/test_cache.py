@@ -1,0 +1,92 @@
+"""Response cache: identical requests never reach the server; anything that shapes the reply changes the key."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+
+from scripted_server import reply
+
+from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
+from hopbench.llm.client import LLMClient
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
+
+
+def test_second_identical_request_is_served_from_the_cache(scripted, make_client):
+    srv = scripted([reply('{"answer": "Shakespeare"}', prompt_tokens=30, completion_tokens=5)])
+    llm = make_client(srv.base_url)
+    first = llm.chat(MSGS, schema=SCHEMA)
+    second = llm.chat(MSGS, schema=SCHEMA)
+    assert len(srv.requests) == 1
+    assert (first.cached, second.cached) == (False, True)
+    assert second.data == first.data == {"answer": "Shakespeare"}
+    assert second.usage == {"prompt_tokens": 30, "completion_tokens": 5}
+    assert second.latency_s == first.latency_s          # stored with the row
+    s = llm.stats_dict()
+    assert s["llm_calls"] == 2 and s["llm_cache_hits"] == 1 and s["llm_prompt_tokens"] == 60
+
+
+def test_cache_survives_a_new_client_and_needs_no_server(scripted, make_client, closed_port_url):
+    srv = scripted([reply('{"answer": "Shakespeare"}')])
+    make_client(srv.base_url).chat(MSGS, schema=SCHEMA)
+    offline = make_client(closed_port_url)                # same identity, same cache file
+    assert offline.chat(MSGS, schema=SCHEMA).data == {"answer": "Shakespeare"}
+    assert offline.stats_dict()["llm_seconds"] == 0
+
+
+def test_sampling_params_schema_and_model_are_part_of_the_key(scripted, make_client):
+    srv = scripted([reply('{"answer": "a"}')] * 5)
+    llm = make_client(srv.base_url)
+    llm.chat(MSGS, schema=SCHEMA)
+    llm.chat(MSGS, schema=SCHEMA, temperature=0.7)
+    llm.chat(MSGS, schema=SCHEMA, max_tokens=17)
+    llm.chat(MSGS, schema={**SCHEMA, "additionalProperties": False})
+    make_client(srv.base_url, identity="another-model").chat(MSGS, schema=SCHEMA)
+    assert len(srv.requests) == 5
+
+
+def test_request_key_is_canonical():
+    a = request_key("m", MSGS, {"temperature": 0.0, "max_tokens": 5}, {"s": 1, "t": 2})
+    b = request_key("m", MSGS, {"max_tokens": 5, "temperature": 0.0}, {"t": 2, "s": 1})
+    assert a == b and len(a) == 64
+    assert a != request_key("m2", MSGS, {"temperature": 0.0, "max_tokens": 5}, {"s": 1, "t": 2})
+
+
+def test_wal_mode_and_stored_columns(tmp_path):
+    c = ResponseCache(tmp_path / "r.sqlite")
+    assert c._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    c.put("k", "model", {"messages": MSGS}, CachedResponse("t", 3, 4, 0.5))
+    c.put("k", "model", {"messages": MSGS}, CachedResponse("other", 9, 9, 9.0))  # first write wins
+    assert c.get("k") == CachedResponse("t", 3, 4, 0.5) and len(c) == 1
+    c.close()
+
+
+def _writer(path: str, start: int, n: int) -> None:
+    c = ResponseCache(path)
+    for i in range(start, start + n):
+        c.put(f"k{i % 150}", "m", {"i": i}, CachedResponse(str(i), 1, 1, 0.1))
+    c.close()
+
+
+def test_concurrent_processes_share_one_cache(tmp_path):
+    path = str(tmp_path / "shared.sqlite")
+    ResponseCache(path).close()
+    procs = [mp.get_context("spawn").Process(target=_writer, args=(path, s, 100)) for s in (0, 50, 100)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    c = ResponseCache(path)
+    assert len(c) == 150                                 # overlapping keys written once each
+    c.close()
+
+
+def test_client_without_cache_always_asks(scripted):
+    srv = scripted([reply('{"answer": "a"}')] * 2)
+    llm = LLMClient(base_url=srv.base_url, model="m", identity="m", cache=None)
+    llm.chat(MSGS)
+    llm.chat(MSGS)
+    assert len(srv.requests) == 2
+    llm.close()

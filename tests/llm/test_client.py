@@ -1,0 +1,116 @@
+"""Client plumbing against a scripted OpenAI-compatible HTTP server (real `openai` request path)."""
+
+from __future__ import annotations
+
+import pytest
+from scripted_server import error, reply, slow
+
+from hopbench.errors import HopbenchError
+from hopbench.llm.errors import (
+    LLMContextOverflowError,
+    LLMFormatError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
+          "required": ["answer"], "additionalProperties": False}
+MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
+
+
+def test_asks_for_json_schema_output_and_parses_it(scripted, make_client):
+    srv = scripted([reply('{"answer": "Shakespeare"}', prompt_tokens=30, completion_tokens=5)])
+    llm = make_client(srv.base_url)
+    assert llm.chat_json(MSGS, SCHEMA, schema_name="qa") == {"answer": "Shakespeare"}
+    body = srv.requests[0]
+    assert body["response_format"] == {"type": "json_schema",
+                                       "json_schema": {"name": "qa", "schema": SCHEMA}}
+    assert body["temperature"] == 0.0 and body["messages"] == MSGS
+    s = llm.stats_dict()
+    assert (s["llm_calls"], s["llm_prompt_tokens"], s["llm_completion_tokens"]) == (1, 30, 5)
+    assert s["llm_cache_hits"] == 0 and s["llm_seconds"] > 0
+
+
+def test_schema_violation_is_shown_to_the_model_then_retried(scripted, make_client):
+    srv = scripted([reply('{"answer": 42}'), reply('{"answer": "Shakespeare"}')])
+    llm = make_client(srv.base_url)
+    trace: list = []
+    assert llm.chat_json(MSGS, SCHEMA, retries=2, trace=trace) == {"answer": "Shakespeare"}
+    assert len(srv.requests) == 2
+    retry_msgs = srv.requests[1]["messages"]
+    assert retry_msgs[:1] == MSGS and retry_msgs[1] == {"role": "assistant", "content": '{"answer": 42}'}
+    assert "does not match the required JSON schema" in retry_msgs[2]["content"]
+    assert "42 is not of type 'string'" in retry_msgs[2]["content"]
+    assert [t["error"] is None for t in trace] == [False, True]
+    s = llm.stats_dict()
+    assert s["llm_format_retries"] == 1 and s["llm_failures"] == 0
+
+
+def test_retry_exhaustion_raises_and_is_counted(scripted, make_client):
+    srv = scripted([reply("not json at all"), reply('{"answer": 1}'), reply('{"wrong": "x"}')])
+    llm = make_client(srv.base_url)
+    with pytest.raises(LLMFormatError) as exc:
+        llm.chat_json(MSGS, SCHEMA, schema_name="qa", retries=2)
+    assert exc.value.attempts == 3 and "'answer' is a required property" in exc.value.problem
+    assert len(srv.requests) == 3
+    s = llm.stats_dict()
+    assert s["llm_failures"] == 1 and s["llm_format_retries"] == 2 and s["llm_calls"] == 3
+
+
+def test_fenced_json_from_a_server_without_schema_support_is_accepted(scripted, make_client):
+    srv = scripted([reply('Sure:\n```json\n{"answer": "Shakespeare"}\n```')])
+    assert make_client(srv.base_url).chat_json(MSGS, SCHEMA) == {"answer": "Shakespeare"}
+
+
+def test_timeout_is_a_clear_counted_error(scripted, make_client):
+    srv = scripted([slow(3.0)])
+    llm = make_client(srv.base_url, timeout=0.5)
+    with pytest.raises(LLMTimeoutError, match=r"did not answer within 0.5 s"):
+        llm.chat(MSGS)
+    assert llm.stats_dict()["llm_timeouts"] == 1
+
+
+def test_unreachable_server_names_the_url(closed_port_url, make_client):
+    llm = make_client(closed_port_url, name="server")
+    with pytest.raises(LLMUnavailableError) as exc:
+        llm.chat(MSGS)
+    assert f"LLM server at {closed_port_url} is not reachable" in str(exc.value)
+    assert "llm.base_url" in str(exc.value)
+
+
+def test_rate_limit_backs_off_then_succeeds(scripted, make_client):
+    srv = scripted([error(429, "slow down"), error(429, "slow down"), reply('{"answer": "ok"}')])
+    llm = make_client(srv.base_url, transient_retries=3, backoff_s=0.01)
+    assert llm.chat_json(MSGS, SCHEMA) == {"answer": "ok"}
+    assert llm.stats_dict()["llm_rate_limited"] == 2 and len(srv.requests) == 3
+
+
+def test_rate_limit_exhaustion_raises(scripted, make_client):
+    srv = scripted([error(429, "slow down")] * 3)
+    llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.01)
+    with pytest.raises(LLMRateLimitError, match="after 3 attempt"):
+        llm.chat(MSGS)
+
+
+def test_llama_cpp_context_overflow_is_recognised(scripted, make_client):
+    srv = scripted([error(400, "the request exceeds the available context size, try increasing it",
+                          code="exceed_context_size_error")])
+    llm = make_client(srv.base_url)
+    with pytest.raises(LLMContextOverflowError):
+        llm.chat(MSGS)
+    assert llm.stats_dict()["llm_context_overflows"] == 1
+
+
+def test_other_bad_requests_are_not_mistaken_for_overflow(scripted, make_client):
+    srv = scripted([error(400, "unknown field 'foo'")])
+    with pytest.raises(HopbenchError, match="rejected the request") as exc:
+        make_client(srv.base_url).chat(MSGS)
+    assert not isinstance(exc.value, LLMContextOverflowError)
+
+
+def test_invalid_schema_is_refused_before_any_request(scripted, make_client):
+    srv = scripted([])
+    with pytest.raises(HopbenchError, match="JSON schema 'bad' is invalid"):
+        make_client(srv.base_url).chat(MSGS, schema={"type": "nonsense"}, schema_name="bad")
+    assert srv.requests == []
