@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.graphdb.export import ENTITY_INDEX, PASSAGE_INDEX, ensure_exported, export_key, stored_export_key
+from hopbench.graphdb.export import (
+    ENTITY_INDEX,
+    PASSAGE_INDEX,
+    ensure_exported,
+    export_key,
+    stored_export_key,
+)
 
 pytestmark = pytest.mark.neo4j
 
