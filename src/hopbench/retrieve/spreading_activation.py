@@ -53,8 +53,10 @@ class SpreadingActivationRetriever(Retriever):
         rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
-    def seeds(self, question) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
-        mentions = rules.question_mentions(question.text)
+    def seeds(self, question, mentions: list[str] | None = None
+              ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
+        if mentions is None:
+            mentions = rules.question_mentions(question.text)
         idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
                                                   self.desc_emb, self.seed_fallback_k)
         return mentions, idx, act, detail
@@ -98,7 +100,9 @@ class SpreadingActivationRetriever(Retriever):
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """Same results as `retrieve` per question, all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
-        seeds = [self.seeds(q) for q in questions]
+        all_mentions = rules.question_mentions_batch([q.text for q in questions])
+        self.vectors.warm([m for ms in all_mentions for m in ms])  # one encoder call for the batch
+        seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
         gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
         res = spreading_activation_batch(self.adjacency, [(s[1], s[2]) for s in seeds], gates,
                                          decay=self.decay, steps=self.depth, threshold=self.threshold)
