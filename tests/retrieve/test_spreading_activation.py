@@ -74,3 +74,16 @@ def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
             assert [a for _, a in b.trace["activations"]] == pytest.approx(
                 [a for _, a in one.trace["activations"]], rel=1e-12)
             assert [p["nodes"] for p in b.trace["paths"]] == [p["nodes"] for p in one.trace["paths"]]
+
+
+def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub):
+    from .conftest import ScriptedLLM
+
+    services.llm = ScriptedLLM({"keywords": ["Journal of Psychotherapy Integration", "president"]})
+    r = SpreadingActivationRetriever(mentions="llm", llm_name="local")
+    assert r.needs_llm
+    r.prepare(musique_kg, services)
+    got = r.retrieve(musique_sub.questions[0], 5)
+    assert got.trace["mentions"] == ["journal of psychotherapy integration", "president"]
+    assert got.trace["seeds"][0] == {"entity": "e:journal of psychotherapy integration", "activation": 1.0,
+                                     "mention": "journal of psychotherapy integration", "match": "exact"}
