@@ -108,3 +108,8 @@ def test_top_paths_by_hand():
 
 def test_fallback_k():
     assert [rules.fallback_k(n) for n in (1, 2, 3, 5, 6, 12)] == [5, 2, 1, 1, 1, 1]
+
+
+def test_batch_mentions_equal_one_by_one():
+    texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
+    assert rules.question_mentions_batch(texts) == [rules.question_mentions(t) for t in texts]

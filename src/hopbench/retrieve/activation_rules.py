@@ -55,6 +55,16 @@ def question_mentions(text: str, nlp=None) -> list[str]:
     return dedupe_mentions([e.text for e in doc.ents] + [c.text for c in doc.noun_chunks])
 
 
+def question_mentions_batch(texts: Sequence[str], nlp=None, batch_size: int = 64) -> list[list[str]]:
+    """`question_mentions` for many questions through one `nlp.pipe` (same output, faster)."""
+    if nlp is None:
+        from hopbench.kg.spacy_extractor import _load_pipeline
+
+        nlp = _load_pipeline(SPACY_MODEL)
+    return [dedupe_mentions([e.text for e in d.ents] + [c.text for c in d.noun_chunks])
+            for d in nlp.pipe(list(texts), batch_size=batch_size)]
+
+
 def dedupe_mentions(surface_forms: Sequence[str]) -> list[str]:
     """normalize_name each form, drop empty ones, keep the first of duplicates."""
     out: list[str] = []

@@ -40,7 +40,11 @@ from hopbench.retrieve.graph_common import (
     resolve_llm_switch,
     to_retrieval,
 )
-from hopbench.retrieve.kernels import personalized_pagerank, personalized_pagerank_batch, prepare_ppr
+from hopbench.retrieve.kernels import (
+    personalized_pagerank,
+    personalized_pagerank_batch,
+    prepare_ppr,
+)
 
 log = logging.getLogger(__name__)
 

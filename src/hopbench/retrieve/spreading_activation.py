@@ -14,7 +14,12 @@ from hopbench.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import TextVectors, check_graph_matches, to_retrieval
+from hopbench.retrieve.graph_common import (
+    TextVectors,
+    check_graph_matches,
+    resolve_llm_switch,
+    to_retrieval,
+)
 from hopbench.retrieve.kernels import (
     semantic_gate,
     spreading_activation,
@@ -33,7 +38,8 @@ class SpreadingActivationRetriever(Retriever):
     def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
                  gate: bool = True, seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
                  top_paths: int = rules.TOP_PATHS, path_max_hops: int = rules.PATH_MAX_HOPS,
-                 path_budget: int = 200_000) -> None:
+                 path_budget: int = 200_000, mentions: str = "spacy", llm_name: str | None = None
+                 ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
         if depth < 0:
@@ -41,6 +47,12 @@ class SpreadingActivationRetriever(Retriever):
         self.decay, self.depth, self.threshold, self.gate = decay, int(depth), threshold, bool(gate)
         self.seed_fallback_k = seed_fallback_k
         self.top_paths, self.path_max_hops, self.path_budget = top_paths, path_max_hops, path_budget
+        if mentions not in ("spacy", "llm"):
+            raise HopbenchError(f"retriever.mentions must be spacy or llm, got {mentions!r}")
+        if mentions == "llm":
+            resolve_llm_switch(True, llm_name, "mentions", "spreading_activation")
+        self.mentions = mentions
+        self.needs_llm = mentions == "llm"
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
@@ -53,11 +65,22 @@ class SpreadingActivationRetriever(Retriever):
         rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
-    def seeds(self, question) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
-        mentions = rules.question_mentions(question.text)
+    def seeds(self, question, mentions: list[str] | None = None
+              ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
+        if mentions is None:
+            mentions = (self._llm_mentions(question) if self.mentions == "llm"
+                        else rules.question_mentions(question.text))
         idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
                                                   self.desc_emb, self.seed_fallback_k)
         return mentions, idx, act, detail
+
+    def _llm_mentions(self, question) -> list[str]:
+        """QASA's own seeding: the LLM names the question's entities (normalised like spaCy's)."""
+        from hopbench.llm.prompts import keywords as kw
+
+        reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
+                                            schema_name=kw.SCHEMA_NAME, max_tokens=96)
+        return rules.dedupe_mentions(reply["keywords"])
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
         return semantic_gate(self.desc_emb, q_emb) if self.gate else None
@@ -98,7 +121,10 @@ class SpreadingActivationRetriever(Retriever):
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """Same results as `retrieve` per question, all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
-        seeds = [self.seeds(q) for q in questions]
+        all_mentions = ([self._llm_mentions(q) for q in questions] if self.mentions == "llm"
+                        else rules.question_mentions_batch([q.text for q in questions]))
+        self.vectors.warm([m for ms in all_mentions for m in ms])  # one encoder call for the batch
+        seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
         gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
         res = spreading_activation_batch(self.adjacency, [(s[1], s[2]) for s in seeds], gates,
                                          decay=self.decay, steps=self.depth, threshold=self.threshold)
