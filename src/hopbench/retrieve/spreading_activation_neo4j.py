@@ -41,7 +41,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
 
     def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
                  gate: bool = True, form: str = "apoc", seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
-                 vector_candidates: int = 50, vector_rerank_margin: int = 10,
+                 vector_candidates: int = 100, vector_rerank_margin: int = 10,
                  dense_candidates: int = 100,
                  export_batch_size: int = 1000) -> None:
         if not 0.0 < decay <= 1.0:
