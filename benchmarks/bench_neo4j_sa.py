@@ -1,7 +1,7 @@
 """Spreading activation inside Neo4j (one Cypher query) vs in memory, and the gate's effect.
 
     HOPBENCH_NEO4J_PORT=17688 nice python benchmarks/bench_neo4j_sa.py \
-        [--datasets musique,2wiki] [--limit-2wiki 200] [--depth 3] [--cache-dir DIR]
+        [--datasets musique,2wiki]  (2wiki needs its 6,119-passage graph built first) [--limit-2wiki 200] [--depth 3] [--cache-dir DIR]
 
 Needs a running server (`make neo4j-up`, port from HOPBENCH_NEO4J_PORT) and builds the graphs
 on first use (cached by content hash). Per dataset graph:
