@@ -145,7 +145,7 @@ def markdown(results, cmd, env) -> str:
         for c in r["configs"]:
             q, m = c["neo4j_query_ms"], c["in_memory_ms"]
             lines.append(f"| {'on' if c['gate'] else 'off'} | {c['form']} | {pct(q, 50):.1f} | {pct(q, 95):.1f} | "
-                         f"{np.mean(q):.1f} | {pct(m, 50):.2f} | {pct(m, 95):.2f} | {pct(q, 50) / pct(m, 50):.0f}x | "
+                         f"{np.mean(q):.1f} | {pct(m, 50):.2f} | {pct(m, 95):.2f} | {pct(q, 50) / pct(m, 50):.2f}x | "
                          f"{pct(c['mentions_ms'], 50):.1f} | {np.mean(c['activated']):.0f} | "
                          f"{c['top10_agree']}/{len(q)} |")
         lines += ["", "| form | gate speed-up in Neo4j: median per question (ungated / gated) | ratio of means | "
