@@ -125,7 +125,9 @@ def execute(cfg: DictConfig) -> dict:
              len(done), len(todo))
 
     encoder = build_encoder(cfg)
-    services = Services(dataset=dataset, encoder=encoder, llm=llm)
+    graphdb = (OmegaConf.to_container(cfg.graphdb, resolve=True)
+               if retriever.needs_graphdb and "graphdb" in cfg else None)
+    services = Services(dataset=dataset, encoder=encoder, llm=llm, graphdb=graphdb)
     kg = None
     if retriever.needs_graph:
         from hopbench.kg import load_or_build
@@ -162,6 +164,8 @@ def execute(cfg: DictConfig) -> dict:
             done.append(row)
     finally:
         store.close()
+        if hasattr(retriever, "close"):
+            retriever.close()
 
     metrics = aggregate(done)
     metrics.update({
@@ -172,6 +176,8 @@ def execute(cfg: DictConfig) -> dict:
         "wall_seconds": time.perf_counter() - t0,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     })
+    if retriever.needs_graphdb:  # questions whose database query timed out (dense ranking instead)
+        metrics["n_query_timeouts"] = sum(1 for r in done if (r.get("trace") or {}).get("query_timeout"))
     if llm is not None:
         metrics.update(llm.stats_dict())
     store.write_metrics(metrics)

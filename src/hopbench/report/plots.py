@@ -22,7 +22,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from hopbench.atomic import atomic_path  # noqa: E402
 
 RECALL_KS = (1, 2, 5, 10)
-SWEEP_PARAMS = ("depth", "decay")
+SWEEP_PARAMS = ("depth", "decay", "damping")
 MAX_LINES = 8
 
 

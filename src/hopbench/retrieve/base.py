@@ -25,6 +25,7 @@ class Services:
     dataset: Dataset
     encoder: Encoder
     llm: Any = None
+    graphdb: Any = None  # the `graphdb` settings (mapping) for retrievers that run in Neo4j
     _passage_emb: np.ndarray | None = None
     _query_emb: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -57,6 +58,7 @@ class Retriever:
 
     needs_graph: bool = False
     needs_llm: bool = False
+    needs_graphdb: bool = False  # True: prepare() connects to the server in `services.graphdb`
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -1,0 +1,224 @@
+"""The graph retrievers on a real knowledge graph: per-query latency, PPR against igraph prpack
+and networkx with the same graph and resets, batched throughput.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py \
+        [--dataset 2wikimultihopqa] [--questions 200] [--nx-questions 10]
+
+1. Per-query latency (wall p50/p95 and CPU p50) of `retrieve()` for every graph retriever and
+   dense, on the same questions, after a warm-up. For spreading activation the parts are
+   timed too: mentions (spaCy on the question), seeds (mention vectors + matching),
+   propagation (the kernel) and ranking/paths, since spaCy dominates the total.
+2. PPR: the HippoRAG 2 reset vectors of the same questions, solved by ours, by igraph's prpack
+   (what HippoRAG calls) and by networkx (first --nx-questions), on the same (E+P) graph with
+   HippoRAG's effective weights; top-10 passage rankings compared.
+3. Batched throughput: `retrieve_batch` (64 questions a call) against the one-by-one loop, for
+   hipporag and spreading activation (questions/s, seeding included).
+
+The graph is built (or loaded) exactly as `python -m hopbench.run dataset=...` does, from the
+same cache. Results: benchmarks/results/retrievers_<dataset>.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_kernels import igraph_from_csr, igraph_ppr, nx_ppr, stats_ms, time_calls, topk_agree  # noqa: E402
+from hydra import compose, initialize_config_dir  # noqa: E402
+
+from hopbench.atomic import write_json, write_text  # noqa: E402
+from hopbench.kg import load_or_build  # noqa: E402
+from hopbench.retrieve import activation_rules as rules  # noqa: E402
+from hopbench.retrieve.base import Services  # noqa: E402
+from hopbench.retrieve.kernels import personalized_pagerank, spreading_activation  # noqa: E402
+from hopbench.run import CONFIG_DIR, build_dataset, build_encoder, build_retriever  # noqa: E402
+
+RETRIEVERS = ["dense", "hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
+              "flow_diffusion", "flow_diffusion_code"]
+
+
+def compose_cfg(dataset: str, retriever: str, extra=()):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        return compose("config", overrides=[f"dataset={dataset}", f"retriever={retriever}",
+                                            "progress=false", "llm=none", *extra])
+
+
+def load_avg() -> str:
+    return "%.1f %.1f %.1f" % os.getloadavg()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dataset", default="2wikimultihopqa")
+    ap.add_argument("--questions", type=int, default=200)
+    ap.add_argument("--nx-questions", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=64)
+    args = ap.parse_args()
+
+    cfg = compose_cfg(args.dataset, "dense")
+    dataset = build_dataset(cfg)
+    encoder = build_encoder(cfg)
+    t = time.perf_counter()
+    kg = load_or_build(dataset, cfg.graph, encoder=encoder, cache_dir=cfg.paths.cache_dir)
+    load_s = time.perf_counter() - t
+    services = Services(dataset=dataset, encoder=encoder)
+    qs = dataset.questions[:args.questions]
+    services.encode_questions(qs)
+    _ = services.passage_embeddings
+    out = {"dataset": args.dataset, "questions": len(qs), "entities": kg.n_entities,
+           "passages": kg.n_passages, "facts": kg.n_facts,
+           "relation_edges": int(kg.relation.nnz // 2), "graph_load_s": load_s,
+           "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load_before": load_avg(),
+           "python": platform.python_version(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")}
+    print(f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages, {kg.n_facts} facts; "
+          f"{len(qs)} questions [load {load_avg()}]", flush=True)
+
+    # ---- 1. per-query latency of every retriever
+    latency, retrievers = {}, {}
+    for name in RETRIEVERS:
+        r = build_retriever(compose_cfg(args.dataset, name))
+        t = time.perf_counter()
+        r.prepare(kg, services)
+        prep = time.perf_counter() - t
+        for q in qs[:3]:
+            r.retrieve(q, 10)
+        tm = time_calls(lambda q, r=r: r.retrieve(q, 10), [(q,) for q in qs])
+        latency[name] = {**stats_ms(tm), "prepare_s": prep}
+        retrievers[name] = r
+        print(f"  {name:30s} p50 {latency[name]['p50_ms']:8.2f} ms  p95 {latency[name]['p95_ms']:8.2f} ms"
+              f"  (prepare {prep:.1f}s) [load {load_avg()}]", flush=True)
+    out["latency"] = latency
+
+    # spreading activation by part
+    sa = retrievers["spreading_activation"]
+    parts = {"mentions": [], "seeds": [], "propagate": [], "propagate_ungated": [], "rank_and_paths": []}
+    n_act = []
+    for q in qs:
+        q_emb = services.query_embedding(q)
+        t0 = time.perf_counter()
+        mentions = rules.question_mentions(q.text)
+        t1 = time.perf_counter()
+        idx, act, detail = rules.seed_activations(mentions, kg.entity_index, sa.vectors, sa.desc_emb)
+        t2 = time.perf_counter()
+        res = spreading_activation(sa.adjacency, idx, act, sa.gate_vector(q_emb))
+        t3 = time.perf_counter()
+        spreading_activation(sa.adjacency, idx, act, None)
+        t4 = time.perf_counter()
+        sa._finish(q, q_emb, mentions, idx, detail, res.activation, res.activated, 10)
+        t5 = time.perf_counter()
+        for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            parts[key].append(dt)
+        n_act.append(int(res.activated.sum()))
+    out["spreading_activation_parts"] = {k: stats_ms(np.array(v)) for k, v in parts.items()}
+    out["spreading_activation_parts"]["mean_activated"] = float(np.mean(n_act))
+
+    # ---- 2. PPR: ours vs igraph prpack vs networkx, same graph and resets
+    hr = retrievers["hipporag"]
+    resets = [rv for rv, _, _ in (hr.reset_vector(q) for q in qs) if rv is not None]
+    adj = hr.adjacency
+    E = kg.n_entities
+    g_ig = igraph_from_csr(adj)
+    import networkx as nx
+
+    g_nx = nx.from_scipy_sparse_array(adj, edge_attribute="weight")
+    personalized_pagerank(hr.ppr, resets[0])
+    igraph_ppr(g_ig, resets[0])
+    ours_t = time_calls(lambda r: personalized_pagerank(hr.ppr, r, damping=0.5), [(r,) for r in resets])
+    ig_t = time_calls(lambda r: igraph_ppr(g_ig, r), [(r,) for r in resets])
+    nx_t = time_calls(lambda r: nx_ppr(g_nx, r), [(r,) for r in resets[:args.nx_questions]])
+    agree_ig = agree_nx = 0
+    diff_ig = diff_nx = 0.0
+    for i, r in enumerate(resets):
+        ours = personalized_pagerank(hr.ppr, r, damping=0.5)
+        ref = igraph_ppr(g_ig, r)
+        diff_ig = max(diff_ig, float(np.abs(ours - ref).max()))
+        agree_ig += topk_agree(ours[E:], ref[E:], 10)
+        if i < args.nx_questions:
+            refn = nx_ppr(g_nx, r)
+            diff_nx = max(diff_nx, float(np.abs(ours - refn).max()))
+            agree_nx += topk_agree(ours[E:], refn[E:], 10)
+    out["ppr"] = {"ours": stats_ms(ours_t), "igraph_prpack": stats_ms(ig_t), "networkx": stats_ms(nx_t),
+                  "ratio_igraph_over_ours_p50": float(np.median(ig_t) / np.median(ours_t)),
+                  "cpu_ratio_igraph_over_ours_p50": float(np.median(ig_t.cpu) / np.median(ours_t.cpu)),
+                  "ratio_networkx_over_ours_p50": float(np.median(nx_t) / np.median(ours_t)),
+                  "top10_identical_igraph": f"{agree_ig}/{len(resets)}",
+                  "top10_identical_networkx": f"{agree_nx}/{min(len(resets), args.nx_questions)}",
+                  "max_abs_diff_igraph": diff_ig, "max_abs_diff_networkx": diff_nx,
+                  "nodes": int(adj.shape[0]), "undirected_edges": int((adj.nnz + adj.diagonal().astype(bool).sum()) // 2)}
+    print(f"  PPR ours p50 {out['ppr']['ours']['p50_ms']:.2f} ms, igraph {out['ppr']['igraph_prpack']['p50_ms']:.2f} ms, "
+          f"networkx {out['ppr']['networkx']['p50_ms']:.1f} ms; top10 identical igraph {agree_ig}/{len(resets)} "
+          f"networkx {out['ppr']['top10_identical_networkx']} [load {load_avg()}]", flush=True)
+
+    # ---- 3. batched throughput (seeding included) vs one by one
+    batched = {}
+    for name in ("hipporag", "spreading_activation", "spreading_activation_nogate"):
+        r = retrievers[name]
+        t = time.perf_counter()
+        for q in qs:
+            r.retrieve(q, 10)
+        single = len(qs) / (time.perf_counter() - t)
+        t = time.perf_counter()
+        for s in range(0, len(qs), args.batch):
+            r.retrieve_batch(qs[s:s + args.batch], 10)
+        batch = len(qs) / (time.perf_counter() - t)
+        same = all(a.passage_ids == b.passage_ids
+                   for a, b in zip(r.retrieve_batch(qs[:args.batch], 10), (r.retrieve(q, 10) for q in qs[:args.batch])))
+        batched[name] = {"single_q_per_s": single, "batched_q_per_s": batch, "batch": args.batch,
+                         "same_rankings": same}
+        print(f"  {name}: single {single:.1f} q/s, batched {batch:.1f} q/s, same rankings {same}", flush=True)
+    out["batched"] = batched
+    out["load_after"] = load_avg()
+
+    res_dir = REPO / "benchmarks" / "results"
+    write_json(res_dir / f"retrievers_{args.dataset}.json", out)
+    write_text(res_dir / f"retrievers_{args.dataset}.md", render(out))
+    print(render(out))
+
+
+def render(o: dict) -> str:
+    cmd = (f"OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py "
+           f"--dataset {o['dataset']} --questions {o['questions']}")
+    lines = [f"# Retriever benchmark: {o['dataset']}", "",
+             f"`{cmd}` ({o['started']}, 2 shared cores, load {o['load_before']} -> {o['load_after']}, "
+             f"OMP_NUM_THREADS={o['OMP_NUM_THREADS']})", "",
+             f"Graph: {o['entities']} entities, {o['passages']} passages, {o['facts']} facts, "
+             f"{o['relation_edges']} relation edges; loaded in {o['graph_load_s']:.1f} s. "
+             f"{o['questions']} questions.", "",
+             "## Per-query latency of `retrieve()` (top 10)", "",
+             "| retriever | p50 ms | p95 ms | CPU p50 ms | prepare s |", "|---|---|---|---|---|"]
+    for name, s in o["latency"].items():
+        lines.append(f"| {name} | {s['p50_ms']:.2f} | {s['p95_ms']:.2f} | {s.get('cpu_p50_ms', 0):.2f} | {s['prepare_s']:.1f} |")
+    p = o["spreading_activation_parts"]
+    lines += ["", f"Spreading activation by part (mean activated entities {p['mean_activated']:.0f}):", "",
+              "| part | p50 ms | p95 ms |", "|---|---|---|"]
+    for k, v in p.items():
+        if isinstance(v, dict):
+            lines.append(f"| {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} |")
+    q = o["ppr"]
+    lines += ["", f"## PPR on the HippoRAG graph ({q['nodes']} nodes), same resets", "",
+              "| solver | p50 ms | p95 ms | CPU p50 ms | n |", "|---|---|---|---|---|"]
+    for k in ("ours", "igraph_prpack", "networkx"):
+        lines.append(f"| {k} | {q[k]['p50_ms']:.2f} | {q[k]['p95_ms']:.2f} | {q[k].get('cpu_p50_ms', 0):.2f} | {q[k]['n']} |")
+    lines += ["", f"- igraph/ours p50 wall {q['ratio_igraph_over_ours_p50']:.2f}x, CPU {q['cpu_ratio_igraph_over_ours_p50']:.2f}x; "
+              f"networkx/ours {q['ratio_networkx_over_ours_p50']:.0f}x",
+              f"- top-10 passages identical: igraph {q['top10_identical_igraph']}, networkx {q['top10_identical_networkx']}; "
+              f"max |ours - igraph| {q['max_abs_diff_igraph']:.2e}, max |ours - networkx| {q['max_abs_diff_networkx']:.2e}",
+              "", "## Batched throughput (seeding included)", "",
+              "| retriever | one by one q/s | batched q/s | batch | same rankings |", "|---|---|---|---|---|"]
+    for k, v in o["batched"].items():
+        lines.append(f"| {k} | {v['single_q_per_s']:.1f} | {v['batched_q_per_s']:.1f} | {v['batch']} | {v['same_rankings']} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

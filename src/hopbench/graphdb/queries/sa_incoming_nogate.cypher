@@ -1,0 +1,2 @@
+    // the ungated ablation: no cosine factor
+    WITH dst, s * $decay AS incoming

@@ -1,0 +1,11 @@
+// Passages (activation_rules rule 4), then the result row.
+CALL (ids, acts) {
+    UNWIND range(0, size(ids) - 1) AS k
+    MATCH (e:Entity {idx: ids[k]})<-[:MENTIONS]-(p:Passage)
+    WITH p, ids[k] AS ei, acts[k] AS a
+    ORDER BY ei
+    WITH p, collect(a) AS parts
+{{RANK}}
+}
+{{FILL}}
+RETURN seed_ids, seed_acts, ids, acts, scored + fill AS ranked

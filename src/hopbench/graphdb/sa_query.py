@@ -1,0 +1,47 @@
+"""Assemble the one-round-trip spreading-activation Cypher from the templates in `queries/`.
+
+The query is seeds -> `depth` copies of the propagation block -> passage ranking, as in the QASA
+reference (`qasa_retriever.py` concatenates its propagation block ``max_steps`` times). Two
+forms compute the same numbers:
+
+* ``apoc``: the paper's form; the state is one map (``apoc.map.fromPairs`` / ``apoc.map.merge``);
+* ``portable``: plain Cypher for servers without APOC; the state is two lists sorted by
+  entity index, looked up by binary search and merged by an ordered aggregation.
+
+Only fixed fragments of this package are pasted together; everything that comes from the
+question (mention names, vectors) or the configuration (decay, threshold, k) is a parameter.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from hopbench.errors import HopbenchError
+
+FORMS = ("apoc", "portable")
+
+
+@cache
+def template(name: str) -> str:
+    """The text of `queries/<name>.cypher` (package data)."""
+    return (resources.files("hopbench.graphdb") / "queries" / f"{name}.cypher").read_text(encoding="utf-8")
+
+
+def spreading_activation_query(form: str = "apoc", depth: int = 3, gate: bool = True) -> str:
+    """The full query for `form`, `depth` propagation steps, with or without the semantic gate.
+
+    Parameters it expects: mentions [{name, emb}], k_per_mention, vector_candidates, vector_rerank,
+    qe, qe_norm,
+    decay, threshold, k, dense_candidates, and for the portable form search_steps.
+    """
+    if form not in FORMS:
+        raise HopbenchError(f"retriever.form must be one of {', '.join(FORMS)}, got {form!r}")
+    if not isinstance(depth, int) or depth < 0:
+        raise HopbenchError(f"retriever.depth must be an integer >= 0, got {depth!r}")
+    incoming = template("sa_incoming_gate" if gate else "sa_incoming_nogate").rstrip("\n")
+    step = template(f"sa_step_{form}").replace("{{INCOMING}}", incoming)
+    rank = (template(f"sa_rank_{form}")
+            .replace("{{RANK}}", template("sa_rank_scored").rstrip("\n"))
+            .replace("{{FILL}}", template("sa_rank_fill").rstrip("\n")))
+    return "\n".join([template("sa_seeds"), template(f"sa_init_{form}"), *([step] * depth), rank])

@@ -1,0 +1,154 @@
+"""QAFD flow diffusion retriever (methods.md §2) on the shared graph, entities and passages.
+
+Paper defaults (``variant: paper``, configs/retriever/flow_diffusion.yaml): Hybrid weights
+w̄ = H_uv·(1 + ¼(s_u + s_v)) with s = cos(node, question), T_v = deg(v), source mass
+α·ΣT with α = 50 split evenly over N = 40 seeds. Seeds (Algorithm 1): score(v) =
+max_i cos(h(w_i), h(v)) over the entities, w_i the question keywords: from the LLM when one
+is configured (`keywords: auto`), else the question mentions (`activation_rules.
+question_mentions`), else the question itself; the N best are the seeds.
+
+Code defaults (``variant: code``, flow_diffusion_code.yaml; QAFD-RAG's HippoRAG pipeline):
+HippoRAG 2's seeds (fact filter, phrase weights, 0.05 x dense on passages) on the HippoRAG
+graph weights, α = 2, the kernel's "code" variant (product weights on (cos+1)/2, ΣT = 10,
+warm start, step 0.2).
+
+With α >= 1 the problem has no finite optimum (the source mass exceeds the capacity), so
+both stop after `max_pushes` node-pushes (the QAFD code's ``max_iterations = 500``); the
+trace records `converged` (the ε rule met) and the pushes used. Passage score = x at the
+passage node; passages with equal x (typically 0: not reached) follow by dense cosine.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from hopbench.errors import HopbenchError
+from hopbench.kg.graph import entity_node_id
+from hopbench.retrieve.activation_rules import question_mentions
+from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.graph_common import (
+    TextVectors,
+    check_graph_matches,
+    order_by,
+    resolve_llm_switch,
+    to_retrieval,
+)
+from hopbench.retrieve.hipporag import HippoRAGRetriever
+from hopbench.retrieve.kernels import QAFD_VARIANTS, node_query_cosine, qafd
+
+log = logging.getLogger(__name__)
+
+SEEDINGS = ("keywords", "hipporag")
+NODE_EMBEDDINGS = ("description", "name")
+
+
+def keyword_seeds(keyword_vecs: np.ndarray, entity_emb: np.ndarray, n_seeds: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """QAFD Algorithm 1: score(v) = max_i cos(w_i, v); the n_seeds best entities (ties by index)."""
+    score = (np.asarray(entity_emb, dtype=np.float64) @ np.asarray(keyword_vecs, dtype=np.float64).T).max(axis=1)
+    top = np.lexsort((np.arange(len(score)), -score))[:n_seeds]
+    return top, score[top]
+
+
+class FlowDiffusionRetriever(Retriever):
+    """Query-aware flow diffusion from seed entities; passages ranked by x (see module docstring)."""
+
+    needs_graph = True
+
+    def __init__(self, *, variant: str = "paper", alpha: float = 50.0, n_seeds: int = 40,
+                 epsilon: float = 0.01, max_pushes: int | None = 500, seeding: str = "keywords",
+                 keywords="auto", llm_name: str | None = None, node_embedding: str = "description",
+                 relation_weight: float = 1.0, synonym_weight: float = 1.0, context_weight: float = 1.0,
+                 uniform_seed_mass: bool = True, passage_node_weight: float = 0.05,
+                 linking_top_k: int = 5, top_phrases: int = 5, filter="auto") -> None:
+        if variant not in QAFD_VARIANTS:
+            raise HopbenchError(f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}")
+        if seeding not in SEEDINGS:
+            raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
+        if node_embedding not in NODE_EMBEDDINGS:
+            raise HopbenchError(f"retriever.node_embedding must be one of {NODE_EMBEDDINGS}")
+        if alpha >= 1 and max_pushes is None:
+            raise HopbenchError(f"retriever.alpha={alpha} puts more mass in than the graph can absorb, so "
+                                "the push loop never meets ε: set retriever.max_pushes (code: 500)")
+        self.variant, self.alpha, self.n_seeds, self.epsilon = variant, alpha, n_seeds, epsilon
+        self.max_pushes, self.seeding, self.node_embedding = max_pushes, seeding, node_embedding
+        self.weights = (relation_weight, synonym_weight, context_weight)
+        self.uniform_seed_mass = uniform_seed_mass
+        self.use_keywords_llm = seeding == "keywords" and resolve_llm_switch(
+            keywords, llm_name, "keywords", "flow_diffusion")
+        self._hippo = None
+        if seeding == "hipporag":
+            self._hippo = HippoRAGRetriever(passage_node_weight=passage_node_weight,
+                                            linking_top_k=linking_top_k, top_phrases=top_phrases,
+                                            filter=filter, llm_name=llm_name,
+                                            relation_weight=relation_weight,
+                                            synonym_weight=synonym_weight, context_weight=context_weight)
+        self.needs_llm = self.use_keywords_llm or (self._hippo is not None and self._hippo.needs_llm)
+
+    def prepare(self, kg, services: Services) -> None:
+        check_graph_matches(kg, services)
+        self.kg, self.services = kg, services
+        r, s, c = self.weights
+        self.adjacency = kg.adjacency(relation=r, synonym=s, context=c)
+        ent = kg.description_embeddings if self.node_embedding == "description" else kg.entity_embeddings
+        self.entity_emb = np.asarray(ent, dtype=np.float64)
+        self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
+        self.node_emb = np.concatenate([self.entity_emb, self.passage_emb])
+        self.vectors = TextVectors(services.encoder)
+        if self._hippo is not None:
+            self._hippo.prepare(kg, services)
+
+    def _keywords(self, question, trace: dict) -> list[str]:
+        if self.use_keywords_llm:
+            from hopbench.llm.errors import LLMError
+            from hopbench.llm.prompts import keywords as kw
+
+            calls: list = []
+            try:
+                reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
+                                                    schema_name=kw.SCHEMA_NAME, max_tokens=96, trace=calls)
+                words = list(dict.fromkeys(w.strip() for w in reply["keywords"] if w.strip()))
+                trace["llm_calls"] = calls
+                if words:
+                    return words
+            except LLMError as exc:
+                log.warning("keyword extraction failed (%s); using question mentions", exc)
+                trace["keywords_error"] = str(exc)
+                trace["llm_calls"] = calls
+        return question_mentions(question.text)
+
+    def seeds(self, question, trace: dict) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """(seed node indices, weights or None for an even split), or None for dense fallback."""
+        if self.seeding == "hipporag":
+            reset, _, htrace = self._hippo.reset_vector(question)
+            trace.update({k: v for k, v in htrace.items() if k not in ("seeding",)})
+            if reset is None:
+                return None
+            idx = np.flatnonzero(reset > 0)
+            return idx, reset[idx]
+        words = self._keywords(question, trace)
+        trace["keywords"] = words
+        vecs = self.vectors(words) if words else np.asarray(self.services.query_embedding(question))[None, :]
+        idx, score = keyword_seeds(vecs, self.entity_emb, self.n_seeds)
+        trace["seeds"] = [[entity_node_id(self.kg.entity_names[e]), float(s)] for e, s in zip(idx, score)]
+        return idx, None if self.uniform_seed_mass else np.maximum(score, 0.0)
+
+    def retrieve(self, question, k: int) -> Retrieval:
+        kg = self.kg
+        q_emb = np.asarray(self.services.query_embedding(question), dtype=np.float64)
+        dense = self.passage_emb @ q_emb
+        trace: dict = {"variant": self.variant, "seeding": self.seeding}
+        seeds = self.seeds(question, trace) if kg.n_entities else None
+        if seeds is None or seeds[0].size == 0:
+            trace["dense_fallback"] = True
+            return to_retrieval(kg.passage_ids, order_by(dense, dense), dense, k, trace)
+        idx, weights = seeds
+        res = qafd(self.adjacency, node_query_cosine(self.node_emb, q_emb), idx, weights,
+                   variant=self.variant, alpha=self.alpha, epsilon=self.epsilon, max_pushes=self.max_pushes)
+        x = res.x[kg.n_entities:]
+        trace.update({"dense_fallback": False, "converged": bool(res.converged), "pushes": res.pushes,
+                      "sweeps": res.sweeps, "excess": res.excess, "stuck_excess": res.stuck_excess,
+                      "support": int((res.x > 0).sum()), "passages_reached": int((x > 0).sum())})
+        return to_retrieval(kg.passage_ids, order_by(x, dense), x, k, trace)

@@ -1,0 +1,230 @@
+"""HippoRAG 2 (methods.md §1): recognition memory over facts, then Personalized PageRank.
+
+Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_entities``):
+
+1. fact scores = min-max over all facts of cos(fact embedding, question embedding); the
+   top `linking_top_k` (5) facts are the candidates;
+2. with the filter on (an LLM configured), the LLM keeps up to 4 of them
+   (`hopbench.llm.prompts.fact_filter`); if none survive (or the graph has no facts) the
+   ranking is plain dense retrieval;
+3. phrase seeds: each kept fact adds score / (number of passages mentioning the entity) to
+   its subject and to its object; each entity's sum is divided by its number of
+   occurrences (an average); only the `top_phrases` (5) heaviest entities keep their weight;
+4. every passage node gets `passage_node_weight` (0.05) x min-max(dense cosine);
+5. PPR (damping 0.5) on the undirected graph with HippoRAG's effective weights
+   (2 x fact count on relation edges, 2 x cosine on synonym edges, 1 on context edges:
+   HippoRAG adds each relation and synonym pair in both directions of an undirected graph);
+   passages ranked by their PPR score (ties by dense cosine).
+
+Variant ``seeding: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
+each question mention (`activation_rules.question_mentions`) is linked to the entity whose
+name embedding is nearest, which gets weight 1 / (number of passages mentioning it); the
+passage reset and PPR are as above. No fact step, so no LLM.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from hopbench.errors import HopbenchError
+from hopbench.kg.graph import entity_node_id
+from hopbench.retrieve.activation_rules import question_mentions
+from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.graph_common import (
+    TextVectors,
+    check_graph_matches,
+    min_max,
+    order_by,
+    resolve_llm_switch,
+    to_retrieval,
+)
+from hopbench.retrieve.kernels import (
+    personalized_pagerank,
+    personalized_pagerank_batch,
+    prepare_ppr,
+)
+
+log = logging.getLogger(__name__)
+
+SEEDINGS = ("hipporag2", "hipporag1")
+
+
+# ---- pure steps ---------------------------------------------------------------------------
+def fact_scores(fact_embeddings: np.ndarray, query_emb: np.ndarray) -> np.ndarray:
+    """min-max normalised cos(fact, question) over all facts."""
+    if len(fact_embeddings) == 0:
+        return np.zeros(0)
+    return min_max(np.asarray(fact_embeddings, dtype=np.float64) @ np.asarray(query_emb, dtype=np.float64))
+
+
+def top_facts(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k best facts, best first (ties by index)."""
+    return np.lexsort((np.arange(len(scores)), -scores))[:k]
+
+
+def phrase_seed_weights(facts: np.ndarray, scores: np.ndarray, fact_subject: np.ndarray,
+                        fact_object: np.ndarray, passage_counts: np.ndarray, top_phrases: int
+                        ) -> np.ndarray:
+    """(E,) entity reset weights from the kept facts (step 3 of the module docstring)."""
+    n = len(passage_counts)
+    w = np.zeros(n)
+    occurs = np.zeros(n)
+    for f in facts:
+        for e in (int(fact_subject[f]), int(fact_object[f])):
+            c = passage_counts[e]
+            w[e] += scores[f] / c if c > 0 else scores[f]
+            occurs[e] += 1
+    hit = occurs > 0
+    w[hit] /= occurs[hit]
+    if top_phrases and np.count_nonzero(w) > top_phrases:
+        keep = np.lexsort((np.arange(n), -w))[:top_phrases]
+        mask = np.zeros(n, dtype=bool)
+        mask[keep] = True
+        w[~mask] = 0.0
+    return w
+
+
+def specificity_seed_weights(mention_vecs: np.ndarray, entity_embeddings: np.ndarray,
+                             passage_counts: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """HippoRAG 1: each mention -> nearest entity by name embedding, weight 1/|passages(e)|."""
+    w = np.zeros(len(passage_counts))
+    linked: list[int] = []
+    if len(mention_vecs) == 0 or len(entity_embeddings) == 0:
+        return w, linked
+    cos = np.asarray(entity_embeddings, dtype=np.float64) @ np.asarray(mention_vecs, dtype=np.float64).T
+    for j in range(cos.shape[1]):
+        e = int(np.argmax(cos[:, j]))
+        c = passage_counts[e]
+        w[e] = 1.0 / c if c > 0 else 1.0
+        linked.append(e)
+    return w, linked
+
+
+def passage_reset(dense_cos: np.ndarray, passage_node_weight: float) -> np.ndarray:
+    """Every passage node: passage_node_weight x min-max(dense cosine)."""
+    return passage_node_weight * min_max(dense_cos)
+
+
+# ---- the retriever ------------------------------------------------------------------------
+class HippoRAGRetriever(Retriever):
+    """HippoRAG 2 retrieval on the shared graph (see module docstring)."""
+
+    needs_graph = True
+
+    def __init__(self, *, damping: float = 0.5, linking_top_k: int = 5, top_phrases: int = 5,
+                 passage_node_weight: float = 0.05, filter="auto", llm_name: str | None = None,
+                 seeding: str = "hipporag2", relation_weight: float = 2.0, synonym_weight: float = 2.0,
+                 context_weight: float = 1.0, ppr_tol: float = 1e-10) -> None:
+        if seeding not in SEEDINGS:
+            raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
+        if not 0.0 <= damping < 1.0:
+            raise HopbenchError(f"retriever.damping must be in [0, 1), got {damping}")
+        self.damping = damping
+        self.linking_top_k = linking_top_k
+        self.top_phrases = top_phrases
+        self.passage_node_weight = passage_node_weight
+        self.seeding = seeding
+        self.use_filter = seeding == "hipporag2" and resolve_llm_switch(filter, llm_name, "filter", "hipporag")
+        self.needs_llm = self.use_filter
+        self.weights = (relation_weight, synonym_weight, context_weight)
+        self.ppr_tol = ppr_tol
+
+    def prepare(self, kg, services: Services) -> None:
+        check_graph_matches(kg, services)
+        self.kg, self.services = kg, services
+        self.llm = services.llm if self.use_filter else None
+        r, s, c = self.weights
+        self.adjacency = kg.adjacency(relation=r, synonym=s, context=c)
+        self.ppr = prepare_ppr(self.adjacency)
+        self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
+        self.passage_counts = kg.entity_passage_counts()
+        self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
+        self.vectors = TextVectors(services.encoder)
+        self.E = kg.n_entities
+
+    # -- seeds -----------------------------------------------------------------------------
+    def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
+        from hopbench.llm.errors import LLMError
+        from hopbench.llm.prompts import fact_filter
+
+        triples = [self.kg.fact_triple(int(f)) for f in candidates]
+        calls: list = []
+        try:
+            reply = self.llm.chat_json(fact_filter.messages(question, triples), fact_filter.SCHEMA,
+                                       schema_name=fact_filter.SCHEMA_NAME, max_tokens=64, trace=calls)
+            kept = candidates[fact_filter.selected_positions(reply, len(candidates))]
+        except LLMError as exc:  # HippoRAG's rerank_facts returns no facts on an error
+            log.warning("fact filter failed (%s); dense fallback for this question", exc)
+            trace["filter_error"] = str(exc)
+            kept = candidates[:0]
+        trace["llm_calls"] = calls
+        return kept
+
+    def entity_reset(self, question, q_emb: np.ndarray, trace: dict) -> np.ndarray | None:
+        """(E,) entity part of the reset vector, or None for the dense fallback."""
+        kg = self.kg
+        if self.seeding == "hipporag1":
+            mentions = question_mentions(question.text)
+            w, linked = specificity_seed_weights(self.vectors(mentions), kg.entity_embeddings,
+                                                 self.passage_counts)
+            trace["mentions"] = mentions
+            trace["linked"] = [kg.entity_names[e] for e in linked]
+        else:
+            if kg.n_facts == 0:
+                trace["fallback"] = "graph has no facts"
+                return None
+            scores = fact_scores(self.fact_emb, q_emb)
+            cand = top_facts(scores, self.linking_top_k)
+            trace["candidate_facts"] = [[*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand]
+            kept = self._filter(question.text, cand, trace) if self.use_filter else cand
+            trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
+            if kept.size == 0:
+                trace["fallback"] = "no fact survived the filter"
+                return None
+            w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object,
+                                    self.passage_counts, self.top_phrases)
+        if not np.any(w > 0):
+            trace["fallback"] = "no seed entity"
+            return None
+        nz = np.flatnonzero(w)
+        nz = nz[np.argsort(-w[nz], kind="stable")]
+        trace["seeds"] = [[entity_node_id(kg.entity_names[e]), float(w[e])] for e in nz]
+        return w
+
+    def reset_vector(self, question) -> tuple[np.ndarray | None, np.ndarray, dict]:
+        """(reset over all nodes or None for the dense fallback, dense cosine, trace)."""
+        q_emb = self.services.query_embedding(question)
+        dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
+        trace: dict = {"seeding": self.seeding, "filter": self.use_filter}
+        ent = self.entity_reset(question, q_emb, trace)
+        if ent is None:
+            return None, dense, trace
+        return np.concatenate([ent, passage_reset(dense, self.passage_node_weight)]), dense, trace
+
+    def _finish(self, scores: np.ndarray | None, dense: np.ndarray, trace: dict, k: int) -> Retrieval:
+        if scores is None:
+            trace["dense_fallback"] = True
+            return to_retrieval(self.kg.passage_ids, order_by(dense, dense), dense, k, trace)
+        trace["dense_fallback"] = False
+        p = scores[self.E:]
+        return to_retrieval(self.kg.passage_ids, order_by(p, dense), p, k, trace)
+
+    # -- retrieval -------------------------------------------------------------------------
+    def retrieve(self, question, k: int) -> Retrieval:
+        reset, dense, trace = self.reset_vector(question)
+        scores = None if reset is None else personalized_pagerank(
+            self.ppr, reset, damping=self.damping, tol=self.ppr_tol)
+        return self._finish(scores, dense, trace, k)
+
+    def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
+        """Same results as `retrieve` per question; the PPR solves share passes over the graph."""
+        prepared = [self.reset_vector(q) for q in questions]
+        live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]
+        solved: dict[int, np.ndarray] = {}
+        if live:
+            x = personalized_pagerank_batch(self.ppr, np.stack([prepared[i][0] for i in live], axis=1),
+                                            damping=self.damping, tol=self.ppr_tol)
+            solved = {i: x[:, j] for j, i in enumerate(live)}
+        return [self._finish(solved.get(i), d, t, k) for i, (_, d, t) in enumerate(prepared)]

@@ -1,0 +1,132 @@
+"""QASA spreading activation with the semantic gate, in memory (methods.md §3).
+
+Seeds, propagation matrix, gate, passage ranking and trace paths follow
+`hopbench.retrieve.activation_rules` (shared with the Neo4j retriever); the update rule is
+`hopbench.retrieve.kernels.spreading_activation`. Hyper-parameters: decay δ (0.7), depth T
+(3 synchronous steps), threshold θ (0.01), gate on/off (the ablation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hopbench.errors import HopbenchError
+from hopbench.kg.graph import entity_node_id
+from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.graph_common import (
+    TextVectors,
+    check_graph_matches,
+    resolve_llm_switch,
+    to_retrieval,
+)
+from hopbench.retrieve.kernels import (
+    semantic_gate,
+    spreading_activation,
+    spreading_activation_batch,
+)
+from hopbench.retrieve.kernels._csr import as_csr
+
+TOP_ACTIVATIONS = 30
+
+
+class SpreadingActivationRetriever(Retriever):
+    """Entities activated from the question's seeds; passages scored by their entities' activation."""
+
+    needs_graph = True
+
+    def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
+                 gate: bool = True, seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
+                 top_paths: int = rules.TOP_PATHS, path_max_hops: int = rules.PATH_MAX_HOPS,
+                 path_budget: int = 200_000, mentions: str = "spacy", llm_name: str | None = None
+                 ) -> None:
+        if not 0.0 < decay <= 1.0:
+            raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
+        if depth < 0:
+            raise HopbenchError(f"retriever.depth must be >= 0, got {depth}")
+        self.decay, self.depth, self.threshold, self.gate = decay, int(depth), threshold, bool(gate)
+        self.seed_fallback_k = seed_fallback_k
+        self.top_paths, self.path_max_hops, self.path_budget = top_paths, path_max_hops, path_budget
+        if mentions not in ("spacy", "llm"):
+            raise HopbenchError(f"retriever.mentions must be spacy or llm, got {mentions!r}")
+        if mentions == "llm":
+            resolve_llm_switch(True, llm_name, "mentions", "spreading_activation")
+        self.mentions = mentions
+        self.needs_llm = mentions == "llm"
+
+    def prepare(self, kg, services: Services) -> None:
+        check_graph_matches(kg, services)
+        self.kg, self.services = kg, services
+        self.adjacency = as_csr(kg.relation, "kg.relation")  # canonical float64, converted once
+        self.context = kg.context.tocsr()
+        self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
+        self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
+        self.vectors = TextVectors(services.encoder)
+        rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+
+    # -- pieces --------------------------------------------------------------------------
+    def seeds(self, question, mentions: list[str] | None = None
+              ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
+        if mentions is None:
+            mentions = (self._llm_mentions(question) if self.mentions == "llm"
+                        else rules.question_mentions(question.text))
+        idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
+                                                  self.desc_emb, self.seed_fallback_k)
+        return mentions, idx, act, detail
+
+    def _llm_mentions(self, question) -> list[str]:
+        """QASA's own seeding: the LLM names the question's entities (normalised like spaCy's)."""
+        from hopbench.llm.prompts import keywords as kw
+
+        reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
+                                            schema_name=kw.SCHEMA_NAME, max_tokens=96)
+        return rules.dedupe_mentions(reply["keywords"])
+
+    def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
+        return semantic_gate(self.desc_emb, q_emb) if self.gate else None
+
+    def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k) -> Retrieval:
+        kg = self.kg
+        dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
+        scores = rules.passage_activation_scores(self.context, activation, activated)
+        order = rules.rank_passages(scores, dense)
+        names = kg.entity_names
+        hot = np.flatnonzero(activated)
+        hot = hot[np.lexsort((hot, -activation[hot]))][:TOP_ACTIVATIONS]
+        trace = {
+            "mentions": mentions,
+            "seeds": [{**d, "entity": entity_node_id(names[d["entity"]])} for d in detail],
+            "n_activated": int(activated.sum()),
+            "activations": [[entity_node_id(names[e]), float(activation[e])] for e in hot],
+            "n_passages_scored": int((scores > 0).sum()),
+        }
+        if self.top_paths:
+            paths, complete = rules.top_paths(self.adjacency, activation, activated, idx,
+                                              max_hops=self.path_max_hops, top=self.top_paths,
+                                              budget=self.path_budget)
+            trace["paths"] = [{"nodes": [names[v] for v in p], "weight": w} for p, w in paths]
+            trace["paths_complete"] = complete
+        # score shown: the activation score; passages with none show their dense cosine
+        shown = np.where(scores > 0, scores, dense)
+        return to_retrieval(kg.passage_ids, order, shown, k, trace)
+
+    # -- retrieval -----------------------------------------------------------------------
+    def retrieve(self, question, k: int) -> Retrieval:
+        q_emb = self.services.query_embedding(question)
+        mentions, idx, act, detail = self.seeds(question)
+        res = spreading_activation(self.adjacency, idx, act, self.gate_vector(q_emb),
+                                   decay=self.decay, steps=self.depth, threshold=self.threshold)
+        return self._finish(question, q_emb, mentions, idx, detail, res.activation, res.activated, k)
+
+    def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
+        """Same results as `retrieve` per question, all propagations in one batched kernel call."""
+        q_embs = [self.services.query_embedding(q) for q in questions]
+        all_mentions = ([self._llm_mentions(q) for q in questions] if self.mentions == "llm"
+                        else rules.question_mentions_batch([q.text for q in questions]))
+        self.vectors.warm([m for ms in all_mentions for m in ms])  # one encoder call for the batch
+        seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
+        gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
+        res = spreading_activation_batch(self.adjacency, [(s[1], s[2]) for s in seeds], gates,
+                                         decay=self.decay, steps=self.depth, threshold=self.threshold)
+        return [self._finish(q, e, s[0], s[1], s[3], res.activation[:, j], res.activated[:, j], k)
+                for j, (q, e, s) in enumerate(zip(questions, q_embs, seeds))]

