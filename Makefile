@@ -28,7 +28,7 @@ sweep:           ## Hydra multirun over $(SWEEP)
 	$(RUN) -m $(SWEEP)
 	$(PYTHON) -m hopbench.cli report
 
-report:          ## collect every complete run into results/leaderboard.{parquet,csv,md}
+report:          ## collect every complete run into results/ (leaderboard, breakdowns, figures)
 	$(PYTHON) -m hopbench.cli report
 
 bench:           ## speed measurements (benchmarks/, not tests)
