@@ -62,7 +62,9 @@ class SpreadingActivationRetriever(Retriever):
         self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
-        rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+        self.vectors.load_model()
+        if self.mentions == "spacy":
+            rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
     def seeds(self, question, mentions: list[str] | None = None
