@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from kg_helpers import LLMUnavailableError, ScriptedLLM
 
 from hopbench.kg import load_or_build
 from hopbench.kg.llm_extractor import LLMExtractor, parse_triples
-
-from kg_helpers import LLMUnavailableError, ScriptedLLM
 
 TENNESSEE_NER = json.dumps({"named_entities": ["Tennessee", "Kentucky", "Virginia", "Nashville", "Memphis"]})
 TENNESSEE_TRIPLES = json.dumps({"triples": [
@@ -47,7 +46,7 @@ def test_parse_triples_keeps_only_well_formed():
     out = parse_triples(json.loads(TENNESSEE_TRIPLES))
     assert out == [["Tennessee", "is bordered by", "Kentucky"], ["Tennessee", "is bordered by", "Virginia"],
                    ["Nashville", "is the capital of", "Tennessee"], ["Memphis", "is the largest city of", "Tennessee"]]
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         parse_triples({"facts": []})
 
 

@@ -29,7 +29,7 @@ from hopbench.errors import HopbenchError
 from hopbench.kg.descriptions import default_description, llm_description
 from hopbench.kg.extraction import ExtractionLog, PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph
-from hopbench.kg.llm_extractor import LLMExtractor, client_identity
+from hopbench.kg.llm_extractor import LLMExtractor, client_identity, is_passage_failure
 from hopbench.kg.settings import resolve_settings, semantic_settings
 from hopbench.kg.spacy_extractor import SpacyExtractor
 from hopbench.kg.store import FORMAT_VERSION, is_complete, load_graph, save_graph
@@ -340,8 +340,10 @@ def _describe(corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dict, llm, 
                 out[e] = llm_description(llm, labels[e], per_entity[e], sentences_of[e], max_chars,
                                          max_tokens=int(cfg["llm_max_tokens"]))
                 done += 1
-            except Exception as exc:  # keep the default description, count the failure
-                failed += 1
+            except Exception as exc:
+                if not is_passage_failure(exc):
+                    raise  # server down: stop (the LLM cache keeps what was done)
+                failed += 1  # keep the default description, count the failure
                 log.warning("LLM description failed for %r: %s", labels[e], exc)
         timings["llm_descriptions"] = done
         timings["llm_description_failures"] = failed

@@ -29,7 +29,7 @@ class PassageExtraction:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PassageExtraction":
+    def from_dict(cls, d: dict) -> PassageExtraction:
         return cls(passage_id=d["passage_id"], entities=list(d.get("entities", [])),
                    triples=[list(t) for t in d.get("triples", [])], status=d.get("status", "ok"),
                    error=d.get("error"))
@@ -77,7 +77,7 @@ class ExtractionLog:
     def append(self, rec: PassageExtraction) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a", encoding="utf-8")
+            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open; close()
         self._fh.write(rec.to_json() + "\n")
         self._fh.flush()
         self.records[rec.passage_id] = rec

@@ -137,7 +137,9 @@ class KnowledgeGraph:
 
     def entity_passage_counts(self) -> np.ndarray:
         """(E,) number of passages mentioning each entity (HippoRAG's |chunks containing entity|)."""
-        return np.diff(self.context.tocsc().indptr).astype(np.int64)
+        if self._context_csc is None:
+            self._context_csc = self.context.tocsc()
+        return np.diff(self._context_csc.indptr).astype(np.int64)
 
     def title_entity(self, p: int) -> int | None:
         """Entity index of passage p's title (None when the title is empty)."""

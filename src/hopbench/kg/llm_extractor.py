@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
@@ -91,7 +92,7 @@ def triple_messages(p: Passage, entities: list[str]) -> list[dict]:
 def parse_entities(answer: Any) -> list[str]:
     """Strings from the `named_entities` field, de-duplicated; anything else is an error."""
     if not isinstance(answer, dict) or not isinstance(answer.get("named_entities"), list):
-        raise ValueError(f"NER answer lacks a 'named_entities' list: {str(answer)[:200]}")
+        raise TypeError(f"NER answer lacks a 'named_entities' list: {str(answer)[:200]}")
     out, seen = [], set()
     for e in answer["named_entities"]:
         if isinstance(e, str) and e.strip() and e.strip().lower() not in seen:
@@ -103,7 +104,7 @@ def parse_entities(answer: Any) -> list[str]:
 def parse_triples(answer: Any) -> list[list[str]]:
     """Valid [s, r, o] string triples; malformed items are skipped (as HippoRAG filters them)."""
     if not isinstance(answer, dict) or not isinstance(answer.get("triples"), list):
-        raise ValueError(f"triple answer lacks a 'triples' list: {str(answer)[:200]}")
+        raise TypeError(f"triple answer lacks a 'triples' list: {str(answer)[:200]}")
     out, seen = [], set()
     for t in answer["triples"]:
         if (isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t)):

@@ -17,12 +17,11 @@ dropped rather than becoming a hub linking every film.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from importlib import metadata
-from typing import Iterable, Iterator
 
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
-from hopbench.kg.spacy_pos import use_fast_pos
 from hopbench.kg.text import clean_text
 
 RULES_VERSION = 3
@@ -57,16 +56,18 @@ class SpacyExtractor:
         return self._nlp
 
     def identity(self) -> dict:
-        """Everything that changes the output (batch size and processes do not)."""
-        import spacy
+        """Everything that changes the output (batch size and processes do not).
 
-        try:
-            model_version = metadata.version(self.model.replace("_", "-"))
-        except metadata.PackageNotFoundError:
-            model_version = self.nlp.meta.get("version", "?")
-        return {"extractor": "spacy", "model": self.model, "model_version": model_version,
-                "spacy": spacy.__version__, "rules": RULES_VERSION,
-                "resolve_pronouns": self.resolve_pronouns}
+        Read from package metadata so that a warm cache load never imports spaCy.
+        """
+        versions = {}
+        for dist in ("spacy", self.model.replace("_", "-")):
+            try:
+                versions[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                versions[dist] = self.nlp.meta.get("version", "?") if dist != "spacy" else "?"
+        return {"extractor": "spacy", "model": self.model, "model_version": versions[self.model.replace("_", "-")],
+                "spacy": versions["spacy"], "rules": RULES_VERSION, "resolve_pronouns": self.resolve_pronouns}
 
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
         passages = list(passages)
@@ -85,6 +86,8 @@ def _load_pipeline(model: str):
     """One loaded pipeline per model and process (loading takes seconds; inference is read-only)."""
     if model not in _PIPELINES:
         import spacy
+
+        from hopbench.kg.spacy_pos import use_fast_pos
 
         nlp = spacy.load(model, disable=list(DISABLED))
         use_fast_pos(nlp)  # same POS tags as the attribute_ruler, about 20% less time overall
