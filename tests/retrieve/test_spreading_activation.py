@@ -76,10 +76,8 @@ def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
             assert [p["nodes"] for p in b.trace["paths"]] == [p["nodes"] for p in one.trace["paths"]]
 
 
-def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub):
-    from .conftest import ScriptedLLM
-
-    services.llm = ScriptedLLM({"keywords": ["Journal of Psychotherapy Integration", "president"]})
+def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub, scripted_llm):
+    services.llm = scripted_llm({"keywords": ["Journal of Psychotherapy Integration", "president"]})
     r = SpreadingActivationRetriever(mentions="llm", llm_name="local")
     assert r.needs_llm
     r.prepare(musique_kg, services)
