@@ -41,3 +41,9 @@ class ScriptedLLM:
         if trace is not None:
             trace.append({"schema": schema_name, "scripted": True})
         return reply
+
+
+@pytest.fixture
+def scripted_llm():
+    """The ScriptedLLM class (test modules cannot import conftest under --import-mode=importlib)."""
+    return ScriptedLLM

@@ -113,3 +113,11 @@ def test_fallback_k():
 def test_batch_mentions_equal_one_by_one():
     texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
     assert rules.question_mentions_batch(texts) == [rules.question_mentions(t) for t in texts]
+
+
+def test_top_k_indices_equals_a_stable_full_sort():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        v = rng.integers(0, 5, size=rng.integers(1, 40)).astype(float)  # many ties
+        k = int(rng.integers(1, 45))
+        assert rules.top_k_indices(v, k).tolist() == np.argsort(-v, kind="stable")[:k].tolist()

@@ -10,8 +10,6 @@ from hopbench.errors import HopbenchError
 from hopbench.retrieve.dense import DenseRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever, phrase_seed_weights
 
-from .conftest import ScriptedLLM
-
 
 def _prepared(kg, services, **kw):
     r = HippoRAGRetriever(**kw)
@@ -83,9 +81,9 @@ def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(musique_kg, se
         assert got.trace["dense_fallback"] is False
 
 
-def test_filter_keeps_only_the_selected_facts(musique_kg, services, musique_sub):
+def test_filter_keeps_only_the_selected_facts(musique_kg, services, musique_sub, scripted_llm):
     q = musique_sub.questions[0]
-    services.llm = ScriptedLLM({"selected": [2, 4, 9]})  # 9 is out of range and ignored
+    services.llm = scripted_llm({"selected": [2, 4, 9]})  # 9 is out of range and ignored
     r = _prepared(musique_kg, services, filter=True, llm_name="local")
     reset, _, trace = r.reset_vector(q)
     want, _ = _hand_reset(musique_kg, services, q, kept_positions=[1, 3])
@@ -94,8 +92,8 @@ def test_filter_keeps_only_the_selected_facts(musique_kg, services, musique_sub)
     assert len(trace["facts"]) == 2
 
 
-def test_dense_fallback_when_no_fact_survives(musique_kg, services, musique_sub):
-    services.llm = ScriptedLLM(*[{"selected": []}] * 3)
+def test_dense_fallback_when_no_fact_survives(musique_kg, services, musique_sub, scripted_llm):
+    services.llm = scripted_llm(*[{"selected": []}] * 3)
     r = _prepared(musique_kg, services, filter=True, llm_name="local")
     dense = DenseRetriever()
     dense.prepare(None, services)

@@ -76,10 +76,8 @@ def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
             assert [p["nodes"] for p in b.trace["paths"]] == [p["nodes"] for p in one.trace["paths"]]
 
 
-def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub):
-    from .conftest import ScriptedLLM
-
-    services.llm = ScriptedLLM({"keywords": ["Journal of Psychotherapy Integration", "president"]})
+def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub, scripted_llm):
+    services.llm = scripted_llm({"keywords": ["Journal of Psychotherapy Integration", "president"]})
     r = SpreadingActivationRetriever(mentions="llm", llm_name="local")
     assert r.needs_llm
     r.prepare(musique_kg, services)
@@ -87,3 +85,11 @@ def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub
     assert got.trace["mentions"] == ["journal of psychotherapy integration", "president"]
     assert got.trace["seeds"][0] == {"entity": "e:journal of psychotherapy integration", "activation": 1.0,
                                      "mention": "journal of psychotherapy integration", "match": "exact"}
+
+
+def test_gate_vector_equals_semantic_gate(musique_kg, services, musique_sub):
+    r = _prepared(musique_kg, services)
+    for q in musique_sub.questions:
+        q_emb = services.query_embedding(q)
+        np.testing.assert_allclose(r.gate_vector(q_emb), semantic_gate(musique_kg.description_embeddings, q_emb),
+                                   rtol=1e-12, atol=1e-15)

@@ -112,7 +112,7 @@ def seed_activations(mentions: Sequence[str], entity_index: Callable[[str], int 
         cos = np.asarray(description_embeddings, dtype=np.float64) @ vecs.T  # (E, u)
         for j, m in enumerate(unmatched):
             col = cos[:, j]
-            top = np.argsort(-col, kind="stable")[:k]
+            top = top_k_indices(col, k)
             c = np.maximum(col[top], 0.0)
             if c.max() <= 0:
                 continue
@@ -122,6 +122,16 @@ def seed_activations(mentions: Sequence[str], entity_index: Callable[[str], int 
     idx = np.array(order, dtype=np.int64)
     act = np.array([best[e] for e in order], dtype=np.float64)
     return idx, act, [{"entity": e, "activation": best[e], **why[e]} for e in order]
+
+
+def top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
+    """The k largest values' indices, largest first, ties by index (a stable full sort's
+    first k) without sorting everything: every value >= the k-th largest is a candidate."""
+    if k >= values.size:
+        return np.lexsort((np.arange(values.size), -values))
+    kth = np.partition(values, values.size - k)[values.size - k]
+    cand = np.flatnonzero(values >= kth)
+    return cand[np.lexsort((cand, -values[cand]))][:k]
 
 
 # ---- 4. passages ----------------------------------------------------------------------------

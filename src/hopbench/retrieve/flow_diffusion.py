@@ -99,6 +99,9 @@ class FlowDiffusionRetriever(Retriever):
         self.vectors = TextVectors(services.encoder)
         if self._hippo is not None:
             self._hippo.prepare(kg, services)
+        else:  # load spaCy and the encoder outside any timed retrieval
+            self.vectors.load_model()
+            question_mentions("warm up")
 
     def _keywords(self, question, trace: dict) -> list[str]:
         if self.use_keywords_llm:

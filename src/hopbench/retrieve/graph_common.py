@@ -65,6 +65,10 @@ class TextVectors:
         self.encoder = encoder
         self._memo: dict[str, np.ndarray] = {}
 
+    def load_model(self) -> None:
+        """Load the encoder now, so the first timed retrieval does not pay for it."""
+        _ = self.encoder.model
+
     def warm(self, texts: Sequence[str]) -> None:
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if missing:

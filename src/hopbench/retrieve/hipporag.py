@@ -143,6 +143,9 @@ class HippoRAGRetriever(Retriever):
         self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
         self.E = kg.n_entities
+        if self.seeding == "hipporag1":  # load spaCy and the encoder outside any timed retrieval
+            self.vectors.load_model()
+            question_mentions("warm up")
 
     # -- seeds -----------------------------------------------------------------------------
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:

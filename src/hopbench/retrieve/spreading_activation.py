@@ -60,9 +60,14 @@ class SpreadingActivationRetriever(Retriever):
         self.adjacency = as_csr(kg.relation, "kg.relation")  # canonical float64, converted once
         self.context = kg.context.tocsr()
         self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
+        norms = np.linalg.norm(self.desc_emb, axis=1)
+        norms[norms == 0] = 1.0
+        self._desc_unit = self.desc_emb / norms[:, None]  # semantic_gate's normalisation, done once
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
-        rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+        self.vectors.load_model()
+        if self.mentions == "spacy":
+            rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
     def seeds(self, question, mentions: list[str] | None = None
@@ -83,7 +88,11 @@ class SpreadingActivationRetriever(Retriever):
         return rules.dedupe_mentions(reply["keywords"])
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
-        return semantic_gate(self.desc_emb, q_emb) if self.gate else None
+        """`semantic_gate(description embeddings, q)` with the row norms computed once in prepare()."""
+        if not self.gate:
+            return None
+        q = np.asarray(q_emb, dtype=np.float64)
+        return np.maximum(0.0, self._desc_unit @ (q / (np.linalg.norm(q) or 1.0)))
 
     def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k) -> Retrieval:
         kg = self.kg
