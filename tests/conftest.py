@@ -79,3 +79,20 @@ def graphdb(graphdb_settings):
         return
     pytest.fail(f"{problem}\n(neo4j tests need a running server: scripts/neo4j-up.sh, or set "
                 "HOPBENCH_SKIP_NEO4J=1 to skip them)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def musique_sub(data_dir):
+    """The 3-question, 18-passage MuSiQue sub-corpus: real data, small enough for every suite."""
+    from hopbench.data import load_dataset
+
+    return load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
+                        data_dir / "musique/musique_sub_corpus.json")
+
+
+@pytest.fixture(scope="session")
+def musique_kg(musique_sub, encoder, cache_dir):
+    """The spaCy knowledge graph of the 18-passage sub-corpus (built once per cache)."""
+    from hopbench.kg import load_or_build
+
+    return load_or_build(musique_sub, None, encoder=encoder, cache_dir=cache_dir)

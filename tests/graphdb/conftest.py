@@ -9,20 +9,6 @@ from hopbench.retrieve.base import Services
 
 
 @pytest.fixture(scope="session")
-def sub_dataset(data_dir):
-    """The 3-question, 18-passage MuSiQue sub-corpus."""
-    return load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
-                        data_dir / "musique/musique_sub_corpus.json")
-
-
-@pytest.fixture(scope="session")
-def sub_kg(sub_dataset, encoder, cache_dir):
-    from hopbench.kg import load_or_build
-
-    return load_or_build(sub_dataset, None, encoder=encoder, cache_dir=cache_dir)
-
-
-@pytest.fixture(scope="session")
 def musique_dataset(data_dir):
     """HippoRAG's 100-question MuSiQue subset over its 1,890 passages."""
     return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",

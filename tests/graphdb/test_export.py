@@ -19,8 +19,8 @@ from hopbench.graphdb.export import (
 pytestmark = pytest.mark.neo4j
 
 
-def test_export_writes_every_node_edge_and_embedding(graphdb, sub_kg):
-    kg = sub_kg
+def test_export_writes_every_node_edge_and_embedding(graphdb, musique_kg):
+    kg = musique_kg
     report = ensure_exported(graphdb, kg, force=True, batch_size=50)  # several batches
     assert report.exported and report.entities == kg.n_entities and report.passages == kg.n_passages
     assert stored_export_key(graphdb) == export_key(kg)
@@ -54,30 +54,30 @@ def test_export_writes_every_node_edge_and_embedding(graphdb, sub_kg):
         assert cfg["vector.similarity_function"].lower() == "cosine"
 
 
-def test_same_graph_is_not_exported_twice_and_a_changed_one_replaces_it(graphdb, sub_kg):
-    ensure_exported(graphdb, sub_kg)
-    again = ensure_exported(graphdb, sub_kg)
+def test_same_graph_is_not_exported_twice_and_a_changed_one_replaces_it(graphdb, musique_kg):
+    ensure_exported(graphdb, musique_kg)
+    again = ensure_exported(graphdb, musique_kg)
     assert not again.exported
 
     # another graph (here: one relation edge dropped, so another hash) is detected and replaces it
-    rel = sub_kg.relation.tolil()
-    r, c = sp.triu(sub_kg.relation, k=1).nonzero()
+    rel = musique_kg.relation.tolil()
+    r, c = sp.triu(musique_kg.relation, k=1).nonzero()
     rel[r[0], c[0]] = 0
     rel[c[0], r[0]] = 0
-    other = dataclasses.replace(sub_kg, relation=rel.tocsr(),
-                                manifest={**sub_kg.manifest, "graph_key": "test-" + sub_kg.manifest["graph_key"]})
-    assert export_key(other) != export_key(sub_kg)
+    other = dataclasses.replace(musique_kg, relation=rel.tocsr(),
+                                manifest={**musique_kg.manifest, "graph_key": "test-" + musique_kg.manifest["graph_key"]})
+    assert export_key(other) != export_key(musique_kg)
     assert ensure_exported(graphdb, other).exported
     n = graphdb.query("MATCH ()-[r:RELATES_TO]->() RETURN count(r) AS n")[0]["n"]
-    assert n == sp.triu(sub_kg.relation, k=1).nnz - 1
+    assert n == sp.triu(musique_kg.relation, k=1).nnz - 1
     assert graphdb.query("MATCH (m:HopbenchMeta) RETURN count(m) AS n")[0]["n"] == 1
     # and back: the original is re-exported (a stale database never answers for another graph)
-    assert ensure_exported(graphdb, sub_kg).exported
-    assert stored_export_key(graphdb) == export_key(sub_kg)
+    assert ensure_exported(graphdb, musique_kg).exported
+    assert stored_export_key(graphdb) == export_key(musique_kg)
 
 
-def test_an_interrupted_export_is_redone(graphdb, sub_kg):
-    ensure_exported(graphdb, sub_kg)
+def test_an_interrupted_export_is_redone(graphdb, musique_kg):
+    ensure_exported(graphdb, musique_kg)
     graphdb.query("MATCH (m:HopbenchMeta {key: 'graph'}) SET m.complete = false")
     assert stored_export_key(graphdb) is None
-    assert ensure_exported(graphdb, sub_kg).exported
+    assert ensure_exported(graphdb, musique_kg).exported

@@ -37,40 +37,40 @@ def test_bad_form_or_depth_is_refused():
 
 @pytest.mark.neo4j
 @pytest.mark.parametrize("form", ["apoc", "portable"])
-def test_question_text_travels_only_as_parameters(form, graphdb, sub_dataset, sub_kg, encoder, graphdb_settings):
+def test_question_text_travels_only_as_parameters(form, graphdb, musique_sub, musique_kg, encoder, graphdb_settings):
     """A question full of Cypher syntax is just data: same query text, same answer as in memory."""
-    services = make_services(sub_dataset, encoder, graphdb_settings)
+    services = make_services(musique_sub, encoder, graphdb_settings)
     neo = SpreadingActivationNeo4jRetriever(form=form)
-    neo.prepare(sub_kg, services, db=graphdb)
+    neo.prepare(musique_kg, services, db=graphdb)
     text = neo.cypher
     nasty = Question(id="nasty", text="Who founded O'Brien\"} ) MATCH (n) DETACH DELETE n // Records in "
-                                      + sub_dataset.questions[0].text, answers=["x"], gold_passage_ids=[])
+                                      + musique_sub.questions[0].text, answers=["x"], gold_passage_ids=[])
     got = neo.retrieve(nasty, 10)
     assert neo.cypher == text and nasty.text not in text
     mem = SpreadingActivationRetriever(top_paths=0)
-    mem.prepare(sub_kg, services)
+    mem.prepare(musique_kg, services)
     assert got.passage_ids == mem.retrieve(nasty, 10).passage_ids
-    assert graphdb.query("MATCH (n:Entity) RETURN count(n) AS n")[0]["n"] == sub_kg.n_entities
+    assert graphdb.query("MATCH (n:Entity) RETURN count(n) AS n")[0]["n"] == musique_kg.n_entities
     assert got.trace["form"] == form and got.trace["mentions"]
 
 
 @pytest.mark.neo4j
-def test_a_timed_out_question_gets_the_dense_ranking_and_is_flagged(graphdb, sub_dataset, sub_kg, encoder,
+def test_a_timed_out_question_gets_the_dense_ranking_and_is_flagged(graphdb, musique_sub, musique_kg, encoder,
                                                                     graphdb_settings):
-    services = make_services(sub_dataset, encoder, graphdb_settings)
+    services = make_services(musique_sub, encoder, graphdb_settings)
     fast = GraphDBSettings(uri=graphdb_settings.uri, user=graphdb_settings.user,
                            password=graphdb_settings.password, query_timeout=0.5)
     db = connect(fast)
     try:
         neo = SpreadingActivationNeo4jRetriever()
-        neo.prepare(sub_kg, services, db=db)
+        neo.prepare(musique_kg, services, db=db)
         neo.cypher = "UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN x"  # runs for minutes
-        q = sub_dataset.questions[0]
+        q = musique_sub.questions[0]
         got = neo.retrieve(q, 5)
         assert got.trace["query_timeout"] is True and got.trace["fallback"] == "dense"
         assert neo.n_timeouts == 1
         dense = DenseRetriever()
-        dense.prepare(sub_kg, services)
+        dense.prepare(musique_kg, services)
         want = dense.retrieve(q, 5)
         assert got.passage_ids == want.passage_ids
         np.testing.assert_allclose(got.scores, want.scores, rtol=1e-5)
@@ -78,8 +78,8 @@ def test_a_timed_out_question_gets_the_dense_ranking_and_is_flagged(graphdb, sub
         db.close()
 
 
-def test_missing_graphdb_settings_are_named(sub_dataset, sub_kg, encoder):
+def test_missing_graphdb_settings_are_named(musique_sub, musique_kg, encoder):
     from hopbench.retrieve.base import Services
 
     with pytest.raises(HopbenchError, match="graphdb"):
-        SpreadingActivationNeo4jRetriever().prepare(sub_kg, Services(dataset=sub_dataset, encoder=encoder))
+        SpreadingActivationNeo4jRetriever().prepare(musique_kg, Services(dataset=musique_sub, encoder=encoder))

@@ -4,21 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.data import load_dataset
 from hopbench.retrieve.base import Services
-
-
-@pytest.fixture(scope="session")
-def musique_sub(data_dir):
-    return load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
-                        data_dir / "musique/musique_sub_corpus.json")
-
-
-@pytest.fixture(scope="session")
-def musique_kg(musique_sub, encoder, cache_dir):
-    from hopbench.kg import load_or_build
-
-    return load_or_build(musique_sub, None, encoder=encoder, cache_dir=cache_dir)
 
 
 @pytest.fixture
