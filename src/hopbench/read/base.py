@@ -24,9 +24,11 @@ class ReaderOutput:
 
 
 class Reader:
-    """Base class; subclasses set `name` and implement `_ask(question, passages, trace) -> str`."""
+    """Base class; subclasses set `name`, their prompt module and the reply field they return."""
 
     name = "reader"
+    prompt: Any = None        # module with messages(text, passages), SCHEMA, SCHEMA_NAME
+    answer_field: str = ""    # the reply key that holds the answer
 
     def __init__(self, top_k: int = 5, max_tokens: int = 256, retries: int = 2):
         if top_k < 1:
@@ -67,8 +69,12 @@ class Reader:
             trace["passage_ids"] = [p.id for p in shown]
         return ReaderOutput(answer=answer, trace=trace)
 
-    def _ask(self, question: Question, passages: list[Passage], calls: list) -> str:  # pragma: no cover
-        raise NotImplementedError
+    def _ask(self, question: Question, passages: list[Passage], calls: list) -> str:
+        data = self._chat_json(self.prompt.messages, self.prompt.SCHEMA, self.prompt.SCHEMA_NAME,
+                               question.text, passages, calls)
+        if calls:
+            calls[-1]["reasoning"] = data["reasoning"]
+        return data[self.answer_field].strip()
 
     def _chat_json(self, messages_fn: Callable, schema: dict, schema_name: str, text: str,
                    passages: list[Passage], calls: list) -> dict:
