@@ -115,3 +115,21 @@ def test_bad_dataset_path_is_a_clear_error(tmp_path, data_dir, cache_dir):
     cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "dataset.questions_path=/nope/q.json")
     with pytest.raises(DataError, match="/nope/q.json: record -: file not found"):
         execute(cfg)
+
+
+def test_cost_summary_averages_llm_cost_over_all_rows():
+    from hopbench.run import cost_summary
+
+    rows = [{"trace": {"llm_cost": {"llm_calls": 3, "llm_cache_hits": 1, "llm_prompt_tokens": 100,
+                                    "llm_completion_tokens": 20, "llm_seconds": 4.0,
+                                    "llm_cached_seconds": 2.0}},
+             "reader_trace": {"llm_cost": {"llm_calls": 1, "llm_cache_hits": 0, "llm_prompt_tokens": 50,
+                                           "llm_completion_tokens": 5, "llm_seconds": 1.0,
+                                           "llm_cached_seconds": 0.0}}},
+            {"trace": {}}]  # a dense-fallback row with no LLM call still counts as a question
+    s = cost_summary(rows)
+    assert s["retrieval_llm_calls_per_question"] == 1.5
+    assert s["retrieval_llm_tokens_per_question"] == 60
+    assert s["retrieval_llm_seconds_uncached_per_question"] == 3.0
+    assert s["reader_llm_prompt_tokens_per_question"] == 25
+    assert cost_summary([{"trace": {}}]) == {}

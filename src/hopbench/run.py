@@ -92,6 +92,36 @@ def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> 
     return out
 
 
+COST_KEYS = ("llm_calls", "llm_cache_hits", "llm_prompt_tokens", "llm_completion_tokens",
+             "llm_seconds", "llm_cached_seconds")
+
+
+def llm_cost(before: dict | None, llm) -> dict | None:
+    """LLM calls, tokens, seconds and cache hits spent since `before` (a `stats_dict` snapshot)."""
+    if before is None or llm is None:
+        return None
+    after = llm.stats_dict()
+    return {k: round(after[k] - before[k], 3) if "seconds" in k else after[k] - before[k] for k in COST_KEYS}
+
+
+def cost_summary(rows: list[dict]) -> dict:
+    """Mean LLM cost per question of retrieval and of reading, from the rows (survives resumes)."""
+    out: dict = {}
+    n = max(len(rows), 1)
+    for part, get in (("retrieval", lambda r: (r.get("trace") or {}).get("llm_cost")),
+                      ("reader", lambda r: (r.get("reader_trace") or {}).get("llm_cost"))):
+        costs = [c for c in map(get, rows) if c]
+        if not costs:
+            continue
+        for k in COST_KEYS:
+            out[f"{part}_{k}_per_question"] = sum(c.get(k, 0) for c in costs) / n
+        out[f"{part}_llm_tokens_per_question"] = (out[f"{part}_llm_prompt_tokens_per_question"]
+                                                  + out[f"{part}_llm_completion_tokens_per_question"])
+        out[f"{part}_llm_seconds_uncached_per_question"] = (
+            out[f"{part}_llm_seconds_per_question"] + out[f"{part}_llm_cached_seconds_per_question"])
+    return out
+
+
 def run_dir_for(cfg: DictConfig, h: str) -> Path:
     return Path(cfg.paths.runs_dir) / cfg.dataset.name / cfg.retriever.name / h
 
@@ -143,13 +173,19 @@ def execute(cfg: DictConfig) -> dict:
     try:
         for q in tqdm(todo, desc=f"{cfg.retriever.name} on {dataset.name}", disable=not cfg.progress,
                       unit="q"):
+            before = llm.stats_dict() if llm is not None else None
             start = time.perf_counter()
             result = retriever.retrieve(q, cfg.top_k)
             latency_ms = 1000 * (time.perf_counter() - start)
+            retrieval_cost = llm_cost(before, llm)
             answer, reader_trace = None, None
             if reader is not None:
+                before_reader = llm.stats_dict()
                 out = reader.answer(q, [dataset.passage(pid) for pid in result.passage_ids])
                 answer, reader_trace = out.answer, out.trace
+                reader_trace = {**(reader_trace or {}), "llm_cost": llm_cost(before_reader, llm)}
+            if retrieval_cost is not None:
+                result.trace["llm_cost"] = retrieval_cost
             row = {
                 "id": q.id, "question": q.text, "gold_answers": q.answers,
                 "gold_passage_ids": q.gold_passage_ids, "gold_complete": q.gold_complete,
@@ -180,6 +216,7 @@ def execute(cfg: DictConfig) -> dict:
         metrics["n_query_timeouts"] = sum(1 for r in done if (r.get("trace") or {}).get("query_timeout"))
     if llm is not None:
         metrics.update(llm.stats_dict())
+    metrics.update(cost_summary(done))
     store.write_metrics(metrics)
     log.info("wrote %s", store.metrics_path)
     return metrics

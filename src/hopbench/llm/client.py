@@ -11,6 +11,8 @@ Accounting (summed per run into metrics.json by `stats_dict`):
   llm_completion_tokens    usage of every request (a cached reply reports the usage stored
                            with it, so a rerun shows the same cost as the first run)
   llm_seconds              wall time spent waiting for the server (0 for cache hits)
+  llm_cached_seconds       the server time the cache hits had cost when first computed, so
+                           llm_seconds + llm_cached_seconds is the cost of an uncached run
   llm_failures             chat_json calls that exhausted their retries (LLMFormatError)
   llm_format_retries       extra attempts made after a schema violation
   llm_timeouts, llm_rate_limited, llm_context_overflows: counted failure events
@@ -64,6 +66,7 @@ class LLMStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    cached_seconds: float = 0.0
     failures: int = 0
     format_retries: int = 0
     timeouts: int = 0
@@ -73,7 +76,8 @@ class LLMStats:
     def as_dict(self) -> dict:
         return {"llm_calls": self.calls, "llm_prompt_tokens": self.prompt_tokens,
                 "llm_completion_tokens": self.completion_tokens, "llm_cache_hits": self.cache_hits,
-                "llm_seconds": round(self.seconds, 3), "llm_failures": self.failures,
+                "llm_seconds": round(self.seconds, 3), "llm_cached_seconds": round(self.cached_seconds, 3),
+                "llm_failures": self.failures,
                 "llm_format_retries": self.format_retries, "llm_timeouts": self.timeouts,
                 "llm_rate_limited": self.rate_limited, "llm_context_overflows": self.context_overflows}
 
@@ -177,6 +181,7 @@ class LLMClient:
                 self.stats.cache_hits += 1
                 self.stats.prompt_tokens += hit.prompt_tokens
                 self.stats.completion_tokens += hit.completion_tokens
+                self.stats.cached_seconds += hit.latency_s
             return self._result(hit, schema, cached=True, key=key)
 
         reply = self._send(messages, params, schema, schema_name)
