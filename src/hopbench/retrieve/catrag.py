@@ -1,0 +1,310 @@
+"""CatRAG (methods.md §4): HippoRAG 2 with a query-adapted transition matrix.
+
+Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset:
+
+1. symbolic anchoring: each question entity (LLM NER, or spaCy with ``ner: spacy``) is linked
+   to its nearest entity node by name embedding; a node that is not already a seed joins the
+   reset vector with epsilon / |passages(e)| (epsilon = 0.2);
+2. stage I: the `n_seed` (5) heaviest entity seeds; for each, its relation neighbours ranked by
+   the best cos(question, fact) over the facts joining them; the top `k_edge` (15) are kept
+   for scoring, the rest get the "weak" multiplier `pruned_weight` (paper: the minimal weak
+   value 0.2; code: 0.3);
+3. stage II: the LLM scores each kept neighbour 0-10 given the question, the kept facts, the
+   seed and the neighbour's context C(v) (its facts, or an LLM summary when it has more than
+   tau = 3 facts), in batches of `score_batch` (15); phi maps the score to a multiplier of the
+   relation edge seed -> neighbour only (the reverse edge is unchanged);
+4. key-fact passage enhancement: seed -> passage context edges whose passage holds a kept fact
+   of that seed get x `passage_multiplier` (paper: 1 + beta = 3.5);
+5. one PPR (damping 0.5) on the adapted, now directed, graph; passages ranked by PPR score.
+   The base graph is never modified (`catrag_weights.adapted_adjacency` builds a new matrix),
+   so nothing leaks from one question into the next.
+
+With no kept fact the question falls back to dense retrieval, as HippoRAG 2 and CatRAG's code
+do. ``catrag_code`` (configs/retriever/catrag_code.yaml) is the code's variant: phi x 2,
+x2.5 key-fact boost renormalised per seed, synonym weight 3 x sim, pruned edges x 0.3. The
+three components switch off with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import scipy.sparse as sp
+
+from hopbench.errors import HopbenchError
+from hopbench.kg.graph import entity_node_id
+from hopbench.retrieve import catrag_weights as cw
+from hopbench.retrieve.activation_rules import question_mentions
+from hopbench.retrieve.base import Retrieval, Services
+from hopbench.retrieve.graph_common import resolve_llm_switch
+from hopbench.retrieve.hipporag import (
+    HippoRAGRetriever,
+    fact_scores,
+    passage_reset,
+    phrase_seed_weights,
+    top_facts,
+)
+from hopbench.retrieve.kernels import personalized_pagerank, prepare_ppr
+
+log = logging.getLogger(__name__)
+
+NER_CHOICES = ("llm", "spacy")
+MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
+MAX_LINK_FACTS = 3        # linking facts shown per neighbour
+
+
+class CatRAGRetriever(HippoRAGRetriever):
+    """CatRAG on the shared graph (see module docstring)."""
+
+    needs_graph = True
+
+    def __init__(self, *, damping: float = 0.5, linking_top_k: int = 5, top_phrases: int = 5,
+                 passage_node_weight: float = 0.05, filter="auto", llm_name: str | None = None,
+                 relation_weight: float = 2.0, synonym_weight: float = 2.0, context_weight: float = 1.0,
+                 anchoring: bool = True, ner: str = "llm", epsilon: float = 0.2,
+                 edge_weighting: bool = True, n_seed: int = 5, k_edge: int = 15, score_batch: int = 15,
+                 pruned_weight: float = 0.2, phi_scale: float = 1.0, tau: int = 3,
+                 summaries: bool = True, summary_max_tokens: int = 150,
+                 passage_boost: bool = True, passage_multiplier: float = 3.5,
+                 passage_renormalise: bool = False, ppr_tol: float = 1e-10) -> None:
+        super().__init__(damping=damping, linking_top_k=linking_top_k, top_phrases=top_phrases,
+                         passage_node_weight=passage_node_weight, filter=filter, llm_name=llm_name,
+                         seeding="hipporag2", relation_weight=relation_weight,
+                         synonym_weight=synonym_weight, context_weight=context_weight, ppr_tol=ppr_tol)
+        if ner not in NER_CHOICES:
+            raise HopbenchError(f"retriever.ner must be one of {NER_CHOICES}, got {ner!r}")
+        for key, val in (("n_seed", n_seed), ("k_edge", k_edge), ("score_batch", score_batch)):
+            if int(val) < 1:
+                raise HopbenchError(f"retriever.{key} must be >= 1, got {val}")
+        if edge_weighting or (anchoring and ner == "llm"):
+            resolve_llm_switch(True, llm_name, "edge_weighting" if edge_weighting else "ner", "catrag")
+        self.anchoring, self.ner, self.epsilon = anchoring, ner, epsilon
+        self.edge_weighting, self.n_seed, self.k_edge = edge_weighting, n_seed, k_edge
+        self.score_batch, self.pruned_weight, self.phi_scale = score_batch, pruned_weight, phi_scale
+        self.tau, self.summaries, self.summary_max_tokens = tau, summaries, summary_max_tokens
+        self.passage_boost, self.passage_multiplier = passage_boost, passage_multiplier
+        self.passage_renormalise = passage_renormalise
+        self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
+
+    def prepare(self, kg, services: Services) -> None:
+        super().prepare(kg, services)
+        self.llm = services.llm if self.needs_llm else None
+        E, P = kg.n_entities, kg.n_passages
+        r, s, c = self.weights
+        zero_pp = sp.csr_matrix((P, P))
+        zero_ep = sp.csr_matrix((E, P))
+        rel = sp.csr_matrix(kg.relation, dtype=np.float64) * r
+        syn = sp.csr_matrix(kg.synonym, dtype=np.float64) * s
+        ctx = sp.csr_matrix(kg.context, dtype=np.float64) * c
+        self.relation_part = sp.bmat([[rel, zero_ep], [zero_ep.T, zero_pp]], format="csr")
+        self.context_part = sp.bmat([[sp.csr_matrix((E, E)), ctx.T], [ctx, zero_pp]], format="csr")
+        base = (self.relation_part + sp.bmat([[syn, zero_ep], [zero_ep.T, zero_pp]], format="csr")
+                + self.context_part).tocsr()
+        base.eliminate_zeros()
+        base.sort_indices()
+        self.base = base
+        self.relation_csr = sp.csr_matrix(kg.relation)
+        self._summaries: dict[int, str] = {}
+        if self.anchoring and self.ner == "spacy":
+            question_mentions("warm up")
+        if self.anchoring:
+            self.vectors.load_model()
+
+    # -- 1. recognition memory and anchors ----------------------------------------------
+    def recognise(self, question, q_emb: np.ndarray, trace: dict):
+        """(phrase seed weights (E,) or None, kept fact indices, fact scores)."""
+        kg = self.kg
+        if kg.n_facts == 0:
+            trace["fallback"] = "graph has no facts"
+            return None, np.zeros(0, dtype=int), np.zeros(0)
+        scores = fact_scores(self.fact_emb, q_emb)
+        cand = top_facts(scores, self.linking_top_k)
+        trace["candidate_facts"] = [[*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand]
+        kept = self._filter(question.text, cand, trace) if self.use_filter else cand
+        trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
+        if kept.size == 0:
+            trace["fallback"] = "no fact survived the filter"
+            return None, kept, scores
+        w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object, self.passage_counts,
+                                self.top_phrases)
+        return w, kept, scores
+
+    def question_entities(self, question, trace: dict) -> list[str]:
+        if self.ner == "spacy":
+            return question_mentions(question.text)
+        from hopbench.llm.errors import LLMError
+        from hopbench.llm.prompts import question_entities as qe
+
+        calls = trace.setdefault("llm_calls", [])
+        try:
+            reply = self.llm.chat_json(qe.messages(question.text), qe.SCHEMA, schema_name=qe.SCHEMA_NAME,
+                                       max_tokens=96, trace=calls)
+            return qe.entities(reply)
+        except LLMError as exc:
+            log.warning("question NER failed (%s); no anchors for this question", exc)
+            trace["ner_error"] = str(exc)
+            return []
+
+    def anchor(self, question, w: np.ndarray, trace: dict) -> np.ndarray:
+        """Add epsilon / |passages(e)| for each linked question entity that is not a seed yet."""
+        mentions = self.question_entities(question, trace)
+        w = w.copy()
+        anchors = []
+        if mentions and len(self.kg.entity_embeddings):
+            cos = np.asarray(self.kg.entity_embeddings, dtype=np.float64) @ \
+                np.asarray(self.vectors(mentions), dtype=np.float64).T
+            for j, m in enumerate(mentions):
+                e = int(np.argmax(cos[:, j]))
+                if w[e] > 0:
+                    continue
+                c = self.passage_counts[e]
+                w[e] = self.epsilon / c if c > 0 else self.epsilon
+                anchors.append([m, self.kg.entity_names[e], float(w[e])])
+        trace["question_entities"] = mentions
+        trace["anchors"] = anchors
+        return w
+
+    # -- 2./3. stage I and II ------------------------------------------------------------
+    def neighbour_sims(self, seed: int, fact_cos: np.ndarray) -> dict[int, tuple[float, list[int]]]:
+        """{neighbour: (best cos(question, fact), joining facts best first)} over seed's facts."""
+        kg = self.kg
+        out: dict[int, tuple[float, list[int]]] = {}
+        for f in kg.facts_of_entity(seed):
+            f = int(f)
+            s, o = int(kg.fact_subject[f]), int(kg.fact_object[f])
+            v = o if s == seed else s
+            if v == seed:
+                continue
+            best, facts = out.get(v, (-np.inf, []))
+            out[v] = (max(best, float(fact_cos[f])), facts + [f])
+        for v, (best, facts) in out.items():
+            out[v] = (best, sorted(facts, key=lambda f: (-fact_cos[f], f)))
+        return out
+
+    def context_of(self, v: int, fact_cos: np.ndarray, trace_calls: list) -> str:
+        """C(v): v's facts when it has at most tau of them, else a summary (LLM, cached)."""
+        from hopbench.llm.prompts import neighbour_scores as ns
+
+        kg = self.kg
+        facts = [int(f) for f in kg.facts_of_entity(v)]
+        if len(facts) <= self.tau:
+            return ns.format_facts([kg.fact_triple(f) for f in facts])
+        if not self.summaries:  # harness variant: the tau facts closest to the question
+            best = sorted(facts, key=lambda f: (-fact_cos[f], f))[:self.tau]
+            return ns.format_facts([kg.fact_triple(f) for f in best])
+        if v not in self._summaries:
+            self._summaries[v] = self._summarise(v, facts, trace_calls)
+        return self._summaries[v]
+
+    def _summarise(self, v: int, facts: list[int], calls: list) -> str:
+        from hopbench.llm.errors import LLMError
+        from hopbench.llm.prompts import entity_summary, neighbour_scores
+
+        kg = self.kg
+        triples = [kg.fact_triple(f) for f in facts[:MAX_SUMMARY_FACTS]]
+        try:
+            res = self.llm.chat(entity_summary.messages(kg.entity_names[v], triples),
+                                max_tokens=self.summary_max_tokens)
+            calls.append({"schema": "entity_summary", "cached": res.cached,
+                          "latency_s": round(res.latency_s, 3), **res.usage})
+            text = entity_summary.clean(res.text)
+            if text:
+                return text
+        except LLMError as exc:
+            log.warning("summary of %r failed (%s); using its facts", kg.entity_names[v], exc)
+            calls.append({"schema": "entity_summary", "error": str(exc)})
+        return neighbour_scores.format_facts(triples[:self.tau])
+
+    def score_neighbours(self, question, seed: int, kept_nbrs: list[int], sims: dict,
+                         retrieved: list, fact_cos: np.ndarray, trace: dict) -> dict[int, int]:
+        """LLM scores 0-10 for the kept neighbours of one seed ({} for a failed batch)."""
+        from hopbench.llm.errors import LLMError
+        from hopbench.llm.prompts import neighbour_scores as ns
+
+        kg = self.kg
+        calls = trace.setdefault("llm_calls", [])
+        out: dict[int, int] = {}
+        for start in range(0, len(kept_nbrs), self.score_batch):
+            batch = kept_nbrs[start:start + self.score_batch]
+            items = [ns.Neighbour(kg.entity_names[v],
+                                  [kg.fact_triple(f) for f in sims[v][1][:MAX_LINK_FACTS]],
+                                  self.context_of(v, fact_cos, calls)) for v in batch]
+            msgs = ns.messages(question.text, retrieved, kg.entity_names[seed], items)
+            try:
+                reply = self.llm.chat_json(msgs, ns.schema(len(batch)), schema_name=ns.SCHEMA_NAME,
+                                           max_tokens=8 + 4 * len(batch), trace=calls)
+            except LLMError as exc:
+                log.warning("neighbour scoring failed (%s); edges of %r left unchanged", exc,
+                            kg.entity_names[seed])
+                trace.setdefault("scoring_errors", []).append(str(exc))
+                continue
+            out.update({v: int(s) for v, s in zip(batch, reply["scores"], strict=True)})
+        return out
+
+    def adapt(self, question, w: np.ndarray, kept: np.ndarray, q_emb: np.ndarray, trace: dict):
+        """Edge multipliers for this question: ({(u, v): m} relation, {(u, p): m} context)."""
+        kg = self.kg
+        E = kg.n_entities
+        order = np.flatnonzero(w > 0)
+        order = order[np.lexsort((order, -w[order]))][:self.n_seed]
+        trace["stage1_seeds"] = [kg.entity_names[e] for e in order]
+        rel_m: dict[tuple[int, int], float] = {}
+        ctx_m: dict[tuple[int, int], float] = {}
+        fact_cos = self.fact_emb @ np.asarray(q_emb, dtype=np.float64) if kg.n_facts else np.zeros(0)
+        retrieved = [kg.fact_triple(int(f)) for f in kept]
+        edges_trace = []
+        for u in (int(e) for e in order):
+            if self.edge_weighting:
+                sims = self.neighbour_sims(u, fact_cos)
+                ranked = cw.rank_neighbours(self.relation_csr, u, {v: s for v, (s, _) in sims.items()})
+                ranked = [v for v in ranked if v in sims]
+                keep, pruned = ranked[:self.k_edge], ranked[self.k_edge:]
+                for v in pruned:
+                    rel_m[(u, v)] = self.pruned_weight
+                scores = self.score_neighbours(question, u, keep, sims, retrieved, fact_cos, trace)
+                for v, s in scores.items():
+                    rel_m[(u, v)] = cw.phi(s, self.phi_scale)
+                edges_trace.append({"seed": kg.entity_names[u], "pruned": len(pruned),
+                                    "scored": [[kg.entity_names[v], scores.get(v)] for v in keep]})
+            if self.passage_boost:
+                seed_facts = [int(f) for f in kept if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))]
+                boosted = {int(kg.fact_passage[f]) for f in seed_facts}
+                passages = [int(p) for p in kg.passages_of_entity(u)]
+                mult = cw.key_fact_multipliers(passages, boosted, self.passage_multiplier,
+                                               self.passage_renormalise)
+                ctx_m.update({(u, E + p): m for p, m in mult.items() if m != 1.0})
+        trace["edge_scores"] = edges_trace
+        trace["n_boosted_passage_edges"] = sum(1 for m in ctx_m.values() if m > 1.0)
+        return rel_m, ctx_m
+
+    # -- retrieval ---------------------------------------------------------------------------
+    def adapted_graph(self, rel_m: dict, ctx_m: dict) -> sp.csr_matrix:
+        return cw.adapted_adjacency(self.base, self.relation_part, self.context_part, rel_m, ctx_m)
+
+    def retrieve(self, question, k: int) -> Retrieval:
+        q_emb = self.services.query_embedding(question)
+        dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
+        trace: dict = {"filter": self.use_filter, "anchoring": self.anchoring,
+                       "edge_weighting": self.edge_weighting, "passage_boost": self.passage_boost}
+        w, kept, _ = self.recognise(question, q_emb, trace)
+        if w is None:
+            return self._finish(None, dense, trace, k)
+        if self.anchoring:
+            w = self.anchor(question, w, trace)
+        if not np.any(w > 0):
+            trace["fallback"] = "no seed entity"
+            return self._finish(None, dense, trace, k)
+        nz = np.flatnonzero(w)
+        nz = nz[np.argsort(-w[nz], kind="stable")]
+        trace["seeds"] = [[entity_node_id(self.kg.entity_names[e]), float(w[e])] for e in nz]
+        rel_m, ctx_m = self.adapt(question, w, kept, q_emb, trace)
+        graph = self.adapted_graph(rel_m, ctx_m)
+        reset = np.concatenate([w, passage_reset(dense, self.passage_node_weight)])
+        ppr = prepare_ppr(graph, check_symmetric=False)
+        scores = personalized_pagerank(ppr, reset, damping=self.damping, tol=self.ppr_tol, method="power")
+        return self._finish(scores, dense, trace, k)
+
+    def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
+        """One adapted graph per question, so no shared solve: plain per-question retrieval."""
+        return [self.retrieve(q, k) for q in questions]

@@ -1,0 +1,243 @@
+"""CatRAG mechanics on the real MuSiQue sub-corpus graph, with a scripted LLM (plumbing only)."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from hopbench.errors import HopbenchError
+from hopbench.llm.errors import LLMFormatError
+from hopbench.retrieve import catrag_weights as cw
+from hopbench.retrieve.catrag import CatRAGRetriever
+from hopbench.retrieve.hipporag import HippoRAGRetriever
+
+
+class RuleLLM:
+    """Answers by prompt kind: neighbour scores from `score(name)`, fixed NER, canned summaries."""
+
+    def __init__(self, score=lambda name: 7, entities=(), fail_scoring=False):
+        self.score, self.entities, self.fail_scoring = score, list(entities), fail_scoring
+        self.calls: list[tuple[str, object]] = []
+
+    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+        self.calls.append((schema_name, messages))
+        if trace is not None:
+            trace.append({"schema": schema_name, "scripted": True})
+        if schema_name == "question_entities":
+            return {"named_entities": self.entities}
+        if schema_name == "neighbour_scores":
+            if self.fail_scoring:
+                raise LLMFormatError(schema_name, 3, "scripted failure", "{}")
+            lines = [ln for ln in messages[-1]["content"].splitlines() if ln.startswith("[")]
+            names = [ln.split("] ", 1)[1].split(" | ", 1)[0] for ln in lines]
+            assert len(names) == schema["properties"]["scores"]["minItems"]
+            return {"scores": [self.score(n) for n in names]}
+        raise AssertionError(f"unexpected prompt {schema_name}")
+
+    def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
+        from hopbench.llm.client import LLMResult
+
+        self.calls.append(("entity_summary", messages))
+        return LLMResult(text="Summary: a scripted summary.", usage={"prompt_tokens": 1, "completion_tokens": 1})
+
+    def n(self, kind):
+        return sum(1 for k, _ in self.calls if k == kind)
+
+
+def _catrag(kg, services, llm, **kw):
+    kw.setdefault("filter", False)
+    kw.setdefault("ner", "spacy")
+    kw.setdefault("llm_name", "local")
+    services.llm = llm
+    r = CatRAGRetriever(**kw)
+    r.prepare(kg, services)
+    return r
+
+
+def _seeds_and_multipliers(r, q):
+    q_emb = r.services.query_embedding(q)
+    trace: dict = {}
+    w, kept, _ = r.recognise(q, q_emb, trace)
+    if r.anchoring:
+        w = r.anchor(q, w, trace)
+    rel_m, ctx_m = r.adapt(q, w, kept, q_emb, trace)
+    return w, kept, rel_m, ctx_m, trace
+
+
+# ---- pure pieces --------------------------------------------------------------------------
+def test_phi_follows_the_paper_table_and_the_code_doubles_it():
+    want = [0, 0, 0, 0, 0.2, 0.25, 0.3, 2.0, 2.5, 3.0, 5.0]
+    assert [cw.phi(s) for s in range(11)] == pytest.approx(want)
+    assert [cw.phi(s, scale=2.0) for s in range(11)] == pytest.approx([2 * x for x in want])
+    with pytest.raises(ValueError, match="0..10"):
+        cw.phi(11)
+
+
+def test_key_fact_multipliers_paper_and_renormalised_code_form():
+    assert cw.key_fact_multipliers([3, 5, 9], {5, 42}, 3.5, renormalise=False) == {3: 1.0, 5: 3.5, 9: 1.0}
+    m = cw.key_fact_multipliers([3, 5, 9], {5}, 2.5, renormalise=True)
+    assert sum(m.values()) == pytest.approx(3.0)           # the seed's total passage weight is kept
+    assert m[5] / m[3] == pytest.approx(2.5) and m[3] == pytest.approx(3 / 4.5)
+    assert cw.key_fact_multipliers([3, 5], set(), 2.5, renormalise=True) == {3: 1.0, 5: 1.0}
+
+
+# ---- edge re-weighting on the real graph --------------------------------------------------
+def test_only_forward_edges_of_stage1_seeds_change_by_phi(musique_kg, services, musique_sub):
+    kg = musique_kg
+    score = {}
+    llm = RuleLLM(score=lambda name: score.setdefault(name, len(score) % 11))
+    r = _catrag(kg, services, llm, anchoring=False, passage_boost=False)
+    q = musique_sub.questions[0]
+    w, _, rel_m, ctx_m, trace = _seeds_and_multipliers(r, q)
+    assert not ctx_m and rel_m
+    seeds = {kg.entity_index(n) for n in trace["stage1_seeds"]}
+    assert 0 < len(seeds) <= 5
+    a = r.base.toarray()
+    aq = r.adapted_graph(rel_m, ctx_m).toarray()
+    R = r.relation_part.toarray()
+    changed_rows = set(np.flatnonzero(np.abs(aq - a).sum(axis=1) > 1e-12))
+    assert changed_rows <= seeds and changed_rows
+    for (u, v), m in rel_m.items():
+        assert u in seeds
+        want_m = cw.phi(score[kg.entity_names[v]])
+        assert m == pytest.approx(want_m)
+        assert aq[u, v] == pytest.approx(a[u, v] + (want_m - 1) * R[u, v], abs=1e-12)
+        if v not in seeds:
+            assert aq[v, u] == a[v, u]      # the reverse edge is untouched
+    # every relation neighbour of a seed was scored exactly once (k_edge = 15 covers them all here)
+    for u in seeds:
+        nbrs = {int(v) for v in kg.relation[u].indices if int(v) != u}
+        scored = {v for (s, v) in rel_m if s == u}
+        assert scored == nbrs or len(nbrs) > 15
+
+
+def test_neighbours_beyond_k_edge_get_the_pruned_weight_and_batches_are_split(musique_kg, services, musique_sub):
+    kg = musique_kg
+    llm = RuleLLM(score=lambda name: 10)
+    r = _catrag(kg, services, llm, anchoring=False, passage_boost=False, k_edge=2, score_batch=1)
+    q = musique_sub.questions[0]
+    _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
+    n_scored = sum(len(e["scored"]) for e in trace["edge_scores"])
+    n_pruned = sum(e["pruned"] for e in trace["edge_scores"])
+    assert n_pruned > 0
+    assert llm.n("neighbour_scores") == n_scored           # one call per neighbour (score_batch = 1)
+    assert sorted(rel_m.values()).count(0.2) == n_pruned
+    assert sorted(rel_m.values()).count(5.0) == n_scored
+    # the kept neighbours are the ones with the best question-fact similarity
+    q_emb = services.query_embedding(q)
+    fact_cos = r.fact_emb @ q_emb.astype(float)
+    for e in trace["edge_scores"]:
+        u = kg.entity_index(e["seed"])
+        sims = r.neighbour_sims(u, fact_cos)
+        best = sorted(sims, key=lambda v: (-sims[v][0], v))[:2]
+        assert [kg.entity_index(n) for n, _ in e["scored"]] == best
+
+
+def test_key_fact_boost_multiplies_seed_to_passage_edges_of_kept_facts(musique_kg, services, musique_sub):
+    kg = musique_kg
+    r = _catrag(kg, services, RuleLLM(), anchoring=False, edge_weighting=False)
+    q = musique_sub.questions[1]
+    _, kept, rel_m, ctx_m, trace = _seeds_and_multipliers(r, q)
+    assert not rel_m and ctx_m
+    seeds = {kg.entity_index(n) for n in trace["stage1_seeds"]}
+    want = {(u, kg.n_entities + int(kg.fact_passage[f])) for f in kept for u in seeds
+            if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))}
+    assert set(ctx_m) == want and set(ctx_m.values()) == {3.5}
+    aq, a = r.adapted_graph(rel_m, ctx_m), r.base
+    for (u, p) in want:
+        assert aq[u, p] == pytest.approx(3.5 * a[u, p]) and aq[p, u] == a[p, u]
+
+
+def test_anchor_adds_epsilon_over_passage_count_only_for_new_seeds(musique_kg, services, musique_sub):
+    kg = musique_kg
+    q = musique_sub.questions[0]
+    r = _catrag(kg, services, RuleLLM(entities=[]), ner="llm", edge_weighting=False, passage_boost=False)
+    w0, _, _ = r.recognise(q, services.query_embedding(q), {})
+    seed_name = kg.entity_names[int(np.argmax(w0))]
+    title = kg.entity_names[kg.title_entity(5)]
+    r.llm = RuleLLM(entities=[seed_name, title])
+    trace: dict = {}
+    w = r.anchor(q, w0, trace)
+    e = kg.entity_index(title)
+    assert w0[e] == 0 and w[e] > 0
+    if True:
+        assert w[e] == pytest.approx(0.2 / len(kg.passages_of_entity(e)))
+        assert trace["anchors"] == [[title, title, w[e]]]
+    np.testing.assert_array_equal(np.delete(w, e), np.delete(w0, e))  # the existing seed is unchanged
+
+
+def test_no_leakage_between_questions_and_base_graph_untouched(musique_kg, services, musique_sub):
+    r = _catrag(musique_kg, services, RuleLLM(score=lambda n: len(n) % 11))
+    base = r.base.copy()
+    q1, q2 = musique_sub.questions[:2]
+    first = r.retrieve(q1, 10)
+    r.retrieve(q2, 10)
+    again = r.retrieve(q1, 10)
+    assert first.passage_ids == again.passage_ids and first.scores == again.scores
+    assert (r.base != base).nnz == 0
+
+
+def test_all_components_off_is_hipporag2(musique_kg, services, musique_sub):
+    r = _catrag(musique_kg, services, None, anchoring=False, edge_weighting=False, passage_boost=False)
+    h = HippoRAGRetriever(filter=False)
+    h.prepare(musique_kg, services)
+    for q in musique_sub.questions:
+        a, b = r.retrieve(q, 10), h.retrieve(q, 10)
+        assert a.passage_ids == b.passage_ids
+        np.testing.assert_allclose(a.scores, b.scores, atol=1e-8)
+
+
+def test_ppr_on_the_adapted_graph_equals_networkx_on_a_digraph(musique_kg, services, musique_sub):
+    kg = musique_kg
+    r = _catrag(kg, services, RuleLLM(score=lambda n: 3 * len(n) % 11), k_edge=3)
+    q = musique_sub.questions[2]
+    w, kept, rel_m, ctx_m, _ = _seeds_and_multipliers(r, q)
+    aq = r.adapted_graph(rel_m, ctx_m).tocoo()
+    g = nx.DiGraph()
+    g.add_nodes_from(range(kg.n_nodes))
+    g.add_weighted_edges_from(zip(aq.row.tolist(), aq.col.tolist(), aq.data.tolist()))
+    dense = r.passage_emb @ services.query_embedding(q).astype(float)
+    from hopbench.retrieve.hipporag import passage_reset
+
+    reset = np.concatenate([w, passage_reset(dense, 0.05)])
+    ref = nx.pagerank(g, alpha=0.5, personalization=dict(enumerate(reset)), tol=1e-14, max_iter=10_000)
+    ref_p = np.array([ref[kg.n_entities + j] for j in range(kg.n_passages)])
+    got = r.retrieve(q, kg.n_passages)
+    by_id = dict(zip(got.passage_ids, got.scores))
+    np.testing.assert_allclose([by_id[p] for p in kg.passage_ids], ref_p, atol=1e-8)
+
+
+def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(musique_kg, services, musique_sub):
+    r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False)
+    q = musique_sub.questions[0]
+    _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
+    assert set(rel_m.values()) <= {0.2} and trace["scoring_errors"]
+    h = HippoRAGRetriever(filter=False)
+    h.prepare(musique_kg, services)
+    if not any(e["pruned"] for e in trace["edge_scores"]):   # nothing pruned: the graph is HippoRAG's
+        assert not rel_m and r.retrieve(q, 10).passage_ids == h.retrieve(q, 10).passage_ids
+
+
+def test_summaries_only_for_entities_with_more_than_tau_facts(musique_kg, services, musique_sub):
+    kg = musique_kg
+    llm = RuleLLM()
+    r = _catrag(kg, services, llm, anchoring=False, passage_boost=False)
+    q = musique_sub.questions[0]
+    _, _, _, _, trace = _seeds_and_multipliers(r, q)
+    scored = {n for e in trace["edge_scores"] for n, _ in e["scored"]}
+    many = {n for n in scored if len(kg.facts_of_entity(kg.entity_index(n))) > 3}
+    assert many and llm.n("entity_summary") == len(many)
+    assert r.context_of(kg.entity_index(next(iter(many))), np.zeros(kg.n_facts), []) == "a scripted summary."
+    calls_before = llm.n("entity_summary")
+    _seeds_and_multipliers(r, q)                      # summaries are memoised per entity
+    assert llm.n("entity_summary") == calls_before
+
+
+def test_edge_weighting_needs_an_llm():
+    with pytest.raises(HopbenchError, match="needs an LLM"):
+        CatRAGRetriever(filter=False, llm_name="none")
+    CatRAGRetriever(filter=False, llm_name="none", edge_weighting=False, ner="spacy")
+    assert math.isclose(CatRAGRetriever(llm_name="local").passage_multiplier, 3.5)
