@@ -6,7 +6,9 @@ neighbours, each with the fact(s) linking it to the seed and its context C(v) (i
 or a summary when it has more than tau facts). The rubric is the paper's four bands. The reply
 here is one JSON list of integers in neighbour order (the schema fixes its length), so no
 fuzzy matching of names is needed and the small local model writes few tokens; the
-reference's one-line reasons are left out for the same reason.
+reference's one-line reasons are left out for the same reason. The reference's two worked
+examples are left out too: the 1.5B local model copied the example's scores ([10, 4, 2, 7])
+onto unrelated neighbours; the rubric alone is kept, with the bands spelled out.
 """
 
 from __future__ import annotations
@@ -26,22 +28,6 @@ SYSTEM = (
     "Reply with a JSON object {\"scores\": [one integer per neighbor, in the order given]}."
 )
 
-EXAMPLE_USER = (
-    "QUERY: Time Out's 100 best British films was topped by a film adapted from a short story by "
-    "which author?\n"
-    "RETRIEVED FACTS: (don't look now | topped | time out's 100 best british films)\n"
-    "CURRENT ENTITY: don't look now\n"
-    "NEIGHBORS:\n"
-    "[1] daphne du maurier | LINK: (daphne du maurier | wrote | don't look now) | CONTEXT: British "
-    "novelist and short story writer; several of her stories were adapted into films.\n"
-    "[2] nicolas roeg | LINK: (don't look now | directed by | nicolas roeg) | CONTEXT: English film "
-    "director.\n"
-    "[3] british film | LINK: (don't look now | is a | british film) | CONTEXT: (british film | "
-    "made in | united kingdom)\n"
-    "[4] short story adaptation | LINK: (don't look now | is a | short story adaptation) | "
-    "CONTEXT: (short story adaptation | links | authors and films)"
-)
-EXAMPLE_REPLY = '{"scores": [10, 4, 2, 7]}'
 
 
 @dataclass(frozen=True)
@@ -70,10 +56,7 @@ def messages(question: str, retrieved: Sequence[tuple[str, str, str]], seed: str
                       f"CONTEXT: {n.context}" for i, n in enumerate(neighbours, start=1))
     user = (f"QUERY: {question}\nRETRIEVED FACTS: {facts}\nCURRENT ENTITY: {seed}\n"
             f"NEIGHBORS:\n{lines}")
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": EXAMPLE_USER},
-            {"role": "assistant", "content": EXAMPLE_REPLY},
-            {"role": "user", "content": user}]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
 def format_facts(triples: Sequence[tuple[str, str, str]]) -> str:
