@@ -294,3 +294,19 @@ def test_tracker_failure_keeps_the_previous_hop(musique_kg, services, musique_su
 
 def test_tracker_prompt_ids_helper_drops_bad_ids():
     assert path_tracker.ids([3, "1", 3, -1, 7, "x", None], 5) == [3, 1]
+
+
+def test_expansion_skips_triples_already_on_the_path_or_shown_alone(musique_kg, services, scripted_llm):
+    from hopbench.retrieve.neuropath import Path
+
+    kg = musique_kg
+    r = _prepared(kg, services, scripted_llm())
+    # a fact a = (s, X) and another fact b touching X: b may extend a unless b is already a path
+    a, x, b = next((a, int(kg.fact_object[a]), b) for a in range(kg.n_facts) for b in range(kg.n_facts)
+                   if b != a and int(kg.fact_object[a]) in (int(kg.fact_subject[b]), int(kg.fact_object[b]))
+                   and kg.fact_triple(a) != kg.fact_triple(b))
+    pa = Path((a,), x)
+    grown = {p.facts for p in r.expansions([pa], [pa])}
+    assert (a, b) in grown and all(p[0] == a and p[1] != a for p in grown)
+    shown_alone = Path((b,), -1)
+    assert (a, b) not in {p.facts for p in r.expansions([pa, shown_alone], [pa])}
