@@ -310,3 +310,16 @@ def test_expansion_skips_triples_already_on_the_path_or_shown_alone(musique_kg, 
     assert (a, b) in grown and all(p[0] == a and p[1] != a for p in grown)
     shown_alone = Path((b,), -1)
     assert (a, b) not in {p.facts for p in r.expansions([pa, shown_alone], [pa])}
+
+
+def test_one_shot_example_matches_the_schema_and_can_be_switched_off():
+    import json
+
+    import jsonschema
+
+    jsonschema.validate(json.loads(path_tracker.EXAMPLE_A), path_tracker.SCHEMA)
+    with_example = path_tracker.messages("q?", ["a -> r -> b [expand: b]"], one_shot=True)
+    without = path_tracker.messages("q?", ["a -> r -> b [expand: b]"], one_shot=False)
+    assert [m["role"] for m in with_example] == ["system", "user", "assistant", "user"]
+    assert [m["role"] for m in without] == ["system", "user"] and without[-1] == with_example[-1]
+    assert without[-1]["content"] == "Question: q?\nPaths:\n0: a -> r -> b [expand: b]"

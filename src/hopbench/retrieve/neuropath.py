@@ -40,6 +40,9 @@ Read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) a
 
 Switches (the paper's ablations, methods.md §7C):
 
+* ``one_shot`` (default true here; the reference's ``rank_docs`` runs zero-shot) adds one
+  worked tracker example before the question: a 1.5B model answering zero-shot listed ids
+  1..10 and stopped at hop 1 on both smoke-test questions;
 * ``pruning: false`` keeps every new path ("w/o pruning"; R@5 barely moves in the paper);
 * ``completion: false``: no second-stage retrieval with q'. The valid-path passages are
   followed by the plain question's dense ranking so Recall@k stays defined. The paper's
@@ -148,7 +151,7 @@ class NeuroPathRetriever(Retriever):
 
     def __init__(self, *, max_hop: int = 2, filter_k: int = 30, coref_top_k: int = 5,
                  coref_threshold: float = 0.8, dense_pool: int = 100, pruning: bool = True,
-                 completion: bool = True, ner: str = "llm", tracker_max_tokens: int = 200,
+                 completion: bool = True, one_shot: bool = True, ner: str = "llm", tracker_max_tokens: int = 200,
                  llm_name: str | None = None) -> None:
         if max_hop < 1:
             raise HopbenchError(f"retriever.max_hop must be >= 1, got {max_hop}")
@@ -163,6 +166,7 @@ class NeuroPathRetriever(Retriever):
         self.dense_pool = dense_pool
         self.pruning = bool(pruning)
         self.completion = bool(completion)
+        self.one_shot = bool(one_shot)
         self.ner = ner
         self.tracker_max_tokens = tracker_max_tokens
 
@@ -302,7 +306,7 @@ class NeuroPathRetriever(Retriever):
                 record["stop"] = "no candidate paths"
                 break
             shown = [self.render(p, False) for p in kept] + [self.render(p, True) for p in pruned]
-            msgs = pt.messages(question.text, shown, chain, requirement)
+            msgs = pt.messages(question.text, shown, chain, requirement, one_shot=self.one_shot)
             try:
                 reply = self.llm.chat_json(msgs, pt.SCHEMA, schema_name=pt.SCHEMA_NAME,
                                            max_tokens=self.tracker_max_tokens, trace=trace["llm_calls"])

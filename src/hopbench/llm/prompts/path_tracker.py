@@ -5,7 +5,9 @@ model sees the question and numbered paths (chains of triples); a path whose end
 followed further is tagged with that phrase. It answers with one JSON object: the reasoning
 chain so far, the valid path ids (most helpful first), what the next expansion must find, the
 ids of the paths to expand, and whether to continue. The reference runs zero-shot
-(``one_shot=False`` in ``rank_docs``), so does this prompt.
+(``one_shot=False`` in ``rank_docs``) and has an optional one-shot example; here too the
+example is optional (``one_shot``), with an example of our own (a bridge question, the
+common MuSiQue shape) instead of the reference's comparison question.
 
 Two changes for a small local model that pays per token:
 
@@ -57,20 +59,36 @@ SYSTEM = (
 )
 
 
+EXAMPLE_Q = "In which country was the director of the film Cold Harbour born?"
+EXAMPLE_PATHS = ("Cold Harbour -> released in -> 2011 [expand: 2011]",
+                 "Cold Harbour -> directed by -> Anna Berg [expand: Anna Berg]",
+                 "Cold Harbour -> filmed in -> Oslo [expand: Oslo]")
+EXAMPLE_A = ('{"current_chain": "Cold Harbour was directed by Anna Berg.", "valid_ids": [1], '
+             '"expansion_requirements": "Find where Anna Berg was born.", "need_expand_ids": [1], '
+             '"continue": 1}')
+
+
 def render_path(triples: Sequence[tuple[str, str, str]], expand: str | None) -> str:
     """``a -> r -> b; b -> r2 -> c [expand: c]`` (the tag only on paths that may grow)."""
     text = "; ".join(f"{s} -> {r} -> {o}" for s, r, o in triples)
     return f"{text} [expand: {expand}]" if expand is not None else text
 
 
-def messages(question: str, paths: Sequence[str], chain: str = "", requirement: str = "") -> list[dict]:
-    """`paths` are already rendered (`render_path`); they are numbered from 0 as in the reference."""
+def _user(question: str, paths: Sequence[str], chain: str, requirement: str) -> str:
     lines = "\n".join(f"{i}: {p}" for i, p in enumerate(paths))
     context = ""
     if chain or requirement:
         context = f"So far: {chain or '-'}\nLooking for: {requirement or '-'}\n"
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Question: {question}\n{context}Paths:\n{lines}"}]
+    return f"Question: {question}\n{context}Paths:\n{lines}"
+
+
+def messages(question: str, paths: Sequence[str], chain: str = "", requirement: str = "",
+             one_shot: bool = False) -> list[dict]:
+    """`paths` are already rendered (`render_path`); they are numbered from 0 as in the reference."""
+    example = ([{"role": "user", "content": _user(EXAMPLE_Q, EXAMPLE_PATHS, "", "")},
+                {"role": "assistant", "content": EXAMPLE_A}] if one_shot else [])
+    return [{"role": "system", "content": SYSTEM}, *example,
+            {"role": "user", "content": _user(question, paths, chain, requirement)}]
 
 
 def ids(values, n: int) -> list[int]:
