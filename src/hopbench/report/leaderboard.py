@@ -24,7 +24,8 @@ from hopbench.report.stats import (
 
 ID_COLUMNS = ["dataset", "retriever", "reader", "params", "limit", "config_hash", "n_questions",
               "n_retrieval_scored", "n_answer_scored"]
-COST_COLUMNS = ["latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_tokens_per_q"]
+COST_COLUMNS = ["latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_tokens_per_q",
+                "llm_seconds_per_q"]
 TEST_COLUMNS = ["baseline", "baseline_config_hash", "n_paired"]
 
 
@@ -127,6 +128,12 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     if m.get("llm_prompt_tokens") is not None or m.get("llm_completion_tokens") is not None:
         tokens = (m.get("llm_prompt_tokens") or 0) + (m.get("llm_completion_tokens") or 0)
     row["llm_tokens_per_q"] = _per_question(tokens, n)
+    row["llm_seconds_per_q"] = None
+    parts = [p for p in ("retrieval", "reader") if f"{p}_llm_calls_per_question" in m]
+    if parts:  # per-question costs summed from the rows: right even for a resumed run
+        row["llm_calls_per_q"] = sum(m[f"{p}_llm_calls_per_question"] for p in parts)
+        row["llm_tokens_per_q"] = sum(m[f"{p}_llm_tokens_per_question"] for p in parts)
+        row["llm_seconds_per_q"] = sum(m[f"{p}_llm_seconds_uncached_per_question"] for p in parts)
 
     base = choose_baseline(run, runs, baseline)
     row["baseline"] = baseline

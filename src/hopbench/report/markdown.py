@@ -63,6 +63,7 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
         row["p95 ms"] = fmt_num(r.get("latency_ms_p95"))
         row["LLM calls/q"] = fmt_num(r.get("llm_calls_per_q"), 1)
         row["LLM tok/q"] = fmt_num(r.get("llm_tokens_per_q"), 0)
+        row["LLM s/q"] = fmt_num(r.get("llm_seconds_per_q"), 1)
         row["config"] = r["config_hash"]
         rows.append(row)
         if not _missing(r.get("n_paired")) and r.get("n_paired"):
@@ -73,7 +74,7 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
                 t[h] = fmt_p(r.get(f"p_{m}"))
             tests.append(t)
     cols = ["dataset", "method", "reader", "params", "n", *HEADLINE.values(), "p50 ms", "p95 ms",
-            "LLM calls/q", "LLM tok/q", "config"]
+            "LLM calls/q", "LLM tok/q", "LLM s/q", "config"]
     out = _table(rows, cols)
     out += f"\n### Paired tests against `{baseline}` (p-values, same questions)\n\n"
     if tests:
@@ -88,8 +89,10 @@ LEADERBOARD_HEADER = """# hopbench leaderboard
 
 Percentages with the half-width of their 95% percentile-bootstrap interval (value ±h).
 Recall/FCR count only questions whose gold passages are all in the corpus; EM/F1/JSR need a
-reader. Latency is retrieval time per question (p50/p95, ms). LLM calls and tokens are per
-question, over the whole run. `config` is the run's config hash (`runs/<dataset>/<method>/<config>/`).
+reader. Latency is retrieval time per question (p50/p95, ms), LLM waits included. LLM calls,
+tokens and seconds are per question, retrieval and reader together; seconds are what the
+server took when each reply was first computed (cache hits count what they had cost), so a
+rerun from the cache shows the same cost. `config` is the run's config hash (`runs/<dataset>/<method>/<config>/`).
 p-values: paired bootstrap for Recall@k and F1, exact McNemar for EM, FCR, JSR and accuracy,
 on the questions both runs scored. Numbers on the bundled subsets are subset numbers.
 

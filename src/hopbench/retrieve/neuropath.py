@@ -40,9 +40,11 @@ Read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) a
 
 Switches (the paper's ablations, methods.md §7C):
 
-* ``one_shot`` (default true here; the reference's ``rank_docs`` runs zero-shot) adds one
-  worked tracker example before the question: a 1.5B model answering zero-shot listed ids
-  1..10 and stopped at hop 1 on both smoke-test questions;
+* ``one_shot`` (default false, as the reference's ``rank_docs`` runs zero-shot) adds one
+  worked tracker example before the question, a harness variant for small models: the 1.5B
+  local model answering zero-shot listed ids 1..10 and stopped at hop 1 on both smoke-test
+  questions, while with the example it followed the protocol better, at about twice the
+  LLM time per question;
 * ``pruning: false`` keeps every new path ("w/o pruning"; R@5 barely moves in the paper);
 * ``completion: false``: no second-stage retrieval with q'. The valid-path passages are
   followed by the plain question's dense ranking so Recall@k stays defined. The paper's
@@ -151,7 +153,7 @@ class NeuroPathRetriever(Retriever):
 
     def __init__(self, *, max_hop: int = 2, filter_k: int = 30, coref_top_k: int = 5,
                  coref_threshold: float = 0.8, dense_pool: int = 100, pruning: bool = True,
-                 completion: bool = True, one_shot: bool = True, ner: str = "llm", tracker_max_tokens: int = 200,
+                 completion: bool = True, one_shot: bool = False, ner: str = "llm", tracker_max_tokens: int = 200,
                  llm_name: str | None = None) -> None:
         if max_hop < 1:
             raise HopbenchError(f"retriever.max_hop must be >= 1, got {max_hop}")
