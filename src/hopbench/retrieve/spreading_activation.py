@@ -4,9 +4,19 @@ Seeds, propagation matrix, gate, passage ranking and trace paths follow
 `hopbench.retrieve.activation_rules` (shared with the Neo4j retriever); the update rule is
 `hopbench.retrieve.kernels.spreading_activation`. Hyper-parameters: decay δ (0.7), depth T
 (3 synchronous steps), threshold θ (0.01), gate on/off (the ablation).
+
+A query has two parts: question analysis (`analyse`: spaCy mentions and the vectors of the
+mentions no entity name matches; every entity-seeded method pays it) and retrieval proper
+(`retrieve_with_mentions`). The second avoids every per-query pass over the whole graph:
+the vector fallback scans a quantised index with an exact float64 re-rank (`ExactTopK`), the
+gate is computed only for nodes that could pass θ (`LazyGate`), passages are scored from the
+activated entities' rows, dense cosines are taken only where they decide the top k, and the
+trace paths come from a pruned search (`activation_rules.top_paths`).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -14,18 +24,21 @@ from hopbench.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.exact_top_k import ExactTopK
 from hopbench.retrieve.graph_common import (
     TextVectors,
     check_graph_matches,
     resolve_llm_switch,
-    to_retrieval,
 )
 from hopbench.retrieve.kernels import (
+    LazyGate,
     semantic_gate,
     spreading_activation,
     spreading_activation_batch,
+    unit_rows,
 )
 from hopbench.retrieve.kernels._csr import as_csr
+from hopbench.retrieve.kernels._rows import same_float_rows
 
 TOP_ACTIVATIONS = 30
 
@@ -53,16 +66,18 @@ class SpreadingActivationRetriever(Retriever):
             resolve_llm_switch(True, llm_name, "mentions", "spreading_activation")
         self.mentions = mentions
         self.needs_llm = mentions == "llm"
+        self.last_parts: dict[str, float] = {}
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
         self.adjacency = as_csr(kg.relation, "kg.relation")  # canonical float64, converted once
         self.context = kg.context.tocsr()
+        self.entity_passages = rules.entity_passages(self.context)
         self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
-        norms = np.linalg.norm(self.desc_emb, axis=1)
-        norms[norms == 0] = 1.0
-        self._desc_unit = self.desc_emb / norms[:, None]  # semantic_gate's normalisation, done once
+        self._desc_unit = unit_rows(self.desc_emb)  # semantic_gate's normalisation, done once
+        self._desc_unit32 = self._desc_unit.astype(np.float32)  # LazyGate's cheap upper bound
+        self.desc_search = ExactTopK(self.desc_emb)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
         self.vectors.load_model()
@@ -76,8 +91,16 @@ class SpreadingActivationRetriever(Retriever):
             mentions = (self._llm_mentions(question) if self.mentions == "llm"
                         else rules.question_mentions(question.text))
         idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
-                                                  self.desc_emb, self.seed_fallback_k)
+                                                  self.desc_emb, self.seed_fallback_k,
+                                                  search=self.desc_search.search)
         return mentions, idx, act, detail
+
+    def analyse(self, question) -> list[str]:
+        """Question analysis: the mentions, with the vectors of unmatched ones encoded (memoised)."""
+        mentions = (self._llm_mentions(question) if self.mentions == "llm"
+                    else rules.question_mentions(question.text))
+        self.vectors.warm([m for m in mentions if self.kg.entity_index(m) is None])
+        return mentions
 
     def _llm_mentions(self, question) -> list[str]:
         """QASA's own seeding: the LLM names the question's entities (normalised like spaCy's)."""
@@ -89,16 +112,20 @@ class SpreadingActivationRetriever(Retriever):
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
         """`semantic_gate(description embeddings, q)` with the row norms computed once in prepare()."""
-        if not self.gate:
-            return None
-        q = np.asarray(q_emb, dtype=np.float64)
-        return np.maximum(0.0, self._desc_unit @ (q / (np.linalg.norm(q) or 1.0)))
+        return None if not self.gate else LazyGate(self._desc_unit, q_emb).full()
+
+    def lazy_gate(self, q_emb: np.ndarray) -> LazyGate | None:
+        """The same gate, computed by the kernel only for nodes that could pass θ."""
+        return None if not self.gate else LazyGate(self._desc_unit, q_emb, self._desc_unit32)
 
     def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k) -> Retrieval:
+        t0 = time.perf_counter()
         kg = self.kg
-        dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
-        scores = rules.passage_activation_scores(self.context, activation, activated)
-        order = rules.rank_passages(scores, dense)
+        q = np.asarray(q_emb, dtype=np.float64)
+        scores = rules.passage_scores_from_entities(self.entity_passages, activation, activated)
+        top, dense = rules.top_passages(
+            scores, lambda rows: self.passage_emb @ q if rows is None
+            else same_float_rows(self.passage_emb, rows, q), k)
         names = kg.entity_names
         hot = np.flatnonzero(activated)
         hot = hot[np.lexsort((hot, -activation[hot]))][:TOP_ACTIVATIONS]
@@ -109,22 +136,32 @@ class SpreadingActivationRetriever(Retriever):
             "activations": [[entity_node_id(names[e]), float(activation[e])] for e in hot],
             "n_passages_scored": int((scores > 0).sum()),
         }
+        t1 = time.perf_counter()
         if self.top_paths:
             paths, complete = rules.top_paths(self.adjacency, activation, activated, idx,
                                               max_hops=self.path_max_hops, top=self.top_paths,
                                               budget=self.path_budget)
             trace["paths"] = [{"nodes": [names[v] for v in p], "weight": w} for p, w in paths]
             trace["paths_complete"] = complete
+        # timings of the last query's parts, for benchmarks/bench_retrievers.py
+        self.last_parts.update(rank=t1 - t0, paths=time.perf_counter() - t1)
         # score shown: the activation score; passages with none show their dense cosine
-        shown = np.where(scores > 0, scores, dense)
-        return to_retrieval(kg.passage_ids, order, shown, k, trace)
+        shown = scores[top] if dense is None else np.where(scores[top] > 0, scores[top], dense[top])
+        return Retrieval([kg.passage_ids[i] for i in top], [float(x) for x in shown], trace)
 
     # -- retrieval -----------------------------------------------------------------------
     def retrieve(self, question, k: int) -> Retrieval:
+        return self.retrieve_with_mentions(question, self.analyse(question), k)
+
+    def retrieve_with_mentions(self, question, mentions: list[str], k: int) -> Retrieval:
+        """Retrieval proper, given the question's mentions: seeds, gate, propagation, ranking, trace."""
+        t0 = time.perf_counter()
         q_emb = self.services.query_embedding(question)
-        mentions, idx, act, detail = self.seeds(question)
-        res = spreading_activation(self.adjacency, idx, act, self.gate_vector(q_emb),
+        mentions, idx, act, detail = self.seeds(question, mentions)
+        t1 = time.perf_counter()
+        res = spreading_activation(self.adjacency, idx, act, self.lazy_gate(q_emb),
                                    decay=self.decay, steps=self.depth, threshold=self.threshold)
+        self.last_parts = {"seeds": t1 - t0, "gate_and_propagate": time.perf_counter() - t1}
         return self._finish(question, q_emb, mentions, idx, detail, res.activation, res.activated, k)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:

@@ -22,16 +22,21 @@ from hopbench.retrieve.kernels.ppr import (
     prepare_ppr,
 )
 from hopbench.retrieve.kernels.spread import (
+    GATE_MAX,
+    LazyGate,
     SpreadResult,
     semantic_gate,
     spreading_activation,
     spreading_activation_batch,
+    unit_rows,
 )
 
 __all__ = [
     "QAFD_VARIANTS",
     "FlowResult",
     "PPRGraph",
+    "GATE_MAX",
+    "LazyGate",
     "SpreadResult",
     "degree_capacities",
     "is_bounded",
@@ -48,5 +53,6 @@ __all__ = [
     "solve_flow_exact",
     "source_mass",
     "spreading_activation",
+    "unit_rows",
     "spreading_activation_batch",
 ]

@@ -34,7 +34,9 @@ How the Cypher pins the details down:
   one ``CALL`` subquery over the old map, merged afterwards), hence synchronous.
 
 The step touches only the edges leaving currently active nodes (`gather_rows`), so a
-query costs O(edges around the activated region), not O(graph). The batched form runs
+query costs O(edges around the activated region), not O(graph). The gate may also be given
+lazily (`LazyGate`): then it is computed only for the nodes whose ungated input already
+passes θ (gate <= 1 cannot lift anything else over it), not as an E x d product per query. The batched form runs
 b questions at once on (n, b) arrays, flattening (node, question) pairs.
 """
 
@@ -46,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hopbench.retrieve.kernels._csr import as_csr, gather_rows
+from hopbench.retrieve.kernels._rows import same_float_rows
 
 
 @dataclass
@@ -74,27 +77,77 @@ def semantic_gate(desc_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, (e @ q.T) / en[:, None] / qn[None, :])
 
 
+# cos of unit vectors is <= 1 up to rounding; the lazy gate's pre-filter assumes at most this
+GATE_MAX = 1.0 + 1e-9
+
+
+UPPER_SLACK = 1e-3
+
+
+class LazyGate:
+    """`semantic_gate(desc_emb, q)` evaluated only for the nodes asked for.
+
+    desc_unit: row-normalised description embeddings (zero rows stay zero), float64, built
+    once per graph; q: one question embedding. `take(nodes)` gives the floats of `full()`
+    (the retriever's `gate_vector`) at those nodes (`same_float_rows`).
+    """
+
+    def __init__(self, desc_unit: np.ndarray, query_emb: np.ndarray,
+                 desc_unit32: np.ndarray | None = None) -> None:
+        q = np.asarray(query_emb, dtype=np.float64)
+        self.desc_unit, self.desc_unit32 = desc_unit, desc_unit32
+        self.q_unit = q / (np.linalg.norm(q) or 1.0)
+        self.q_unit32 = self.q_unit.astype(np.float32)
+
+    def take(self, nodes: np.ndarray) -> np.ndarray:
+        return np.maximum(0.0, same_float_rows(self.desc_unit, nodes, self.q_unit))
+
+    def upper(self, nodes: np.ndarray) -> np.ndarray | None:
+        """An upper bound on `take(nodes)` from float32 copies (half the bytes), or None.
+
+        Unit vectors rounded to float32 and a float32 dot over d terms stay within
+        (d + 2) * 2^-23 of the float64 cosine; UPPER_SLACK covers that many times over.
+        """
+        if self.desc_unit32 is None:
+            return None
+        return np.maximum(0.0, (self.desc_unit32[nodes] @ self.q_unit32).astype(np.float64) + UPPER_SLACK)
+
+    def full(self) -> np.ndarray:
+        return np.maximum(0.0, self.desc_unit @ self.q_unit)
+
+
+def unit_rows(emb: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length in float64 (zero rows stay zero): LazyGate's matrix."""
+    e = np.asarray(emb, dtype=np.float64)
+    norms = np.linalg.norm(e, axis=1)
+    norms[norms == 0] = 1.0
+    return e / norms[:, None]
+
+
 def spreading_activation(adj: sp.spmatrix, seeds: np.ndarray, seed_activation: np.ndarray,
-                         gate: np.ndarray | None = None, *, decay: float = 0.7, steps: int = 3,
+                         gate: np.ndarray | LazyGate | None = None, *, decay: float = 0.7, steps: int = 3,
                          threshold: float = 0.01) -> SpreadResult:
     """Run T synchronous QASA steps for one question. See the module docstring for the rule.
 
     seeds: node indices (unique); seed_activation: their initial activations (>= 0);
-    gate: (n,) gate per node, or None for the ungated variant.
+    gate: (n,) gate per node, a `LazyGate` (same result, computed only where needed), or
+    None for the ungated variant.
     """
     seeds = np.asarray(seeds, dtype=np.int64)
+    if gate is not None and not isinstance(gate, LazyGate):
+        gate = np.asarray(gate)[:, None]
     res = spreading_activation_batch(
-        adj, [(seeds, seed_activation)], None if gate is None else np.asarray(gate)[:, None],
-        decay=decay, steps=steps, threshold=threshold)
+        adj, [(seeds, seed_activation)], gate, decay=decay, steps=steps, threshold=threshold)
     return SpreadResult(res.activation[:, 0], res.activated[:, 0], res.first_step[:, 0])
 
 
 def spreading_activation_batch(adj: sp.spmatrix,
                                seeds: list[tuple[np.ndarray, np.ndarray]],
-                               gates: np.ndarray | None = None, *, decay: float = 0.7,
+                               gates: np.ndarray | LazyGate | None = None, *, decay: float = 0.7,
                                steps: int = 3, threshold: float = 0.01) -> SpreadResult:
     """Run QASA for b questions at once: seeds[j] = (indices, activations) of question j,
-    gates (n, b) or None. Column j of the result equals `spreading_activation` for question j.
+    gates (n, b), None, or (b = 1 only) a `LazyGate`. Column j of the result equals
+    `spreading_activation` for question j.
     """
     a = adj if isinstance(adj, sp.csr_matrix) and adj.has_canonical_format else as_csr(adj)
     n, b = a.shape[0], len(seeds)
@@ -102,7 +155,10 @@ def spreading_activation_batch(adj: sp.spmatrix,
         raise ValueError(f"threshold must be >= 0, got {threshold}")
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
-    if gates is not None:
+    lazy = isinstance(gates, LazyGate)
+    if lazy and b != 1:
+        raise ValueError(f"a LazyGate serves one question, got {b}")
+    if gates is not None and not lazy:
         gates = np.asarray(gates, dtype=np.float64)
         if gates.shape != (n, b):
             raise ValueError(f"gates must have shape {(n, b)}, got {gates.shape}")
@@ -142,7 +198,18 @@ def spreading_activation_batch(adj: sp.spmatrix,
             keys = np.flatnonzero(incoming)
             incoming = incoming[keys]
         incoming = incoming.astype(np.float64) * decay
-        if gates is not None:
+        if lazy:  # b = 1, so keys are node indices; only these can pass θ after gating
+            maybe = np.flatnonzero(incoming * GATE_MAX > threshold)
+            ub = gates.upper(keys[maybe])
+            if ub is not None:  # fl(x * g) <= fl(x * ub) when g <= ub: the rest cannot pass
+                maybe = maybe[incoming[maybe] * ub > threshold]
+            g = gates.take(keys[maybe])
+            if g.size and g.max() > GATE_MAX:
+                raise ValueError(f"gate values must be <= 1, got {g.max()}")
+            gated = np.zeros_like(incoming)
+            gated[maybe] = incoming[maybe] * g
+            incoming = gated
+        elif gates is not None:
             incoming *= gates.reshape(-1)[keys]
         keep = incoming > threshold
         keys, incoming = keys[keep], incoming[keep]
