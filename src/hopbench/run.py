@@ -41,7 +41,8 @@ def build_dataset(cfg: DictConfig) -> Dataset:
 def build_encoder(cfg: DictConfig) -> Encoder:
     e = cfg.embedding
     return Encoder(model=e.model, batch_size=e.batch_size, cache_dir=cfg.paths.cache_dir,
-                   max_seq_length=e.get("max_seq_length"), show_progress=cfg.progress)
+                   max_seq_length=e.get("max_seq_length"), show_progress=cfg.progress,
+                   backend=e.get("backend", "torch"), threads=e.get("threads"))
 
 
 def build_retriever(cfg: DictConfig) -> Retriever:

