@@ -11,7 +11,12 @@ def _run(*args, **kw):
 def test_help_lists_config_groups():
     out = _run("-m", "hopbench.run", "--help")
     assert out.returncode == 0
-    assert "dataset: 2wikimultihopqa" in out.stdout and "retriever: dense" in out.stdout
+    groups = dict(line.split(": ", 1) for line in out.stdout.splitlines()
+                  if line.split(":")[0] in ("dataset", "retriever", "llm", "reader") and ", " in line)
+    assert {"musique", "2wikimultihopqa", "hotpotqa", "hover"} <= set(groups["dataset"].split(", "))
+    assert {"dense", "hipporag", "spreading_activation", "flow_diffusion", "catrag", "neuropath"} <= set(
+        groups["retriever"].split(", "))
+    assert "local" in groups["llm"] and "qa" in groups["reader"]
 
 
 def test_bad_path_exits_2_with_a_clear_message(tmp_path):
