@@ -40,10 +40,7 @@ from hopbench.retrieve.base import Retrieval, Services
 from hopbench.retrieve.graph_common import resolve_llm_switch
 from hopbench.retrieve.hipporag import (
     HippoRAGRetriever,
-    fact_scores,
     passage_reset,
-    phrase_seed_weights,
-    top_facts,
 )
 from hopbench.retrieve.kernels import personalized_pagerank, prepare_ppr
 
@@ -90,6 +87,14 @@ class CatRAGRetriever(HippoRAGRetriever):
     def prepare(self, kg, services: Services) -> None:
         super().prepare(kg, services)
         self.llm = services.llm if self.needs_llm else None
+        if self.anchoring and self.ner == "spacy":
+            question_mentions("warm up")
+        if self.anchoring:
+            self.vectors.load_model()
+
+    def prepare_graph(self, kg) -> None:
+        """The base graph split by edge type (each question re-weights parts of it), instead of
+        HippoRAG's undirected PPR matrices: every CatRAG PageRank runs on an adapted copy."""
         E, P = kg.n_entities, kg.n_passages
         r, s, c = self.weights
         zero_pp = sp.csr_matrix((P, P))
@@ -106,30 +111,8 @@ class CatRAGRetriever(HippoRAGRetriever):
         self.base = base
         self.relation_csr = sp.csr_matrix(kg.relation)
         self._summaries: dict[int, str] = {}
-        if self.anchoring and self.ner == "spacy":
-            question_mentions("warm up")
-        if self.anchoring:
-            self.vectors.load_model()
 
-    # -- 1. recognition memory and anchors ----------------------------------------------
-    def recognise(self, question, q_emb: np.ndarray, trace: dict):
-        """(phrase seed weights (E,) or None, kept fact indices, fact scores)."""
-        kg = self.kg
-        if kg.n_facts == 0:
-            trace["fallback"] = "graph has no facts"
-            return None, np.zeros(0, dtype=int), np.zeros(0)
-        scores = fact_scores(self.fact_emb, q_emb)
-        cand = top_facts(scores, self.linking_top_k)
-        trace["candidate_facts"] = [[*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand]
-        kept = self._filter(question.text, cand, trace) if self.use_filter else cand
-        trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
-        if kept.size == 0:
-            trace["fallback"] = "no fact survived the filter"
-            return None, kept, scores
-        w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object, self.passage_counts,
-                                self.top_phrases)
-        return w, kept, scores
-
+    # -- 1. anchors (recognition memory is HippoRAG 2's `recognise`) ---------------------
     def question_entities(self, question, trace: dict) -> list[str]:
         if self.ner == "spacy":
             return question_mentions(question.text)

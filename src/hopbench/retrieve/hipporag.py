@@ -135,9 +135,7 @@ class HippoRAGRetriever(Retriever):
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
         self.llm = services.llm if self.use_filter else None
-        r, s, c = self.weights
-        self.adjacency = kg.adjacency(relation=r, synonym=s, context=c)
-        self.ppr = prepare_ppr(self.adjacency)
+        self.prepare_graph(kg)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.passage_counts = kg.entity_passage_counts()
         self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
@@ -146,6 +144,12 @@ class HippoRAGRetriever(Retriever):
         if self.seeding == "hipporag1":  # load spaCy and the encoder outside any timed retrieval
             self.vectors.load_model()
             question_mentions("warm up")
+
+    def prepare_graph(self, kg) -> None:
+        """The PPR graph: HippoRAG's undirected weighted adjacency, normalised once."""
+        r, s, c = self.weights
+        self.adjacency = kg.adjacency(relation=r, synonym=s, context=c)
+        self.ppr = prepare_ppr(self.adjacency)
 
     # -- seeds -----------------------------------------------------------------------------
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
@@ -165,6 +169,25 @@ class HippoRAGRetriever(Retriever):
         trace["llm_calls"] = calls
         return kept
 
+    def recognise(self, question, q_emb: np.ndarray, trace: dict):
+        """HippoRAG 2's recognition memory (steps 1-3 of the module docstring):
+        (phrase seed weights (E,) or None for the dense fallback, kept fact indices, fact scores)."""
+        kg = self.kg
+        if kg.n_facts == 0:
+            trace["fallback"] = "graph has no facts"
+            return None, np.zeros(0, dtype=int), np.zeros(0)
+        scores = fact_scores(self.fact_emb, q_emb)
+        cand = top_facts(scores, self.linking_top_k)
+        trace["candidate_facts"] = [[*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand]
+        kept = self._filter(question.text, cand, trace) if self.use_filter else cand
+        trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
+        if kept.size == 0:
+            trace["fallback"] = "no fact survived the filter"
+            return None, kept, scores
+        w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object, self.passage_counts,
+                                self.top_phrases)
+        return w, kept, scores
+
     def entity_reset(self, question, q_emb: np.ndarray, trace: dict) -> np.ndarray | None:
         """(E,) entity part of the reset vector, or None for the dense fallback."""
         kg = self.kg
@@ -175,19 +198,9 @@ class HippoRAGRetriever(Retriever):
             trace["mentions"] = mentions
             trace["linked"] = [kg.entity_names[e] for e in linked]
         else:
-            if kg.n_facts == 0:
-                trace["fallback"] = "graph has no facts"
+            w, _, _ = self.recognise(question, q_emb, trace)
+            if w is None:
                 return None
-            scores = fact_scores(self.fact_emb, q_emb)
-            cand = top_facts(scores, self.linking_top_k)
-            trace["candidate_facts"] = [[*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand]
-            kept = self._filter(question.text, cand, trace) if self.use_filter else cand
-            trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
-            if kept.size == 0:
-                trace["fallback"] = "no fact survived the filter"
-                return None
-            w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object,
-                                    self.passage_counts, self.top_phrases)
         if not np.any(w > 0):
             trace["fallback"] = "no seed entity"
             return None
