@@ -5,7 +5,6 @@ product, a full sort, and the trace paths by plain enumeration with a 200k budge
 
 from __future__ import annotations
 
-import heapq
 import time
 
 import numpy as np
@@ -72,14 +71,4 @@ def enumerate_top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: n
         if not complete:
             break
     # each path has at most one reverse, so the 2*top best hold the answer
-    found = heapq.nsmallest(2 * top, found, key=lambda t: (-t[0], t[1]))
-    out: list[tuple[list[int], float]] = []
-    kept: set[tuple[int, ...]] = set()
-    for w, p in found:
-        if p in kept or p[::-1] in kept:
-            continue
-        kept.add(p)
-        out.append((list(p), w))
-        if len(out) >= top:
-            break
-    return out, complete
+    return rules.heaviest_distinct_paths(found, top, 2 * top), complete

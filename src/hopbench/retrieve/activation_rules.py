@@ -267,17 +267,23 @@ def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray,
             break
     cands = [(float(w), tuple(int(x) for x in p))
              for ps, ws in zip(found_p, found_w) for p, w in zip(ps[ws + slack >= tau], ws[ws + slack >= tau])]
-    cands = heapq.nsmallest(keep, cands, key=lambda t: (-t[0], t[1]))
+    return heaviest_distinct_paths(cands, top, keep), complete
+
+
+def heaviest_distinct_paths(cands: list[tuple[float, tuple[int, ...]]], top: int, keep: int
+                            ) -> list[tuple[list[int], float]]:
+    """The `top` heaviest of (weight, path) candidates, ties by path, a path and its reverse
+    counted once; only the `keep` heaviest are looked at (2 * top always suffices)."""
     out: list[tuple[list[int], float]] = []
     kept: set[tuple[int, ...]] = set()
-    for w, p in cands:
+    for w, p in heapq.nsmallest(keep, cands, key=lambda t: (-t[0], t[1])):
         if p in kept or p[::-1] in kept:
             continue
         kept.add(p)
         out.append((list(p), w))
         if len(out) >= top:
             break
-    return out, complete
+    return out
 
 
 def walk_reach(adj: sp.csr_matrix, act: np.ndarray, activated: np.ndarray, steps: int) -> np.ndarray:
