@@ -209,14 +209,21 @@ def _pobjs(prep) -> list:
 
 
 def _strip(span) -> str:
+    toks = strip_tokens(span)
+    if not toks:
+        return ""
+    return span.doc[toks[0].i: toks[-1].i + 1].text.strip()
+
+
+def strip_tokens(span) -> list:
+    """The span's tokens without leading determiners, pronouns, possessives and punctuation
+    or trailing punctuation: the part of a phrase that names the entity."""
     toks = list(span)
     while toks and (toks[0].pos_ in STRIP_LEADING_POS or toks[0].dep_ in ("det", "poss", "case")):
         toks = toks[1:]
     while toks and (toks[-1].pos_ == "PUNCT" or toks[-1].dep_ == "case"):
         toks = toks[:-1]
-    if not toks:
-        return ""
-    return span.doc[toks[0].i: toks[-1].i + 1].text.strip()
+    return toks
 
 
 class _ArgumentSpans:

