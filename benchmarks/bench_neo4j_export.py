@@ -21,6 +21,7 @@ import argparse
 import importlib.util
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -37,9 +38,10 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
 
-def load_reference(path: str):
-    spec = importlib.util.spec_from_file_location("hopbench_export_reference", path)
+def load_reference(path: str, k: int):
+    spec = importlib.util.spec_from_file_location(f"hopbench_export_reference_{k}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -74,7 +76,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="2wikimultihopqa", help="a configs/dataset/<name>.yaml")
     ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
-    ap.add_argument("--reference", help="export.py of another checkout, timed in the same run")
+    ap.add_argument("--reference", action="append", default=[],
+                    help="export.py of another checkout, timed in the same run (repeatable)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
@@ -88,8 +91,8 @@ def main() -> None:
     except ImportError:
         rust = False
     impls = [("this tree", current)]
-    if args.reference:
-        impls.insert(0, (f"reference {args.reference}", load_reference(args.reference)))
+    for k, path in enumerate(args.reference):
+        impls.insert(k, (f"reference {path}", load_reference(path, k)))
     print(f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages; rust packstream: {rust}; "
           f"{os.cpu_count()} cpus; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     current.ensure_exported(db, kg)  # a previous graph for the first "replace"
@@ -118,7 +121,7 @@ def main() -> None:
     for name, _ in impls:
         for case in ("replace", "into_empty"):
             secs = sorted(run["seconds"] for run in runs if run["impl"] == name and run["case"] == case)
-            print(f"{name:40s} {case:11s} median {secs[len(secs) // 2]:6.1f} s over {len(secs)}")
+            print(f"{name:55s} {case:11s} min {secs[0]:6.1f} s  max {secs[-1]:6.1f} s  ({len(secs)} runs)")
     if args.out:
         write_json(args.out, {"dataset": args.dataset, "entities": kg.n_entities, "passages": kg.n_passages,
                               "cpus": os.cpu_count(), "python": platform.python_version(),

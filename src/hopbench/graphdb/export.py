@@ -29,7 +29,9 @@ its nodes are written, so the server populates it (one thread, the longest step)
 rest is written; and a batch's repr is kept short (see `_Rows`). Tried without gain on 2 cores:
 two writer sessions for the nodes, relationships deleted before nodes, bigger delete batches,
 `db.create.setNodeVectorProperty` (float32 storage), an index created before the writes (its
-background segment merges then made the next DROP INDEX wait ~90 s).
+background segment merges then made the next DROP INDEX wait ~90 s), relabelling the old graph
+and deleting it in the background during the writes (the deletes slowed the writes as much as
+they saved), more index-population threads (the vector index populates on one anyway).
 """
 
 from __future__ import annotations
