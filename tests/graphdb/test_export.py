@@ -81,3 +81,58 @@ def test_an_interrupted_export_is_redone(graphdb, musique_kg):
     graphdb.query("MATCH (m:HopbenchMeta {key: 'graph'}) SET m.complete = false")
     assert stored_export_key(graphdb) is None
     assert ensure_exported(graphdb, musique_kg).exported
+
+
+def _smaller_other_graph(kg):
+    """A different graph: the first 2/3 of the entities and passages, renamed, with negated
+    embeddings and the relation counts doubled, so every property differs from `kg`'s."""
+    e, p = 2 * kg.n_entities // 3, 2 * kg.n_passages // 3
+    return dataclasses.replace(
+        kg,
+        entity_names=[f"other {n}" for n in kg.entity_names[:e]],
+        entity_labels=kg.entity_labels[:e], entity_descriptions=kg.entity_descriptions[:e],
+        description_embeddings=-kg.description_embeddings[:e],
+        passage_ids=[f"other-{i}" for i in kg.passage_ids[:p]],
+        passage_embeddings=-kg.passage_embeddings[:p],
+        relation=(2 * kg.relation[:e, :e]).tocsr(), context=kg.context[:p, :e].tocsr(),
+        manifest={**kg.manifest, "graph_key": "smaller-" + kg.manifest["graph_key"]})
+
+
+def test_reexport_of_a_different_graph_leaves_exactly_the_new_graph(graphdb, musique_kg):
+    ensure_exported(graphdb, musique_kg)
+    other = _smaller_other_graph(musique_kg)
+    report = ensure_exported(graphdb, other)
+    assert report.exported and {"prepare", "clear", "entities", "vector_indexes"} <= set(report.stages)
+    q = graphdb.query
+    assert q("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"] == other.n_entities
+    assert q("MATCH (p:Passage) RETURN count(p) AS n")[0]["n"] == other.n_passages
+    assert q("MATCH (m:HopbenchMeta) RETURN count(m) AS n")[0]["n"] == 1
+    assert stored_export_key(graphdb) == export_key(other)
+    rows = q("MATCH (e:Entity) RETURN e.idx AS i, e.name AS name, e.desc_emb AS emb ORDER BY i")
+    assert [r["name"] for r in rows] == other.entity_names
+    for r in rows[::7]:
+        assert np.array_equal(np.asarray(r["emb"], dtype=np.float32), other.description_embeddings[r["i"]])
+    rows = q("MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) RETURN a.idx AS u, b.idx AS v, r.count AS c")
+    rel = sp.triu(other.relation, k=1).tocoo()
+    assert sorted((r["u"], r["v"], r["c"]) for r in rows) == sorted(
+        zip(rel.row.tolist(), rel.col.tolist(), rel.data.astype(float).tolist()))
+    rows = q("MATCH (p:Passage)-[:MENTIONS]->(e:Entity) RETURN p.idx AS p, e.idx AS e")
+    assert sorted((r["p"], r["e"]) for r in rows) == sorted(zip(*other.context.nonzero()))
+    # the rebuilt vector indexes hold the new vectors (negated: the old ones would score 0)
+    for index, vectors in ((ENTITY_INDEX, other.description_embeddings), (PASSAGE_INDEX, other.passage_embeddings)):
+        hit = q(f"CALL db.index.vector.queryNodes('{index}', 1, $v) YIELD node, score "
+                "RETURN node.idx AS i, score", {"v": vectors[2].tolist()})[0]
+        assert np.array_equal(vectors[hit["i"]], vectors[2]) and hit["score"] == pytest.approx(1.0, abs=1e-6)
+    # and back to the original
+    assert ensure_exported(graphdb, musique_kg).exported
+    assert q("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"] == musique_kg.n_entities
+    assert q("MATCH (e:Entity {idx: 0}) RETURN e.name AS n")[0]["n"] == musique_kg.entity_names[0]
+
+
+def test_a_batch_prints_short_but_sends_every_row():
+    """The driver formats repr(parameters) on every RUN; a batch must not spell out its vectors."""
+    from hopbench.graphdb.export import _Rows
+
+    rows = [{"idx": i, "emb": [0.5] * 384} for i in range(1000)]
+    batch = _Rows(rows)
+    assert repr(batch) == "<1000 rows>" and batch == rows and isinstance(batch, list)

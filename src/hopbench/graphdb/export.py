@@ -22,6 +22,16 @@ Schema (one hopbench graph per database; a different graph replaces it):
   ``complete``; written last, so an interrupted export is re-done and a stale one replaced.
 
 Writes are batched ``UNWIND $rows`` statements; values travel only as parameters.
+
+Speed (2Wiki: 59k entities with 384-d vectors, 6k passages, 164k edges; issue #6): the old
+graph is deleted while this process builds the rows; each vector index is created as soon as
+its nodes are written, so the server populates it (one thread, the longest step) while the
+rest is written; and a batch's repr is kept short (see `_Rows`). Tried without gain on 2 cores:
+two writer sessions for the nodes, relationships deleted before nodes, bigger delete batches,
+`db.create.setNodeVectorProperty` (float32 storage), an index created before the writes (its
+background segment merges then made the next DROP INDEX wait ~90 s), relabelling the old graph
+and deleting it in the background during the writes (the deletes slowed the writes as much as
+they saved), more index-population threads (the vector index populates on one anyway).
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import hashlib
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,7 +73,9 @@ class ExportReport:
     passages: int = 0
     relations: int = 0
     mentions: int = 0
-    stages: dict = field(default_factory=dict)  # seconds per stage (clear, entities, ..., indexes)
+    # seconds per stage: prepare (rows) and clear run at the same time, then clear_wait, entities,
+    # passages, relations, context_edges, vector_indexes (what was left of the index build)
+    stages: dict = field(default_factory=dict)
 
 
 def export_key(kg) -> str:
@@ -103,54 +116,46 @@ def export_graph(db: GraphDB, kg, *, batch_size: int = 1000) -> ExportReport:
 
     key = export_key(kg)
     dim = _check_dims(kg)
-    clear_graph(db)
-    stage("clear")
+    # the server deletes the old graph while this process converts the new one to rows
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hopbench-clear") as pool:
+        clearing = pool.submit(_timed, clear_graph, db)
+        rows = _rows(kg)
+        stage("prepare")
+        stages["clear"] = clearing.result()
+    mark[0] = time.perf_counter()
     for c in _CONSTRAINTS:
         db.query(c, what="export: constraint", timeout=None)
     with db.translate_errors("export"), db.session() as s:
         s.run("MERGE (m:HopbenchMeta {key: 'graph'}) SET m.complete = false, m.export_key = $k",
               k=key).consume()
+    stage("clear_wait")  # the part of the clear not hidden behind "prepare", plus constraints
 
-    desc = np.asarray(kg.description_embeddings, dtype=np.float32)
-    norms = np.linalg.norm(desc.astype(np.float64), axis=1)
-    rows = []
-    for i in range(kg.n_entities):
-        rows.append({"idx": i, "name": kg.entity_names[i], "label": kg.entity_labels[i],
-                     "description": kg.entity_descriptions[i],
-                     "emb": desc[i].tolist() if norms[i] > 0 else None, "norm": float(norms[i])})
     _write(db, "UNWIND $rows AS r CREATE (e:Entity {idx: r.idx, name: r.name, label: r.label, "
-               "description: r.description, desc_emb: r.emb, desc_norm: r.norm})", rows, batch_size,
-           "export: entities")
+               "description: r.description, desc_emb: r.emb, desc_norm: r.norm})",
+           rows["entities"], batch_size, "export: entities")
+    # HNSW population is the slowest step and runs on one server thread: let it build the entity
+    # index in the background while the passages and edges are written; wait for it at the end
+    _create_vector_index(db, ENTITY_INDEX, "Entity", "desc_emb", dim)
     stage("entities")
 
-    pemb = np.asarray(kg.passage_embeddings, dtype=np.float32)
-    rows = [{"idx": j, "id": pid, "emb": pemb[j].tolist()} for j, pid in enumerate(kg.passage_ids)]
     _write(db, "UNWIND $rows AS r CREATE (p:Passage {idx: r.idx, id: r.id, emb: r.emb})",
-           rows, batch_size, "export: passages")
+           rows["passages"], batch_size, "export: passages")
+    _create_vector_index(db, PASSAGE_INDEX, "Passage", "emb", dim)
     stage("passages")
 
-    rel = sp.triu(kg.relation, k=1).tocoo()
-    rows = [{"u": int(u), "v": int(v), "c": float(c)} for u, v, c in zip(rel.row, rel.col, rel.data) if c]
     _write(db, "UNWIND $rows AS r MATCH (a:Entity {idx: r.u}) MATCH (b:Entity {idx: r.v}) "
-               "CREATE (a)-[:RELATES_TO {count: r.c}]->(b)", rows, 5 * batch_size, "export: relations")
-    n_rel = len(rows)
+               "CREATE (a)-[:RELATES_TO {count: r.c}]->(b)", rows["relations"], 5 * batch_size,
+           "export: relations")
     stage("relations")
 
-    ctx = kg.context.tocoo()
-    rows = [{"p": int(p), "e": int(e)} for p, e, w in zip(ctx.row, ctx.col, ctx.data) if w]
     _write(db, "UNWIND $rows AS r MATCH (p:Passage {idx: r.p}) MATCH (e:Entity {idx: r.e}) "
-               "CREATE (p)-[:MENTIONS]->(e)", rows, 5 * batch_size, "export: context edges")
-    n_ctx = len(rows)
+               "CREATE (p)-[:MENTIONS]->(e)", rows["mentions"], 5 * batch_size, "export: context edges")
     stage("context_edges")
+    n_rel, n_ctx = len(rows["relations"]), len(rows["mentions"])
+    del rows
 
-    for name, label, prop in ((ENTITY_INDEX, "Entity", "desc_emb"), (PASSAGE_INDEX, "Passage", "emb")):
-        # index and label names are constants of this module, never data
-        db.query(f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON n.{prop} "  # type: ignore[arg-type]
-                 "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
-                 "`vector.quantization.enabled`: false, `vector.hnsw.m`: 32, `vector.hnsw.ef_construction`: 200}}",
-                 {"dim": dim}, what="export: vector index", timeout=None)
-    db.query("CALL db.awaitIndexes(600)", what="export: waiting for indexes", timeout=None)
-    stage("vector_indexes")
+    db.query("CALL db.awaitIndexes(600)", what="export: waiting for the vector indexes", timeout=None)
+    stage("vector_indexes")  # what is left of the index population after the writes
 
     seconds = time.perf_counter() - t0
     db.query("MATCH (m:HopbenchMeta {key: 'graph'}) SET m += $props, m.complete = true",
@@ -165,6 +170,32 @@ def export_graph(db: GraphDB, kg, *, batch_size: int = 1000) -> ExportReport:
     return ExportReport(key, True, seconds, kg.n_entities, kg.n_passages, n_rel, n_ctx, stages)
 
 
+def _rows(kg) -> dict[str, list[dict]]:
+    """The query parameters of every write, converted from numpy in one go per array."""
+    desc = np.asarray(kg.description_embeddings, dtype=np.float32)
+    norms = np.linalg.norm(desc.astype(np.float64), axis=1)
+    embs = desc.tolist()  # float32 values, exact as the doubles Neo4j stores
+    entities = [{"idx": i, "name": kg.entity_names[i], "label": kg.entity_labels[i],
+                 "description": kg.entity_descriptions[i], "emb": embs[i] if norms[i] > 0 else None,
+                 "norm": n} for i, n in enumerate(norms.tolist())]
+    pemb = np.asarray(kg.passage_embeddings, dtype=np.float32).tolist()
+    passages = [{"idx": j, "id": pid, "emb": pemb[j]} for j, pid in enumerate(kg.passage_ids)]
+    rel = sp.triu(kg.relation, k=1).tocoo()
+    keep = rel.data != 0
+    relations = [{"u": u, "v": v, "c": c} for u, v, c in zip(
+        rel.row[keep].tolist(), rel.col[keep].tolist(), rel.data[keep].astype(np.float64).tolist())]
+    ctx = kg.context.tocoo()
+    keep = ctx.data != 0
+    mentions = [{"p": p, "e": e} for p, e in zip(ctx.row[keep].tolist(), ctx.col[keep].tolist())]
+    return {"entities": entities, "passages": passages, "relations": relations, "mentions": mentions}
+
+
+def _timed(fn, *args) -> float:
+    t = time.perf_counter()
+    fn(*args)
+    return round(time.perf_counter() - t, 3)
+
+
 def clear_graph(db: GraphDB) -> None:
     """Remove hopbench's nodes, indexes and meta node (batched so a big graph fits in memory)."""
     for name in (ENTITY_INDEX, PASSAGE_INDEX):
@@ -174,10 +205,32 @@ def clear_graph(db: GraphDB) -> None:
              what="export: clearing the old graph", timeout=None)
 
 
+class _Rows(list):
+    """A batch of rows whose repr is one short line.
+
+    Why: the neo4j driver (6.x) formats ``repr`` of every RUN's parameters for its debug log
+    before it checks the log level; for a batch of 384-d embeddings that string building took
+    longer than packing, sending and storing the batch together."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} rows>"
+
+
 def _write(db: GraphDB, cypher, rows: list[dict], batch_size: int, what: str) -> None:
+    # (two writer sessions in threads were tried for the nodes: no faster on 2 cores)
     with db.translate_errors(what), db.session() as s:
         for start in range(0, len(rows), batch_size):
-            s.execute_write(lambda tx, b: tx.run(cypher, rows=b).consume(), rows[start:start + batch_size])
+            s.execute_write(lambda tx, b: tx.run(cypher, rows=b).consume(),
+                            _Rows(rows[start:start + batch_size]))
+
+
+def _create_vector_index(db: GraphDB, name: str, label: str, prop: str, dim: int) -> None:
+    """Create a vector index; the server populates it in the background (db.awaitIndexes waits)."""
+    # index, label and property names are constants of this module, never data
+    db.query(f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON n.{prop} "  # type: ignore[arg-type]
+             "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
+             "`vector.quantization.enabled`: false, `vector.hnsw.m`: 32, `vector.hnsw.ef_construction`: 200}}",
+             {"dim": dim}, what="export: vector index", timeout=None)
 
 
 def _check_dims(kg) -> int:
