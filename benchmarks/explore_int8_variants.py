@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 from bench_encoder_backends import samples
 
 from hopbench.embed import Encoder
