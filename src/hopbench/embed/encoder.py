@@ -81,7 +81,8 @@ class Encoder:
             from hopbench.embed.onnx_backend import OnnxSentenceModel
 
             self._model = OnnxSentenceModel(resolve_model_path(self.model_name), self._cache_root,
-                                            int8=self.backend == "onnx-int8",
+                                            int8=self.backend.endswith("int8"),
+                                            fused=self.backend.startswith("onnx-opt"),
                                             max_seq_length=self.max_seq_length, threads=self.threads)
         if self._model is None:
             import torch

@@ -13,7 +13,7 @@ DEFAULTS: dict = {
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
     "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
     "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
-                    "llm_max_tokens": 128},
+                    "llm_max_tokens": 128, "embedding": "text"},
     # runtime only: encode passages in a thread while the extractor runs
     "overlap_passage_embedding": True,
     # runtime only: batch size for entity names, facts and descriptions
@@ -21,6 +21,8 @@ DEFAULTS: dict = {
 }
 EXTRACTORS = ("spacy", "llm")
 DESCRIPTION_SOURCES = ("facts", "llm")
+# text: encode each description; composed: mean of the name, fact and passage vectors (builder)
+DESCRIPTION_EMBEDDINGS = ("text", "composed")
 # keys that change speed, never the graph
 RUNTIME_KEYS = {("spacy", "batch_size"), ("spacy", "n_process"), ("overlap_passage_embedding",),
                 ("short_text_batch_size",)}
@@ -58,6 +60,12 @@ def resolve_settings(graph_cfg) -> dict:
     if out["description"]["source"] not in DESCRIPTION_SOURCES:
         raise HopbenchError(f"graph.description.source must be one of {DESCRIPTION_SOURCES}, "
                             f"got {out['description']['source']!r}")
+    if out["description"]["embedding"] not in DESCRIPTION_EMBEDDINGS:
+        raise HopbenchError(f"graph.description.embedding must be one of {DESCRIPTION_EMBEDDINGS}, "
+                            f"got {out['description']['embedding']!r}")
+    if out["description"]["embedding"] == "composed" and out["description"]["source"] == "llm":
+        raise HopbenchError("graph.description.embedding=composed ignores the description text, so it "
+                            "cannot be used with graph.description.source=llm; use embedding=text")
     if not 0.0 < float(out["synonym"]["threshold"]) <= 1.0:
         raise HopbenchError(f"graph.synonym.threshold must be in (0, 1], got {out['synonym']['threshold']}")
     return out
