@@ -12,8 +12,9 @@ harness fixes every step so the two implementations give the same ranking:
    normalised with `hopbench.kg.normalize_name`, empty ones dropped, de-duplicated keeping the
    first occurrence. A question with none of these falls back to all its non-pronoun noun
    chunks. Generic chunks ("who", "the director", "which film") are not mentions: matched by
-   vector they seeded an arbitrary description and, on the first 200 questions of each subset,
-   cost 4-13 points of Recall@5 (benchmarks/results/mention_rules.md).
+   vector they seeded an arbitrary description; dropping them raised Recall@5 on the first 200
+   questions of each subset by 1.5-13.5 points gated, 13-16 ungated
+   (benchmarks/results/mention_rules.md).
 2. Seeds (`seed_activations`): a mention equal to an entity name seeds that entity with
    a = 1.0. Any other mention is embedded and searched among the entity DESCRIPTION
    embeddings: its top k = max(1, 5 // n_mentions) entities by cosine (k per mention; n counts
