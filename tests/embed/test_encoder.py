@@ -102,7 +102,7 @@ def test_backend_is_part_of_the_cache_key(tmp_path):
     assert len(keys) == len(backends)
     # the historical identities are unchanged, so existing caches and graph hashes stay valid
     assert Encoder(cache_dir=tmp_path, backend="onnx").identity.endswith("|maxlen=None|backend=onnx")
-    assert Encoder(cache_dir=tmp_path, backend="onnx-int8").identity.endswith("|maxlen=None|backend=onnx-int8")
+    assert Encoder(cache_dir=tmp_path, backend="onnx-int8").identity.endswith("|maxlen=None|backend=onnx-int8|batching=tokens64")
     assert "backend" not in Encoder(cache_dir=tmp_path).identity  # torch keeps the historical key
 
 

@@ -71,7 +71,7 @@ class Encoder:
         self.backend = backend
         self.threads = threads
         self._cache_root = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / "hopbench-onnx"
-        self.identity = _model_identity(model, max_seq_length, backend)
+        self._identity = _model_identity(model, max_seq_length, backend)
         self._model = None
         self.stats = {"texts_encoded": 0, "seconds": 0.0, "cache_hits": 0}
 
@@ -97,6 +97,15 @@ class Encoder:
         return self._model
 
     @property
+    def identity(self) -> str:
+        """Model, settings and backend: the embedding cache key and the graph hash use it."""
+        if self.backend.endswith("int8"):
+            # dynamic int8 quantises each batch's activations with one scale, so a vector
+            # depends (slightly) on its batch mates: the batching is part of the identity
+            return f"{self._identity}|batching=tokens{self.batch_size}"
+        return self._identity
+
+    @property
     def dim(self) -> int:
         model = self.model
         if self.backend.startswith("onnx"):
@@ -104,12 +113,24 @@ class Encoder:
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())
 
-    def _encode_torch(self, texts: list[str], show: bool) -> np.ndarray:
+    def _encode_torch(self, texts: list[str], show: bool, desc: str) -> np.ndarray:
         import torch
+        from tqdm import tqdm
+
+        from hopbench.embed.batching import length_sorted_batches, token_lengths
+
+        model = self.model
+        # batches of equal TOKEN count (sentence-transformers would sort by characters)
+        lengths = token_lengths(model.tokenizer, texts, int(model.max_seq_length))
+        batches = list(length_sorted_batches(lengths, self.batch_size))
 
         def run(normalize: bool):
-            return self.model.encode(texts, batch_size=self.batch_size, show_progress_bar=show,
-                                     convert_to_numpy=True, normalize_embeddings=normalize)
+            out = np.zeros((len(texts), self.dim), dtype=np.float32)
+            for idx in tqdm(batches, desc=desc, unit="batch", disable=not show):
+                out[idx] = model.encode([texts[i] for i in idx], batch_size=len(idx),
+                                        show_progress_bar=False, convert_to_numpy=True,
+                                        normalize_embeddings=normalize)
+            return out
 
         if self.backend == "torch":
             return run(True).astype(np.float32)
@@ -142,9 +163,9 @@ class Encoder:
         if show:
             log.info("%s: %d texts with %s", desc, len(texts), self.model_name)
         if self.backend.startswith("torch"):
-            arr = self._encode_torch(texts, show)
+            arr = self._encode_torch(texts, show, desc)
         else:
-            arr = self.model.encode(texts, batch_size=self.batch_size)
+            arr = self.model.encode(texts, batch_size=self.batch_size, progress=show, desc=desc)
         self.stats["seconds"] += time.perf_counter() - start
         self.stats["texts_encoded"] += len(texts)
         if path is not None:

@@ -192,19 +192,37 @@ class OnnxSentenceModel:
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False,
+               desc: str = "embedding") -> np.ndarray:
+        """Texts are tokenised once, then run in batches of (almost) equal token count."""
+        from tqdm import tqdm
+
+        from hopbench.embed.batching import length_sorted_batches
+
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # longest first, as sentence-transformers does: batches of similar length pad little
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), batch_size):
-            idx = order[start:start + batch_size]
-            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                 max_length=self.max_seq_length, return_tensors="np")
-            feed = {k: enc[k].astype(np.int64) for k in enc if k in self.inputs}
-            hidden = self.session.run(None, feed)[0]
-            mask = enc["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        if not texts:
+            return out
+        enc = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length, padding=False)
+        ids, types = enc["input_ids"], enc.get("token_type_ids")
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        batches = list(length_sorted_batches(lengths, batch_size))
+        pad_id = int(self.tokenizer.pad_token_id or 0)
+        for idx in tqdm(batches, desc=desc, unit="batch", disable=not progress):
+            width = int(lengths[idx].max())
+            input_ids = np.full((len(idx), width), pad_id, dtype=np.int64)
+            token_types = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                n = lengths[i]
+                input_ids[row, :n] = ids[i]
+                mask[row, :n] = 1
+                if types is not None:
+                    token_types[row, :n] = types[i]
+            feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": token_types}
+            hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[idx] = pooled / np.maximum(norms, 1e-12)
         return out

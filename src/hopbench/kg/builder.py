@@ -79,6 +79,12 @@ def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=No
         "build_version": BUILD_VERSION,
         "format_version": FORMAT_VERSION,
     }
+    with _batch_size(encoder, settings["short_text_batch_size"]):
+        short_identity = encoder.identity
+    if short_identity != inputs["embedding"]:
+        # int8 backends: names and facts are batched differently from passages, and their
+        # vectors depend on the batching (Encoder.identity); fp32 backends keep their hash
+        inputs["embedding_short_texts"] = short_identity
     if settings["description"]["embedding"] == "text":
         # the default before the setting existed: graphs built then keep their hash
         inputs["description"] = {k: v for k, v in settings["description"].items() if k != "embedding"}
