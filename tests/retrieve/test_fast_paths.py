@@ -13,7 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import LazyGate, semantic_gate, spreading_activation, unit_rows
+from hopbench.retrieve.kernels import Int8Rows, LazyGate, semantic_gate, spreading_activation, unit_rows
+from hopbench.retrieve.kernels.spread import UPPER_SLACK
 from hopbench.retrieve.kernels._csr import as_csr
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 
@@ -145,7 +146,7 @@ def test_lazy_gate_gives_the_full_gate_activations_on_real_graph(musique_kg, ser
         for depth, threshold in ((3, 0.01), (4, 0.001), (2, 0.0)):
             full = spreading_activation(adj, idx, act, semantic_gate(kg.description_embeddings, q_emb),
                                         steps=depth, threshold=threshold)
-            for lazy in (LazyGate(unit, q_emb), LazyGate(unit, q_emb, unit.astype(np.float32))):
+            for lazy in (LazyGate(unit, q_emb), LazyGate(unit, q_emb, Int8Rows(unit))):
                 got = spreading_activation(adj, idx, act, lazy, steps=depth, threshold=threshold)
                 assert np.array_equal(got.activated, full.activated), q.id
                 assert np.array_equal(got.first_step, full.first_step), q.id
@@ -159,8 +160,27 @@ def test_lazy_gate_values_and_bound():
     e = rng.standard_normal((50, 16))
     e[3] = 0.0
     q = rng.standard_normal(16)
-    g = LazyGate(unit_rows(e), q, unit_rows(e).astype(np.float32))
+    g = LazyGate(unit_rows(e), q, Int8Rows(unit_rows(e)))
     nodes = np.arange(50)
     np.testing.assert_allclose(g.take(nodes), semantic_gate(e, q), atol=1e-14)
     assert (g.upper(nodes) >= g.take(nodes)).all()
+    assert g.upper(nodes).max() <= semantic_gate(e, q).max() + 0.05  # a bound, but a useful one
     assert g.take(np.array([3]))[0] == 0.0
+
+
+def test_int8_rows_bound_the_float64_cosine(musique_kg, services, musique_sub):
+    """Int8Rows.upper + UPPER_SLACK >= the exact cosine for every row and question, and is
+    close to it (the bound is only useful if few extra nodes reach the exact gate)."""
+    unit = unit_rows(musique_kg.description_embeddings)
+    rng = np.random.default_rng(3)
+    spiky = unit_rows(rng.standard_normal((40, unit.shape[1])) ** 9)  # one huge component per row
+    for rows in (unit, spiky, np.vstack([unit, -unit])):
+        q8 = Int8Rows(rows)
+        everything = np.arange(rows.shape[0])
+        for q in musique_sub.questions:
+            qv = np.asarray(services.query_embedding(q), dtype=np.float64)
+            qv = qv / np.linalg.norm(qv)
+            exact = rows @ qv
+            ub = q8.upper(everything, qv.astype(np.float32))
+            assert (ub + UPPER_SLACK >= exact).all(), q.id
+            assert (ub - exact).max() <= 2 * q8.err.max() + 1e-4

@@ -31,6 +31,7 @@ from hopbench.retrieve.graph_common import (
     resolve_llm_switch,
 )
 from hopbench.retrieve.kernels import (
+    Int8Rows,
     LazyGate,
     semantic_gate,
     spreading_activation,
@@ -76,7 +77,7 @@ class SpreadingActivationRetriever(Retriever):
         self.entity_passages = rules.entity_passages(self.context)
         self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
         self._desc_unit = unit_rows(self.desc_emb)  # semantic_gate's normalisation, done once
-        self._desc_unit32 = self._desc_unit.astype(np.float32)  # LazyGate's cheap upper bound
+        self._desc_int8 = Int8Rows(self._desc_unit)  # LazyGate's cheap upper bound
         self.desc_search = ExactTopK(self.desc_emb)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
@@ -116,7 +117,7 @@ class SpreadingActivationRetriever(Retriever):
 
     def lazy_gate(self, q_emb: np.ndarray) -> LazyGate | None:
         """The same gate, computed by the kernel only for nodes that could pass θ."""
-        return None if not self.gate else LazyGate(self._desc_unit, q_emb, self._desc_unit32)
+        return None if not self.gate else LazyGate(self._desc_unit, q_emb, self._desc_int8)
 
     def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k) -> Retrieval:
         t0 = time.perf_counter()

@@ -23,6 +23,7 @@ from hopbench.retrieve.kernels.ppr import (
 )
 from hopbench.retrieve.kernels.spread import (
     GATE_MAX,
+    Int8Rows,
     LazyGate,
     SpreadResult,
     semantic_gate,
@@ -36,6 +37,7 @@ __all__ = [
     "FlowResult",
     "PPRGraph",
     "GATE_MAX",
+    "Int8Rows",
     "LazyGate",
     "SpreadResult",
     "degree_capacities",
