@@ -5,6 +5,7 @@ data built to tie; too narrow a scan falls back to the full product."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hopbench.retrieve.activation_rules import full_product_top_k
 from hopbench.retrieve.exact_top_k import ExactTopK
@@ -15,12 +16,14 @@ def _same(a, b):
     return all(np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) for x, y in zip(a, b, strict=True))
 
 
-def test_equals_full_product_on_real_descriptions(musique_kg, encoder):
+@pytest.mark.parametrize("shards", [1, 2, 3])
+def test_equals_full_product_on_real_descriptions(musique_kg, encoder, shards):
     desc = np.asarray(musique_kg.description_embeddings, dtype=np.float64)
     rng = np.random.default_rng(0)
     # > 1024 distinct rows so the scan path (not the full product) runs
     rows = np.concatenate([desc + 0.02 * rng.standard_normal(desc.shape) for _ in range(30)])
-    search = ExactTopK(rows, candidates=64)
+    search = ExactTopK(rows, candidates=64, shards=shards, min_rows_per_shard=1000)
+    assert search.shards == shards
     mentions = ["the director", "which film", "who", "a county in georgia", "paris", "the river"]
     for u in (1, 2, 3, 6):
         vecs = np.asarray(encoder.encode(mentions[:u]), dtype=np.float64)
@@ -35,10 +38,10 @@ def test_ties_and_fallback():
     base = rng.standard_normal((300, 24))
     rows = np.concatenate([base, base, base[:50]])  # every score appears two or three times
     vecs = rng.standard_normal((4, 24))
-    for cands in (16, 32, 600):
-        s = ExactTopK(rows, candidates=cands)
+    for cands, shards in ((16, 1), (32, 1), (600, 1), (16, 2), (32, 3)):
+        s = ExactTopK(rows, candidates=cands, shards=shards, min_rows_per_shard=100)
         for k in (1, 3, 7):
-            assert _same(s.search(vecs, k), full_product_top_k(rows, vecs, k)), (cands, k)
+            assert _same(s.search(vecs, k), full_product_top_k(rows, vecs, k)), (cands, shards, k)
     narrow = ExactTopK(np.ones((2000, 8)), candidates=20)  # all rows tie: the scan cannot decide
     got = narrow.search(np.ones((1, 8)), 3)
     assert narrow.n_fallbacks == 1 and got[0][0].tolist() == [0, 1, 2]
@@ -52,3 +55,18 @@ def test_same_float_rows_on_real_embeddings(musique_kg, encoder):
         which = np.sort(rng.choice(rows.shape[0], size, replace=False))
         assert np.array_equal(same_float_rows(rows, which, q), (rows @ q.T)[which]), size
         assert np.array_equal(same_float_rows(rows, which, q[0]), (rows @ q[0])[which]), size
+
+
+def test_shards_scan_the_same_codes():
+    """Sharding splits one trained index: the approximate scores are the single scan's."""
+    rng = np.random.default_rng(4)
+    rows = rng.standard_normal((5000, 32))
+    one = ExactTopK(rows, shards=1)
+    two = ExactTopK(rows, shards=2, min_rows_per_shard=1000)
+    assert two.shards == 2 and two.index.ntotal == 5000 and one.quant_err == two.quant_err
+    q = rng.standard_normal((3, 32)).astype(np.float32)
+    d1, i1 = one.index.search(q, 50)
+    d2, i2 = two.index.search(q, 50)
+    np.testing.assert_array_equal(d1, d2)
+    assert set(i1.ravel()) == set(i2.ravel())
+    assert ExactTopK(rows, min_rows_per_shard=8192).shards == 1  # too small to split

@@ -267,7 +267,7 @@ def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray,
             break
         more = np.arange(1, max_hops + 3 - n_nodes)  # nodes an extension may still add
         last = paths[:, -1]
-        best = np.max((totals[:, None] + reach[more][:, last].T) / (n_nodes - 1 + more), axis=1)
+        best = np.max((totals[:, None] + reach[more[None, :], last[:, None]]) / (n_nodes - 1 + more), axis=1)
         alive = best + slack >= tau
         paths, totals, last = paths[alive], totals[alive], last[alive]
         owner, v, _ = gather_rows(adj, last)
