@@ -48,12 +48,18 @@ public final class Launcher {
     /**
      * No phone-home (there is no network anyway), no 256 MiB pre-allocated log files on a shared
      * disk, no multi-second Netty quiet periods that make SIGTERM take ~15 s, and transaction
-     * timeouts enforced within 0.2 s instead of the default 2 s check interval.
+     * timeouts enforced within 0.2 s instead of the default 2 s check interval, and transaction
+     * logs pruned to the last two 64 MiB files at each checkpoint (every 5 min instead of 15, and
+     * at shutdown): the default keeps two days of them, and every export of the 2Wiki graph
+     * writes ~650 MB (3.5 GB after a day of work; 68 MB with these settings).
      */
     static final Map<String, String> EXTRA_SETTINGS = Map.of(
             "db.transaction.monitor.check.interval", "200ms",
             "dbms.usage_report.enabled", "false",
             "db.tx_log.preallocate", "false",
+            "db.tx_log.rotation.retention_policy", "2 files",
+            "db.tx_log.rotation.size", "64M",
+            "db.checkpoint.interval.time", "5m",
             "internal.dbms.bolt.netty_server_shutdown_quiet_period", "0",
             "internal.dbms.bolt.netty_server_shutdown_timeout", "5",
             "internal.server.bolt.connection_shutdown_wait_time", "1s",
