@@ -13,9 +13,15 @@ import pytest
 import scipy.sparse as sp
 
 from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import Int8Rows, LazyGate, semantic_gate, spreading_activation, unit_rows
-from hopbench.retrieve.kernels.spread import UPPER_SLACK
+from hopbench.retrieve.kernels import (
+    Int8Rows,
+    LazyGate,
+    semantic_gate,
+    spreading_activation,
+    unit_rows,
+)
 from hopbench.retrieve.kernels._csr import as_csr
+from hopbench.retrieve.kernels.spread import UPPER_SLACK
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 
 

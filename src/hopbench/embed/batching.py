@@ -20,7 +20,12 @@ def token_lengths(tokenizer, texts: Sequence[str], max_length: int) -> np.ndarra
         return np.zeros(0, dtype=np.int64)
     enc = tokenizer(list(texts), truncation=True, max_length=max_length, padding=False,
                     return_attention_mask=False, return_token_type_ids=False)
-    return np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(texts))
+    return lengths_of(enc["input_ids"])
+
+
+def lengths_of(input_ids: Sequence[Sequence[int]]) -> np.ndarray:
+    """Lengths of unpadded token-id lists, as an int64 array."""
+    return np.fromiter((len(ids) for ids in input_ids), dtype=np.int64, count=len(input_ids))
 
 
 def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:

@@ -197,7 +197,7 @@ class OnnxSentenceModel:
         """Texts are tokenised once, then run in batches of (almost) equal token count."""
         from tqdm import tqdm
 
-        from hopbench.embed.batching import length_sorted_batches
+        from hopbench.embed.batching import length_sorted_batches, lengths_of
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -205,7 +205,7 @@ class OnnxSentenceModel:
             return out
         enc = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length, padding=False)
         ids, types = enc["input_ids"], enc.get("token_type_ids")
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        lengths = lengths_of(ids)
         batches = list(length_sorted_batches(lengths, batch_size))
         pad_id = int(self.tokenizer.pad_token_id or 0)
         for idx in tqdm(batches, desc=desc, unit="batch", disable=not progress):

@@ -312,8 +312,9 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
 
 @contextmanager
 def _batch_size(encoder, size: int):
-    """Short texts (names, facts) encode several times faster in large batches; passages keep
-    the encoder's own batch size. The batch size is not part of the embedding cache key."""
+    """Names, facts and descriptions in larger batches than passages (`short_text_batch_size`).
+    For fp32 backends the batch size changes speed only; int8 backends' vectors depend on it,
+    so it is in their `Encoder.identity` (embedding cache key), and `cache_keys` records it."""
     old = getattr(encoder, "batch_size", None)
     if old is None or not size:
         yield

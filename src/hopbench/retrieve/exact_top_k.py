@@ -39,6 +39,7 @@ class ExactTopK:
         n, d = self.exact.shape
         self.candidates = candidates
         self.index = None
+        self.shards = 1
         if n == 0:
             return
         x32 = np.ascontiguousarray(rows, dtype=np.float32)
@@ -102,7 +103,6 @@ class ExactTopK:
                 return None
             keep.append(i[a >= floor])
         return np.unique(np.concatenate(keep)).astype(np.int64)
-
 
 
 def _sharded(trained: faiss.IndexScalarQuantizer, x32: np.ndarray, shards: int) -> faiss.Index:
