@@ -6,12 +6,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
 from pathlib import Path
 
 import hydra
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
@@ -21,7 +23,9 @@ from hopbench.data.schema import Dataset
 from hopbench.embed import Encoder
 from hopbench.errors import HopbenchError
 from hopbench.evaluate.score import aggregate, score_question
+from hopbench.provenance import software_versions
 from hopbench.retrieve.base import Retriever, Services
+from hopbench.run_config import check_run_config, config_yaml
 from hopbench.runstore import RunStore, config_hash
 
 log = logging.getLogger("hopbench.run")
@@ -45,10 +49,23 @@ def build_encoder(cfg: DictConfig) -> Encoder:
                    backend=e.get("backend", "torch"), threads=e.get("threads"))
 
 
+def _instantiate(group: str, cfg: DictConfig):
+    """Hydra `instantiate`, with a bad setting told in one line (not Hydra's wrapped traceback)."""
+    params = OmegaConf.to_container(cfg, resolve=True)
+    name = params.pop("name", None)
+    try:
+        return instantiate(params, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, HopbenchError):
+            raise cause from None
+        if isinstance(cause, (TypeError, ValueError)):
+            raise HopbenchError(f"{group}={name}: {cause}") from None
+        raise
+
+
 def build_retriever(cfg: DictConfig) -> Retriever:
-    params = OmegaConf.to_container(cfg.retriever, resolve=True)
-    params.pop("name", None)
-    return instantiate(params, _convert_="all")
+    return _instantiate("retriever", cfg.retriever)
 
 
 def build_llm(cfg: DictConfig):
@@ -65,9 +82,7 @@ def build_reader(cfg: DictConfig, llm):
     reader_cfg = cfg.get("reader")
     if reader_cfg is None or reader_cfg.get("name", "none") == "none":
         return None
-    params = OmegaConf.to_container(reader_cfg, resolve=True)
-    params.pop("name", None)
-    reader = instantiate(params, _convert_="all")
+    reader = _instantiate("reader", reader_cfg)
     reader.bind(llm)
     return reader
 
@@ -127,34 +142,64 @@ def run_dir_for(cfg: DictConfig, h: str) -> Path:
     return Path(cfg.paths.runs_dir) / cfg.dataset.name / cfg.retriever.name / h
 
 
+def _completed(store: RunStore) -> dict:
+    log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
+    return json.loads(store.metrics_path.read_text())
+
+
 def execute(cfg: DictConfig) -> dict:
-    """Run (or resume, or skip) one configuration; return its metrics."""
+    """Run (or resume, or skip) one configuration; return its metrics.
+
+    Everything is checked and built before the run folder is touched; one process at a time
+    works on a run (a second launch waits, then skips or resumes); `force=true` computes
+    beside the finished run and replaces it only when the new one is complete.
+    """
     t0 = time.perf_counter()
+    check_run_config(cfg)
     dataset = build_dataset(cfg)
     retriever = build_retriever(cfg)
     h = config_hash(semantic_config(cfg, dataset, retriever))
     store = RunStore(run_dir_for(cfg, h))
     if store.complete and not cfg.force:
-        log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
-        import json
-
-        return json.loads(store.metrics_path.read_text())
-
+        return _completed(store)
     llm = build_llm(cfg)
     if retriever.needs_llm and llm is None:
         raise HopbenchError(f"retriever '{cfg.retriever.name}' needs an LLM; choose one with "
                             "llm=local (offline model), llm=openai or llm=server")
     reader = build_reader(cfg, llm)
-    store.write_config(OmegaConf.to_yaml(cfg, resolve=True))
-    if cfg.force and store.complete:
-        store.metrics_path.unlink()
-        store.predictions_path.unlink(missing_ok=True)
-    done = store.load_predictions()
-    done_ids = {r["id"] for r in done}
-    todo = [q for q in dataset.questions if q.id not in done_ids]
-    log.info("%s / %s -> %s (%d done, %d to go)", dataset.name, cfg.retriever.name, store.dir,
-             len(done), len(todo))
+    with store.lock():
+        if store.complete and not cfg.force:  # finished by the launch this one waited for
+            return _completed(store)
+        work = store.staging() if cfg.force else store
+        work.write_config(config_yaml(cfg))
+        done = work.load_predictions()
+        done_ids = {r["id"] for r in done}
+        todo = [q for q in dataset.questions if q.id not in done_ids]
+        log.info("%s / %s -> %s (%d done, %d to go)", dataset.name, cfg.retriever.name, store.dir,
+                 len(done), len(todo))
+        services, kg = prepare_services(cfg, dataset, retriever, llm)
+        t_prep = time.perf_counter()
+        retriever.prepare(kg, services)
+        timings = {"prepare_seconds": time.perf_counter() - t_prep}
+        t_enc = time.perf_counter()
+        services.encode_questions(todo)
+        timings["query_encoding_ms_per_question"] = 1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
+        try:
+            answer_questions(cfg, dataset, retriever, reader, llm, todo, work, done)
+        finally:
+            work.close()
+            if hasattr(retriever, "close"):
+                retriever.close()
+        metrics = finish_metrics(cfg, dataset, retriever, llm, h, done, timings, t0)
+        work.write_metrics(metrics)
+        if work is not store:
+            store.promote(work)
+    log.info("wrote %s", store.metrics_path)
+    return metrics
 
+
+def prepare_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, llm):
+    """The encoder, graph database settings and (for graph retrievers) the knowledge graph."""
     encoder = build_encoder(cfg)
     graphdb = (OmegaConf.to_container(cfg.graphdb, resolve=True)
                if retriever.needs_graphdb and "graphdb" in cfg else None)
@@ -164,62 +209,58 @@ def execute(cfg: DictConfig) -> dict:
         from hopbench.kg import load_or_build
 
         kg = load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir)
-    t_prep = time.perf_counter()
-    retriever.prepare(kg, services)
-    prepare_s = time.perf_counter() - t_prep
-    t_enc = time.perf_counter()
-    services.encode_questions(todo)
-    encode_ms = 1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
+    return services, kg
 
-    try:
-        for q in tqdm(todo, desc=f"{cfg.retriever.name} on {dataset.name}", disable=not cfg.progress,
-                      unit="q"):
-            before = llm.stats_dict() if llm is not None else None
-            start = time.perf_counter()
-            result = retriever.retrieve(q, cfg.top_k)
-            latency_ms = 1000 * (time.perf_counter() - start)
-            retrieval_cost = llm_cost(before, llm)
-            answer, reader_trace = None, None
-            if reader is not None:
-                before_reader = llm.stats_dict()
-                out = reader.answer(q, [dataset.passage(pid) for pid in result.passage_ids])
-                answer, reader_trace = out.answer, out.trace
-                reader_trace = {**(reader_trace or {}), "llm_cost": llm_cost(before_reader, llm)}
-            if retrieval_cost is not None:
-                result.trace["llm_cost"] = retrieval_cost
-            row = {
-                "id": q.id, "question": q.text, "gold_answers": q.answers,
-                "gold_passage_ids": q.gold_passage_ids, "gold_complete": q.gold_complete,
-                "kind": q.kind, "label": q.label, "meta": q.meta,
-                "ranked_passage_ids": result.passage_ids, "scores": result.scores,
-                "answer": answer, "metrics": score_question(q, result.passage_ids, answer),
-                "latency_ms": latency_ms, "trace": result.trace,
-            }
-            if reader_trace is not None:
-                row["reader_trace"] = reader_trace
-            store.append(row)
-            done.append(row)
-    finally:
-        store.close()
-        if hasattr(retriever, "close"):
-            retriever.close()
 
+def answer_questions(cfg, dataset: Dataset, retriever: Retriever, reader, llm, todo, store: RunStore,
+                     done: list[dict]) -> None:
+    """Retrieve (and read) each question; append its row as soon as it is scored."""
+    for q in tqdm(todo, desc=f"{cfg.retriever.name} on {dataset.name}", disable=not cfg.progress,
+                  unit="q"):
+        before = llm.stats_dict() if llm is not None else None
+        start = time.perf_counter()
+        result = retriever.retrieve(q, cfg.top_k)
+        latency_ms = 1000 * (time.perf_counter() - start)
+        retrieval_cost = llm_cost(before, llm)
+        answer, reader_trace = None, None
+        if reader is not None:
+            before_reader = llm.stats_dict()
+            out = reader.answer(q, [dataset.passage(pid) for pid in result.passage_ids])
+            answer, reader_trace = out.answer, out.trace
+            reader_trace = {**(reader_trace or {}), "llm_cost": llm_cost(before_reader, llm)}
+        if retrieval_cost is not None:
+            result.trace["llm_cost"] = retrieval_cost
+        row = {
+            "id": q.id, "question": q.text, "gold_answers": q.answers,
+            "gold_passage_ids": q.gold_passage_ids, "gold_complete": q.gold_complete,
+            "kind": q.kind, "label": q.label, "meta": q.meta,
+            "ranked_passage_ids": result.passage_ids, "scores": result.scores,
+            "answer": answer, "metrics": score_question(q, result.passage_ids, answer),
+            "latency_ms": latency_ms, "trace": result.trace,
+        }
+        if reader_trace is not None:
+            row["reader_trace"] = reader_trace
+        store.append(row)
+        done.append(row)
+
+
+def finish_metrics(cfg, dataset: Dataset, retriever: Retriever, llm, h: str, done: list[dict],
+                   timings: dict, t0: float) -> dict:
+    """metrics.json: the scores of every row, the run's identity, costs and software versions."""
     metrics = aggregate(done)
     metrics.update({
         "dataset": dataset.name, "retriever": cfg.retriever.name, "config_hash": h,
         "reader": cfg.reader.name if "reader" in cfg else "none",
         "n_retrieval_excluded": dataset.notes["n_retrieval_excluded"],
-        "prepare_seconds": prepare_s, "query_encoding_ms_per_question": encode_ms,
-        "wall_seconds": time.perf_counter() - t0,
+        **timings, "wall_seconds": time.perf_counter() - t0,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "software": software_versions(),
     })
     if retriever.needs_graphdb:  # questions whose database query timed out (dense ranking instead)
         metrics["n_query_timeouts"] = sum(1 for r in done if (r.get("trace") or {}).get("query_timeout"))
     if llm is not None:
         metrics.update(llm.stats_dict())
     metrics.update(cost_summary(done))
-    store.write_metrics(metrics)
-    log.info("wrote %s", store.metrics_path)
     return metrics
 
 

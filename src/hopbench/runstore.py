@@ -1,15 +1,26 @@
 """A run's folder: config.yaml, predictions.jsonl appended as questions finish, metrics.json last.
 
 metrics.json is written atomically and marks the run complete; predictions.jsonl lets a killed
-run resume where it stopped.
+run resume where it stopped. Three rules keep every number computed once and never lost:
+
+- one process at a time works on a run: `RunStore.lock()` holds an flock on a sibling file
+  (`.<hash>.lock`), which the kernel releases when the process dies, however it dies;
+- `force=true` recomputes into a staging folder beside the run (`.<hash>.rerun/`) and
+  replaces the finished run only once the new one is complete (`promote`);
+- reading predictions keeps the first row of each question id and skips a corrupt line
+  (that question is computed again), as the KG extraction log does.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
 import os
+import shutil
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from hopbench.atomic import write_json, write_text
@@ -22,6 +33,38 @@ def config_hash(semantic_config: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def read_rows(path: Path) -> tuple[list[dict], int, int]:
+    """(rows, corrupt lines skipped, duplicate ids dropped) of a predictions file.
+
+    A line that is not a JSON object with an `id` is skipped, not the end of the file: rows
+    after it are still good. Of several rows with one id (two processes that raced before
+    runs were locked) the first is kept.
+    """
+    rows, seen, corrupt, dupes = [], set(), 0, 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                corrupt += 1
+                continue
+            if not isinstance(row, dict) or "id" not in row:
+                corrupt += 1
+                continue
+            if row["id"] in seen:
+                dupes += 1
+                continue
+            seen.add(row["id"])
+            rows.append(row)
+    return rows, corrupt, dupes
+
+
+class RunBusyError(Exception):
+    """Raised by `lock(wait=False)` when another process holds the run."""
+
+
 class RunStore:
     def __init__(self, run_dir: str | Path):
         self.dir = Path(run_dir)
@@ -30,33 +73,83 @@ class RunStore:
         self.config_path = self.dir / "config.yaml"
         self._fh = None
 
+    # ---- siblings: lock, staging for force=true, the old run while it is replaced ----------
+    def _sibling(self, suffix: str) -> Path:
+        return self.dir.parent / f".{self.dir.name}.{suffix}"
+
+    @property
+    def lock_path(self) -> Path:
+        return self._sibling("lock")
+
+    def staging(self) -> "RunStore":
+        """Where `force=true` computes the new run while the finished one stays in place."""
+        return RunStore(self._sibling("rerun"))
+
     @property
     def complete(self) -> bool:
         return self.metrics_path.exists()
 
+    @contextmanager
+    def lock(self, wait: bool = True):
+        """Hold the run exclusively; another launch of the same run waits here (then finds it
+        complete and skips it, or resumes what is left). Released when the process dies."""
+        self.dir.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.lock_path, "a+", encoding="utf-8")
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "another process"
+                if not wait:
+                    raise RunBusyError(f"{self.dir} is being computed by {holder}") from None
+                log.warning("%s is being computed by %s; waiting for it to finish", self.dir, holder)
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+            fh.flush()
+            self._recover_interrupted_promote()
+            yield self
+        finally:
+            fh.close()  # closing the descriptor releases the flock
+
+    def _recover_interrupted_promote(self) -> None:
+        old = self._sibling("old")
+        if old.exists():
+            if self.dir.exists():
+                shutil.rmtree(old)
+            else:
+                log.warning("restoring %s from %s (a replacement was interrupted)", self.dir, old)
+                os.replace(old, self.dir)
+
+    def promote(self, staged: "RunStore") -> None:
+        """Replace this run by the complete `staged` one (two renames; recovered under the lock)."""
+        if not staged.complete:
+            raise RuntimeError(f"{staged.dir} is not complete; refusing to replace {self.dir}")
+        old = self._sibling("old")
+        if self.dir.exists():
+            os.replace(self.dir, old)
+        os.replace(staged.dir, self.dir)
+        shutil.rmtree(old, ignore_errors=True)
+
+    # ---- contents -------------------------------------------------------------------------
     def write_config(self, yaml_text: str) -> None:
         write_text(self.config_path, yaml_text)
 
     def load_predictions(self) -> list[dict]:
-        """Rows already written; a torn last line (killed mid-write) is dropped and the file repaired."""
+        """Rows already written, one per question id; the file is rewritten without the corrupt
+        lines and duplicates, so that appending goes on from a clean file."""
         if not self.predictions_path.exists():
             return []
-        rows, good_bytes = [], 0
-        with open(self.predictions_path, "rb") as fh:
-            for line in fh:
-                try:
-                    rows.append(json.loads(line))
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    log.warning("%s: dropping a torn line after %d complete rows", self.predictions_path, len(rows))
-                    break
-                if not line.endswith(b"\n"):
-                    # complete JSON but no newline: keep it and add the newline below
-                    good_bytes += len(line)
-                    break
-                good_bytes += len(line)
-        if good_bytes != self.predictions_path.stat().st_size or (rows and not _ends_with_newline(self.predictions_path)):
-            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            write_text(self.predictions_path, text)
+        rows, corrupt, dupes = read_rows(self.predictions_path)
+        if corrupt or dupes:
+            log.warning("%s: skipped %d corrupt line(s) and %d duplicate row(s); %d rows kept "
+                        "(the skipped questions are computed again)", self.predictions_path,
+                        corrupt, dupes, len(rows))
+        if corrupt or dupes or not _ends_with_newline(self.predictions_path):
+            write_text(self.predictions_path,
+                       "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
         return rows
 
     def append(self, row: dict) -> None:
@@ -78,6 +171,8 @@ class RunStore:
 
 
 def _ends_with_newline(path: Path) -> bool:
+    if path.stat().st_size == 0:
+        return True
     with open(path, "rb") as fh:
         fh.seek(-1, os.SEEK_END)
         return fh.read(1) == b"\n"

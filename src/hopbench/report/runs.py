@@ -78,7 +78,7 @@ class Run:
 
 def read_predictions(path: Path) -> list[dict]:
     """Rows of predictions.jsonl, checked for the fields the report needs."""
-    rows = []
+    rows, seen, dupes = [], set(), 0
     with open(path, encoding="utf-8") as fh:
         for i, line in enumerate(fh, start=1):
             if not line.strip():
@@ -98,7 +98,13 @@ def read_predictions(path: Path) -> list[dict]:
                 if not isinstance(v, (int, float)) or isinstance(v, bool):
                     raise DataError(path, f"line {i} (id {row['id']})", f"metrics.{k}",
                                     f"expected a number, got {v!r}")
+            if row["id"] in seen:  # a doubled row (two processes raced before runs were locked)
+                dupes += 1
+                continue
+            seen.add(row["id"])
             rows.append(row)
+    if dupes:
+        log.warning("%s: %d duplicate question id(s) ignored (the first row of each is kept)", path, dupes)
     return rows
 
 
@@ -121,7 +127,15 @@ def load_run(run_dir: str | Path) -> Run:
 
 def load_runs(runs_dir: str | Path) -> list[Run]:
     """Every complete run under runs_dir, sorted by dataset, retriever, reader, hash."""
-    runs = [load_run(p.parent) for p in sorted(Path(runs_dir).glob("*/*/*/metrics.json"))]
+    runs = []
+    for p in sorted(Path(runs_dir).glob("*/*/*/metrics.json")):
+        if any(part.startswith(".") for part in p.relative_to(runs_dir).parts):
+            continue  # staging and lock siblings (.<hash>.rerun/), Hydra's .hydra/
+        run = load_run(p.parent)
+        if not run.predictions:
+            log.warning("%s: complete but without predictions; left out of the report", p.parent)
+            continue
+        runs.append(run)
     return sorted(runs, key=lambda r: (r.dataset, r.retriever, r.reader, r.config_hash))
 
 

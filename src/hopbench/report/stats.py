@@ -24,20 +24,23 @@ DEFAULT_RESAMPLES = 10_000
 _BATCH = 1_000  # resamples per batch: bounds memory at _BATCH x n counts
 
 
-def _bootstrap_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of `n_resamples` resamples (rows drawn with replacement) of `values` (n x m).
+def resample_counts(n: int, n_resamples: int, rng: np.random.Generator):
+    """Yield batches (b x n) of how often each of n rows was drawn, one row per resample.
 
-    A resample is stored as how often it drew each row (a count vector), so the means of
-    every column come from one matrix product: all metrics of a run share the same resamples.
+    A resample is stored as a count vector, so the means of every column of a score matrix
+    come from one matrix product: all metrics of a run share the same resamples.
     """
-    n = values.shape[0]
-    out = np.empty((n_resamples, values.shape[1]))
     for start in range(0, n_resamples, _BATCH):
         b = min(_BATCH, n_resamples - start)
         idx = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
-        out[start:start + b] = counts @ values / n
-    return out
+        yield np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
+
+
+def _bootstrap_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of `n_resamples` resamples (rows drawn with replacement) of `values` (n x m)."""
+    n = values.shape[0]
+    batches = [counts @ values / n for counts in resample_counts(n, n_resamples, rng)]
+    return np.concatenate(batches) if batches else np.empty((0, values.shape[1]))
 
 
 def _as_matrix(values) -> np.ndarray:

@@ -1,0 +1,51 @@
+"""Checks and redaction of a run's config, before anything is written.
+
+A bad top-level setting must fail with one line and exit 2 before the run folder exists
+(a config.yaml beside no predictions looks like a run), and the config.yaml a run keeps
+must never hold a password or key (they come from the environment and stay there).
+"""
+
+from __future__ import annotations
+
+import re
+
+from omegaconf import DictConfig, OmegaConf
+
+from hopbench.errors import HopbenchError
+
+REDACTED = "<redacted>"
+_SECRET = re.compile(r"(^|_)(password|passwd|secret|api_key|token)$", re.IGNORECASE)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_run_config(cfg: DictConfig) -> None:
+    """The run-level settings have the types the run needs (dataset/retriever check their own)."""
+    top_k = cfg.get("top_k")
+    if not _is_int(top_k) or top_k < 1:
+        raise HopbenchError(f"top_k must be a whole number >= 1 (passages kept per question), "
+                            f"got {top_k!r}")
+    for key in ("force", "progress"):
+        if not isinstance(cfg.get(key), bool):
+            raise HopbenchError(f"{key} must be true or false, got {cfg.get(key)!r}")
+    for key in ("runs_dir", "cache_dir", "data_dir"):
+        v = cfg.paths.get(key)
+        if not isinstance(v, str) or not v:
+            raise HopbenchError(f"paths.{key} must be a folder path, got {v!r}")
+
+
+def redacted(obj):
+    """A copy of a plain config container with every secret-named value replaced."""
+    if isinstance(obj, dict):
+        return {k: (REDACTED if _SECRET.search(str(k)) and v is not None else redacted(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redacted(v) for v in obj]
+    return obj
+
+
+def config_yaml(cfg: DictConfig) -> str:
+    """The resolved config as the run folder keeps it: everything but the secrets."""
+    return OmegaConf.to_yaml(OmegaConf.create(redacted(OmegaConf.to_container(cfg, resolve=True))))
