@@ -10,13 +10,13 @@ import json
 import logging
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import hydra
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
-from tqdm import tqdm
 
 from hopbench.data import load_dataset
 from hopbench.data.schema import Dataset
@@ -24,6 +24,7 @@ from hopbench.embed import Encoder
 from hopbench.errors import HopbenchError
 from hopbench.evaluate.score import aggregate, score_question
 from hopbench.provenance import software_versions
+from hopbench.question_loop import run_questions
 from hopbench.retrieve.base import Retriever, Services
 from hopbench.run_config import check_run_config, config_yaml
 from hopbench.runstore import RunStore, config_hash
@@ -75,7 +76,8 @@ def build_llm(cfg: DictConfig):
         return None
     from hopbench.llm import build_client
 
-    return build_client(llm_cfg, cache_dir=cfg.paths.cache_dir)
+    return build_client(llm_cfg, cache_dir=cfg.paths.cache_dir,
+                        concurrency=int(cfg.get("concurrency", 1)))
 
 
 def build_reader(cfg: DictConfig, llm):
@@ -112,12 +114,10 @@ COST_KEYS = ("llm_calls", "llm_cache_hits", "llm_prompt_tokens", "llm_completion
              "llm_seconds", "llm_cached_seconds")
 
 
-def llm_cost(before: dict | None, llm) -> dict | None:
-    """LLM calls, tokens, seconds and cache hits spent since `before` (a `stats_dict` snapshot)."""
-    if before is None or llm is None:
-        return None
-    after = llm.stats_dict()
-    return {k: round(after[k] - before[k], 3) if "seconds" in k else after[k] - before[k] for k in COST_KEYS}
+def llm_cost(scope) -> dict:
+    """LLM calls, tokens, seconds and cache hits counted in one question's `cost_scope`."""
+    d = scope.as_dict()
+    return {k: round(d[k], 3) if "seconds" in k else d[k] for k in COST_KEYS}
 
 
 def cost_summary(rows: list[dict]) -> dict:
@@ -185,7 +185,9 @@ def execute(cfg: DictConfig) -> dict:
         services.encode_questions(todo)
         timings["query_encoding_ms_per_question"] = 1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
         try:
-            answer_questions(cfg, dataset, retriever, reader, llm, todo, work, done)
+            loop_s = answer_questions(cfg, dataset, retriever, reader, llm, todo, work, done)
+            timings.update({"concurrency": question_concurrency(cfg, llm), "loop_seconds": loop_s,
+                            "questions_per_minute": 60 * len(todo) / loop_s if todo and loop_s > 0 else None})
         finally:
             work.close()
             if hasattr(retriever, "close"):
@@ -213,23 +215,22 @@ def prepare_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, ll
 
 
 def answer_questions(cfg, dataset: Dataset, retriever: Retriever, reader, llm, todo, store: RunStore,
-                     done: list[dict]) -> None:
-    """Retrieve (and read) each question; append its row as soon as it is scored."""
-    for q in tqdm(todo, desc=f"{cfg.retriever.name} on {dataset.name}", disable=not cfg.progress,
-                  unit="q"):
-        before = llm.stats_dict() if llm is not None else None
-        start = time.perf_counter()
-        result = retriever.retrieve(q, cfg.top_k)
-        latency_ms = 1000 * (time.perf_counter() - start)
-        retrieval_cost = llm_cost(before, llm)
+                     done: list[dict]) -> float:
+    """Retrieve (and read) each question, up to `concurrency` at once when the run calls an LLM;
+    append each row as soon as it is scored. Returns the loop's wall seconds."""
+
+    def answer_one(q) -> dict:
+        with _cost_scope(llm) as retrieval_scope:
+            start = time.perf_counter()
+            result = retriever.retrieve(q, cfg.top_k)
+            latency_ms = 1000 * (time.perf_counter() - start)
         answer, reader_trace = None, None
         if reader is not None:
-            before_reader = llm.stats_dict()
-            out = reader.answer(q, [dataset.passage(pid) for pid in result.passage_ids])
-            answer, reader_trace = out.answer, out.trace
-            reader_trace = {**(reader_trace or {}), "llm_cost": llm_cost(before_reader, llm)}
-        if retrieval_cost is not None:
-            result.trace["llm_cost"] = retrieval_cost
+            with _cost_scope(llm) as reader_scope:
+                out = reader.answer(q, [dataset.passage(pid) for pid in result.passage_ids])
+            answer, reader_trace = out.answer, {**(out.trace or {}), "llm_cost": llm_cost(reader_scope)}
+        if retrieval_scope is not None:
+            result.trace["llm_cost"] = llm_cost(retrieval_scope)
         row = {
             "id": q.id, "question": q.text, "gold_answers": q.answers,
             "gold_passage_ids": q.gold_passage_ids, "gold_complete": q.gold_complete,
@@ -240,8 +241,29 @@ def answer_questions(cfg, dataset: Dataset, retriever: Retriever, reader, llm, t
         }
         if reader_trace is not None:
             row["reader_trace"] = reader_trace
+        return row
+
+    def keep(row: dict) -> None:
         store.append(row)
         done.append(row)
+
+    return run_questions(todo, answer_one, keep, concurrency=question_concurrency(cfg, llm),
+                         desc=f"{cfg.retriever.name} on {dataset.name}", show=cfg.progress, llm=llm)
+
+
+def question_concurrency(cfg: DictConfig, llm) -> int:
+    """Questions in flight: `concurrency` for runs that call an LLM; CPU-only retrievers keep one
+    (their time is CPU, which threads would only share out)."""
+    return int(cfg.concurrency) if llm is not None else 1
+
+
+@contextmanager
+def _cost_scope(llm):
+    if llm is None:
+        yield None
+        return
+    with llm.cost_scope() as scope:
+        yield scope
 
 
 def finish_metrics(cfg, dataset: Dataset, retriever: Retriever, llm, h: str, done: list[dict],

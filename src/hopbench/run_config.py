@@ -27,6 +27,10 @@ def check_run_config(cfg: DictConfig) -> None:
     if not _is_int(top_k) or top_k < 1:
         raise HopbenchError(f"top_k must be a whole number >= 1 (passages kept per question), "
                             f"got {top_k!r}")
+    concurrency = cfg.get("concurrency", 1)
+    if not _is_int(concurrency) or not 1 <= concurrency <= 256:
+        raise HopbenchError(f"concurrency must be a whole number from 1 to 256 (questions in flight), "
+                            f"got {concurrency!r}")
     for key in ("force", "progress"):
         if not isinstance(cfg.get(key), bool):
             raise HopbenchError(f"{key} must be true or false, got {cfg.get(key)!r}")

@@ -13,17 +13,16 @@ run resume where it stopped. Three rules keep every number computed once and nev
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
 import os
 import shutil
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from hopbench.atomic import write_json, write_text
+from hopbench.locks import Busy, exclusive
 
 log = logging.getLogger(__name__)
 
@@ -93,26 +92,12 @@ class RunStore:
     def lock(self, wait: bool = True):
         """Hold the run exclusively; another launch of the same run waits here (then finds it
         complete and skips it, or resumes what is left). Released when the process dies."""
-        self.dir.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.lock_path, "a+", encoding="utf-8")
         try:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                fh.seek(0)
-                holder = fh.read().strip() or "another process"
-                if not wait:
-                    raise RunBusyError(f"{self.dir} is being computed by {holder}") from None
-                log.warning("%s is being computed by %s; waiting for it to finish", self.dir, holder)
-                fcntl.flock(fh, fcntl.LOCK_EX)
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
-            fh.flush()
-            self._recover_interrupted_promote()
-            yield self
-        finally:
-            fh.close()  # closing the descriptor releases the flock
+            with exclusive(self.lock_path, str(self.dir), wait=wait):
+                self._recover_interrupted_promote()
+                yield self
+        except Busy as exc:
+            raise RunBusyError(str(exc)) from None
 
     def _recover_interrupted_promote(self) -> None:
         old = self._sibling("old")

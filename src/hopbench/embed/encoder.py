@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import tempfile
+import threading
 import time
 from importlib import metadata
 from pathlib import Path
@@ -74,9 +75,16 @@ class Encoder:
         self._identity = _model_identity(model, max_seq_length, backend)
         self._model = None
         self.stats = {"texts_encoded": 0, "seconds": 0.0, "cache_hits": 0}
+        # questions answered concurrently (run concurrency=N) share one model: load it once and
+        # encode one call at a time (the forward pass already uses every core)
+        self._lock = threading.RLock()
 
     @property
     def model(self):
+        with self._lock:
+            return self._load_model()
+
+    def _load_model(self):
         if self._model is None and self.backend.startswith("onnx"):
             from hopbench.embed.onnx_backend import OnnxSentenceModel
 
@@ -148,7 +156,10 @@ class Encoder:
         return h.hexdigest()
 
     def encode(self, texts: Sequence[str], desc: str = "embedding") -> np.ndarray:
-        texts = list(texts)
+        with self._lock:
+            return self._encode(list(texts), desc)
+
+    def _encode(self, texts: list[str], desc: str) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         path = self.cache_dir / f"{self.cache_key(texts)}.npy" if self.cache_dir else None

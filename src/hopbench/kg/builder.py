@@ -36,6 +36,7 @@ from hopbench.kg.spacy_extractor import SpacyExtractor
 from hopbench.kg.store import FORMAT_VERSION, is_complete, load_graph, save_graph
 from hopbench.kg.synonyms import synonym_matrix
 from hopbench.kg.text import clean_text, first_mention, normalize_name, split_sentences
+from hopbench.locks import exclusive
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +108,20 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
     ext_key, graph_key, inputs = cache_keys(corpus, settings, extractor, encoder, llm)
     root = Path(cache_dir) / "kg"
     folder = root / "graphs" / graph_key
-    if is_complete(folder):
-        kg = load_graph(folder)
-        kg.manifest["cache_hit"] = True
-        log.info("knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0)
-        return kg
+    if not is_complete(folder):
+        # one build per graph, however many processes (Hydra jobs) need it at once
+        with exclusive(root / "graphs" / f".{graph_key}.lock", f"knowledge graph {graph_key}"):
+            if not is_complete(folder):  # else built by the process this one waited for
+                return _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key,
+                              inputs, root, folder, t0)
+    kg = load_graph(folder)
+    kg.manifest["cache_hit"] = True
+    log.info("knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0)
+    return kg
+
+
+def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key, inputs, root,
+           folder, t0) -> KnowledgeGraph:
     log.info("building knowledge graph %s for %s (%d passages, extractor %s)", graph_key, dataset.name,
              len(corpus), settings["extractor"])
     timings: dict[str, float] = {}

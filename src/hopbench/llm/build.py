@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import ResponseCache
 from hopbench.llm.client import LLMClient
+
+log = logging.getLogger(__name__)
 
 _COMMON = ("temperature", "seed", "max_tokens", "timeout", "strict_schema")
 
@@ -28,7 +31,13 @@ def _cache(cfg: dict, cache_dir) -> ResponseCache | None:
     return ResponseCache.in_dir(cache_dir) if cfg.get("cache", True) else None
 
 
-def build_client(llm_cfg, cache_dir: str | Path) -> LLMClient:
+def local_slots(cfg: dict, concurrency: int) -> int:
+    """llama.cpp slots for the local server: one per question in flight (each slot keeps the full
+    `n_ctx`, so prompts fit as they do with one), never fewer than `llm.n_parallel`."""
+    return max(int(cfg.get("n_parallel", 1) or 1), int(concurrency))
+
+
+def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMClient:
     cfg = _as_dict(llm_cfg)
     name = cfg.get("name", "none")
     if name == "local":
@@ -36,8 +45,12 @@ def build_client(llm_cfg, cache_dir: str | Path) -> LLMClient:
         from hopbench.llm.local_server import shared_server
 
         path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
+        slots = local_slots(cfg, concurrency)
+        if slots > 1:
+            log.info("local LLM: %d parallel slots of %d tokens each (concurrency=%d)", slots,
+                     cfg.get("n_ctx", 8192), concurrency)
         server = shared_server(path, n_ctx=cfg.get("n_ctx", 8192), n_threads=cfg.get("n_threads", 2),
-                               n_parallel=cfg.get("n_parallel", 1), verbosity=cfg.get("verbosity", 0))
+                               n_parallel=slots, verbosity=cfg.get("verbosity", 0))
         return LLMClient(name="local", base_url=server.base_url, model=path.name,
                          identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}", cache=_cache(cfg, cache_dir),
                          transient_retries=0, **_common(cfg))

@@ -26,6 +26,7 @@ import random
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,6 +138,7 @@ class LLMClient:
         self.strict_schema = strict_schema
         self.stats = LLMStats()
         self._lock = threading.Lock()
+        self._scopes = threading.local()
         # Retries are ours (bounded, counted, logged), not the SDK's silent ones.
         self._api = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
         self._checked_schemas: set[str] = set()
@@ -173,22 +175,16 @@ class LLMClient:
         params = self._params(max_tokens, temperature)
         key = request_key(self.identity, messages, params,
                           {"name": schema_name, "schema": schema} if schema is not None else None)
-        with self._lock:
-            self.stats.calls += 1
+        self._count(calls=1)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            with self._lock:
-                self.stats.cache_hits += 1
-                self.stats.prompt_tokens += hit.prompt_tokens
-                self.stats.completion_tokens += hit.completion_tokens
-                self.stats.cached_seconds += hit.latency_s
+            self._count(cache_hits=1, prompt_tokens=hit.prompt_tokens,
+                        completion_tokens=hit.completion_tokens, cached_seconds=hit.latency_s)
             return self._result(hit, schema, cached=True, key=key)
 
         reply = self._send(messages, params, schema, schema_name)
-        with self._lock:
-            self.stats.prompt_tokens += reply.prompt_tokens
-            self.stats.completion_tokens += reply.completion_tokens
-            self.stats.seconds += reply.latency_s
+        self._count(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                    seconds=reply.latency_s)
         if self.cache is not None:
             self.cache.put(key, self.identity, {"messages": messages, "params": params,
                                                 "schema_name": schema_name, "schema": schema}, reply)
@@ -214,15 +210,13 @@ class LLMClient:
             try:
                 resp = self._api.chat.completions.create(**kwargs)
             except openai.APITimeoutError as exc:
-                with self._lock:
-                    self.stats.timeouts += 1
+                self._count(timeouts=1)
                 raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
                                       f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
             except openai.APIConnectionError as exc:
                 raise LLMUnavailableError(self._unreachable_message(exc)) from exc
             except openai.RateLimitError as exc:
-                with self._lock:
-                    self.stats.rate_limited += 1
+                self._count(rate_limited=1)
                 if attempt >= self.transient_retries:
                     raise LLMRateLimitError(f"LLM server at {self.base_url} kept answering 429 (rate "
                                             f"limit) after {attempt + 1} attempt(s): {exc}") from exc
@@ -231,8 +225,7 @@ class LLMClient:
                 continue
             except openai.BadRequestError as exc:
                 if _OVERFLOW.search(str(exc)) or getattr(exc, "code", None) == "context_length_exceeded":
-                    with self._lock:
-                        self.stats.context_overflows += 1
+                    self._count(context_overflows=1)
                     raise LLMContextOverflowError(f"prompt does not fit the context window of "
                                                   f"{self.model}: {exc}") from exc
                 raise HopbenchError(f"LLM server at {self.base_url} rejected the request: {exc}") from exc
@@ -280,8 +273,7 @@ class LLMClient:
         last: LLMResult | None = None
         for attempt in range(retries + 1):
             if attempt:
-                with self._lock:
-                    self.stats.format_retries += 1
+                self._count(format_retries=1)
             last = self.chat(convo, schema=schema, schema_name=schema_name, max_tokens=max_tokens)
             if trace is not None:
                 trace.append({"schema": schema_name, "attempt": attempt, "cached": last.cached,
@@ -296,13 +288,31 @@ class LLMClient:
                 {"role": "user", "content": f"That reply does not match the required JSON schema: "
                                             f"{last.error}. Reply again with only one JSON object "
                                             f"that matches the schema."}]
-        with self._lock:
-            self.stats.failures += 1
+        self._count(failures=1)
         raise LLMFormatError(schema_name, retries + 1, last.error, last.text)
 
     def stats_dict(self) -> dict:
         with self._lock:
             return self.stats.as_dict()
+
+    @contextmanager
+    def cost_scope(self):
+        """Count, apart, the requests this thread makes inside the block (one question's cost
+        while other questions run in other threads); yields an LLMStats filled as they happen."""
+        scope = LLMStats()
+        stack = self._scopes.__dict__.setdefault("stack", [])
+        stack.append(scope)
+        try:
+            yield scope
+        finally:
+            stack.remove(scope)
+
+    def _count(self, **deltas) -> None:
+        """Add to the run's totals and to every cost scope open in this thread."""
+        with self._lock:
+            for target in (self.stats, *getattr(self._scopes, "stack", ())):
+                for k, v in deltas.items():
+                    setattr(target, k, getattr(target, k) + v)
 
     def close(self) -> None:
         self._api.close()

