@@ -169,6 +169,7 @@ MUSIQUE_CASES = [
     (lambda r: r["paragraphs"][4].update(paragraph_text=["a"]), "paragraphs[4].paragraph_text", "got list"),
     (lambda r: r.update(answer_aliases=["ok", 35]), "answer_aliases[1]", "expected str, got int 35"),
     (lambda r: r.update(answer_aliases="35"), "answer_aliases", "expected a list of strings, got str"),
+    (lambda r: r.update(answer_aliases=True), "answer_aliases", "expected a list of strings, got bool True"),
     (lambda r: r.update(question_decomposition="x"), "question_decomposition", "expected list, got str"),
     (lambda r: r["question_decomposition"].__setitem__(1, 14), "question_decomposition[1]",
      "expected an object, got int 14"),

@@ -136,13 +136,21 @@ def field(path, record_label, rec: Any, name: str, kind: type | tuple[type, ...]
     `optional`: an absent field or JSON null gives `default`. `where`: the path of `rec` inside
     the record (e.g. "paragraphs[3]"), so that errors name "paragraphs[3].is_supporting".
     """
+    shown, present, value = _lookup(path, record_label, rec, name, optional, where)
+    if not present:
+        return default
+    return check_value(path, record_label, shown, value, kind, non_empty=non_empty)
+
+
+def _lookup(path, record_label, rec: Any, name: str, optional: bool, where: str | None) -> tuple[str, bool, Any]:
+    """(the field's name as shown in errors, whether it is given, its value)."""
     require_object(path, record_label, rec, where)
     shown = f"{where}.{name}" if where else name
     if name not in rec or (optional and rec[name] is None):
         if optional:
-            return default
+            return shown, False, None
         raise DataError(path, record_label, shown, "missing field")
-    return check_value(path, record_label, shown, rec[name], kind, non_empty=non_empty)
+    return shown, True, rec[name]
 
 
 def check_value(path, record_label, name: str, value: Any, kind: type | tuple[type, ...], *,
@@ -158,8 +166,9 @@ def check_value(path, record_label, name: str, value: Any, kind: type | tuple[ty
 def list_field(path, record_label, rec: Any, name: str, element: type | tuple[type, ...], *,
                non_empty: bool = False, optional: bool = False, where: str | None = None) -> list:
     """rec[name] as a list whose every element has type `element` (an optional field gives [])."""
-    value = field(path, record_label, rec, name, object, optional=optional, default=[], where=where)
-    shown = f"{where}.{name}" if where else name
+    shown, present, value = _lookup(path, record_label, rec, name, optional, where)
+    if not present:
+        return []
     of = " or ".join(_PLURAL.get(k, k.__name__) for k in _as_tuple(element))
     if not isinstance(value, list):
         raise DataError(path, record_label, shown, f"expected a list of {of}, got {_type_name(value)} {value!r:.60}")
