@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from hopbench.data.io import field, read_json
+from hopbench.data.io import field, read_json, record_label
 from hopbench.data.schema import Passage, passage_id
 from hopbench.errors import DataError
 
@@ -21,17 +21,20 @@ def load_corpus_file(path: str | Path) -> list[Passage]:
             elif isinstance(sentences, list) and all(isinstance(s, str) for s in sentences):
                 text = "".join(sentences)
             else:
-                raise DataError(path, f"title={title!r}", "sentences", "expected a list of strings")
+                raise DataError(path, f"title={title!r}", "sentences",
+                                f"expected a list of strings (or one string), got {sentences!r:.80}")
             items.append((title, text))
     elif isinstance(data, list):
         items = []
         for i, rec in enumerate(data):
-            label = f"#{i}"
+            label = record_label(i, rec, None, data)
             title = field(path, label, rec, "title", str)
             text = field(path, label, rec, "text", str)
             items.append((title, text))
     else:
         raise DataError(path, "-", None, f"expected a list of passages or a title->sentences object, got {type(data).__name__}")
+    if not items:
+        raise DataError(path, "-", None, "holds no passages (an empty corpus)")
     return dedupe(items)
 
 

@@ -5,9 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from hopbench.data.corpus import TitleIndex, dedupe, load_corpus_file
-from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
+from hopbench.data.io import (
+    check_unique_ids,
+    field,
+    read_json,
+    record_label,
+    require_list,
+    require_object,
+)
 from hopbench.data.schema import Passage, Question
 from hopbench.errors import DataError
+
+META_KEYS = ("type", "level")  # kept in Question.meta; strings or null
 
 
 def load_context_format(questions_path: str | Path, corpus_path: str | Path | None = None,
@@ -16,22 +25,28 @@ def load_context_format(questions_path: str | Path, corpus_path: str | Path | No
     records = require_list(path, read_json(path), "questions")
     parsed = []
     for i, rec in enumerate(records):
-        label = record_label(i, rec, id_field)
-        field(path, label, rec, id_field, (str, int))
+        label = record_label(i, rec, id_field, records)
+        require_object(path, label, rec)
+        field(path, label, rec, id_field, (str, int), non_empty=True)
         field(path, label, rec, "question", str, non_empty=True)
         field(path, label, rec, "answer", str)
+        for key in META_KEYS:
+            field(path, label, rec, key, str, optional=True)
         context = field(path, label, rec, "context", list)
         ctx = {}
         for j, item in enumerate(context):
             if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
                     or not isinstance(item[1], list) or not all(isinstance(s, str) for s in item[1])):
-                raise DataError(path, label, f"context[{j}]", "expected [title, [sentence, ...]]")
+                raise DataError(path, label, f"context[{j}]",
+                                f"expected [title, [sentence, ...]] (strings), got {item!r:.80}")
             ctx[item[0]] = "".join(item[1])
         facts = field(path, label, rec, "supporting_facts", list, non_empty=True)
         titles: list[str] = []
         for j, fact in enumerate(facts):
-            if not isinstance(fact, list) or not fact or not isinstance(fact[0], str):
-                raise DataError(path, label, f"supporting_facts[{j}]", "expected [title, sentence_index]")
+            if (not isinstance(fact, list) or len(fact) != 2 or not isinstance(fact[0], str)
+                    or isinstance(fact[1], bool) or not isinstance(fact[1], int)):
+                raise DataError(path, label, f"supporting_facts[{j}]",
+                                f"expected [title, sentence_index] (a string and an integer), got {fact!r:.80}")
             if fact[0] not in titles:
                 titles.append(fact[0])
         parsed.append((label, rec, ctx, titles))
@@ -53,7 +68,7 @@ def load_context_format(questions_path: str | Path, corpus_path: str | Path | No
                                 f"gold title '{title}' is absent from the corpus"
                                 f"{' ' + str(corpus_path) if corpus_path else ''}")
             gold_ids.append(pid)
-        meta = {k: rec[k] for k in ("type", "level") if k in rec}
+        meta = {k: rec[k] for k in META_KEYS if k in rec}
         meta["hops"] = len(titles)
         questions.append(Question(id=str(rec[id_field]), text=rec["question"].strip(),
                                   answers=[rec["answer"]], gold_passage_ids=gold_ids, meta=meta))

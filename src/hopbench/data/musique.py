@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from hopbench.data.corpus import TitleIndex, dedupe, load_corpus_file
-from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
+from hopbench.data.io import (
+    check_unique_ids,
+    field,
+    id_field,
+    list_field,
+    read_json,
+    record_label,
+    require_list,
+    require_object,
+)
 from hopbench.data.schema import Passage, Question
 from hopbench.errors import DataError
 
@@ -13,34 +22,42 @@ from hopbench.errors import DataError
 def load_musique(questions_path: str | Path, corpus_path: str | Path | None = None) -> tuple[list[Question], list[Passage]]:
     path = questions_path
     records = require_list(path, read_json(path), "questions")
-    parsed = []  # (label, record, paragraphs as (idx, title, text, supporting))
+    parsed = []  # (label, record, gold (title, text) in hop order, paragraphs as (idx, title, text, supporting))
     for i, rec in enumerate(records):
-        label = record_label(i, rec, "id")
-        field(path, label, rec, "id", (str, int))
+        label = record_label(i, rec, "id", records)
+        require_object(path, label, rec)
+        id_field(path, label, rec, "id")
         field(path, label, rec, "question", str, non_empty=True)
         field(path, label, rec, "answer", str)
+        list_field(path, label, rec, "answer_aliases", str, optional=True)
         paragraphs = field(path, label, rec, "paragraphs", list, non_empty=True)
         paras = []
+        first_at: dict[int, int] = {}
         for j, p in enumerate(paragraphs):
-            plabel = f"{label} paragraphs[{j}]"
+            where = f"paragraphs[{j}]"
+            require_object(path, label, p, where)
+            idx = field(path, label, p, "idx", int, optional=True, default=j, where=where)
+            if idx in first_at:
+                raise DataError(path, label, f"{where}.idx",
+                                f"duplicate paragraph idx {idx} (also paragraphs[{first_at[idx]}])")
+            first_at[idx] = j
             paras.append((
-                field(path, plabel, p, "idx", int) if "idx" in p else j,
-                field(path, plabel, p, "title", str),
-                field(path, plabel, p, "paragraph_text", str),
-                bool(p.get("is_supporting", False)),
+                idx,
+                field(path, label, p, "title", str, where=where),
+                field(path, label, p, "paragraph_text", str, where=where),
+                field(path, label, p, "is_supporting", bool, where=where),
             ))
-        parsed.append((label, rec, paras))
-    check_unique_ids(path, [(str(rec["id"]), label) for label, rec, _ in parsed])
+        parsed.append((label, rec, _gold_in_hop_order(path, label, rec, paras), paras))
+    check_unique_ids(path, [(str(rec["id"]), label) for label, rec, _, _ in parsed])
 
     if corpus_path is not None:
         corpus = load_corpus_file(corpus_path)
     else:
-        corpus = dedupe([(t, x) for _, _, paras in parsed for _, t, x, _ in paras])
+        corpus = dedupe([(t, x) for _, _, _, paras in parsed for _, t, x, _ in paras])
     index = TitleIndex(corpus)
 
     questions = []
-    for label, rec, paras in parsed:
-        gold = _gold_in_hop_order(path, label, rec, paras)
+    for label, rec, gold, _ in parsed:
         gold_ids = []
         for title, text in gold:
             pid = index.by_content(title, text)
@@ -48,9 +65,7 @@ def load_musique(questions_path: str | Path, corpus_path: str | Path | None = No
                 raise DataError(path, label, "paragraphs.is_supporting",
                                 f"gold paragraph '{title}' is absent from the corpus {corpus_path}")
             gold_ids.append(pid)
-        aliases = rec.get("answer_aliases") or []
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise DataError(path, label, "answer_aliases", "expected a list of strings")
+        aliases = rec.get("answer_aliases") or []  # checked above: absent, null or a list of strings
         answers = [rec["answer"]] + [a for a in aliases if a != rec["answer"]]
         hops = len(rec.get("question_decomposition") or []) or None
         questions.append(Question(
@@ -65,15 +80,15 @@ def _gold_in_hop_order(path, label, rec, paras) -> list[tuple[str, str]]:
     by_idx = {idx: (title, text) for idx, title, text, _ in paras}
     supporting = [(idx, title, text) for idx, title, text, sup in paras if sup]
     ordered: list[int] = []
-    decomposition = rec.get("question_decomposition") or []
-    if not isinstance(decomposition, list):
-        raise DataError(path, label, "question_decomposition", "expected a list")
+    decomposition = field(path, label, rec, "question_decomposition", list, optional=True, default=[])
     for k, step in enumerate(decomposition):
-        idx = step.get("paragraph_support_idx") if isinstance(step, dict) else None
+        where = f"question_decomposition[{k}]"
+        require_object(path, label, step, where)
+        idx = field(path, label, step, "paragraph_support_idx", int, optional=True, where=where)
         if idx is None:
             continue
         if idx not in by_idx:
-            raise DataError(path, label, f"question_decomposition[{k}].paragraph_support_idx",
+            raise DataError(path, label, f"{where}.paragraph_support_idx",
                             f"refers to paragraph idx {idx}, which the record does not have")
         if idx not in ordered:
             ordered.append(idx)

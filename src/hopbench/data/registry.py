@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from os import PathLike
 from pathlib import Path
 from typing import Callable
 
@@ -13,7 +14,7 @@ from hopbench.data.io import file_digest
 from hopbench.data.musique import load_musique
 from hopbench.data.schema import Dataset
 from hopbench.data.twowiki import load_2wiki_linearrag
-from hopbench.errors import HopbenchError
+from hopbench.errors import DataError, HopbenchError
 
 FORMATS: dict[str, Callable] = {
     "musique": load_musique,
@@ -27,24 +28,48 @@ FORMATS: dict[str, Callable] = {
 def load_dataset(name: str, format: str, questions_path: str | None = None, corpus_path: str | None = None,
                  limit: int | None = None, source: str = "local", hub_repo: str = DEFAULT_REPO,
                  hub_name: str | None = None, hub_revision: str | None = None, **_ignored) -> Dataset:
-    """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions."""
+    """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions.
+
+    Every argument is checked before any file is read: a wrong type is one HopbenchError naming
+    the `dataset.<key>` (nothing is coerced: `limit` is null or a positive integer, never "5").
+    """
+    _check_str("name", name)
+    _check_str("format", format)
+    _check_str("source", source)
     if format not in FORMATS:
         raise HopbenchError(f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise HopbenchError(f"dataset.limit must be null or a positive integer, got {_show(limit)}")
     if source == "hub":
+        for key, value in (("hub_repo", hub_repo), ("hub_name", hub_name), ("hub_revision", hub_revision)):
+            if value is not None:
+                _check_str(key, value)
         questions_path, corpus_path = fetch_hipporag_files(hub_name or name, hub_repo, hub_revision)
     elif source != "local":
         raise HopbenchError(f"dataset.source must be 'local' or 'hub', got '{source}'")
+    for key, value in (("questions_path", questions_path), ("corpus_path", corpus_path)):
+        if value is not None and not isinstance(value, (str, PathLike)):
+            raise HopbenchError(f"dataset.{key} must be a file path (a string), got {_show(value)}")
     if not questions_path:
         raise HopbenchError(f"dataset '{name}': set dataset.questions_path")
     questions_path = Path(questions_path)
     corpus_path = Path(corpus_path) if corpus_path else None
     questions, corpus = FORMATS[format](questions_path, corpus_path)
     if limit is not None:
-        if limit < 1:
-            raise HopbenchError(f"dataset.limit must be a positive integer, got {limit}")
         questions = questions[:limit]
+    if not questions:  # loaders reject an empty file; this guards any loader that filters
+        raise DataError(questions_path, "-", None, "no questions to run")
     fp = hashlib.sha256("|".join([format, file_digest(questions_path), file_digest(corpus_path),
                                   str(limit)]).encode()).hexdigest()
     notes = {"n_questions": len(questions), "n_passages": len(corpus),
              "n_retrieval_excluded": sum(not q.retrieval_scorable for q in questions)}
     return Dataset(name=name, questions=questions, corpus=corpus, fingerprint=fp, notes=notes)
+
+
+def _show(value) -> str:
+    return f"{value!r:.60} ({'null' if value is None else type(value).__name__})"
+
+
+def _check_str(key: str, value) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise HopbenchError(f"dataset.{key} must be a non-empty string, got {_show(value)}")

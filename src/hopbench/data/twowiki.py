@@ -8,7 +8,15 @@ from collections import defaultdict
 from pathlib import Path
 
 from hopbench.data.corpus import load_corpus_file
-from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
+from hopbench.data.io import (
+    check_unique_ids,
+    field,
+    id_field,
+    read_json,
+    record_label,
+    require_list,
+    require_object,
+)
 from hopbench.data.schema import Passage, Question
 from hopbench.errors import DataError
 
@@ -42,15 +50,18 @@ def load_2wiki_linearrag(questions_path: str | Path, corpus_path: str | Path | N
 
     questions, labels = [], []
     for i, rec in enumerate(records):
-        label = record_label(i, rec, "id")
-        field(path, label, rec, "id", (str, int))
+        label = record_label(i, rec, "id", records)
+        require_object(path, label, rec)
+        id_field(path, label, rec, "id")
         field(path, label, rec, "question", str, non_empty=True)
         field(path, label, rec, "answer", str)
+        question_type = field(path, label, rec, "question_type", str, optional=True)
         evidence = field(path, label, rec, "evidence", list, non_empty=True)
         subjects: list[str] = []
         for j, triple in enumerate(evidence):
             if not isinstance(triple, list) or len(triple) != 3 or not all(isinstance(x, str) for x in triple):
-                raise DataError(path, label, f"evidence[{j}]", "expected [subject, relation, object] strings")
+                raise DataError(path, label, f"evidence[{j}]",
+                                f"expected [subject, relation, object] strings, got {triple!r:.80}")
             if triple[0] not in subjects:
                 subjects.append(triple[0])
         gold_ids, complete = [], True
@@ -70,7 +81,7 @@ def load_2wiki_linearrag(questions_path: str | Path, corpus_path: str | Path | N
         questions.append(Question(
             id=str(rec["id"]), text=rec["question"].strip(), answers=[rec["answer"]],
             gold_passage_ids=gold_ids, gold_complete=complete,
-            meta={"type": rec.get("question_type"), "hops": len(subjects), "gold_subjects": subjects},
+            meta={"type": question_type, "hops": len(subjects), "gold_subjects": subjects},
         ))
     check_unique_ids(path, labels)
     return questions, corpus

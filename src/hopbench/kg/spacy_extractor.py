@@ -17,10 +17,20 @@ dropped rather than becoming a hub linking every film.
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from importlib import metadata
 
 from hopbench.data.schema import Passage
+from hopbench.errors import HopbenchError
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.text import clean_text
 
@@ -71,12 +81,89 @@ class SpacyExtractor:
 
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
         passages = list(passages)
-        texts = (clean_text(p.text) for p in passages)
-        kwargs = {"batch_size": self.batch_size}
-        if self.n_process > 1:
-            kwargs["n_process"] = self.n_process
-        for p, doc in zip(passages, self.nlp.pipe(texts, **kwargs)):
-            yield doc_to_extraction(p, doc, self.resolve_pronouns)
+        if self.n_process > 1 and len(passages) > self.batch_size:
+            yield from self._extract_in_workers(passages)
+            return
+        yield from _extract_stream(self.nlp, passages, self.batch_size, self.resolve_pronouns)
+
+    def _extract_in_workers(self, passages: list[Passage]) -> Iterator[PassageExtraction]:
+        """Batches of `batch_size` passages on `n_process` worker processes, results in input order.
+
+        Our own pool rather than `nlp.pipe(n_process=...)`: spaCy's workers outlive a parent
+        killed with SIGKILL (they block forever on a queue whose other end they hold themselves);
+        ours are armed to die with it (`die_with_parent`). Each worker runs the very same
+        `_extract_stream` on the same batches as n_process=1 does, so the records are identical.
+        """
+        _ = self.nlp  # loaded before forking: forked workers inherit it instead of loading it again
+        batches = [passages[i:i + self.batch_size] for i in range(0, len(passages), self.batch_size)]
+        # fork (spaCy's own choice on Linux) from this thread; spawn where fork is not safe
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        pool = ProcessPoolExecutor(max_workers=min(self.n_process, len(batches)), mp_context=context,
+                                   initializer=_worker_init, initargs=(os.getpid(), self.model))
+        n = len(batches)
+        try:
+            for records in pool.map(_worker_extract, batches, [self.batch_size] * n, [self.resolve_pronouns] * n):
+                yield from records
+        except BrokenProcessPool as exc:
+            raise HopbenchError(f"a spaCy worker process died ({exc}); was it killed or out of memory? "
+                                "Rerunning resumes the extraction where it stopped") from exc
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _extract_stream(nlp, passages: list[Passage], batch_size: int, resolve_pronouns: bool
+                    ) -> Iterator[PassageExtraction]:
+    """One record per passage as soon as it is parsed (the builder logs each one: resumable)."""
+    docs = nlp.pipe((clean_text(p.text) for p in passages), batch_size=batch_size)
+    for p, doc in zip(passages, docs):
+        yield doc_to_extraction(p, doc, resolve_pronouns)
+
+
+# --- worker processes ------------------------------------------------------------------------------
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_WORKER: dict = {}
+
+
+def _worker_init(parent_pid: int, model: str) -> None:
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it shuts us down)
+    _WORKER["nlp"] = _load_pipeline(model)  # inherited when forked, loaded when spawned
+
+
+def _worker_extract(passages: list[Passage], batch_size: int, resolve_pronouns: bool) -> list[PassageExtraction]:
+    return list(_extract_stream(_WORKER["nlp"], passages, batch_size, resolve_pronouns))
+
+
+def die_with_parent(parent_pid: int, poll_seconds: float = 0.5, use_prctl: bool = True) -> str:
+    """Make this (child) process end when `parent_pid`, its parent, ends, however it ends.
+
+    On Linux the kernel sends SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG; the signal
+    comes when the thread that forked this process exits, so fork from a long-lived thread).
+    Elsewhere, or if prctl fails, a daemon thread exits the process once it is re-parented. A
+    parent that died before this ran is caught by the getppid check. Returns the mechanism used
+    ("prctl" or "watcher"; `use_prctl=False` forces the watcher).
+    """
+    how = "watcher"
+    if use_prctl and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
+                how = "prctl"
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    if how == "watcher":
+        threading.Thread(target=_watch_parent, args=(parent_pid, poll_seconds), daemon=True,
+                         name="die-with-parent").start()
+    return how
+
+
+def _watch_parent(parent_pid: int, poll_seconds: float) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(poll_seconds)
+    os._exit(1)
 
 
 _PIPELINES: dict[str, object] = {}
