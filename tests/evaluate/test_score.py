@@ -36,6 +36,15 @@ def test_claims_score_label_accuracy():
     assert "em" not in score_question(q, ["a", "b"], "SUPPORTED")
 
 
+def test_claim_jsr_is_full_chain_and_right_label():
+    q = _q(kind="claim", label="NOT_SUPPORTED", answers=["NOT_SUPPORTED"])
+    assert score_question(q, ["a", "b"], "NOT_SUPPORTED")["jsr@5"] == 1.0
+    assert score_question(q, ["a", "b"], "SUPPORTED")["jsr@5"] == 0.0
+    assert score_question(q, ["a", "x"], "NOT_SUPPORTED")["jsr@5"] == 0.0
+    assert "jsr@5" not in score_question(_q(kind="claim", label="SUPPORTED", gold_complete=False),
+                                         ["a", "b"], "SUPPORTED")
+
+
 def test_aggregate_means_over_scored_questions_and_latency_percentiles():
     rows = [
         {"metrics": score_question(_q(), ["a", "b"], None), "latency_ms": 1.0},

@@ -118,3 +118,9 @@ def sweep_runs(toy_runs):
             make_run(toy_runs, "musique_toy", "spreading_activation", f"sw{depth}{int(decay * 10)}00000000",
                      table, params={"depth": depth, "decay": decay})
     return toy_runs
+
+
+@pytest.fixture
+def run_factory():
+    """(make_run, DENSE): for tests that write runs of their own."""
+    return make_run, DENSE

@@ -31,6 +31,9 @@ def score_question(question: Question, ranked_ids: Sequence[str], answer: str | 
         if question.kind == "claim":
             if question.label is not None:
                 out["accuracy"] = claim_accuracy(answer, question.label)
+                if question.retrieval_scorable:  # CatRAG's HoVer JSR: full chain and the right label
+                    ok = joint_success(out[f"fcr@{JSR_K}"], out["accuracy"])
+                    out[f"jsr@{JSR_K}"] = out[f"jsr_contain@{JSR_K}"] = ok
         else:
             a = answer_metrics(answer, question.answers)
             out["em"], out["f1"] = a["em"], a["f1"]

@@ -23,6 +23,16 @@ from hopbench.errors import HopbenchError
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import leaderboard
 from hopbench.report.markdown import LEADERBOARD_HEADER, leaderboard_markdown
+from hopbench.report.reference import (
+    beside,
+    check_not_reference,
+    concat_rows,
+    load_table,
+    merge_rows,
+    reference_dir_default,
+    results_dir_default,
+    runs_dir_default,
+)
 from hopbench.report.runs import load_runs
 from hopbench.report.stats import DEFAULT_RESAMPLES
 
@@ -64,27 +74,53 @@ def write_table(df: pd.DataFrame, stem: Path, formats=("parquet", "csv")) -> lis
     return paths
 
 
-def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "dense") -> list[Path]:
+def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "dense",
+                  reference: pd.DataFrame | None = None) -> list[Path]:
+    """leaderboard.{parquet,csv,md}: the runs' rows (with `source` = runs) and, when given, the
+    reference rows beside them (`source` = reference)."""
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     stem = results_dir / "leaderboard"
-    paths = write_table(df, stem)
-    write_text(stem.with_suffix(".md"), LEADERBOARD_HEADER + leaderboard_markdown(df, baseline))
+    table = df.assign(source="runs")
+    if reference is not None and not reference.empty:
+        table = concat_rows([table, reference.assign(source="reference")])
+    paths = write_table(table, stem)
+    text = LEADERBOARD_HEADER + leaderboard_markdown(df, baseline)
+    if reference is not None and not reference.empty:
+        text += ("\n## Reference results (committed, `results/reference/`)\n\n"
+                 "The project's own runs of the same datasets, for comparison; not recomputed here, "
+                 "and not paired with the runs above.\n\n" + leaderboard_markdown(reference, baseline))
+    write_text(stem.with_suffix(".md"), text)
     return paths + [stem.with_suffix(".md")]
 
 
 def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples: int = DEFAULT_RESAMPLES,
-                     dataset: str | None = None, figures: bool = True) -> tuple[pd.DataFrame, list[Path]]:
+                     dataset: str | None = None, figures: bool = True, reference_dir=None,
+                     update_reference: bool = False) -> tuple[pd.DataFrame, list[Path]]:
+    """Every result file of the runs under runs_dir, into results_dir.
+
+    With `reference_dir`: the reference rows of the same datasets are shown beside the runs
+    (results_dir must be another folder); with `update_reference`, the runs are merged into the
+    reference instead and every file of the reference folder is rewritten from the merged rows.
+    """
     from hopbench.report.plots import all_figures, sensitivity_table
     from hopbench.report.published import write_published, write_published_vs_ours
 
-    results_dir = Path(results_dir)
     runs = load_runs(runs_dir)
     if dataset:
         runs = [r for r in runs if r.dataset == dataset]
     df = leaderboard(runs, baseline=baseline, n_resamples=n_resamples)
-    paths = write_results(df, results_dir, baseline)
     bd = breakdown(runs, baseline=baseline, n_resamples=min(n_resamples, 2_000))
+    reference = None
+    if reference_dir is not None and update_reference:
+        df = merge_rows(load_table(reference_dir, "leaderboard"), df)
+        bd = merge_rows(load_table(reference_dir, "breakdown"), bd)
+        results_dir = Path(reference_dir)
+    elif reference_dir is not None:
+        check_not_reference(results_dir, reference_dir)
+        reference = beside(load_table(reference_dir, "leaderboard"), df["dataset"].unique())
+    results_dir = Path(results_dir)
+    paths = write_results(df, results_dir, baseline, reference)
     paths += write_table(bd, results_dir / "breakdown")
     write_text(results_dir / "breakdown.md", breakdown_markdown(bd, baseline))
     paths.append(results_dir / "breakdown.md")
@@ -101,27 +137,43 @@ def cli(argv: list[str]) -> int:
         prog="hopbench report",
         description="Collect complete runs into results/: leaderboard (95%% bootstrap CIs, paired tests "
                     "against a baseline), breakdowns by hops/type, figures, published numbers side by side.")
-    parser.add_argument("--runs-dir", default="runs", help="where runs live (default: runs)")
-    parser.add_argument("--results-dir", default="results", help="where tables go (default: results)")
+    parser.add_argument("--runs-dir", default=runs_dir_default(),
+                        help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs; the same as the "
+                             "runs' paths.runs_dir)")
+    parser.add_argument("--results-dir", default=results_dir_default(),
+                        help="where tables go (default: $HOPBENCH_RESULTS_DIR, else results)")
+    parser.add_argument("--reference-dir", default=str(reference_dir_default()),
+                        help="the committed reference results shown beside the runs (default: "
+                             "results/reference of this checkout; $HOPBENCH_REFERENCE_DIR)")
+    parser.add_argument("--no-reference", action="store_true", help="do not show the reference rows")
+    parser.add_argument("--update-reference", action="store_true",
+                        help="merge the runs into the reference results (rows of the same run are "
+                             "replaced, every other row is kept) instead of writing --results-dir")
     parser.add_argument("--baseline", default="dense",
                         help="retriever every method is tested against, per dataset (default: dense)")
     parser.add_argument("--dataset", help="only this dataset")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})")
-    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    parser.add_argument("--no-figures", action="store_true", help="skip the figures")
     parser.add_argument("--published", action="store_true",
                         help="also print the published-vs-ours view (always written to "
                              "published_vs_ours.md)")
     args = parser.parse_args(argv)
+    reference_dir = None if args.no_reference and not args.update_reference else args.reference_dir
+    if reference_dir is not None and not Path(reference_dir).exists() and not args.update_reference:
+        reference_dir = None  # an installed copy without the repository's results/
     try:
         df, paths = write_everything(args.runs_dir, args.results_dir, baseline=args.baseline,
                                      n_resamples=args.resamples, dataset=args.dataset,
-                                     figures=not args.no_figures)
+                                     figures=not args.no_figures, reference_dir=reference_dir,
+                                     update_reference=args.update_reference)
     except HopbenchError as exc:
         print(f"hopbench report: error: {exc}", file=sys.stderr)
         return 2
+    if df.empty:
+        print(f"no complete runs under {args.runs_dir}", file=sys.stderr)
     print(leaderboard_markdown(df, args.baseline))
     if args.published:
-        print((Path(args.results_dir) / "published_vs_ours.md").read_text(encoding="utf-8"))
+        print((paths[0].parent / "published_vs_ours.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from hopbench.errors import HopbenchError
+from hopbench.report.reference import runs_dir_default
 from hopbench.report.runs import read_predictions
 
 # Trace keys printed first, in this order (by substring); the rest follow alphabetically.
@@ -267,7 +268,8 @@ def cli(argv: list[str]) -> int:
                                                  "passages (HIT/miss), answer and scores.")
     parser.add_argument("run", help="run folder (runs/<dataset>/<retriever>/<hash>) or its config hash")
     parser.add_argument("question_id")
-    parser.add_argument("--runs-dir", default="runs", help="where to look up a hash (default: runs)")
+    parser.add_argument("--runs-dir", default=runs_dir_default(),
+                        help="where to look up a hash (default: $HOPBENCH_RUNS_DIR, else runs)")
     parser.add_argument("--top", type=int, default=10, help="entries shown per ranking/list (default 10)")
     parser.add_argument("--no-corpus", action="store_true",
                         help="do not load the corpus from config.yaml to show passage titles")

@@ -1,0 +1,77 @@
+"""The project's reference results: committed in results/reference/, never overwritten by a user's run.
+
+`hopbench report` writes the user's own runs into the results folder (default `results/`,
+or `HOPBENCH_RESULTS_DIR`) and shows the reference rows of the same datasets beside them,
+marked `reference`; it refuses to write into the reference folder. The reference changes only
+through `hopbench report --update-reference`, which merges the runs it finds into it: a row
+whose run (dataset, method, config hash) is among them is replaced, every other row is kept,
+so results computed on earlier machines are never lost because their run folders are gone.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from hopbench.errors import HopbenchError
+
+RUN_KEY = ["dataset", "retriever", "config_hash"]
+REPO_REFERENCE = Path(__file__).resolve().parents[3] / "results" / "reference"
+
+
+def runs_dir_default() -> str:
+    """Where runs live for every command: HOPBENCH_RUNS_DIR, else ./runs (as `paths.runs_dir`)."""
+    return os.environ.get("HOPBENCH_RUNS_DIR") or "runs"
+
+
+def results_dir_default() -> str:
+    return os.environ.get("HOPBENCH_RESULTS_DIR") or "results"
+
+
+def reference_dir_default() -> Path:
+    return Path(os.environ.get("HOPBENCH_REFERENCE_DIR") or REPO_REFERENCE)
+
+
+def check_not_reference(results_dir: str | Path, reference_dir: str | Path) -> None:
+    if Path(results_dir).resolve() == Path(reference_dir).resolve():
+        raise HopbenchError(f"{results_dir} holds the committed reference results; write your report "
+                            "elsewhere (--results-dir) or merge your runs into it with --update-reference")
+
+
+def load_table(folder: str | Path, stem: str) -> pd.DataFrame:
+    """A table written by `write_table` (parquet), or an empty frame when there is none."""
+    path = Path(folder) / f"{stem}.parquet"
+    return pd.read_parquet(path) if path.exists() else pd.DataFrame()
+
+
+def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """pd.concat of result tables whose columns differ (a column all empty in one of them takes its
+    dtype from the others, as pandas does today and promises to stop doing)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation",
+                                category=FutureWarning)
+        return pd.concat(frames, ignore_index=True)
+
+
+def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Reference rows whose run is not among `new`, then `new`; sorted by run key."""
+    if reference.empty:
+        return new.reset_index(drop=True)
+    if new.empty:
+        return reference.reset_index(drop=True)
+    fresh = set(map(tuple, new[RUN_KEY].astype(str).to_numpy()))
+    kept = reference[[tuple(k) not in fresh for k in reference[RUN_KEY].astype(str).to_numpy()]]
+    out = concat_rows([kept, new])
+    return out.sort_values([c for c in RUN_KEY + ["reader"] if c in out], kind="stable").reset_index(drop=True)
+
+
+def beside(reference: pd.DataFrame, datasets) -> pd.DataFrame:
+    """The reference rows to show next to a user's runs: those of the datasets they ran (all of
+    them when they ran none yet)."""
+    if reference.empty:
+        return reference
+    datasets = set(datasets)
+    return reference[reference["dataset"].isin(datasets)] if datasets else reference

@@ -1,0 +1,86 @@
+"""Reference results: a user's report never overwrites them and shows them beside its own rows;
+--update-reference merges runs into them without losing rows whose run folders are gone."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from hopbench.errors import HopbenchError
+from hopbench.report.collect import cli, write_everything
+
+
+@pytest.fixture
+def reference(toy_runs, tmp_path):
+    """A reference folder made from the toy runs, whose run folders then disappear (another
+    machine's runs)."""
+    ref = tmp_path / "reference"
+    write_everything(toy_runs, ref, n_resamples=200, figures=False, reference_dir=ref,
+                     update_reference=True)
+    shutil.rmtree(toy_runs)
+    return ref
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_user_report_leaves_the_reference_intact_and_shows_it_beside(reference, tmp_path, run_factory):
+    make_run, DENSE = run_factory
+    before = _snapshot(reference)
+    runs = tmp_path / "my-runs"
+    make_run(runs, "musique_toy", "dense", "e0000000000b", DENSE, reader="none")
+    make_run(runs, "hotpot_toy", "dense", "e0000000000c", DENSE, reader="none")
+    out = tmp_path / "results"
+    df, _ = write_everything(runs, out, n_resamples=200, figures=False, reference_dir=reference)
+    assert _snapshot(reference) == before
+    assert set(df["config_hash"]) == {"e0000000000b", "e0000000000c"}
+    table = pd.read_csv(out / "leaderboard.csv")
+    assert sorted(zip(table["source"], table["config_hash"])) == [
+        ("reference", "5a0000000001"), ("reference", "d0000000000a"),
+        ("runs", "e0000000000b"), ("runs", "e0000000000c")]
+    md = (out / "leaderboard.md").read_text()
+    assert "## Reference results" in md and md.index("e0000000000b") < md.index("## Reference results")
+    assert md.index("## Reference results") < md.index("5a0000000001")
+
+
+def test_report_refuses_to_write_into_the_reference(reference, tmp_path, run_factory):
+    make_run, DENSE = run_factory
+    runs = tmp_path / "my-runs"
+    make_run(runs, "musique_toy", "dense", "e0000000000b", DENSE)
+    with pytest.raises(HopbenchError, match="holds the committed reference results"):
+        write_everything(runs, reference, n_resamples=200, figures=False, reference_dir=reference)
+    assert cli(["--runs-dir", str(runs), "--results-dir", str(reference), "--reference-dir",
+                str(reference), "--no-figures", "--resamples", "200"]) == 2
+
+
+def test_update_reference_replaces_its_own_run_and_keeps_the_others(reference, tmp_path, run_factory):
+    make_run, DENSE = run_factory
+    runs = tmp_path / "new-runs"
+    rerun = {q: (["nothing"], ans, lat) for q, (ranked, ans, lat) in DENSE.items()}  # same run, new numbers
+    make_run(runs, "musique_toy", "dense", "d0000000000a", rerun)
+    make_run(runs, "hover_toy", "dense", "f0000000000d", DENSE)
+    old = pd.read_parquet(reference / "leaderboard.parquet")
+    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+    new = pd.read_parquet(reference / "leaderboard.parquet")
+    assert sorted(new["config_hash"]) == ["5a0000000001", "d0000000000a", "f0000000000d"]
+    kept = new[new["config_hash"] == "5a0000000001"].iloc[0]
+    assert kept["recall@5"] == old[old["config_hash"] == "5a0000000001"].iloc[0]["recall@5"]
+    replaced = new[new["config_hash"] == "d0000000000a"].iloc[0]
+    assert replaced["recall@5"] == 0.0 < old[old["config_hash"] == "d0000000000a"].iloc[0]["recall@5"]
+    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
+
+
+def test_report_and_show_find_runs_under_HOPBENCH_RUNS_DIR(toy_runs, tmp_path, monkeypatch, capsys):
+    from hopbench.report import show
+
+    monkeypatch.setenv("HOPBENCH_RUNS_DIR", str(toy_runs))
+    monkeypatch.setenv("HOPBENCH_RESULTS_DIR", str(tmp_path / "out"))
+    assert cli(["--no-figures", "--resamples", "200", "--no-reference"]) == 0
+    assert set(pd.read_csv(tmp_path / "out" / "leaderboard.csv")["config_hash"]) == {
+        "d0000000000a", "5a0000000001"}
+    assert show.cli(["d0000000000a", "q1", "--no-corpus"]) == 0
+    assert "q1" in capsys.readouterr().out
