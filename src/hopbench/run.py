@@ -20,6 +20,7 @@ from hopbench.data import load_dataset
 from hopbench.data.schema import Dataset
 from hopbench.embed import Encoder
 from hopbench.errors import HopbenchError
+from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate, score_question
 from hopbench.retrieve.base import Retriever, Services
 from hopbench.runstore import RunStore, config_hash
@@ -218,6 +219,9 @@ def execute(cfg: DictConfig) -> dict:
     if llm is not None:
         metrics.update(llm.stats_dict())
     metrics.update(cost_summary(done))
+    metrics.update(fallback_summary(done))
+    if warning := fallback_warning(metrics):
+        log.warning("%s", warning)
     store.write_metrics(metrics)
     log.info("wrote %s", store.metrics_path)
     return metrics

@@ -88,7 +88,8 @@ def test_answer_that_never_fits_the_schema_is_scored_empty_and_traced(server, mu
     llm = _llm(srv)
     out = QAReader(retries=2).bind(llm).answer(musique_sub.questions[0], musique_sub.corpus[:2])
     assert out.answer == ""
-    assert "did not match its JSON schema after 3 attempt(s)" in out.trace["error"]
+    [fb] = out.trace["fallback"]
+    assert fb["step"] == "qa_answer" and "did not match its JSON schema after 3 attempt(s)" in fb["reason"]
     assert llm.stats_dict()["llm_failures"] == 1
 
 

@@ -22,7 +22,7 @@ from hopbench.atomic import atomic_path, write_text
 from hopbench.errors import HopbenchError
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import leaderboard
-from hopbench.report.markdown import LEADERBOARD_HEADER, leaderboard_markdown
+from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
 from hopbench.report.runs import load_runs
 from hopbench.report.stats import DEFAULT_RESAMPLES
 
@@ -121,6 +121,8 @@ def cli(argv: list[str]) -> int:
         print(f"hopbench report: error: {exc}", file=sys.stderr)
         return 2
     print(leaderboard_markdown(df, args.baseline))
+    if warning := fallback_warning_line(df):
+        print(f"hopbench report: warning: {warning}", file=sys.stderr)
     if args.published:
         print((Path(args.results_dir) / "published_vs_ours.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in paths))
