@@ -204,3 +204,15 @@ def test_a_reply_with_null_content_is_empty_text(scripted, make_client):
     body["choices"][0]["message"]["content"] = None
     srv = scripted([(200, body, 0.0)])
     assert make_client(srv.base_url).chat(MSGS).text == ""
+
+
+def test_a_reply_cut_off_at_max_tokens_says_so_and_is_a_format_error(scripted, make_client):
+    cut = completion('{"answer": "Shakesp')
+    cut["choices"][0]["finish_reason"] = "length"
+    srv = scripted([(200, cut, 0.0)] * 2)
+    llm = make_client(srv.base_url)
+    with pytest.raises(LLMFormatError) as exc:          # per reply: the caller falls back
+        llm.chat_json(MSGS, SCHEMA, retries=1, max_tokens=5)
+    assert "not valid JSON" in exc.value.problem
+    assert exc.value.problem.endswith("(the reply was cut off at max_tokens)")
+    assert len(llm.cache) == 0

@@ -46,6 +46,7 @@ class CachedResponse:
     prompt_tokens: int
     completion_tokens: int
     latency_s: float
+    truncated: bool = False   # the server stopped at max_tokens (fresh replies only; not stored)
 
 
 class ResponseCache:

@@ -149,9 +149,9 @@ class _Transient(Exception):
         self.why, self.cause, self.final = why, cause, final
 
 
-def _completion(resp) -> tuple[str, Any]:
-    """(reply text, usage) of a chat completion; _BadResponse when `resp` is not one (the SDK
-    hands back the raw text when the body is not labelled JSON)."""
+def _completion(resp) -> tuple[str, Any, bool]:
+    """(reply text, usage, cut off at max_tokens) of a chat completion; _BadResponse when `resp`
+    is not one (the SDK hands back the raw text when the body is not labelled JSON)."""
     choices = getattr(resp, "choices", None)
     if not isinstance(choices, list):
         shown = str(resp)[:120]
@@ -162,7 +162,7 @@ def _completion(resp) -> tuple[str, Any]:
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise _BadResponse(f"the reply content is {type(content).__name__}, not text")
-    return content or "", getattr(resp, "usage", None)
+    return content or "", getattr(resp, "usage", None), getattr(choices[0], "finish_reason", None) == "length"
 
 
 class LLMClient:
@@ -255,6 +255,8 @@ class LLMClient:
         data, error = (None, None)
         if schema is not None:
             data, error = check_reply(reply.text, schema)
+            if error is not None and reply.truncated:
+                error += " (the reply was cut off at max_tokens)"
         return LLMResult(text=reply.text, data=data, error=error, cached=cached, key=key,
                          latency_s=reply.latency_s,
                          usage={"prompt_tokens": reply.prompt_tokens,
@@ -316,12 +318,13 @@ class LLMClient:
             self._bad_response(f"the body is not JSON ({exc.__class__.__name__}: {exc})", exc)
         latency = time.perf_counter() - t0
         try:
-            text, usage = _completion(resp)
+            text, usage, truncated = _completion(resp)
         except _BadResponse as exc:
             self._bad_response(str(exc), exc)
         return CachedResponse(text=text, latency_s=latency,
                               prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                              completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+                              completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                              truncated=truncated)
 
     def _bad_response(self, problem: str, exc: Exception) -> NoReturn:
         """An HTTP 200 that is not a chat completion: counted, then retried like a 5xx."""
