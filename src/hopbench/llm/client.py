@@ -300,7 +300,9 @@ class LLMClient:
                 self._count("context_overflows")
                 raise LLMContextOverflowError(f"prompt does not fit the context window of "
                                               f"{self.model}: {exc}") from exc
-            raise LLMRequestError(f"LLM server at {self.base_url} rejected the request: {exc}") from exc
+            raise LLMRequestError(f"LLM server at {self.base_url} rejected the request: {exc}; check "
+                                  f"llm.model and settings it may not support (llm.strict_schema, "
+                                  f"llm.seed)") from exc
         except openai.InternalServerError as exc:
             self._count("server_errors")
             raise _Transient("server error", exc, lambda n, e=exc: LLMServerError(

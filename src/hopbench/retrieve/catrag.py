@@ -22,9 +22,11 @@ Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset
 With no kept fact the question falls back to dense retrieval, as HippoRAG 2 and CatRAG's code
 do. A reply that never matches its schema falls back for that step only (NER: no anchors;
 summary: the entity's facts; scoring: that batch's edges unchanged), recorded in
-``trace["fallback"]``; a server that cannot be reached aborts the run (`hopbench.llm.policy`). ``catrag_code`` (configs/retriever/catrag_code.yaml) is the code's variant: phi x 2,
-x2.5 key-fact boost renormalised per seed, synonym weight 3 x sim, pruned edges x 0.3. The
-three components switch off with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
+``trace["fallback"]``; a server that cannot be reached aborts the run (`hopbench.llm.policy`).
+
+``catrag_code`` (configs/retriever/catrag_code.yaml) is the code's variant: phi x 2, x2.5
+key-fact boost renormalised per seed, synonym weight 3 x sim, pruned edges x 0.3. The three
+components switch off with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
 """
 
 from __future__ import annotations
