@@ -22,6 +22,7 @@ from hopbench.data import load_dataset
 from hopbench.data.schema import Dataset
 from hopbench.embed import Encoder
 from hopbench.errors import HopbenchError
+from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate, score_question
 from hopbench.provenance import software_versions
 from hopbench.question_loop import run_questions
@@ -283,6 +284,9 @@ def finish_metrics(cfg, dataset: Dataset, retriever: Retriever, llm, h: str, don
     if llm is not None:
         metrics.update(llm.stats_dict())
     metrics.update(cost_summary(done))
+    metrics.update(fallback_summary(done))
+    if warning := fallback_warning(metrics):
+        log.warning("%s", warning)
     return metrics
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
@@ -31,6 +32,19 @@ def error(status: int, message: str, code: str | None = None) -> tuple[int, dict
 
 def slow(seconds: float, text: str = '{"answer": "late"}') -> tuple[int, dict, float]:
     return 200, completion(text), seconds
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A body sent as is (not JSON-encoded), with its own Content-Type."""
+
+    body: str
+    content_type: str = "application/json"
+
+
+def raw(body: str, status: int = 200, content_type: str = "application/json") -> tuple[int, Raw, float]:
+    """A response whose body is `body` verbatim: e.g. an HTTP 200 that is not JSON."""
+    return status, Raw(body, content_type), 0.0
 
 
 class ScriptedServer:
@@ -56,10 +70,13 @@ class ScriptedServer:
                 else:
                     status, payload, delay = error(500, "script exhausted")
                 time.sleep(delay)
-                data = json.dumps(payload).encode()
+                if isinstance(payload, Raw):
+                    data, content_type = payload.body.encode(), payload.content_type
+                else:
+                    data, content_type = json.dumps(payload).encode(), "application/json"
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
+import pytest
 from scripted_server import reply
 
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.client import LLMClient
+from hopbench.llm.errors import LLMFormatError
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
@@ -59,6 +61,8 @@ def test_wal_mode_and_stored_columns(tmp_path):
     c.put("k", "model", {"messages": MSGS}, CachedResponse("t", 3, 4, 0.5))
     c.put("k", "model", {"messages": MSGS}, CachedResponse("other", 9, 9, 9.0))  # first write wins
     assert c.get("k") == CachedResponse("t", 3, 4, 0.5) and len(c) == 1
+    c.put("k", "model", {"messages": MSGS}, CachedResponse("new", 1, 1, 1.0), replace=True)
+    assert c.get("k") == CachedResponse("new", 1, 1, 1.0) and len(c) == 1
     c.close()
 
 
@@ -90,3 +94,49 @@ def test_client_without_cache_always_asks(scripted):
     llm.chat(MSGS)
     assert len(srv.requests) == 2
     llm.close()
+
+
+# ---- only replies that passed their checks are cached -----------------------------------
+def test_schema_violating_reply_is_not_cached(scripted, make_client):
+    srv = scripted([reply('{"answer": 42}'), reply('{"answer": "Shakespeare"}')])
+    llm = make_client(srv.base_url)
+    bad = llm.chat(MSGS, schema=SCHEMA)
+    assert bad.error is not None and len(llm.cache) == 0
+    good = llm.chat(MSGS, schema=SCHEMA)              # asked again, not replayed
+    assert good.data == {"answer": "Shakespeare"} and not good.cached and len(srv.requests) == 2
+    assert llm.chat(MSGS, schema=SCHEMA).cached and len(srv.requests) == 2
+
+
+def test_empty_plain_text_reply_is_not_cached(scripted, make_client):
+    srv = scripted([reply(""), reply("   "), reply("a summary")])
+    llm = make_client(srv.base_url)
+    assert llm.chat(MSGS).text == "" and llm.chat(MSGS).text.strip() == ""
+    assert llm.chat(MSGS).text == "a summary" and llm.chat(MSGS).cached
+    assert len(srv.requests) == 3 and len(llm.cache) == 1
+
+
+def test_failed_chat_json_is_asked_again_on_a_rerun(scripted, make_client):
+    """Issue #14.5: a run whose replies violated the schema must not replay them once the
+    server is healthy: the rerun asks the original request again and gets the good reply."""
+    broken = scripted([reply("not json")] * 3)
+    with pytest.raises(LLMFormatError):
+        make_client(broken.base_url).chat_json(MSGS, SCHEMA, retries=2)
+    healthy = scripted([reply('{"answer": "Shakespeare"}')])
+    trace: list = []
+    llm = make_client(healthy.base_url)               # same identity, same cache file
+    assert llm.chat_json(MSGS, SCHEMA, retries=2, trace=trace) == {"answer": "Shakespeare"}
+    assert len(healthy.requests) == 1 and healthy.requests[0]["messages"] == MSGS
+    assert [t["cached"] for t in trace] == [False] and llm.stats_dict()["llm_format_retries"] == 0
+
+
+def test_bad_reply_in_an_old_cache_is_a_miss_and_is_overwritten(scripted, make_client):
+    srv = scripted([reply('{"answer": "Shakespeare"}', prompt_tokens=5, completion_tokens=2)])
+    llm = make_client(srv.base_url)
+    key = request_key("scripted-model", MSGS, llm._params(None, None), {"name": "response", "schema": SCHEMA})
+    llm.cache.put(key, "scripted-model", {"messages": MSGS}, CachedResponse('{"answer": 1}', 9, 9, 1.0))
+    first = llm.chat(MSGS, schema=SCHEMA)
+    assert not first.cached and first.data == {"answer": "Shakespeare"} and len(srv.requests) == 1
+    assert llm.cache.get(key).text == '{"answer": "Shakespeare"}' and len(llm.cache) == 1
+    assert llm.chat(MSGS, schema=SCHEMA).cached and len(srv.requests) == 1
+    s = llm.stats_dict()
+    assert s["llm_cache_hits"] == 1 and s["llm_prompt_tokens"] == 10   # the stale row cost nothing

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from scripted_server import error, reply, slow
+from scripted_server import completion, error, raw, reply, slow
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.errors import (
+    LLMAuthError,
     LLMContextOverflowError,
     LLMFormatError,
     LLMRateLimitError,
+    LLMRequestError,
+    LLMServerError,
     LLMTimeoutError,
     LLMUnavailableError,
 )
@@ -114,3 +117,102 @@ def test_invalid_schema_is_refused_before_any_request(scripted, make_client):
     with pytest.raises(HopbenchError, match="JSON schema 'bad' is invalid"):
         make_client(srv.base_url).chat(MSGS, schema={"type": "nonsense"}, schema_name="bad")
     assert srv.requests == []
+
+
+# ---- failures that abort a run: typed, counted, retried where a retry can help -------------
+def test_server_errors_are_retried_then_raised_with_what_to_check(scripted, make_client):
+    srv = scripted([error(500, "boom")] * 3)
+    llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.001)
+    with pytest.raises(LLMServerError) as exc:
+        llm.chat(MSGS)
+    assert len(srv.requests) == 3
+    msg = str(exc.value)
+    assert f"LLM server at {srv.base_url} kept failing (HTTP 500) after 3 attempt(s)" in msg
+    assert "server's log" in msg and "llm.transient_retries" in msg
+    assert llm.stats_dict()["llm_server_errors"] == 3
+
+
+def test_one_server_error_then_a_reply_is_not_a_failure(scripted, make_client):
+    srv = scripted([error(503, "loading model"), reply('{"answer": "ok"}')])
+    llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.001)
+    assert llm.chat_json(MSGS, SCHEMA) == {"answer": "ok"}
+    s = llm.stats_dict()
+    assert s["llm_server_errors"] == 1 and s["llm_failures"] == 0
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_refused_key_is_an_auth_error_naming_the_variable(status, scripted, make_client):
+    srv = scripted([error(status, "invalid api key")] * 3)
+    llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.001, api_key_env="MY_LLM_KEY")
+    with pytest.raises(LLMAuthError) as exc:
+        llm.chat(MSGS)
+    assert len(srv.requests) == 1                     # a refused key is not retried
+    assert f"LLM server at {srv.base_url} refused the API key (HTTP {status})" in str(exc.value)
+    assert "environment variable MY_LLM_KEY" in str(exc.value)
+
+
+def test_refused_key_without_a_variable_says_how_to_name_one(scripted, make_client):
+    srv = scripted([error(401, "no key")])
+    with pytest.raises(LLMAuthError, match="llm.api_key_env"):
+        make_client(srv.base_url).chat(MSGS)
+
+
+@pytest.mark.parametrize("body, content_type", [
+    ("<html><body>502 Bad Gateway</body></html>", "text/html"),   # a proxy's page
+    ("<html><body>not json</body></html>", "application/json"),   # mislabelled: JSONDecodeError
+    ('{"choices": [', "application/json"),                         # cut off
+    ('{"id": "x", "choices": []}', "application/json"),           # no choices
+    ('"just a string"', "application/json"),
+])
+def test_http_200_that_is_not_a_completion_is_counted_retried_and_typed(body, content_type, scripted,
+                                                                         make_client):
+    srv = scripted([raw(body, content_type=content_type)] * 3)
+    llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.001)
+    with pytest.raises(LLMServerError) as exc:    # not a raw JSONDecodeError / AttributeError
+        llm.chat_json(MSGS, SCHEMA)
+    assert len(srv.requests) == 3
+    assert "answered HTTP 200 with something that is not a chat completion, 3 time(s)" in str(exc.value)
+    assert "OpenAI-compatible /v1 endpoint" in str(exc.value)
+    s = llm.stats_dict()
+    assert s["llm_bad_responses"] == 3 and s["llm_failures"] == 0
+    assert len(llm.cache) == 0
+
+
+def test_one_non_json_200_then_a_reply_recovers(scripted, make_client):
+    srv = scripted([raw("oops", content_type="text/plain"), reply('{"answer": "ok"}')])
+    llm = make_client(srv.base_url, transient_retries=1, backoff_s=0.001)
+    assert llm.chat_json(MSGS, SCHEMA) == {"answer": "ok"}
+    assert llm.stats_dict()["llm_bad_responses"] == 1
+
+
+def test_no_transient_retries_means_the_first_bad_200_is_raised(scripted, make_client):
+    srv = scripted([raw("not json"), reply('{"answer": "never asked"}')])
+    with pytest.raises(LLMServerError, match="1 time"):
+        make_client(srv.base_url, transient_retries=0).chat(MSGS)
+    assert len(srv.requests) == 1
+
+
+def test_unknown_model_is_a_request_error_naming_llm_model(scripted, make_client):
+    srv = scripted([error(404, "model 'nope' not found")])
+    with pytest.raises(LLMRequestError) as exc:
+        make_client(srv.base_url).chat(MSGS)
+    assert "(HTTP 404)" in str(exc.value) and "llm.model ('scripted')" in str(exc.value)
+
+
+def test_a_reply_with_null_content_is_empty_text(scripted, make_client):
+    body = completion("x")
+    body["choices"][0]["message"]["content"] = None
+    srv = scripted([(200, body, 0.0)])
+    assert make_client(srv.base_url).chat(MSGS).text == ""
+
+
+def test_a_reply_cut_off_at_max_tokens_says_so_and_is_a_format_error(scripted, make_client):
+    cut = completion('{"answer": "Shakesp')
+    cut["choices"][0]["finish_reason"] = "length"
+    srv = scripted([(200, cut, 0.0)] * 2)
+    llm = make_client(srv.base_url)
+    with pytest.raises(LLMFormatError) as exc:          # per reply: the caller falls back
+        llm.chat_json(MSGS, SCHEMA, retries=1, max_tokens=5)
+    assert "not valid JSON" in exc.value.problem
+    assert exc.value.problem.endswith("(the reply was cut off at max_tokens)")
+    assert len(llm.cache) == 0

@@ -88,8 +88,28 @@ def test_answer_that_never_fits_the_schema_is_scored_empty_and_traced(server, mu
     llm = _llm(srv)
     out = QAReader(retries=2).bind(llm).answer(musique_sub.questions[0], musique_sub.corpus[:2])
     assert out.answer == ""
-    assert "did not match its JSON schema after 3 attempt(s)" in out.trace["error"]
+    [fb] = out.trace["fallback"]
+    assert fb["step"] == "qa_answer" and "did not match its JSON schema after 3 attempt(s)" in fb["reason"]
     assert llm.stats_dict()["llm_failures"] == 1
+
+
+def test_a_prompt_that_overflows_with_one_passage_left_is_an_empty_answer(server, musique_sub):
+    srv = server(respond=lambda body: error(400, "the request exceeds the available context size"))
+    llm = _llm(srv)
+    passages = musique_sub.corpus[:3]
+    out = QAReader().bind(llm).answer(musique_sub.questions[0], passages)
+    assert out.answer == "" and len(srv.requests) == 3        # trimmed to one passage, then gave up
+    assert out.trace["trimmed_passage_ids"] == [passages[2].id, passages[1].id]
+    [fb] = out.trace["fallback"]
+    assert fb["step"] == "qa_answer" and "context window" in fb["reason"]
+
+
+@pytest.mark.parametrize("status, kind", [(500, "LLMServerError"), (401, "LLMAuthError")])
+def test_a_failing_server_aborts_the_reader(status, kind, server, musique_sub):
+    srv = server([error(status, "no")] * 2)
+    with pytest.raises(HopbenchError) as exc:
+        QAReader().bind(_llm(srv)).answer(musique_sub.questions[0], musique_sub.corpus[:2])
+    assert type(exc.value).__name__ == kind and srv.base_url in str(exc.value)
 
 
 def test_verifier_returns_a_label_and_retries_an_invalid_one(server, musique_sub):

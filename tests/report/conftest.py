@@ -124,3 +124,14 @@ def sweep_runs(toy_runs):
 def run_factory():
     """(make_run, DENSE): for tests that write runs of their own."""
     return make_run, DENSE
+
+
+@pytest.fixture
+def fallback_runs(toy_runs):
+    """toy_runs (written before fallbacks were counted) plus a run with a high and one with a low
+    fallback rate."""
+    make_run(toy_runs, "musique_toy", "catrag", "ca0000000001", SPREAD,
+             llm={"n_fallback": 3, "fallback_rate": 0.5, "fallback_steps": {"fact_filter": 3}})
+    make_run(toy_runs, "musique_toy", "hipporag", "h10000000001", SPREAD,
+             llm={"n_fallback": 0, "fallback_rate": 0.0, "fallback_steps": {}})
+    return toy_runs

@@ -129,3 +129,29 @@ def test_llm_call_records_keep_long_reasoning_on_its_own_line():
         "  calls (1):",
         "    1. schema=qa_answer attempt=0 prompt_tokens=1061",
         "       reasoning: The journal is published by the APA, whose first president was G. Stanley Hall."]
+
+
+def test_show_prints_the_fallbacks_of_retrieval_and_reader_above_the_trace(toy_runs, capsys):
+    import json
+
+    run = toy_runs / "musique_toy" / "dense" / "d0000000000a"
+    pred = run / "predictions.jsonl"
+    rows = [json.loads(line) for line in pred.read_text().splitlines()]
+    rows[0]["trace"] = {"fallback": [{"step": "fact_filter", "reason": "LLM answer for 'fact_filter' did "
+                                      "not match its JSON schema after 3 attempt(s); no fact kept"},
+                                     {"step": "dense_fallback", "reason": "no fact survived the filter"}],
+                        "facts": []}
+    rows[0]["reader_trace"] = {"reader": "qa", "fallback": [{"step": "qa_answer", "reason": "never matched"}]}
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli([str(run), "q1", "--no-corpus"]) == 0
+    out = _lines(capsys)
+    i = out.index("fallback (3):")
+    assert out[i + 1:i + 5] == [
+        "  retrieval  fact_filter: LLM answer for 'fact_filter' did not match its JSON schema after 3 "
+        "attempt(s); no fact kept",
+        "  retrieval  dense_fallback: no fact survived the filter",
+        "  reader     qa_answer: never matched",
+        "trace:"]
+    assert not any(line.lstrip().startswith("fallback (") for line in out[i + 1:])  # not again in the traces
+    assert cli([str(run), "q2", "--no-corpus"]) == 0
+    assert not any(line.startswith("fallback") for line in _lines(capsys))

@@ -214,7 +214,9 @@ def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(musiqu
     r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False)
     q = musique_sub.questions[0]
     _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
-    assert set(rel_m.values()) <= {0.2} and trace["scoring_errors"]
+    assert set(rel_m.values()) <= {0.2} and trace["fallback"]
+    assert {e["step"] for e in trace["fallback"]} == {"neighbour_scores"}
+    assert all("scripted failure" in e["reason"] and "unchanged" in e["reason"] for e in trace["fallback"])
     h = HippoRAGRetriever(filter=False)
     h.prepare(musique_kg, services)
     if not any(e["pruned"] for e in trace["edge_scores"]):   # nothing pruned: the graph is HippoRAG's
@@ -230,7 +232,7 @@ def test_summaries_only_for_entities_with_more_than_tau_facts(musique_kg, servic
     scored = {n for e in trace["edge_scores"] for n, _ in e["scored"]}
     many = {n for n in scored if len(kg.facts_of_entity(kg.entity_index(n))) > 3}
     assert many and llm.n("entity_summary") == len(many)
-    assert r.context_of(kg.entity_index(next(iter(many))), np.zeros(kg.n_facts), []) == "a scripted summary."
+    assert r.context_of(kg.entity_index(next(iter(many))), np.zeros(kg.n_facts), {}) == "a scripted summary."
     calls_before = llm.n("entity_summary")
     _seeds_and_multipliers(r, q)                      # summaries are memoised per entity
     assert llm.n("entity_summary") == calls_before
@@ -241,3 +243,25 @@ def test_edge_weighting_needs_an_llm():
         CatRAGRetriever(filter=False, llm_name="none")
     CatRAGRetriever(filter=False, llm_name="none", edge_weighting=False, ner="spacy")
     assert math.isclose(CatRAGRetriever(llm_name="local").passage_multiplier, 3.5)
+
+
+def test_an_empty_summary_falls_back_to_facts_per_question_and_is_not_memoised(musique_kg, services,
+                                                                               musique_sub):
+    from hopbench.llm.client import LLMResult
+
+    class EmptySummaries(RuleLLM):
+        def chat(self, messages, **kw):
+            self.calls.append(("entity_summary", messages))
+            return LLMResult(text="  ", usage={"prompt_tokens": 1, "completion_tokens": 0})
+
+    llm = EmptySummaries()
+    r = _catrag(musique_kg, services, llm, anchoring=False, passage_boost=False)
+    q = musique_sub.questions[0]
+    _, _, _, _, trace = _seeds_and_multipliers(r, q)
+    summaries = [e for e in trace["fallback"] if e["step"] == "entity_summary"]
+    assert summaries and len(summaries) == llm.n("entity_summary")
+    assert all("empty summary" in e["reason"] and "the facts of" in e["reason"] for e in summaries)
+    asked = llm.n("entity_summary")
+    _, _, _, _, again = _seeds_and_multipliers(r, q)   # a fallback is not memoised: asked and recorded again
+    assert llm.n("entity_summary") == 2 * asked
+    assert len([e for e in again["fallback"] if e["step"] == "entity_summary"]) == asked

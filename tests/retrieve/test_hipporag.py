@@ -78,7 +78,7 @@ def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(musique_kg, se
         by_id = dict(zip(got.passage_ids, got.scores))
         np.testing.assert_allclose([by_id[p] for p in musique_kg.passage_ids], ref_p, atol=1e-8)
         assert got.passage_ids[:5] == [musique_kg.passage_ids[i] for i in np.argsort(-ref_p, kind="stable")[:5]]
-        assert got.trace["dense_fallback"] is False
+        assert "fallback" not in got.trace
 
 
 def test_filter_keeps_only_the_selected_facts(musique_kg, services, musique_sub, scripted_llm):
@@ -99,7 +99,8 @@ def test_dense_fallback_when_no_fact_survives(musique_kg, services, musique_sub,
     dense.prepare(None, services)
     for q in musique_sub.questions:
         got = r.retrieve(q, 10)
-        assert got.trace["dense_fallback"] is True and got.trace["facts"] == []
+        assert got.trace["fallback"] == [{"step": "dense_fallback", "reason": "no fact survived the filter"}]
+        assert got.trace["facts"] == []
         ref = dense.retrieve(q, 10)
         assert got.passage_ids == ref.passage_ids
         np.testing.assert_allclose(got.scores, ref.scores, atol=1e-6)

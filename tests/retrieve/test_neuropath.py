@@ -285,7 +285,9 @@ def test_tracker_failure_keeps_the_previous_hop(musique_kg, services, musique_su
                      LLMFormatError(path_tracker.SCHEMA_NAME, 3, "not json", "oops"))
     res = _prepared(musique_kg, services, llm).retrieve(q, 10)
     assert len(llm.prompts) == 3
-    assert "did not match" in res.trace["tracker_error"] and "error" in res.trace["hops"][1]
+    [fb] = res.trace["fallback"]
+    assert fb["step"] == "path_tracker" and "did not match" in fb["reason"] and "hop 2" in fb["reason"]
+    assert res.trace["hops"][1]["stop"] == "tracker reply did not match its schema"
     first = _path_passages(musique_kg, _shown_paths(llm.prompts[1]), [2])
     assert res.trace["replay_query"] == f"{q.text} {chain} {req}"
     assert [musique_kg.passage_ids.index(p) for p in res.passage_ids[:len(first)]] == first

@@ -4,13 +4,17 @@ cache, schema-checked JSON output, token/latency accounting, and the offline loc
 from hopbench.llm.build import build_client
 from hopbench.llm.client import LLMClient, LLMResult
 from hopbench.llm.errors import (
-                                 LLMContextOverflowError,
-                                 LLMError,
-                                 LLMFormatError,
-                                 LLMRateLimitError,
-                                 LLMTimeoutError,
-                                 LLMUnavailableError,
+    LLMAuthError,
+    LLMContextOverflowError,
+    LLMError,
+    LLMFormatError,
+    LLMRateLimitError,
+    LLMRequestError,
+    LLMServerError,
+    LLMTimeoutError,
+    LLMUnavailableError,
 )
 
 __all__ = ["build_client", "LLMClient", "LLMResult", "LLMError", "LLMFormatError",
-           "LLMTimeoutError", "LLMUnavailableError", "LLMRateLimitError", "LLMContextOverflowError"]
+           "LLMTimeoutError", "LLMUnavailableError", "LLMRateLimitError", "LLMContextOverflowError",
+           "LLMAuthError", "LLMServerError", "LLMRequestError"]

@@ -67,7 +67,7 @@ def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMCli
             raise HopbenchError("llm=server needs llm.base_url, e.g. llm.base_url=http://127.0.0.1:8000/v1")
         identity = cfg.get("identity") or f"{name}:{base_url}:{model}"
         return LLMClient(name=name, base_url=base_url, model=model, identity=identity,
-                         api_key=api_key or "not-needed", cache=_cache(cfg, cache_dir),
+                         api_key=api_key or "not-needed", api_key_env=key_env, cache=_cache(cfg, cache_dir),
                          transient_retries=cfg.get("transient_retries", 6),
                          backoff_s=cfg.get("backoff_s", 2.0), **_common(cfg))
     if name == "none":

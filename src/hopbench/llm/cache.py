@@ -4,6 +4,9 @@ WAL mode lets several Hydra jobs read while one writes; each insert is its own s
 transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless
 (at temperature 0 they produced the same reply anyway). Usage and latency are stored with
 the reply so a cached rerun still reports what the request cost when it was made.
+
+The cache stores what it is given; the client gives it only replies that passed their
+checks, and overwrites (`replace=True`) a stored reply that no longer does.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class CachedResponse:
     prompt_tokens: int
     completion_tokens: int
     latency_s: float
+    truncated: bool = False   # the server stopped at max_tokens (fresh replies only; not stored)
 
 
 class ResponseCache:
@@ -70,10 +74,13 @@ class ResponseCache:
                 "WHERE key = ?", (key,)).fetchone()
         return CachedResponse(*row) if row else None
 
-    def put(self, key: str, model_identity: str, request: dict, response: CachedResponse) -> None:
+    def put(self, key: str, model_identity: str, request: dict, response: CachedResponse,
+            replace: bool = False) -> None:
+        """Store a reply; the first write wins unless `replace` (overwriting a bad stored reply)."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self._lock:
             self._conn.execute(
-                "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, model_identity, json.dumps(request, sort_keys=True, ensure_ascii=False),
                  response.text, response.prompt_tokens, response.completion_tokens,
                  response.latency_s, time.time()))

@@ -15,7 +15,16 @@ Accounting (summed per run into metrics.json by `stats_dict`):
                            llm_seconds + llm_cached_seconds is the cost of an uncached run
   llm_failures             chat_json calls that exhausted their retries (LLMFormatError)
   llm_format_retries       extra attempts made after a schema violation
+  llm_bad_responses        HTTP 200 answers that were not a chat completion (body not JSON,
+                           no choices); retried like a server error, then LLMServerError
+  llm_server_errors        HTTP 5xx answers (retried up to `transient_retries` times)
   llm_timeouts, llm_rate_limited, llm_context_overflows: counted failure events
+
+Only replies that passed their checks are cached (for a schema request: parses and matches
+the schema; for plain text: not empty), so a bad reply is asked again on the next run instead
+of being replayed; a cached reply that fails its check (a cache written before this rule) is
+treated as a miss and overwritten. Which failures abort a run and which fall back for one
+reply is decided in `hopbench.llm.policy`.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import jsonschema
 import openai
@@ -36,9 +45,12 @@ import openai
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.errors import (
+    LLMAuthError,
     LLMContextOverflowError,
     LLMFormatError,
     LLMRateLimitError,
+    LLMRequestError,
+    LLMServerError,
     LLMTimeoutError,
     LLMUnavailableError,
 )
@@ -73,6 +85,8 @@ class LLMStats:
     timeouts: int = 0
     rate_limited: int = 0
     context_overflows: int = 0
+    bad_responses: int = 0
+    server_errors: int = 0
 
     def as_dict(self) -> dict:
         return {"llm_calls": self.calls, "llm_prompt_tokens": self.prompt_tokens,
@@ -80,7 +94,8 @@ class LLMStats:
                 "llm_seconds": round(self.seconds, 3), "llm_cached_seconds": round(self.cached_seconds, 3),
                 "llm_failures": self.failures,
                 "llm_format_retries": self.format_retries, "llm_timeouts": self.timeouts,
-                "llm_rate_limited": self.rate_limited, "llm_context_overflows": self.context_overflows}
+                "llm_rate_limited": self.rate_limited, "llm_context_overflows": self.context_overflows,
+                "llm_bad_responses": self.bad_responses, "llm_server_errors": self.server_errors}
 
 
 def parse_json_reply(text: str) -> Any:
@@ -115,6 +130,42 @@ def check_reply(text: str, schema: dict) -> tuple[Any, str | None]:
     return data, None
 
 
+def reply_problem(text: str, schema: dict | None) -> str | None:
+    """Why a reply may not be cached (None: it may): off-schema JSON, or empty plain text."""
+    if schema is not None:
+        return check_reply(text, schema)[1]
+    return None if text.strip() else "empty reply"
+
+
+class _BadResponse(Exception):
+    """An HTTP 200 that is not a chat completion (retried, then LLMServerError)."""
+
+
+class _Transient(Exception):
+    """A failure worth retrying after a back-off; `final(attempts)` is the error to raise
+    once the retries are used up."""
+
+    def __init__(self, why: str, cause: Exception, final):
+        super().__init__(why)
+        self.why, self.cause, self.final = why, cause, final
+
+
+def _completion(resp) -> tuple[str, Any, bool]:
+    """(reply text, usage, cut off at max_tokens) of a chat completion; _BadResponse when `resp`
+    is not one (the SDK hands back the raw text when the body is not labelled JSON)."""
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list):
+        shown = str(resp)[:120]
+        raise _BadResponse(f"the body is not a chat completion: {shown!r}")
+    if not choices:
+        raise _BadResponse("the completion has no choices")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise _BadResponse(f"the reply content is {type(content).__name__}, not text")
+    return content or "", getattr(resp, "usage", None), getattr(choices[0], "finish_reason", None) == "length"
+
+
 class LLMClient:
     """Chat with an OpenAI-compatible server; JSON-schema output, cache, retries and accounting."""
 
@@ -122,8 +173,9 @@ class LLMClient:
                  cache: ResponseCache | None = None, temperature: float = 0.0, seed: int | None = 0,
                  max_tokens: int = 512, timeout: float = 600.0, transient_retries: int = 0,
                  backoff_s: float = 2.0, max_backoff_s: float = 60.0, strict_schema: bool = False,
-                 name: str = "server"):
+                 name: str = "server", api_key_env: str | None = None):
         self.name = name
+        self.api_key_env = api_key_env  # only named in the message when the key is refused
         self.base_url = base_url
         self.model = model
         self.identity = identity
@@ -177,23 +229,30 @@ class LLMClient:
                           {"name": schema_name, "schema": schema} if schema is not None else None)
         self._count(calls=1)
         hit = self.cache.get(key) if self.cache is not None else None
+        stale = False
         if hit is not None:
-            self._count(cache_hits=1, prompt_tokens=hit.prompt_tokens,
-                        completion_tokens=hit.completion_tokens, cached_seconds=hit.latency_s)
-            return self._result(hit, schema, cached=True, key=key)
+            if reply_problem(hit.text, schema) is None:
+                self._count(cache_hits=1, prompt_tokens=hit.prompt_tokens,
+                            completion_tokens=hit.completion_tokens, cached_seconds=hit.latency_s)
+                return self._result(hit, schema, cached=True, key=key)
+            stale = True  # a bad reply cached before replies were checked: ask again
+            log.info("cached LLM reply %s fails its check; asking the server again", key[:12])
 
         reply = self._send(messages, params, schema, schema_name)
         self._count(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                     seconds=reply.latency_s)
-        if self.cache is not None:
+        if self.cache is not None and reply_problem(reply.text, schema) is None:
             self.cache.put(key, self.identity, {"messages": messages, "params": params,
-                                                "schema_name": schema_name, "schema": schema}, reply)
+                                                "schema_name": schema_name, "schema": schema}, reply,
+                           replace=stale)
         return self._result(reply, schema, cached=False, key=key)
 
     def _result(self, reply: CachedResponse, schema: dict | None, *, cached: bool, key: str) -> LLMResult:
         data, error = (None, None)
         if schema is not None:
             data, error = check_reply(reply.text, schema)
+            if error is not None and reply.truncated:
+                error += " (the reply was cut off at max_tokens)"
         return LLMResult(text=reply.text, data=data, error=error, cached=cached, key=key,
                          latency_s=reply.latency_s,
                          usage={"prompt_tokens": reply.prompt_tokens,
@@ -201,50 +260,96 @@ class LLMClient:
 
     def _send(self, messages: list[dict], params: dict, schema: dict | None,
               schema_name: str) -> CachedResponse:
+        """One reply from the server. Rate limits, HTTP 5xx and HTTP 200s that are not chat
+        completions are retried `transient_retries` times with back-off, then raised; every
+        other failure is raised at once (typed, with what to fix: see hopbench.llm.errors)."""
         kwargs = dict(model=self.model, messages=messages, **params)
         if schema is not None:
             kwargs["response_format"] = self._response_format(schema, schema_name)
         attempt = 0
         while True:
-            t0 = time.perf_counter()
             try:
-                resp = self._api.chat.completions.create(**kwargs)
-            except openai.APITimeoutError as exc:
-                self._count(timeouts=1)
-                raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
-                                      f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
-            except openai.APIConnectionError as exc:
-                raise LLMUnavailableError(self._unreachable_message(exc)) from exc
-            except openai.RateLimitError as exc:
-                self._count(rate_limited=1)
+                return self._request(kwargs)
+            except _Transient as t:
                 if attempt >= self.transient_retries:
-                    raise LLMRateLimitError(f"LLM server at {self.base_url} kept answering 429 (rate "
-                                            f"limit) after {attempt + 1} attempt(s): {exc}") from exc
-                self._back_off(attempt, "rate limited", exc)
+                    raise t.final(attempt + 1) from t.cause
+                self._back_off(attempt, t.why, t.cause)
                 attempt += 1
-                continue
-            except openai.BadRequestError as exc:
-                if _OVERFLOW.search(str(exc)) or getattr(exc, "code", None) == "context_length_exceeded":
-                    self._count(context_overflows=1)
-                    raise LLMContextOverflowError(f"prompt does not fit the context window of "
-                                                  f"{self.model}: {exc}") from exc
-                raise HopbenchError(f"LLM server at {self.base_url} rejected the request: {exc}") from exc
-            except openai.InternalServerError as exc:
-                if attempt >= self.transient_retries:
-                    raise HopbenchError(f"LLM server at {self.base_url} failed: {exc}") from exc
-                self._back_off(attempt, "server error", exc)
-                attempt += 1
-                continue
-            except openai.AuthenticationError as exc:
-                raise HopbenchError(f"LLM server at {self.base_url} refused the API key: {exc}") from exc
-            latency = time.perf_counter() - t0
-            if not resp.choices:
-                raise HopbenchError(f"LLM server at {self.base_url} returned no choices")
-            text = resp.choices[0].message.content or ""
-            usage = resp.usage
-            return CachedResponse(text=text, latency_s=latency,
-                                  prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                                  completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+
+    def _request(self, kwargs: dict) -> CachedResponse:
+        t0 = time.perf_counter()
+        try:
+            resp = self._api.chat.completions.create(**kwargs)
+        except openai.APITimeoutError as exc:
+            self._count(timeouts=1)
+            raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
+                                  f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
+        except openai.APIConnectionError as exc:
+            raise LLMUnavailableError(self._unreachable_message(exc)) from exc
+        except openai.RateLimitError as exc:
+            self._count(rate_limited=1)
+            raise _Transient("rate limited", exc, lambda n, e=exc: LLMRateLimitError(
+                f"LLM server at {self.base_url} kept answering 429 (rate limit) after {n} "
+                f"attempt(s): {e}; wait, or lower the request rate")) from exc
+        except openai.BadRequestError as exc:
+            if _OVERFLOW.search(str(exc)) or getattr(exc, "code", None) == "context_length_exceeded":
+                self._count(context_overflows=1)
+                raise LLMContextOverflowError(f"prompt does not fit the context window of "
+                                              f"{self.model}: {exc}") from exc
+            raise LLMRequestError(f"LLM server at {self.base_url} rejected the request: {exc}; check "
+                                  f"llm.model and settings it may not support (llm.strict_schema, "
+                                  f"llm.seed)") from exc
+        except openai.InternalServerError as exc:
+            self._count(server_errors=1)
+            raise _Transient("server error", exc, lambda n, e=exc: LLMServerError(
+                f"LLM server at {self.base_url} kept failing (HTTP {e.status_code}) after {n} "
+                f"attempt(s): {e}; check the server's log (model loaded? out of memory?) or raise "
+                f"llm.transient_retries")) from exc
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise LLMAuthError(self._auth_message(exc)) from exc
+        except openai.APIStatusError as exc:  # any other 4xx: wrong model name, wrong path, ...
+            raise LLMRequestError(
+                f"LLM server at {self.base_url} rejected the request (HTTP {exc.status_code}): "
+                f"{exc}; check llm.model ({self.model!r}) and llm.base_url (OpenAI-compatible "
+                f"servers answer under /v1)") from exc
+        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+            self._bad_response(f"the body is not JSON ({exc.__class__.__name__}: {exc})", exc)
+        latency = time.perf_counter() - t0
+        try:
+            text, usage, truncated = _completion(resp)
+        except _BadResponse as exc:
+            self._bad_response(str(exc), exc)
+        return CachedResponse(text=text, latency_s=latency,
+                              prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                              completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                              truncated=truncated)
+
+    def _bad_response(self, problem: str, exc: Exception) -> NoReturn:
+        """An HTTP 200 that is not a chat completion: counted, then retried like a 5xx."""
+        self._count(bad_responses=1)
+        raise _Transient("bad response", exc, lambda n: LLMServerError(
+            f"LLM server at {self.base_url} answered HTTP 200 with something that is not a chat "
+            f"completion, {n} time(s): {problem}; check that llm.base_url points at an "
+            f"OpenAI-compatible /v1 endpoint (not a proxy or a web page)")) from exc
+
+    def _count(self, **deltas) -> None:
+        """Add to the run's totals and to every cost scope open in this thread."""
+        with self._lock:
+            for target in (self.stats, *getattr(self._scopes, "stack", ())):
+                for k, v in deltas.items():
+                    setattr(target, k, getattr(target, k) + v)
+
+    @contextmanager
+    def cost_scope(self):
+        """Count, apart, the requests this thread makes inside the block (one question's cost
+        while other questions run in other threads); yields an LLMStats filled as they happen."""
+        scope = LLMStats()
+        stack = self._scopes.__dict__.setdefault("stack", [])
+        stack.append(scope)
+        try:
+            yield scope
+        finally:
+            stack.remove(scope)
 
     def _back_off(self, attempt: int, why: str, exc: Exception) -> None:
         delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt)) * (0.5 + random.random() / 2)
@@ -257,6 +362,13 @@ class LLMClient:
                 "openai": "check the network and base_url",
                 }.get(self.name, "start the server (vLLM, Ollama, llama-server ...) or fix llm.base_url")
         return f"LLM server at {self.base_url} is not reachable ({exc.__class__.__name__}): {hint}"
+
+    def _auth_message(self, exc: Exception) -> str:
+        env = self.api_key_env or ("OPENAI_API_KEY" if self.name == "openai" else None)
+        fix = (f"put a valid key in the environment variable {env}" if env else
+               "name the environment variable that holds the key with llm.api_key_env")
+        return (f"LLM server at {self.base_url} refused the API key "
+                f"(HTTP {getattr(exc, 'status_code', '?')}): {fix}")
 
     # ---- structured output ---------------------------------------------------------------
     def chat_json(self, messages: list[dict], schema: dict, *, schema_name: str = "response",
@@ -294,25 +406,6 @@ class LLMClient:
     def stats_dict(self) -> dict:
         with self._lock:
             return self.stats.as_dict()
-
-    @contextmanager
-    def cost_scope(self):
-        """Count, apart, the requests this thread makes inside the block (one question's cost
-        while other questions run in other threads); yields an LLMStats filled as they happen."""
-        scope = LLMStats()
-        stack = self._scopes.__dict__.setdefault("stack", [])
-        stack.append(scope)
-        try:
-            yield scope
-        finally:
-            stack.remove(scope)
-
-    def _count(self, **deltas) -> None:
-        """Add to the run's totals and to every cost scope open in this thread."""
-        with self._lock:
-            for target in (self.stats, *getattr(self._scopes, "stack", ())):
-                for k, v in deltas.items():
-                    setattr(target, k, getattr(target, k) + v)
 
     def close(self) -> None:
         self._api.close()

@@ -21,12 +21,28 @@ class LLMRateLimitError(LLMError):
     """A remote API kept refusing with HTTP 429 after every back-off retry."""
 
 
+class LLMAuthError(LLMError):
+    """The server refused the credentials (HTTP 401/403)."""
+
+
+class LLMServerError(LLMError):
+    """The server kept failing (HTTP 5xx), or kept answering with something that is not a chat
+    completion (an HTTP 200 whose body is not JSON, or has no choices), after every retry."""
+
+
+class LLMRequestError(LLMError):
+    """The server rejected the request itself (HTTP 4xx other than 401/403/429 and context
+    overflow): a wrong model name, a wrong base_url path, an unsupported parameter."""
+
+
 class LLMContextOverflowError(LLMError):
     """The prompt does not fit the model's context window; callers trim whole passages and retry."""
 
 
 class LLMFormatError(LLMError):
-    """The answer never matched the requested JSON schema within the allowed retries."""
+    """The answer never matched the requested JSON schema within the allowed retries (a reply
+    cut off at max_tokens is truncated JSON, so it lands here too). A per-reply problem: the
+    caller falls back for this reply (`hopbench.llm.policy`)."""
 
     def __init__(self, schema_name: str, attempts: int, problem: str, last_text: str | None):
         self.schema_name = schema_name

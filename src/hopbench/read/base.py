@@ -3,8 +3,10 @@
 The shared part lives here: passages are cut to the reader's top_k, and when the prompt does
 not fit the model's context the lowest-ranked passage is dropped whole and the request
 retried, so the reader never sees half a passage; every trim is written to the trace.
-An answer that never matches the schema is scored as an empty (wrong) answer, with the
-error in the trace and in `llm_failures`: dropping it would silently raise EM.
+An answer that never matches the schema (or a prompt that overflows with one passage left)
+is scored as an empty (wrong) answer, recorded in the reader trace's ``fallback`` field and
+counted in metrics.json: dropping the question would silently raise EM. A server that cannot
+be reached or keeps failing aborts the run (`hopbench.llm.policy`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any, Callable, Sequence
 
 from hopbench.data.schema import Passage, Question
 from hopbench.errors import HopbenchError
-from hopbench.llm.errors import LLMContextOverflowError, LLMFormatError
+from hopbench.llm.errors import LLMContextOverflowError
+from hopbench.llm.policy import fallback_on_bad_reply
 
 
 @dataclass
@@ -52,18 +55,17 @@ class Reader:
         trace: dict[str, Any] = {"reader": self.name, "passage_ids": [p.id for p in shown],
                                  "calls": []}
         trimmed: list[str] = []
+        answer = ""
         while True:
-            try:
-                answer = self._ask(question, shown, trace["calls"])
-                break
+            can_trim = len(shown) > 1
+            try:  # an overflow we can still trim propagates out of the policy to here
+                with fallback_on_bad_reply(trace, self.prompt.SCHEMA_NAME, instead="empty answer",
+                                           overflow=not can_trim):
+                    answer = self._ask(question, shown, trace["calls"])
             except LLMContextOverflowError:
-                if len(shown) <= 1:
-                    raise
                 trimmed.append(shown.pop().id)
-            except LLMFormatError as exc:
-                trace["error"] = str(exc)
-                answer = ""
-                break
+                continue
+            break
         if trimmed:
             trace["trimmed_passage_ids"] = trimmed
             trace["passage_ids"] = [p.id for p in shown]

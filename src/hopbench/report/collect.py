@@ -22,7 +22,7 @@ from hopbench.atomic import atomic_path, write_text
 from hopbench.errors import HopbenchError
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import leaderboard
-from hopbench.report.markdown import LEADERBOARD_HEADER, leaderboard_markdown
+from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
 from hopbench.report.reference import (
     beside,
     check_not_reference,
@@ -173,6 +173,8 @@ def cli(argv: list[str]) -> int:
     if df.empty:
         print(f"no complete runs under {args.runs_dir}", file=sys.stderr)
     print(leaderboard_markdown(df, args.baseline))
+    if warning := fallback_warning_line(df):
+        print(f"hopbench report: warning: {warning}", file=sys.stderr)
     if args.published:
         print((paths[0].parent / "published_vs_ours.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in paths))

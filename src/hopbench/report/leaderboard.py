@@ -2,7 +2,9 @@
 
 Every metric M gets columns M (mean over the questions where it applies), M_lo / M_hi
 (percentile bootstrap) and p_M (paired test against the baseline run on the same dataset,
-on the questions both runs scored; see stats.py for which test).
+on the questions both runs scored; see stats.py for which test). `n_fallback` and
+`fallback_rate` (questions ranked or answered by a fallback, `hopbench.evaluate.fallbacks`)
+come from metrics.json and are missing, not 0, for runs written before they were counted.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ ID_COLUMNS = ["dataset", "retriever", "reader", "params", "limit", "config_hash"
               "n_retrieval_scored", "n_answer_scored"]
 COST_COLUMNS = ["latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_tokens_per_q",
                 "llm_seconds_per_q"]
+FALLBACK_COLUMNS = ["n_fallback", "fallback_rate"]
 TEST_COLUMNS = ["baseline", "baseline_config_hash", "n_paired"]
 
 
@@ -134,6 +137,8 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         row["llm_calls_per_q"] = sum(m[f"{p}_llm_calls_per_question"] for p in parts)
         row["llm_tokens_per_q"] = sum(m[f"{p}_llm_tokens_per_question"] for p in parts)
         row["llm_seconds_per_q"] = sum(m[f"{p}_llm_seconds_uncached_per_question"] for p in parts)
+    row["n_fallback"] = m.get("n_fallback")          # None: a run from before fallbacks were counted
+    row["fallback_rate"] = m.get("fallback_rate")
 
     base = choose_baseline(run, runs, baseline)
     row["baseline"] = baseline
@@ -157,9 +162,13 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
 
 def leaderboard(runs: list[Run], baseline: str = "dense",
                 n_resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
-    columns = ID_COLUMNS + metric_columns() + COST_COLUMNS + TEST_COLUMNS + p_columns() + ["run_dir"]
+    columns = (ID_COLUMNS + metric_columns() + COST_COLUMNS + FALLBACK_COLUMNS + TEST_COLUMNS
+               + p_columns() + ["run_dir"])
     if not runs:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame([run_row(r, runs, baseline, n_resamples) for r in runs])
+    # counts stay integers next to missing values (csv "3", not "3.0"; parquet int64 with nulls)
+    df["n_fallback"] = pd.Series([None if pd.isna(v) else int(v) for v in df["n_fallback"]],
+                                 dtype=object, index=df.index)
     rest = [c for c in df.columns if c not in columns]
     return df[columns + rest].reset_index(drop=True)

@@ -11,6 +11,8 @@ import math
 
 import pandas as pd
 
+from hopbench.evaluate.fallbacks import WARN_RATE, is_high
+
 # metric -> column header in markdown
 HEADLINE = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR@5",
             "em": "EM", "f1": "F1", "jsr@5": "JSR@5", "jsr_contain@5": "JSRc@5",
@@ -43,6 +45,29 @@ def fmt_num(v, digits: int = 2) -> str:
     return DASH if _missing(v) else f"{v:.{digits}f}"
 
 
+def fmt_fallback(rate) -> str:
+    """'12.5%', marked '12.5% ⚠' above WARN_RATE; DASH for a run from before it was counted."""
+    if _missing(rate):
+        return DASH
+    return f"{100 * rate:.1f}%" + (" ⚠" if is_high(rate) else "")
+
+
+def high_fallback_runs(df: pd.DataFrame) -> list[str]:
+    """'dataset/method config (rate)' for every run whose fallback rate is above WARN_RATE."""
+    if df.empty or "fallback_rate" not in df:
+        return []
+    return [f"{r['dataset']}/{r['retriever']} {r['config_hash']} ({100 * r['fallback_rate']:.0f}%)"
+            for _, r in df.iterrows() if is_high(r.get("fallback_rate"))]
+
+
+def fallback_warning_line(df: pd.DataFrame) -> str | None:
+    runs = high_fallback_runs(df)
+    if not runs:
+        return None
+    return (f"fallback rate above {100 * WARN_RATE:.0f}% (their numbers are partly the fallback's, "
+            f"not the method's): " + ", ".join(runs))
+
+
 def _table(rows: list[dict], columns: list[str]) -> str:
     """A markdown table; columns that are DASH in every row are dropped."""
     keep = [c for c in columns if any(r.get(c, DASH) != DASH for r in rows)]
@@ -64,6 +89,7 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
         row["LLM calls/q"] = fmt_num(r.get("llm_calls_per_q"), 1)
         row["LLM tok/q"] = fmt_num(r.get("llm_tokens_per_q"), 0)
         row["LLM s/q"] = fmt_num(r.get("llm_seconds_per_q"), 1)
+        row["fallback"] = fmt_fallback(r.get("fallback_rate"))
         row["config"] = r["config_hash"]
         rows.append(row)
         if not _missing(r.get("n_paired")) and r.get("n_paired"):
@@ -74,8 +100,10 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
                 t[h] = fmt_p(r.get(f"p_{m}"))
             tests.append(t)
     cols = ["dataset", "method", "reader", "params", "n", *HEADLINE.values(), "p50 ms", "p95 ms",
-            "LLM calls/q", "LLM tok/q", "LLM s/q", "config"]
+            "LLM calls/q", "LLM tok/q", "LLM s/q", "fallback", "config"]
     out = _table(rows, cols)
+    if warning := fallback_warning_line(df):
+        out += f"\n**Warning:** {warning}.\n"
     out += f"\n### Paired tests against `{baseline}` (p-values, same questions)\n\n"
     if tests:
         out += _table(tests, ["dataset", "method", "reader", "params", "config", f"vs {baseline}",
@@ -85,14 +113,17 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     return out
 
 
-LEADERBOARD_HEADER = """# hopbench leaderboard
+LEADERBOARD_HEADER = f"""# hopbench leaderboard
 
 Percentages with the half-width of their 95% percentile-bootstrap interval (value ±h).
 Recall/FCR count only questions whose gold passages are all in the corpus; EM/F1/JSR need a
 reader. Latency is retrieval time per question (p50/p95, ms), LLM waits included. LLM calls,
 tokens and seconds are per question, retrieval and reader together; seconds are what the
 server took when each reply was first computed (cache hits count what they had cost), so a
-rerun from the cache shows the same cost. `config` is the run's config hash (`runs/<dataset>/<method>/<config>/`).
+rerun from the cache shows the same cost. `fallback` is the share of questions ranked or
+answered by a fallback (dense ranking, an LLM step skipped after a bad reply; see
+`trace.fallback` in the run's predictions), marked ⚠ above {100 * WARN_RATE:.0f}%; – for
+runs from before it was counted. `config` is the run's config hash (`runs/<dataset>/<method>/<config>/`).
 p-values: paired bootstrap for Recall@k and F1, exact McNemar for EM, FCR, JSR and accuracy,
 on the questions both runs scored. Numbers on the bundled subsets are subset numbers.
 

@@ -1,8 +1,9 @@
 """`hopbench show RUN QUESTION_ID`: one question of a run, from the question to its scores.
 
-Shows the question, gold answers and passages, the retriever's trace (seeds, activations /
-PPR mass / flow, paths, LLM calls), the retrieved list marked HIT / miss, the answer and its
-scores. Retrievers put different things in their trace, so the trace is printed generically
+Shows the question, gold answers and passages, whether it fell back (the uniform
+``fallback`` field of the retrieval and reader traces, `hopbench.fallback`: step and reason),
+the retriever's trace (seeds, activations / PPR mass / flow, paths, LLM calls), the retrieved
+list marked HIT / miss, the answer and its scores. Retrievers put different things in their trace, so the trace is printed generically
 by the *shape* of each value: a name->number mapping or a list of (name, number) pairs is a
 ranking (top N shown), a list of lists is a set of paths, a list of records is one line per
 record, anything else is printed as is.
@@ -19,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from hopbench.errors import HopbenchError
+from hopbench.fallback import FIELD, fallbacks
 from hopbench.report.reference import runs_dir_default
 from hopbench.report.runs import read_predictions
 
@@ -219,8 +221,21 @@ def render_trace(trace: dict, name: _Namer, top: int) -> list[str]:
     for k in _ordered(trace):
         if "title" in str(k).lower() and isinstance(trace[k], dict):
             continue  # id -> title maps are shown next to the ids instead
+        if k == FIELD:
+            continue  # shown above the trace (render_fallbacks)
         lines += render_value(k, trace[k], name, top)
     return lines
+
+
+def render_fallbacks(row: dict) -> list[str]:
+    """'fallback (n):' and one 'part  step: reason' line per entry; nothing when none."""
+    entries = [("retrieval", e) for e in fallbacks(row.get("trace"))]
+    entries += [("reader", e) for e in fallbacks(row.get("reader_trace"))]
+    if not entries:
+        return []
+    return [f"fallback ({len(entries)}):"] + [
+        f"  {part:<9}  {e.get('step')}: {' '.join(str(e.get('reason', '')).split())}"
+        for part, e in entries]
 
 
 # ---- the whole page -------------------------------------------------------------------------
@@ -239,6 +254,7 @@ def render(run_dir: Path, row: dict, titles: dict[str, str], top: int = 10) -> s
     note = "" if row.get("gold_complete", True) else "  (incomplete: not scored for retrieval)"
     out.append(f"gold passages ({len(gold)}){note}:")
     out += [f"  {g}  {titles.get(g, '')}".rstrip() for g in gold]
+    out += render_fallbacks(row)
     out.append("trace:")
     out += render_trace(row.get("trace") or {}, name, top)
     ranked = [str(p) for p in row.get("ranked_passage_ids") or []]

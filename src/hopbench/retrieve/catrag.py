@@ -20,19 +20,22 @@ Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset
    so nothing leaks from one question into the next.
 
 With no kept fact the question falls back to dense retrieval, as HippoRAG 2 and CatRAG's code
-do. ``catrag_code`` (configs/retriever/catrag_code.yaml) is the code's variant: phi x 2,
-x2.5 key-fact boost renormalised per seed, synonym weight 3 x sim, pruned edges x 0.3. The
-three components switch off with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
+do. A reply that never matches its schema falls back for that step only (NER: no anchors;
+summary: the entity's facts; scoring: that batch's edges unchanged), recorded in
+``trace["fallback"]``; a server that cannot be reached aborts the run (`hopbench.llm.policy`).
+
+``catrag_code`` (configs/retriever/catrag_code.yaml) is the code's variant: phi x 2, x2.5
+key-fact boost renormalised per seed, synonym weight 3 x sim, pruned edges x 0.3. The three
+components switch off with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
 """
 
 from __future__ import annotations
-
-import logging
 
 import numpy as np
 import scipy.sparse as sp
 
 from hopbench.errors import HopbenchError
+from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import catrag_weights as cw
 from hopbench.retrieve.activation_rules import question_mentions
@@ -43,8 +46,6 @@ from hopbench.retrieve.hipporag import (
     passage_reset,
 )
 from hopbench.retrieve.kernels import personalized_pagerank, prepare_ppr
-
-log = logging.getLogger(__name__)
 
 NER_CHOICES = ("llm", "spacy")
 MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
@@ -116,18 +117,15 @@ class CatRAGRetriever(HippoRAGRetriever):
     def question_entities(self, question, trace: dict) -> list[str]:
         if self.ner == "spacy":
             return question_mentions(question.text)
-        from hopbench.llm.errors import LLMError
+        from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.llm.prompts import question_entities as qe
 
         calls = trace.setdefault("llm_calls", [])
-        try:
+        with fallback_on_bad_reply(trace, qe.SCHEMA_NAME, instead="no anchors"):
             reply = self.llm.chat_json(qe.messages(question.text), qe.SCHEMA, schema_name=qe.SCHEMA_NAME,
                                        max_tokens=96, trace=calls)
             return qe.entities(reply)
-        except LLMError as exc:
-            log.warning("question NER failed (%s); no anchors for this question", exc)
-            trace["ner_error"] = str(exc)
-            return []
+        return []
 
     def anchor(self, question, w: np.ndarray, trace: dict) -> np.ndarray:
         """Add epsilon / |passages(e)| for each linked question entity that is not a seed yet."""
@@ -165,8 +163,8 @@ class CatRAGRetriever(HippoRAGRetriever):
             out[v] = (best, sorted(facts, key=lambda f: (-fact_cos[f], f)))
         return out
 
-    def context_of(self, v: int, fact_cos: np.ndarray, trace_calls: list) -> str:
-        """C(v): v's facts when it has at most tau of them, else a summary (LLM, cached)."""
+    def context_of(self, v: int, fact_cos: np.ndarray, trace: dict) -> str:
+        """C(v): v's facts when it has at most tau of them, else a summary (LLM, memoised)."""
         from hopbench.llm.prompts import neighbour_scores as ns
 
         kg = self.kg
@@ -177,32 +175,36 @@ class CatRAGRetriever(HippoRAGRetriever):
             best = sorted(facts, key=lambda f: (-fact_cos[f], f))[:self.tau]
             return ns.format_facts([kg.fact_triple(f) for f in best])
         if v not in self._summaries:
-            self._summaries[v] = self._summarise(v, facts, trace_calls)
+            return self._summarise(v, facts, trace)
         return self._summaries[v]
 
-    def _summarise(self, v: int, facts: list[int], calls: list) -> str:
-        from hopbench.llm.errors import LLMError
+    def _summarise(self, v: int, facts: list[int], trace: dict) -> str:
+        """The LLM summary of v (memoised), or its first tau facts when the reply is empty; the
+        fallback is not memoised, so every question it affects records it."""
+        from hopbench.llm.errors import LLMFormatError
+        from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.llm.prompts import entity_summary, neighbour_scores
 
         kg = self.kg
+        name = kg.entity_names[v]
         triples = [kg.fact_triple(f) for f in facts[:MAX_SUMMARY_FACTS]]
-        try:
-            res = self.llm.chat(entity_summary.messages(kg.entity_names[v], triples),
-                                max_tokens=self.summary_max_tokens)
-            calls.append({"schema": "entity_summary", "cached": res.cached,
+        calls = trace.setdefault("llm_calls", [])
+        with fallback_on_bad_reply(trace, entity_summary.STEP, instead=f"the facts of {name!r}"):
+            res = self.llm.chat(entity_summary.messages(name, triples), max_tokens=self.summary_max_tokens)
+            calls.append({"schema": entity_summary.STEP, "cached": res.cached,
                           "latency_s": round(res.latency_s, 3), **res.usage})
             text = entity_summary.clean(res.text)
-            if text:
-                return text
-        except LLMError as exc:
-            log.warning("summary of %r failed (%s); using its facts", kg.entity_names[v], exc)
-            calls.append({"schema": "entity_summary", "error": str(exc)})
+            if not text:
+                raise LLMFormatError(entity_summary.STEP, 1, "empty summary", res.text)
+            self._summaries[v] = text
+            return text
         return neighbour_scores.format_facts(triples[:self.tau])
 
     def score_neighbours(self, question, seed: int, kept_nbrs: list[int], sims: dict,
                          retrieved: list, fact_cos: np.ndarray, trace: dict) -> dict[int, int]:
-        """LLM scores 0-10 for the kept neighbours of one seed ({} for a failed batch)."""
-        from hopbench.llm.errors import LLMError
+        """LLM scores 0-10 for the kept neighbours of one seed (a batch whose reply never matches
+        its schema gets none: its edges keep their base weight)."""
+        from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.llm.prompts import neighbour_scores as ns
 
         kg = self.kg
@@ -212,17 +214,13 @@ class CatRAGRetriever(HippoRAGRetriever):
             batch = kept_nbrs[start:start + self.score_batch]
             items = [ns.Neighbour(kg.entity_names[v],
                                   [kg.fact_triple(f) for f in sims[v][1][:MAX_LINK_FACTS]],
-                                  self.context_of(v, fact_cos, calls)) for v in batch]
+                                  self.context_of(v, fact_cos, trace)) for v in batch]
             msgs = ns.messages(question.text, retrieved, kg.entity_names[seed], items)
-            try:
+            with fallback_on_bad_reply(trace, ns.SCHEMA_NAME,
+                                       instead=f"edges of {kg.entity_names[seed]!r} unchanged"):
                 reply = self.llm.chat_json(msgs, ns.schema(len(batch)), schema_name=ns.SCHEMA_NAME,
                                            max_tokens=8 + 4 * len(batch), trace=calls)
-            except LLMError as exc:
-                log.warning("neighbour scoring failed (%s); edges of %r left unchanged", exc,
-                            kg.entity_names[seed])
-                trace.setdefault("scoring_errors", []).append(str(exc))
-                continue
-            out.update({v: int(s) for v, s in zip(batch, reply["scores"], strict=True)})
+                out.update({v: int(s) for v, s in zip(batch, reply["scores"], strict=True)})
         return out
 
     def adapt(self, question, w: np.ndarray, kept: np.ndarray, q_emb: np.ndarray, trace: dict):
@@ -276,7 +274,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         if self.anchoring:
             w = self.anchor(question, w, trace)
         if not np.any(w > 0):
-            trace["fallback"] = "no seed entity"
+            record_fallback(trace, DENSE, "no seed entity")
             return self._finish(None, dense, trace, k)
         nz = np.flatnonzero(w)
         nz = nz[np.argsort(-w[nz], kind="stable")]

@@ -5,7 +5,9 @@ w̄ = H_uv·(1 + ¼(s_u + s_v)) with s = cos(node, question), T_v = deg(v), sour
 α·ΣT with α = 50 split evenly over N = 40 seeds. Seeds (Algorithm 1): score(v) =
 max_i cos(h(w_i), h(v)) over the entities, w_i the question keywords: from the LLM when one
 is configured (`keywords: auto`), else the question phrases (`activation_rules.
-question_phrases`), else the question itself; the N best are the seeds.
+question_phrases`), else the question itself; the N best are the seeds. An LLM reply that
+never matches its schema, or names no keyword, falls back to the question phrases, and a
+question without seeds to the dense ranking; both are recorded in ``trace["fallback"]``.
 
 Code defaults (``variant: code``, flow_diffusion_code.yaml; QAFD-RAG's HippoRAG pipeline):
 HippoRAG 2's seeds (fact filter, phrase weights, 0.05 x dense on passages) on the HippoRAG
@@ -20,11 +22,10 @@ passage node; passages with equal x (typically 0: not reached) follow by dense c
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from hopbench.errors import HopbenchError
+from hopbench.fallback import DENSE, has_fallback, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.activation_rules import question_phrases
 from hopbench.retrieve.base import Retrieval, Retriever, Services
@@ -37,8 +38,6 @@ from hopbench.retrieve.graph_common import (
 )
 from hopbench.retrieve.hipporag import HippoRAGRetriever
 from hopbench.retrieve.kernels import QAFD_VARIANTS, node_query_cosine, qafd
-
-log = logging.getLogger(__name__)
 
 SEEDINGS = ("keywords", "hipporag")
 NODE_EMBEDDINGS = ("description", "name")
@@ -105,21 +104,20 @@ class FlowDiffusionRetriever(Retriever):
 
     def _keywords(self, question, trace: dict) -> list[str]:
         if self.use_keywords_llm:
-            from hopbench.llm.errors import LLMError
+            from hopbench.llm.policy import fallback_on_bad_reply
             from hopbench.llm.prompts import keywords as kw
 
             calls: list = []
-            try:
+            words: list[str] = []
+            with fallback_on_bad_reply(trace, kw.SCHEMA_NAME, instead="question phrases instead") as out:
                 reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
                                                     schema_name=kw.SCHEMA_NAME, max_tokens=96, trace=calls)
                 words = list(dict.fromkeys(w.strip() for w in reply["keywords"] if w.strip()))
-                trace["llm_calls"] = calls
-                if words:
-                    return words
-            except LLMError as exc:
-                log.warning("keyword extraction failed (%s); using question mentions", exc)
-                trace["keywords_error"] = str(exc)
-                trace["llm_calls"] = calls
+            trace["llm_calls"] = calls
+            if words:
+                return words
+            if not out.failed:
+                record_fallback(trace, kw.SCHEMA_NAME, "no keyword in the reply; question phrases instead")
         return question_phrases(question.text)
 
     def seeds(self, question, trace: dict) -> tuple[np.ndarray, np.ndarray | None] | None:
@@ -145,13 +143,14 @@ class FlowDiffusionRetriever(Retriever):
         trace: dict = {"variant": self.variant, "seeding": self.seeding}
         seeds = self.seeds(question, trace) if kg.n_entities else None
         if seeds is None or seeds[0].size == 0:
-            trace["dense_fallback"] = True
+            if not has_fallback(trace, DENSE):  # HippoRAG seeding records its own reason
+                record_fallback(trace, DENSE, "no seed entity" if kg.n_entities else "graph has no entities")
             return to_retrieval(kg.passage_ids, order_by(dense, dense), dense, k, trace)
         idx, weights = seeds
         res = qafd(self.adjacency, node_query_cosine(self.node_emb, q_emb), idx, weights,
                    variant=self.variant, alpha=self.alpha, epsilon=self.epsilon, max_pushes=self.max_pushes)
         x = res.x[kg.n_entities:]
-        trace.update({"dense_fallback": False, "converged": bool(res.converged), "pushes": res.pushes,
+        trace.update({"converged": bool(res.converged), "pushes": res.pushes,
                       "sweeps": res.sweeps, "excess": res.excess, "stuck_excess": res.stuck_excess,
                       "support": int((res.x > 0).sum()), "passages_reached": int((x > 0).sum())})
         return to_retrieval(kg.passage_ids, order_by(x, dense), x, k, trace)

@@ -6,7 +6,9 @@ Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_e
    top `linking_top_k` (5) facts are the candidates;
 2. with the filter on (an LLM configured), the LLM keeps up to 4 of them
    (`hopbench.llm.prompts.fact_filter`); if none survive (or the graph has no facts) the
-   ranking is plain dense retrieval;
+   ranking is plain dense retrieval; a reply that never matches the filter's schema keeps no
+   fact, as HippoRAG's ``rerank_facts`` does on an error (both recorded in
+   ``trace["fallback"]``; a server that cannot be reached aborts: `hopbench.llm.policy`);
 3. phrase seeds: each kept fact adds score / (number of passages mentioning the entity) to
    its subject and to its object; each entity's sum is divided by its number of
    occurrences (an average); only the `top_phrases` (5) heaviest entities keep their weight;
@@ -24,11 +26,10 @@ passage reset and PPR are as above. No fact step, so no LLM.
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from hopbench.errors import HopbenchError
+from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.activation_rules import question_mentions
 from hopbench.retrieve.base import Retrieval, Retriever, Services
@@ -45,8 +46,6 @@ from hopbench.retrieve.kernels import (
     personalized_pagerank_batch,
     prepare_ppr,
 )
-
-log = logging.getLogger(__name__)
 
 SEEDINGS = ("hipporag2", "hipporag1")
 
@@ -153,19 +152,16 @@ class HippoRAGRetriever(Retriever):
 
     # -- seeds -----------------------------------------------------------------------------
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
-        from hopbench.llm.errors import LLMError
+        from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.llm.prompts import fact_filter
 
         triples = [self.kg.fact_triple(int(f)) for f in candidates]
         calls: list = []
-        try:
+        kept = candidates[:0]  # HippoRAG's rerank_facts returns no facts on a bad reply
+        with fallback_on_bad_reply(trace, fact_filter.SCHEMA_NAME, instead="no fact kept"):
             reply = self.llm.chat_json(fact_filter.messages(question, triples), fact_filter.SCHEMA,
                                        schema_name=fact_filter.SCHEMA_NAME, max_tokens=64, trace=calls)
             kept = candidates[fact_filter.selected_positions(reply, len(candidates))]
-        except LLMError as exc:  # HippoRAG's rerank_facts returns no facts on an error
-            log.warning("fact filter failed (%s); dense fallback for this question", exc)
-            trace["filter_error"] = str(exc)
-            kept = candidates[:0]
         trace["llm_calls"] = calls
         return kept
 
@@ -174,7 +170,7 @@ class HippoRAGRetriever(Retriever):
         (phrase seed weights (E,) or None for the dense fallback, kept fact indices, fact scores)."""
         kg = self.kg
         if kg.n_facts == 0:
-            trace["fallback"] = "graph has no facts"
+            record_fallback(trace, DENSE, "graph has no facts")
             return None, np.zeros(0, dtype=int), np.zeros(0)
         scores = fact_scores(self.fact_emb, q_emb)
         cand = top_facts(scores, self.linking_top_k)
@@ -182,7 +178,7 @@ class HippoRAGRetriever(Retriever):
         kept = self._filter(question.text, cand, trace) if self.use_filter else cand
         trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
         if kept.size == 0:
-            trace["fallback"] = "no fact survived the filter"
+            record_fallback(trace, DENSE, "no fact survived the filter")
             return None, kept, scores
         w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object, self.passage_counts,
                                 self.top_phrases)
@@ -202,7 +198,7 @@ class HippoRAGRetriever(Retriever):
             if w is None:
                 return None
         if not np.any(w > 0):
-            trace["fallback"] = "no seed entity"
+            record_fallback(trace, DENSE, "no seed entity")
             return None
         nz = np.flatnonzero(w)
         nz = nz[np.argsort(-w[nz], kind="stable")]
@@ -220,10 +216,9 @@ class HippoRAGRetriever(Retriever):
         return np.concatenate([ent, passage_reset(dense, self.passage_node_weight)]), dense, trace
 
     def _finish(self, scores: np.ndarray | None, dense: np.ndarray, trace: dict, k: int) -> Retrieval:
+        """The PPR ranking, or the dense one when `scores` is None (its reason is in the trace)."""
         if scores is None:
-            trace["dense_fallback"] = True
             return to_retrieval(self.kg.passage_ids, order_by(dense, dense), dense, k, trace)
-        trace["dense_fallback"] = False
         p = scores[self.E:]
         return to_retrieval(self.kg.passage_ids, order_by(p, dense), p, k, trace)
 

@@ -52,25 +52,25 @@ Switches (the paper's ablations, methods.md §7C):
   list that is no worse than dense at 5, i.e. padded by the plain query; we mirror that
   reading, which is not spelled out in the code.
 
-Robustness: a tracker failure (LLMFormatError or any LLMError) ends the loop with the valid
-paths, chain and requirement of the previous hop, and the error is recorded in the trace.
-This departs from the reference, which on a parse error drops every path and the chain.
+Robustness: a tracker reply that never matches its schema ends the loop with the valid
+paths, chain and requirement of the previous hop; a NER reply that does not match (or names
+no entity) is replaced by the spaCy mentions. Both are recorded in ``trace["fallback"]``.
+This departs from the reference, which on a parse error drops every path and the chain. A
+server that cannot be reached, or keeps failing, aborts the run (`hopbench.llm.policy`).
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import numpy as np
 
 from hopbench.errors import HopbenchError
+from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.text import normalize_name
 from hopbench.retrieve.activation_rules import question_mentions
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
-
-log = logging.getLogger(__name__)
 
 
 # ---- pure steps ---------------------------------------------------------------------------
@@ -187,18 +187,17 @@ class NeuroPathRetriever(Retriever):
         """Normalised mentions: LLM NER, spaCy when NER gives none (or `ner: spacy`)."""
         mentions: list[str] = []
         if self.ner == "llm":
-            from hopbench.llm.errors import LLMError
+            from hopbench.llm.policy import fallback_on_bad_reply
             from hopbench.llm.prompts import question_entities as qe
 
-            try:
+            with fallback_on_bad_reply(trace, qe.SCHEMA_NAME, instead="spaCy mentions instead"):
                 reply = self.llm.chat_json(qe.messages(question.text), qe.SCHEMA, schema_name=qe.SCHEMA_NAME,
                                            max_tokens=96, trace=trace["llm_calls"])
                 raw = qe.entities(reply)
                 trace["ner"] = raw
                 mentions = [m for m in dict.fromkeys(normalize_name(x) for x in raw) if m]
-            except LLMError as exc:
-                log.warning("query NER failed (%s); spaCy mentions instead", exc)
-                trace["ner_error"] = str(exc)
+                if not mentions:
+                    record_fallback(trace, qe.SCHEMA_NAME, "no entity in the reply; spaCy mentions instead")
         if not mentions:
             mentions = question_mentions(question.text)
             trace["mention_source"] = "spacy"
@@ -287,7 +286,7 @@ class NeuroPathRetriever(Retriever):
     # -- the loop --------------------------------------------------------------------------
     def track(self, question, seeds: list[int], trace: dict) -> tuple[list[Path], str, str]:
         """(valid paths of the last good reply, its current_chain, its expansion_requirements)."""
-        from hopbench.llm.errors import LLMError
+        from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.llm.prompts import path_tracker as pt
 
         kept: list[Path] = []
@@ -309,13 +308,12 @@ class NeuroPathRetriever(Retriever):
                 break
             shown = [self.render(p, False) for p in kept] + [self.render(p, True) for p in pruned]
             msgs = pt.messages(question.text, shown, chain, requirement, one_shot=self.one_shot)
-            try:
+            with fallback_on_bad_reply(trace, pt.SCHEMA_NAME,
+                                       instead=f"hop {hop}: the paths of the previous hop kept") as out:
                 reply = self.llm.chat_json(msgs, pt.SCHEMA, schema_name=pt.SCHEMA_NAME,
                                            max_tokens=self.tracker_max_tokens, trace=trace["llm_calls"])
-            except LLMError as exc:
-                log.warning("path tracker failed at hop %d (%s); keeping the paths found so far", hop, exc)
-                record["error"] = str(exc)
-                trace["tracker_error"] = str(exc)
+            if out.failed:
+                record["stop"] = "tracker reply did not match its schema"
                 break
             record["reply"] = reply
             valid_ids = pt.ids(reply.get("valid_ids"), len(paths))
@@ -362,7 +360,7 @@ class NeuroPathRetriever(Retriever):
         q_dense = self.passage_emb @ np.asarray(self.services.query_embedding(question), dtype=np.float64)
         seeds = self.seeds(question, trace)
         if not seeds:
-            trace["fallback"] = "no seed entity"
+            record_fallback(trace, DENSE, "no seed entity")
             ids, scores = merge_ranking([], q_dense, k, max(self.dense_pool, k))
             return self._retrieval(ids, scores, trace)
         valid, chain, requirement = self.track(question, seeds, trace)

@@ -139,7 +139,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             order = np.lexsort((np.arange(dense.size), -dense))[:k]
             return Retrieval([self.kg.passage_ids[i] for i in order], [float(dense[i]) for i in order],
                              {"mentions": mentions, "query_timeout": True,
-                              "timeout_s": self.db.settings.query_timeout, "fallback": "dense"})
+                              "timeout_s": self.db.settings.query_timeout, "fallback": [{"step": "dense_fallback", "reason": f"graph query timed out ({exc})"}]})
         query_ms = 1000 * (time.perf_counter() - t0)
         act = out["activation"]
         hot = sorted(act.items(), key=lambda kv: (-kv[1], self.kg.entity_index(kv[0])))[:TOP_ACTIVATIONS]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+STEP = "entity_summary"   # this step's name in traces (plain text: no schema name)
+
 SYSTEM = (
     "Summarise an entity of a knowledge graph from its fact triples, in at most three short "
     "sentences: start with what the entity is, then its most important relations to other "
