@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from kg_helpers import LLMUnavailableError, ScriptedLLM
+from kg_helpers import ScriptedLLM
 
 from hopbench.kg import load_or_build
 from hopbench.kg.llm_extractor import LLMExtractor, parse_triples
+from hopbench.llm.errors import LLMTimeoutError, LLMUnavailableError
 
 TENNESSEE_NER = json.dumps({"named_entities": ["Tennessee", "Kentucky", "Virginia", "Nashville", "Memphis"]})
 TENNESSEE_TRIPLES = json.dumps({"triples": [
@@ -94,17 +95,20 @@ def test_llm_descriptions_with_fallback(musique_sub, musique_kg, encoder, tmp_pa
     assert kg.manifest["counts"]["llm_descriptions"] == 4  # entities with >= 1 fact, minus the failure
 
 
-def test_unreachable_server_stops_the_build_without_marking_failures(musique_sub, encoder, tmp_path):
+@pytest.mark.parametrize("error", [LLMUnavailableError("connection refused"),
+                                   LLMTimeoutError("did not answer within 600 s")])
+def test_unreachable_server_stops_the_build_without_marking_failures(musique_sub, encoder, tmp_path, error):
+    """A server that is gone or too slow is not a bad passage: the build stops and resumes later."""
     answers = _answers("no such title")
     served = []
 
     def flaky(schema_name, user):
         if len(served) >= 6:  # 3 passages (2 calls each), then the server goes away
-            raise LLMUnavailableError("connection refused")
+            raise error
         served.append(schema_name)
         return answers(schema_name, user)
 
-    with pytest.raises(LLMUnavailableError):
+    with pytest.raises(type(error)):
         load_or_build(musique_sub, {"extractor": "llm"}, encoder=encoder, llm=ScriptedLLM(flaky), cache_dir=tmp_path)
     log = next((tmp_path / "kg" / "extractions").glob("*.jsonl")).read_text().splitlines()
     assert len(log) == 3 and all(json.loads(x)["status"] == "ok" for x in log)
