@@ -470,3 +470,19 @@ def test_cli_bad_limit_exits_2_naming_dataset_limit(data_dir, tmp_path):
     assert [line for line in out.stderr.splitlines() if line.strip()] == [
         "hopbench: error: dataset.limit must be null or a positive integer, got 'abc' (str)"]
     assert not list(runs.glob("musique_sub*"))
+
+
+def test_sample_seed_is_an_integer_and_limit_then_samples(data_dir):
+    from hopbench.data import load_dataset
+    from hopbench.errors import HopbenchError
+
+    args = ("musique", "musique", data_dir / "musique/musique_train.json",
+            data_dir / "musique/musique_train_corpus.json")
+    first = [q.id for q in load_dataset(*args).questions]
+    sample = [q.id for q in load_dataset(*args, limit=10, sample_seed=3).questions]
+    assert len(sample) == 10 and set(sample) <= set(first) and sample != first[:10]
+    assert sample == [q.id for q in load_dataset(*args, limit=10, sample_seed=3).questions]
+    assert load_dataset(*args, limit=10).fingerprint != load_dataset(*args, limit=10, sample_seed=3).fingerprint
+    for bad in ("3", True, 1.5):
+        with pytest.raises(HopbenchError, match="dataset.sample_seed must be null or an integer"):
+            load_dataset(*args, sample_seed=bad)

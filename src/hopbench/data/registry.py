@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 from os import PathLike
 from pathlib import Path
 from typing import Callable
@@ -27,8 +28,13 @@ FORMATS: dict[str, Callable] = {
 
 def load_dataset(name: str, format: str, questions_path: str | None = None, corpus_path: str | None = None,
                  limit: int | None = None, source: str = "local", hub_repo: str = DEFAULT_REPO,
-                 hub_name: str | None = None, hub_revision: str | None = None, **_ignored) -> Dataset:
+                 hub_name: str | None = None, hub_revision: str | None = None,
+                 sample_seed: int | None = None, **_ignored) -> Dataset:
     """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions.
+
+    `sample_seed`: put the questions in a seeded random order first, so that `limit` takes a
+    random sample rather than the file's first questions (HoVer's dev file lists every
+    SUPPORTED claim before the first NOT_SUPPORTED one).
 
     Every argument is checked before any file is read: a wrong type is one HopbenchError naming
     the `dataset.<key>` (nothing is coerced: `limit` is null or a positive integer, never "5").
@@ -40,6 +46,8 @@ def load_dataset(name: str, format: str, questions_path: str | None = None, corp
         raise HopbenchError(f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise HopbenchError(f"dataset.limit must be null or a positive integer, got {_show(limit)}")
+    if sample_seed is not None and (isinstance(sample_seed, bool) or not isinstance(sample_seed, int)):
+        raise HopbenchError(f"dataset.sample_seed must be null or an integer, got {_show(sample_seed)}")
     if source == "hub":
         for key, value in (("hub_repo", hub_repo), ("hub_name", hub_name), ("hub_revision", hub_revision)):
             if value is not None:
@@ -55,12 +63,17 @@ def load_dataset(name: str, format: str, questions_path: str | None = None, corp
     questions_path = Path(questions_path)
     corpus_path = Path(corpus_path) if corpus_path else None
     questions, corpus = FORMATS[format](questions_path, corpus_path)
+    if sample_seed is not None:
+        questions = list(questions)
+        random.Random(sample_seed).shuffle(questions)
     if limit is not None:
         questions = questions[:limit]
     if not questions:  # loaders reject an empty file; this guards any loader that filters
         raise DataError(questions_path, "-", None, "no questions to run")
-    fp = hashlib.sha256("|".join([format, file_digest(questions_path), file_digest(corpus_path),
-                                  str(limit)]).encode()).hexdigest()
+    parts = [format, file_digest(questions_path), file_digest(corpus_path), str(limit)]
+    if sample_seed is not None:  # absent otherwise: fingerprints from before the setting stay
+        parts.append(f"sample_seed={sample_seed}")
+    fp = hashlib.sha256("|".join(parts).encode()).hexdigest()
     notes = {"n_questions": len(questions), "n_passages": len(corpus),
              "n_retrieval_excluded": sum(not q.retrieval_scorable for q in questions)}
     return Dataset(name=name, questions=questions, corpus=corpus, fingerprint=fp, notes=notes)
