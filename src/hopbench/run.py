@@ -211,7 +211,8 @@ def prepare_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, ll
     if retriever.needs_graph:
         from hopbench.kg import load_or_build
 
-        kg = load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir)
+        kg = load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir,
+                           concurrency=int(cfg.concurrency))
     return services, kg
 
 

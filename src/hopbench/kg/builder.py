@@ -37,6 +37,7 @@ from hopbench.kg.store import FORMAT_VERSION, is_complete, load_graph, save_grap
 from hopbench.kg.synonyms import synonym_matrix
 from hopbench.kg.text import clean_text, first_mention, normalize_name, split_sentences
 from hopbench.locks import exclusive
+from hopbench.progress import LLMProgress
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def corpus_hash(corpus: list[Passage]) -> str:
     return hashlib.sha256("\n".join(p.id for p in corpus).encode()).hexdigest()
 
 
-def make_extractor(settings: dict, llm=None):
+def make_extractor(settings: dict, llm=None, concurrency: int = 1):
     if settings["extractor"] == "spacy":
         s = settings["spacy"]
         return SpacyExtractor(model=s["model"], batch_size=int(s["batch_size"]), n_process=int(s["n_process"]),
@@ -66,7 +67,8 @@ def make_extractor(settings: dict, llm=None):
     if llm is None:
         raise HopbenchError("graph.extractor=llm needs an LLM; add llm=local (or llm=openai / llm=server)")
     s = settings["llm_extraction"]
-    return LLMExtractor(llm, max_tokens_ner=int(s["max_tokens_ner"]), max_tokens_triples=int(s["max_tokens_triples"]))
+    return LLMExtractor(llm, max_tokens_ner=int(s["max_tokens_ner"]), max_tokens_triples=int(s["max_tokens_triples"]),
+                        concurrency=concurrency)
 
 
 def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=None) -> tuple[str, str, dict]:
@@ -96,14 +98,16 @@ def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=No
     return extraction_key, graph_key, inputs
 
 
-def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_dir, extractor=None) -> KnowledgeGraph:
+def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_dir, extractor=None,
+                  concurrency: int = 1) -> KnowledgeGraph:
     """The graph of `dataset.corpus` for these settings: from cache if it exists, else built and saved.
 
-    `extractor` overrides the one named by `graph_cfg.extractor` (tests and benchmarks use it).
+    `extractor` overrides the one named by `graph_cfg.extractor` (tests and benchmarks use it);
+    `concurrency`: passages sent to the LLM at once by `graph.extractor=llm` (the run's setting).
     """
     t0 = time.perf_counter()
     settings = resolve_settings(graph_cfg)
-    extractor = extractor or make_extractor(settings, llm)
+    extractor = extractor or make_extractor(settings, llm, concurrency)
     corpus = list(dataset.corpus)
     ext_key, graph_key, inputs = cache_keys(corpus, settings, extractor, encoder, llm)
     root = Path(cache_dir) / "kg"
@@ -191,12 +195,16 @@ def run_extraction(corpus: list[Passage], extractor, log_path: Path, timings: di
             timings["extract"], timings["extract_passages"] = time.perf_counter() - t, 0
             timings["cpu_extract"] = _cpu_seconds() - c
         return store.records
+    failed = [0]
     try:
-        for rec in tqdm(extractor.extract(todo), total=len(todo), desc="extracting", unit="passage",
-                        disable=None, leave=False):
-            if rec.passage_id not in expected:
-                raise HopbenchError(f"extractor returned an unknown passage id {rec.passage_id!r}")
-            store.append(rec)
+        with tqdm(total=len(todo), desc="extracting", unit="passage", disable=None, leave=False) as bar, \
+                LLMProgress(bar, getattr(extractor, "llm", None), extra=lambda: f"failed {failed[0]}"):
+            for rec in extractor.extract(todo):
+                if rec.passage_id not in expected:
+                    raise HopbenchError(f"extractor returned an unknown passage id {rec.passage_id!r}")
+                store.append(rec)
+                failed[0] += rec.status == "failed"
+                bar.update()
     finally:
         store.close()
     if timings is not None:

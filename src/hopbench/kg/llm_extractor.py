@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from hopbench.concurrency import completed
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.text import clean_text
@@ -121,13 +122,14 @@ class LLMExtractor:
     name = "llm"
 
     def __init__(self, llm, max_tokens_ner: int = 512, max_tokens_triples: int = 1024,
-                 llm_identity: str | None = None):
+                 llm_identity: str | None = None, concurrency: int = 1):
         if llm is None:
             raise ValueError("graph.extractor=llm needs an LLM; choose one with llm=local (or openai/server)")
         self.llm = llm
         self.max_tokens_ner = max_tokens_ner
         self.max_tokens_triples = max_tokens_triples
         self.llm_identity = llm_identity or client_identity(llm)
+        self.concurrency = int(concurrency)  # passages in flight: runtime only, not in identity()
 
     def identity(self) -> dict:
         prompts = json.dumps([NER_SYSTEM, NER_EXAMPLE_IN, NER_EXAMPLE_OUT, TRIPLE_SYSTEM,
@@ -159,8 +161,9 @@ class LLMExtractor:
         return PassageExtraction(passage_id=p.id, entities=uniq, triples=triples)
 
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
-        for p in passages:
-            yield self.extract_one(p)
+        """Records as passages finish (`concurrency` at once; the log is keyed by passage id, so
+        the order does not matter, and a fatal error keeps what finished)."""
+        yield from completed(self.extract_one, passages, self.concurrency, name="extract")
 
 
 # Errors that belong to one passage (the client already retried): record the passage as failed.
