@@ -1,0 +1,166 @@
+"""Throughput of LLM-bound runs at concurrency 1..N (issue #17).
+
+    python benchmarks/bench_concurrency.py fake  [--latency 0.2] [--levels 1,2,4,8,16,32,64]
+    python benchmarks/bench_concurrency.py local [--questions 4] [--levels 1,2,4]
+
+`fake`: a whole run (`retriever=dense reader=qa llm=server`, response cache off, a new run
+folder each time) against an OpenAI-compatible server written here that answers every request
+after a fixed latency, with unlimited parallelism. The ideal is concurrency / latency
+questions per second (one reader call per question); the ratio measured / ideal says how much
+the harness itself costs. Questions: 2Wiki's first max(100, 8 x concurrency).
+
+`local`: the bundled local model (llama.cpp, Qwen2.5-Coder-1.5B on this machine's cores),
+questions per minute for `retriever=dense reader=qa` and `retriever=catrag reader=qa` at each
+level, all in one process, response cache off, on the first --questions MuSiQue questions.
+
+Results go to benchmarks/results/concurrency_<mode>.{json,md}; the machine's load average is
+recorded beside each figure (on a shared 2-core machine it explains most of the spread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from hydra import compose, initialize_config_dir  # noqa: E402
+
+from hopbench.atomic import write_json, write_text  # noqa: E402
+from hopbench.run import CONFIG_DIR, execute  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+
+
+class FixedLatencyServer:
+    """/v1/chat/completions after `latency` seconds; a thread per request, so no queueing."""
+
+    def __init__(self, latency: float):
+        outer = self
+        self.requests = 0
+        self._lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: no new TCP connection per request
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer._lock:
+                    outer.requests += 1
+                time.sleep(latency)
+                question = body["messages"][-1]["content"][-60:]
+                text = json.dumps({"reasoning": "fixed", "answer": question})
+                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "fixed",
+                                   "choices": [{"index": 0, "finish_reason": "stop",
+                                                "message": {"role": "assistant", "content": text}}],
+                                   "usage": {"prompt_tokens": 100, "completion_tokens": 10,
+                                             "total_tokens": 110}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        ThreadingHTTPServer.request_queue_size = 256
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def _cfg(runs: Path, data_dir: str, cache_dir: str, overrides: list[str]):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        return compose("config", overrides=[f"paths.data_dir={data_dir}", f"paths.runs_dir={runs}",
+                                            f"paths.cache_dir={cache_dir}", "progress=false",
+                                            "llm.cache=false", *overrides])
+
+
+def fake(args) -> dict:
+    srv = FixedLatencyServer(args.latency)
+    rows = []
+    try:
+        for c in args.levels:
+            n = max(100, 8 * c)
+            with tempfile.TemporaryDirectory() as runs:
+                m = execute(_cfg(Path(runs), args.data_dir, args.cache_dir, [
+                    "dataset=2wikimultihopqa", f"dataset.limit={n}", "retriever=dense", "reader=qa",
+                    "llm=server", f"llm.base_url={srv.base_url}", "llm.model=fixed", f"concurrency={c}"]))
+            qps = m["questions_per_minute"] / 60
+            ideal = c / args.latency
+            rows.append({"concurrency": c, "questions": n, "q_per_s": round(qps, 2),
+                         "ideal_q_per_s": round(ideal, 2), "ratio": round(qps / ideal, 3),
+                         "loop_s": round(m["loop_seconds"], 2), "load": round(os.getloadavg()[0], 2)})
+            print(rows[-1], flush=True)
+    finally:
+        srv.close()
+    return {"mode": "fake", "latency_s": args.latency, "rows": rows}
+
+
+def local(args) -> dict:
+    rows = []
+    for retriever in ("dense", "catrag"):
+        for c in args.levels:
+            with tempfile.TemporaryDirectory() as runs:
+                t0 = time.perf_counter()
+                m = execute(_cfg(Path(runs), args.data_dir, args.cache_dir, [
+                    "dataset=musique", f"dataset.limit={args.questions}", f"retriever={retriever}",
+                    "reader=qa", "llm=local", f"concurrency={c}"]))
+            rows.append({"retriever": retriever, "concurrency": c, "questions": args.questions,
+                         "q_per_min": round(m["questions_per_minute"], 3),
+                         "llm_calls": m["llm_calls"], "wall_s": round(time.perf_counter() - t0, 1),
+                         "load": round(os.getloadavg()[0], 2)})
+            print(rows[-1], flush=True)
+    for r in rows:
+        base = next(b for b in rows if b["retriever"] == r["retriever"] and b["concurrency"] == 1)
+        r["speedup"] = round(r["q_per_min"] / base["q_per_min"], 2)
+    return {"mode": "local", "rows": rows}
+
+
+def markdown(result: dict) -> str:
+    rows = result["rows"]
+    cols = list(rows[0])
+    out = [f"# Concurrency benchmark ({result['mode']})", "",
+           f"`python benchmarks/bench_concurrency.py {result['mode']}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."]
+    if result["mode"] == "fake":
+        out.append(f"Server latency {result['latency_s']} s per request, unlimited parallelism; "
+                   "ideal = concurrency / latency.")
+    out += ["", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mode", choices=["fake", "local"])
+    ap.add_argument("--levels", default=None, help="comma-separated concurrency levels")
+    ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("--questions", type=int, default=4)
+    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")))
+    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
+                                                          str(Path.home() / ".cache" / "hopbench")))
+    args = ap.parse_args()
+    args.levels = [int(x) for x in (args.levels or ("1,2,4,8,16,32,64" if args.mode == "fake" else "1,2,4")).split(",")]
+    result = fake(args) if args.mode == "fake" else local(args)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_json(RESULTS / f"concurrency_{args.mode}.json", result)
+    write_text(RESULTS / f"concurrency_{args.mode}.md", markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
