@@ -22,7 +22,7 @@ def test_help_lists_config_groups():
 def test_bad_path_exits_2_with_a_clear_message(tmp_path):
     out = _run("-m", "hopbench.run", f"paths.runs_dir={tmp_path}", "dataset.questions_path=/nope/q.json")
     assert out.returncode == 2
-    assert "hopbench: error: /nope/q.json: record -: file not found" in out.stderr
+    assert "hopbench: error: /nope/q.json: file not found" in out.stderr
 
 
 def test_subcommand_list():

@@ -113,7 +113,8 @@ def test_bad_dataset_path_is_a_clear_error(tmp_path, data_dir, cache_dir):
     from hopbench.errors import DataError
 
     cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "dataset.questions_path=/nope/q.json")
-    with pytest.raises(DataError, match="/nope/q.json: record -: file not found"):
+    with pytest.raises(DataError, match="/nope/q.json: file not found; benchmark files are read from "
+                                         "paths.data_dir .*HOPBENCH_DATA_DIR"):
         execute(cfg)
 
 

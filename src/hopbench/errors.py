@@ -15,7 +15,7 @@ class DataError(HopbenchError):
         self.record = record
         self.field = field
         self.problem = problem
-        where = f"{self.path}: record {record}"
+        where = self.path if record in (None, "-", "file") else f"{self.path}: record {record}"
         if field:
             where += f", field '{field}'"
         super().__init__(f"{where}: {problem}")

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.data import load_dataset
 from hopbench.data.schema import Dataset
 from hopbench.embed import Encoder
-from hopbench.errors import HopbenchError
+from hopbench.errors import DataError, HopbenchError
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate, score_question
 from hopbench.provenance import software_versions
@@ -41,7 +41,16 @@ _LLM_RUNTIME_KEYS = ("api_key", "api_key_env", "timeout", "model_dir", "n_thread
 
 
 def build_dataset(cfg: DictConfig) -> Dataset:
-    return load_dataset(**OmegaConf.to_container(cfg.dataset, resolve=True))
+    try:
+        return load_dataset(**OmegaConf.to_container(cfg.dataset, resolve=True))
+    except DataError as exc:
+        if exc.problem != "file not found":
+            raise
+        raise DataError(exc.path, exc.record, exc.field,
+                        f"file not found; benchmark files are read from paths.data_dir "
+                        f"({Path(cfg.paths.data_dir).resolve()}): set paths.data_dir=DIR or "
+                        "HOPBENCH_DATA_DIR, or point dataset.questions_path / dataset.corpus_path "
+                        "at your files") from None
 
 
 def build_encoder(cfg: DictConfig) -> Encoder:

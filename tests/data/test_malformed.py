@@ -56,7 +56,7 @@ def test_bad_field_names_file_record_field(tmp_path, mutate, field, problem):
 
 def test_invalid_json_names_file_and_line(tmp_path):
     path = _write(tmp_path, "q.json", '[{"id": "a",\n "question": }]')
-    with pytest.raises(DataError, match=r"q\.json: record -: invalid JSON at line 2"):
+    with pytest.raises(DataError, match=r"q\.json: invalid JSON at line 2"):
         _load_musique(path)
 
 
@@ -297,7 +297,7 @@ def test_empty_corpus_is_an_error(data_dir, tmp_path):
     """Before: the LinearRAG loader took an empty corpus and marked every question's gold unmapped."""
     path, _ = _linearrag(data_dir, tmp_path, lambda rs: None)
     c = _write(tmp_path, "empty.json", [])
-    with pytest.raises(DataError, match=r"empty\.json: record -: holds no passages"):
+    with pytest.raises(DataError, match=r"empty\.json: holds no passages"):
         load_dataset("w", "2wiki_linearrag", path, c)
 
 
@@ -306,7 +306,7 @@ def test_empty_corpus_is_an_error(data_dir, tmp_path):
 def test_empty_question_list_is_an_error(data_dir, tmp_path, fmt, name):
     path = _write(tmp_path, name, [])
     corpus = data_dir / "2wikimultihopqa/2wikimultihopqa_sub_corpus.json" if fmt == "2wiki_linearrag" else None
-    with pytest.raises(DataError, match=rf"{name}: record -: holds no questions"):
+    with pytest.raises(DataError, match=rf"{name}: holds no questions"):
         load_dataset("x", fmt, path, corpus)
 
 
@@ -426,7 +426,7 @@ def test_jsonl_field_errors_carry_the_line(data_dir, tmp_path):
 
 def test_invalid_json_that_is_not_jsonl_keeps_the_json_error(tmp_path):
     path = _write(tmp_path, "q.json", '[{"id": "a"},\n {"id": }]')
-    with pytest.raises(DataError, match=r"q\.json: record -: invalid JSON at line 2 column 9: Expecting value"):
+    with pytest.raises(DataError, match=r"q\.json: invalid JSON at line 2 column 9: Expecting value"):
         _load_musique(path)
 
 
