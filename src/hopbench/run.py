@@ -18,6 +18,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+import hopbench.config_resolvers  # noqa: F401  (the resolvers configs/dataset/*.yaml use)
 from hopbench.data import load_dataset
 from hopbench.data.schema import Dataset
 from hopbench.embed import Encoder

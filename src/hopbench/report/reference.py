@@ -56,14 +56,33 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
         return pd.concat(frames, ignore_index=True)
 
 
+SETTINGS_KEY = ["dataset", "retriever", "reader", "limit", "models"]
+
+
+def _keys(df: pd.DataFrame, params: list[str]) -> tuple[list[tuple], list[tuple]]:
+    """(run keys, settings keys) of each row: the settings key is what the run computed with
+    (method, reader, question limit, models and every hyper-parameter), whatever its hash."""
+    def norm(frame: pd.DataFrame, cols: list[str]) -> list[tuple]:
+        part = frame.reindex(columns=cols).astype(object).where(frame.reindex(columns=cols).notna(), "")
+        return [tuple(str(v) for v in row) for row in part.to_numpy()]
+    return norm(df, RUN_KEY), norm(df, SETTINGS_KEY + params)
+
+
 def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Reference rows whose run is not among `new`, then `new`; sorted by run key."""
+    """Reference rows superseded by none of `new`, then `new`; sorted by run key.
+
+    A reference row is superseded by a new row of the same run (dataset, method, config hash)
+    or of the same settings under another hash (a config key added since, with its default,
+    changes every hash: the rerun replaces the stale row instead of standing beside it)."""
     if reference.empty:
         return new.reset_index(drop=True)
     if new.empty:
         return reference.reset_index(drop=True)
-    fresh = set(map(tuple, new[RUN_KEY].astype(str).to_numpy()))
-    kept = reference[[tuple(k) not in fresh for k in reference[RUN_KEY].astype(str).to_numpy()]]
+    params = sorted({c for c in [*reference.columns, *new.columns] if c.startswith("param.")})
+    new_runs, new_settings = map(set, _keys(new, params))
+    ref_runs, ref_settings = _keys(reference, params)
+    kept = reference[[r not in new_runs and s not in new_settings
+                      for r, s in zip(ref_runs, ref_settings)]]
     out = concat_rows([kept, new])
     return out.sort_values([c for c in RUN_KEY + ["reader"] if c in out], kind="stable").reset_index(drop=True)
 
