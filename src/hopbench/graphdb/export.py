@@ -34,8 +34,10 @@ that want the same graph agree through the registry node: in one transaction tha
 node's write lock, a process either finds the export complete (cache hit), or claims it
 (``owner`` = a random token, ``heartbeat`` = server time, refreshed every `HEARTBEAT_S` by a
 thread), or sees a live claim and waits for it to finish. A claim whose heartbeat is older
-than `LEASE_S` (its process died) is taken over. Queries on another process's graph are
-never disturbed: only the owner of a namespace writes to it.
+than `LEASE_S` (its process died) is taken over. Only the owner of a namespace writes to it,
+so a run is never disturbed by exports of other graphs; what can still pull a graph from under
+a run using it is a re-export of that same graph: `force=True` (`export_graph`, the
+benchmarks), another hopbench version's export schema, or `drop_graph`.
 
 Data from hopbench versions before namespaces (unprefixed ``:Entity``/``:Passage`` with a
 ``(:HopbenchMeta {key: 'graph'})`` node and ``hopbench_entity_description`` /
