@@ -12,7 +12,10 @@ and each implementation times
 
 `--reference` names another checkout's ``export.py`` (e.g. main's, before a change): it is
 loaded under another module name and timed in the same run, alternating with this tree's, so
-both see the same machine load. The port comes from HOPBENCH_NEO4J_PORT (default 7687).
+both see the same machine load. An ``export.py`` from before per-graph namespaces (no
+``namespace_of``) writes plain ``:Entity``/``:Passage`` beside this tree's namespaced copy;
+each implementation's contents are counted in its own labels. The port comes from
+HOPBENCH_NEO4J_PORT (default 7687).
 """
 
 from __future__ import annotations
@@ -56,15 +59,32 @@ def load_graph_of(dataset: str, cache_dir: str):
                          encoder=Encoder(cache_dir=cache_dir), llm=None, cache_dir=cache_dir)
 
 
-def contents(db) -> dict:
+def where(impl, kg) -> tuple[str, str, list[str]]:
+    """The entity label, passage label and vector index names `impl` exports `kg` under:
+    the graph's namespace (this tree), or the unprefixed schema of export.py before namespaces."""
+    if hasattr(impl, "namespace_of"):
+        ns = impl.namespace_of(kg)
+        return ns.entity, ns.passage, [ns.entity_index, ns.passage_index]
+    return "Entity", "Passage", [impl.ENTITY_INDEX, impl.PASSAGE_INDEX]
+
+
+def clear(impl, db, kg) -> None:
+    if hasattr(impl, "namespace_of"):
+        impl.clear_graph(db, impl.namespace_of(kg))
+    else:
+        impl.clear_graph(db)
+
+
+def contents(db, impl, kg) -> dict:
     """Counts that must not depend on the implementation."""
     q = db.query
-    return {"entities": q("MATCH (e:Entity) RETURN count(e) AS n")[0]["n"],
-            "passages": q("MATCH (p:Passage) RETURN count(p) AS n")[0]["n"],
-            "relates_to": q("MATCH ()-[r:RELATES_TO]->() RETURN count(r) AS n")[0]["n"],
-            "mentions": q("MATCH ()-[r:MENTIONS]->() RETURN count(r) AS n")[0]["n"],
-            "vector_indexes_online": q("SHOW VECTOR INDEXES YIELD state WHERE state = 'ONLINE' "
-                                       "RETURN count(*) AS n")[0]["n"]}
+    entity, passage, indexes = where(impl, kg)
+    return {"entities": q(f"MATCH (e:{entity}) RETURN count(e) AS n")[0]["n"],
+            "passages": q(f"MATCH (p:{passage}) RETURN count(p) AS n")[0]["n"],
+            "relates_to": q(f"MATCH (:{entity})-[r:RELATES_TO]->() RETURN count(r) AS n")[0]["n"],
+            "mentions": q(f"MATCH (:{passage})-[r:MENTIONS]->() RETURN count(r) AS n")[0]["n"],
+            "vector_indexes_online": q("SHOW VECTOR INDEXES YIELD name, state WHERE state = 'ONLINE' "
+                                       "AND name IN $names RETURN count(*) AS n", {"names": indexes})[0]["n"]}
 
 
 def show(label: str, seconds: float, stages: dict, load: float) -> None:
@@ -95,7 +115,8 @@ def main() -> None:
         impls.insert(k, (f"reference {path}", load_reference(path, k)))
     print(f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages; rust packstream: {rust}; "
           f"{os.cpu_count()} cpus; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
-    current.ensure_exported(db, kg)  # a previous graph for the first "replace"
+    for _, impl in impls:  # a previous graph for the first "replace" of each implementation
+        impl.ensure_exported(db, kg)
 
     runs = []
     for rnd in range(args.rounds):
@@ -105,17 +126,17 @@ def main() -> None:
             r = impl.export_graph(db, kg)
             show("replace (with clear)", r.seconds, r.stages, load)
             runs.append({"round": rnd + 1, "impl": name, "case": "replace", "seconds": round(r.seconds, 3),
-                         "stages": r.stages, "load1": load, "contents": contents(db)})
+                         "stages": r.stages, "load1": load, "contents": contents(db, impl, kg)})
             load = os.getloadavg()[0]
             t = time.perf_counter()
-            impl.clear_graph(db)
+            clear(impl, db, kg)
             clear_s = time.perf_counter() - t
             r = impl.export_graph(db, kg)
             print(f"  {'clear alone':22s} total {clear_s:6.1f} s")
             show("into empty database", r.seconds, r.stages, load)
             runs.append({"round": rnd + 1, "impl": name, "case": "into_empty", "seconds": round(r.seconds, 3),
                          "clear_alone": round(clear_s, 3), "stages": r.stages, "load1": load,
-                         "contents": contents(db)})
+                         "contents": contents(db, impl, kg)})
     distinct = {str(run["contents"]) for run in runs}
     print(f"database contents identical across all runs: {len(distinct) == 1} {runs[-1]['contents']}")
     for name, _ in impls:

@@ -15,7 +15,8 @@ SUBCOMMANDS = {
     "report": ("hopbench.report.collect:cli", "collect complete runs into results/ (parquet, csv, markdown)"),
     "kg-stats": ("hopbench.kg.stats:cli", "statistics of the knowledge graph of a dataset"),
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
-    "graphdb-check": ("hopbench.graphdb.check:cli", "check the configured Neo4j server and APOC"),
+    "graphdb-check": ("hopbench.graphdb.check:cli", "check the configured Neo4j server and APOC, list hopbench graphs"),
+    "graphdb-drop": ("hopbench.graphdb.check:drop_cli", "remove hopbench graphs from the Neo4j server"),
 }
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from hopbench.data.schema import Question
 from hopbench.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDBSettings, connect
+from hopbench.graphdb.namespace import Namespace
 from hopbench.graphdb.sa_query import spreading_activation_query, template
 from hopbench.retrieve.dense import DenseRetriever
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
@@ -15,24 +18,39 @@ from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4
 
 from .conftest import make_services
 
+NS = Namespace("0123456789abcdef")
+
 
 @pytest.mark.parametrize("form", ["apoc", "portable"])
 def test_query_repeats_the_step_block_depth_times(form):
     step = template(f"sa_step_{form}").splitlines()[0]
     for depth in range(5):
-        text = spreading_activation_query(form, depth, gate=True)
+        text = spreading_activation_query(form, depth, True, NS)
         assert text.count(step) == depth
         assert "{{" not in text
-    assert ("apoc." in spreading_activation_query(form, 2)) == (form == "apoc")
-    gated, ungated = spreading_activation_query(form, 2, True), spreading_activation_query(form, 2, False)
+    assert ("apoc." in spreading_activation_query(form, 2, True, NS)) == (form == "apoc")
+    gated, ungated = spreading_activation_query(form, 2, True, NS), spreading_activation_query(form, 2, False, NS)
     assert "$qe_norm" in gated and "$qe_norm" not in ungated
 
 
-def test_bad_form_or_depth_is_refused():
+@pytest.mark.parametrize("form", ["apoc", "portable"])
+def test_query_reads_only_its_namespace(form):
+    """Every node pattern and vector index of the query is the namespace's; no plain :Entity."""
+    text = spreading_activation_query(form, 2, True, NS)
+    labels = set(re.findall(r"\(\w*:(\w+)", text))
+    assert labels == {NS.entity, NS.passage}
+    assert set(re.findall(r"queryNodes\('(\w+)'", text)) == {NS.entity_index, NS.passage_index}
+    other = spreading_activation_query(form, 2, True, Namespace("f" * 16))
+    assert NS.id not in other and other.replace("f" * 16, NS.id) == text
+
+
+def test_bad_form_depth_or_namespace_is_refused():
     with pytest.raises(HopbenchError, match="retriever.form"):
-        spreading_activation_query("gds", 2)
+        spreading_activation_query("gds", 2, True, NS)
     with pytest.raises(HopbenchError, match="retriever.depth"):
         SpreadingActivationNeo4jRetriever(depth=-1)
+    with pytest.raises(HopbenchError, match="needs a Namespace"):
+        spreading_activation_query("apoc", 2, True, "0123456789abcdef")
 
 
 @pytest.mark.neo4j
@@ -50,7 +68,8 @@ def test_question_text_travels_only_as_parameters(form, graphdb, musique_sub, mu
     mem = SpreadingActivationRetriever(top_paths=0)
     mem.prepare(musique_kg, services)
     assert got.passage_ids == mem.retrieve(nasty, 10).passage_ids
-    assert graphdb.query("MATCH (n:Entity) RETURN count(n) AS n")[0]["n"] == musique_kg.n_entities
+    ns = neo.export.namespace
+    assert graphdb.query(f"MATCH (n:{ns.entity}) RETURN count(n) AS n")[0]["n"] == musique_kg.n_entities
     assert got.trace["form"] == form and got.trace["mentions"]
 
 

@@ -1,10 +1,16 @@
-"""`hopbench graphdb-check [overrides]`: can hopbench use the configured Neo4j, and is APOC there?
+"""`hopbench graphdb-check [overrides]`: can hopbench use the configured Neo4j, is APOC there,
+and which hopbench graphs does it hold? `hopbench graphdb-drop`: remove some of those graphs.
 
     hopbench graphdb-check                                  # the local launcher (make neo4j-up)
     hopbench graphdb-check graphdb.uri=bolt://db:7687 graphdb.user=me   # password: HOPBENCH_NEO4J_PASSWORD
+    hopbench graphdb-drop 3fa2c9e1d0b4a7f6 [...]            # graphs by namespace (as listed by graphdb-check)
+    hopbench graphdb-drop --all                             # every hopbench graph (not the legacy one)
+    hopbench graphdb-drop --legacy                          # data of hopbench before namespaces
 
 Why: a sweep over many configurations should not be the first thing to find out that the
-server is down or that APOC is missing (the paper-form query needs apoc.map.fromPairs).
+server is down or that APOC is missing (the paper-form query needs apoc.map.fromPairs). Each
+graph hopbench exports keeps its own namespace (`hopbench.graphdb.namespace`), so a server
+collects one per dataset and graph setting until they are dropped.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from __future__ import annotations
 import sys
 
 from hopbench.errors import HopbenchError
-from hopbench.graphdb.connection import GraphDBSettings, check_apoc, connect
+from hopbench.graphdb.connection import GraphDB, GraphDBSettings, check_apoc, connect
+from hopbench.graphdb.export import drop_graph, drop_legacy_graph, list_graphs
+from hopbench.graphdb.namespace import Namespace
 
 
 def describe(settings: GraphDBSettings) -> str:
@@ -28,21 +36,82 @@ def describe(settings: GraphDBSettings) -> str:
             f"database '{database}', {apoc_text}")
 
 
-def cli(argv: list[str]) -> int:
+def describe_graphs(db: GraphDB) -> list[str]:
+    """One line per hopbench graph in the database (and one for legacy data), after a header."""
+    listed = list_graphs(db)
+    graphs, legacy = listed["graphs"], listed["legacy"]
+    where = f"database '{db.settings.database}'" if db.settings.database else "the default database"
+    lines = [f"hopbench graphs in {where}: {len(graphs)}"]
+    for g in graphs:
+        what = f"{g.get('dataset') or '?'}, graph {g.get('graph_key') or '?'}" if g["state"] != "unregistered" \
+            else "no registry node"
+        state = g["state"] + (f" by {g['owner_info']}" if g["state"] == "exporting" else "")
+        when = f", exported {g['exported_at']}" if g.get("exported_at") else ""
+        lines.append(f"  {g['namespace']}  {what}: {_count(g.get('entities'))} entities, "
+                     f"{_count(g.get('passages'))} passages, {state}{when}")
+    if legacy:
+        lines.append(f"  legacy (unnamespaced, hopbench before export v3): {_count(legacy['entities'])} entities, "
+                     f"{_count(legacy['passages'])} passages (`hopbench graphdb-drop --legacy` removes it)")
+    return lines
+
+
+def _count(n) -> str:
+    return f"{n:,}" if isinstance(n, int) else "?"
+
+
+def _settings(overrides: list[str]) -> GraphDBSettings:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from hopbench.run import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=list(argv))
-    settings = GraphDBSettings.from_config(OmegaConf.to_container(cfg.graphdb, resolve=True))
+        cfg = compose(config_name="config", overrides=list(overrides))
+    return GraphDBSettings.from_config(OmegaConf.to_container(cfg.graphdb, resolve=True))
+
+
+def cli(argv: list[str]) -> int:
+    settings = _settings(argv)
     try:
         print(describe(settings))
+        with connect(settings) as db:
+            print("\n".join(describe_graphs(db)))
     except HopbenchError as exc:
         print(f"hopbench: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def drop_cli(argv: list[str]) -> int:
+    """`hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb overrides]`."""
+    overrides = [a for a in argv if "=" in a]
+    words = [a for a in argv if "=" not in a]
+    flags = {w for w in words if w.startswith("--")}
+    names = [w for w in words if not w.startswith("--")]
+    if flags - {"--all", "--legacy"} or not (names or flags):
+        print("usage: hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb.uri=...]\n"
+              "(`hopbench graphdb-check` lists the namespaces)", file=sys.stderr)
+        return 2
+    try:
+        namespaces = [Namespace(n) for n in names]
+        with connect(_settings(overrides)) as db:
+            if "--all" in flags:
+                namespaces += [Namespace(g["namespace"]) for g in list_graphs(db)["graphs"]]
+            missing = 0
+            for ns in dict.fromkeys(namespaces):
+                if drop_graph(db, ns):
+                    print(f"dropped hopbench graph {ns.id}")
+                else:
+                    print(f"hopbench: no graph {ns.id} in this database", file=sys.stderr)
+                    missing += 1
+            if "--legacy" in flags:
+                n = drop_legacy_graph(db)
+                print(f"dropped the legacy hopbench graph: {n['entities']:,} entities, "
+                      f"{n['passages']:,} passages")
+    except HopbenchError as exc:
+        print(f"hopbench: error: {exc}", file=sys.stderr)
+        return 2
+    return 1 if missing else 0
 
 
 if __name__ == "__main__":

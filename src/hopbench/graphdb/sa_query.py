@@ -8,8 +8,10 @@ forms compute the same numbers:
 * ``portable``: plain Cypher for servers without APOC; the state is two lists sorted by
   entity index, looked up by binary search and merged by an ordered aggregation.
 
-Only fixed fragments of this package are pasted together; everything that comes from the
-question (mention names, vectors) or the configuration (decay, threshold, k) is a parameter.
+Only fixed fragments of this package are pasted together, plus the graph's namespace labels
+and index names (`hopbench.graphdb.namespace`: checked hex ids, never user text); everything
+that comes from the question (mention names, vectors) or the configuration (decay, threshold,
+k) is a parameter.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from functools import cache
 from importlib import resources
 
 from hopbench.errors import HopbenchError
+from hopbench.graphdb.namespace import Namespace
 
 FORMS = ("apoc", "portable")
 
@@ -28,8 +31,9 @@ def template(name: str) -> str:
     return (resources.files("hopbench.graphdb") / "queries" / f"{name}.cypher").read_text(encoding="utf-8")
 
 
-def spreading_activation_query(form: str = "apoc", depth: int = 3, gate: bool = True) -> str:
-    """The full query for `form`, `depth` propagation steps, with or without the semantic gate.
+def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Namespace) -> str:
+    """The full query for `form`, `depth` propagation steps, with or without the semantic gate,
+    over the graph in `namespace` (its labels and vector indexes; see `ExportReport.namespace`).
 
     Parameters it expects: mentions [{name, emb}], k_per_mention, vector_candidates, vector_rerank,
     qe, qe_norm,
@@ -44,4 +48,7 @@ def spreading_activation_query(form: str = "apoc", depth: int = 3, gate: bool = 
     rank = (template(f"sa_rank_{form}")
             .replace("{{RANK}}", template("sa_rank_scored").rstrip("\n"))
             .replace("{{FILL}}", template("sa_rank_fill").rstrip("\n")))
-    return "\n".join([template("sa_seeds"), template(f"sa_init_{form}"), *([step] * depth), rank])
+    if not isinstance(namespace, Namespace):
+        raise HopbenchError(f"spreading_activation_query needs a Namespace, got {namespace!r}")
+    return namespace.cypher("\n".join([template("sa_seeds"), template(f"sa_init_{form}"), *([step] * depth),
+                                       rank]))

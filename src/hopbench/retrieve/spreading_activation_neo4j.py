@@ -1,12 +1,15 @@
 """QASA spreading activation inside Neo4j: the whole retrieval is ONE Cypher query per question.
 
 What QASA claims (methods.md §3): seed mapping, T gated propagation steps and top-K selection run
-in one round trip and the graph never leaves the database. Here the graph is exported once per
-database (`hopbench.graphdb.export.ensure_exported`, skipped when the stored export key
-matches), and each question sends only parameters: its mentions with their embeddings and the
-question embedding (`hopbench.retrieve.activation_rules`, computed in Python as the paper's LLM
-step is). The query (`hopbench.graphdb.sa_query`) returns the seeds, every activation and the
-top-k passages, ranked by the same rule as the in-memory `SpreadingActivationRetriever`.
+in one round trip and the graph never leaves the database. Here the graph is exported once into
+its own namespace of the database (`hopbench.graphdb.export.ensure_exported`: labels and
+vector indexes named after the graph's content hash, skipped when the stored export key
+matches; other graphs and a user's own data are left alone, so runs on different graphs can
+share a server at the same time), and each question sends only parameters: its mentions with
+their embeddings and the question embedding (`hopbench.retrieve.activation_rules`, computed in
+Python as the paper's LLM step is). The query (`hopbench.graphdb.sa_query`) returns the seeds,
+every activation and the top-k passages, ranked by the same rule as the in-memory
+`SpreadingActivationRetriever`.
 
 A question whose query exceeds ``graphdb.query_timeout`` is not fatal: its trace says
 ``query_timeout: true`` and it gets the dense ranking (computed in Python), so the run goes on.
@@ -61,8 +64,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
 
     # -- set-up ---------------------------------------------------------------------------
     def prepare(self, kg, services: Services, db: GraphDB | None = None) -> None:
-        """Connect (``services.graphdb`` settings unless `db` is given), export the graph if the
-        database does not hold it yet, and build the query text once."""
+        """Connect (``services.graphdb`` settings unless `db` is given), export the graph if its
+        namespace does not hold it yet, and build the query text (over that namespace) once."""
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
         if db is None:
@@ -81,7 +84,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.export_seconds = time.perf_counter() - t0
         if self.export.exported:
             log.info("exported the graph to %s in %.1f s", db.uri, self.export.seconds)
-        self.cypher = spreading_activation_query(self.form, self.depth, self.gate)
+        self.cypher = spreading_activation_query(self.form, self.depth, self.gate, self.export.namespace)
         self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
         self.vectors = TextVectors(services.encoder)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)

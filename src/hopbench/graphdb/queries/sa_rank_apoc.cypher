@@ -1,7 +1,7 @@
 // Passages (activation_rules rule 4), then the result row.
 CALL (resource_map) {
     UNWIND keys(resource_map) AS name
-    MATCH (e:Entity {name: name})<-[:MENTIONS]-(p:Passage)
+    MATCH (e:{{ENTITY}} {name: name})<-[:MENTIONS]-(p:{{PASSAGE}})
     WITH p, e.idx AS ei, resource_map[name] AS a
     ORDER BY ei
     WITH p, collect(a) AS parts

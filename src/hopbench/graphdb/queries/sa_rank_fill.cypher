@@ -2,7 +2,7 @@
 // index, re-ranked by the exact float64 dot product, ties by corpus order).
 CALL (scored) {
     WITH scored WHERE size(scored) < $k
-    CALL db.index.vector.queryNodes('hopbench_passage_embedding', $dense_candidates, $qe)
+    CALL db.index.vector.queryNodes('{{PASSAGE_INDEX}}', $dense_candidates, $qe)
     YIELD node
     WITH node AS p, [s IN scored | s.idx] AS taken
     WHERE NOT p.idx IN taken

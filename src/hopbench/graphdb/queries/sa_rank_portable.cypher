@@ -1,7 +1,7 @@
 // Passages (activation_rules rule 4), then the result row.
 CALL (ids, acts) {
     UNWIND range(0, size(ids) - 1) AS k
-    MATCH (e:Entity {idx: ids[k]})<-[:MENTIONS]-(p:Passage)
+    MATCH (e:{{ENTITY}} {idx: ids[k]})<-[:MENTIONS]-(p:{{PASSAGE}})
     WITH p, ids[k] AS ei, acts[k] AS a
     ORDER BY ei
     WITH p, collect(a) AS parts

@@ -4,13 +4,13 @@
 // re-ranked by the exact float64 dot product (ties by entity index), a = max(cos, 0) / the largest such value (mention skipped when 0).
 // An entity seeded by several mentions keeps its largest a.
 UNWIND $mentions AS m
-OPTIONAL MATCH (exact:Entity {name: m.name})
+OPTIONAL MATCH (exact:{{ENTITY}} {name: m.name})
 CALL (m, exact) {
     WITH exact WHERE exact IS NOT NULL
     RETURN exact AS e, 1.0 AS a
   UNION ALL
     WITH m, exact WHERE exact IS NULL
-    CALL db.index.vector.queryNodes('hopbench_entity_description', $vector_candidates, m.emb)
+    CALL db.index.vector.queryNodes('{{ENTITY_INDEX}}', $vector_candidates, m.emb)
     YIELD node, score
     WITH m, node ORDER BY score DESC LIMIT $vector_rerank
     WITH m, node, node.desc_emb AS de

@@ -5,7 +5,7 @@ CALL (resource_map, known) {
     UNWIND range(0, size(known) - 1) AS pos
     WITH resource_map, pos, known[pos] AS src_name, resource_map[known[pos]] AS src_a
     WHERE src_a > $threshold
-    MATCH (:Entity {name: src_name})-[r:RELATES_TO]-(dst:Entity)
+    MATCH (:{{ENTITY}} {name: src_name})-[r:RELATES_TO]-(dst:{{ENTITY}})
     WHERE resource_map[dst.name] IS NULL OR resource_map[dst.name] < src_a
     WITH dst, pos, src_a * r.count AS contribution
     ORDER BY pos

@@ -10,7 +10,7 @@ CALL (ids, acts, known) {
                   ELSE [b[0], (b[0] + b[1]) / 2] END)[0] AS spos
     WITH ids, acts, pos, src, acts[spos] AS src_a
     WHERE src_a > $threshold
-    MATCH (:Entity {idx: src})-[r:RELATES_TO]-(dst:Entity)
+    MATCH (:{{ENTITY}} {idx: src})-[r:RELATES_TO]-(dst:{{ENTITY}})
     WITH ids, acts, pos, src_a, r.count AS c, dst,
          reduce(b = [0, size(ids)], it IN range(1, $search_steps) |
              CASE WHEN b[0] >= b[1] THEN b
