@@ -84,3 +84,18 @@ def test_report_and_show_find_runs_under_HOPBENCH_RUNS_DIR(toy_runs, tmp_path, m
         "d0000000000a", "5a0000000001"}
     assert show.cli(["d0000000000a", "q1", "--no-corpus"]) == 0
     assert "q1" in capsys.readouterr().out
+
+
+def test_a_rerun_under_a_new_hash_supersedes_the_stale_row(reference, tmp_path, run_factory):
+    """A config key added since (with its default) changes every hash: the rerun of the same
+    settings replaces the old row instead of standing beside it; other settings stay."""
+    make_run, DENSE = run_factory
+    runs = tmp_path / "new-runs"
+    make_run(runs, "musique_toy", "spreading_activation", "5b0000000009", DENSE,
+             params={"depth": 2, "decay": 0.5})
+    make_run(runs, "musique_toy", "spreading_activation", "5c0000000009", DENSE,
+             params={"depth": 3, "decay": 0.5})
+    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+    new = pd.read_parquet(reference / "leaderboard.parquet")
+    assert sorted(new["config_hash"]) == ["5b0000000009", "5c0000000009", "d0000000000a"]
