@@ -62,9 +62,16 @@ SETTINGS_KEY = ["dataset", "retriever", "reader", "limit", "models"]
 def _keys(df: pd.DataFrame, params: list[str]) -> tuple[list[tuple], list[tuple]]:
     """(run keys, settings keys) of each row: the settings key is what the run computed with
     (method, reader, question limit, models and every hyper-parameter), whatever its hash."""
+    def one(v) -> str:
+        if v is None or (not isinstance(v, (str, list, dict)) and pd.isna(v)):
+            return ""
+        if isinstance(v, float) and v.is_integer():  # 2 and 2.0 (a parquet round trip) are one value
+            return str(int(v))
+        return str(v)
+
     def norm(frame: pd.DataFrame, cols: list[str]) -> list[tuple]:
-        part = frame.reindex(columns=cols).astype(object).where(frame.reindex(columns=cols).notna(), "")
-        return [tuple(str(v) for v in row) for row in part.to_numpy()]
+        part = frame.reindex(columns=cols).astype(object)
+        return [tuple(one(v) for v in row) for row in part.to_numpy()]
     return norm(df, RUN_KEY), norm(df, SETTINGS_KEY + params)
 
 
