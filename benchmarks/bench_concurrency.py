@@ -4,8 +4,8 @@
     python benchmarks/bench_concurrency.py local [--questions 4] [--levels 1,2,4]
 
 `fake`: a whole run (`retriever=dense reader=qa llm=server`, response cache off, a new run
-folder each time) against an OpenAI-compatible server written here that answers every request
-after a fixed latency, with unlimited parallelism. The ideal is concurrency / latency
+folder each time) against an OpenAI-compatible server written here (its own process, Nagle
+off) that answers every request after a fixed latency, with unlimited parallelism. The ideal is concurrency / latency
 questions per second (one reader call per question); the ratio measured / ideal says how much
 the harness itself costs. Questions: 2Wiki's first max(100, 8 x concurrency).
 
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
 import sys
 import tempfile
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,47 +40,53 @@ from hopbench.run import CONFIG_DIR, execute  # noqa: E402
 RESULTS = REPO / "benchmarks" / "results"
 
 
+def _serve(latency: float, port_out) -> None:
+    """The server process: /v1/chat/completions after `latency` s, a thread per request."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: no new TCP connection per request
+        disable_nagle_algorithm = True  # headers and body must not wait for a delayed ACK
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(latency)
+            question = body["messages"][-1]["content"][-60:]
+            text = json.dumps({"reasoning": "fixed", "answer": question})
+            data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "fixed",
+                               "choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": text}}],
+                               "usage": {"prompt_tokens": 100, "completion_tokens": 10,
+                                         "total_tokens": 110}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    ThreadingHTTPServer.request_queue_size = 256
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    port_out.put(httpd.server_address[1])
+    httpd.serve_forever()
+
+
 class FixedLatencyServer:
-    """/v1/chat/completions after `latency` seconds; a thread per request, so no queueing."""
+    """The fixed-latency server in a process of its own, so it takes no CPU (and no GIL) from
+    the harness it measures."""
 
     def __init__(self, latency: float):
-        outer = self
-        self.requests = 0
-        self._lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive: no new TCP connection per request
-
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer._lock:
-                    outer.requests += 1
-                time.sleep(latency)
-                question = body["messages"][-1]["content"][-60:]
-                text = json.dumps({"reasoning": "fixed", "answer": question})
-                data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "fixed",
-                                   "choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": text}}],
-                                   "usage": {"prompt_tokens": 100, "completion_tokens": 10,
-                                             "total_tokens": 110}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        ThreadingHTTPServer.request_queue_size = 256
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        self._proc = ctx.Process(target=_serve, args=(latency, q), daemon=True)
+        self._proc.start()
+        self.base_url = f"http://127.0.0.1:{q.get(timeout=60)}/v1"
 
     def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._proc.terminate()
+        self._proc.join(10)
 
 
 def _cfg(runs: Path, data_dir: str, cache_dir: str, overrides: list[str]):

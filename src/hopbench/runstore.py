@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from hopbench.atomic import write_json, write_text
 from hopbench.locks import Busy, exclusive
 
 log = logging.getLogger(__name__)
+
+SYNC_EVERY_S = 1.0
 
 
 def config_hash(semantic_config: dict) -> str:
@@ -138,15 +141,23 @@ class RunStore:
         return rows
 
     def append(self, row: dict) -> None:
+        """Write one row. Flushed at once (a killed process loses nothing: the kernel has it);
+        synced to disk at most once a second and on close (a power cut loses at most that
+        second, whose questions a resume computes again), so fast runs do not wait on the disk."""
         if self._fh is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.predictions_path, "a", encoding="utf-8")
+            self._synced = time.monotonic()
         self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._fh.flush()
-        os.fsync(self._fh.fileno())
+        if time.monotonic() - self._synced >= SYNC_EVERY_S:
+            os.fsync(self._fh.fileno())
+            self._synced = time.monotonic()
 
     def close(self) -> None:
         if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
 

@@ -41,6 +41,7 @@ from typing import Any, NoReturn
 
 import jsonschema
 import openai
+from openai.types.chat import ChatCompletion
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
@@ -116,13 +117,26 @@ def parse_json_reply(text: str) -> Any:
     raise json.JSONDecodeError("no JSON object in the reply", text, 0)
 
 
+_VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
+
+
+def _validator(schema: dict) -> jsonschema.Draft202012Validator:
+    """One validator per schema (building one per reply cost more than the check itself); built
+    from the schema as given, so errors come in the schema's own keyword order."""
+    key = json.dumps(schema, sort_keys=True)
+    v = _VALIDATORS.get(key)
+    if v is None:
+        v = _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+    return v
+
+
 def check_reply(text: str, schema: dict) -> tuple[Any, str | None]:
     """(parsed data, None) when text is JSON matching schema, else (None, what is wrong)."""
     try:
         data = parse_json_reply(text)
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON ({exc.msg})"
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: e.path)
+    errors = sorted(_validator(schema).iter_errors(data), key=lambda e: e.path)
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
@@ -279,7 +293,10 @@ class LLMClient:
     def _request(self, kwargs: dict) -> CachedResponse:
         t0 = time.perf_counter()
         try:
-            resp = self._api.chat.completions.create(**kwargs)
+            # the SDK's documented generic request: the same endpoint, status handling and
+            # response model as `chat.completions.create`, without its recursive re-typing of
+            # the request body (half the client's time per request); the body is plain JSON
+            resp = self._api.post("/chat/completions", cast_to=ChatCompletion, body=kwargs)
         except openai.APITimeoutError as exc:
             self._count(timeouts=1)
             raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
