@@ -137,16 +137,22 @@ def test_bad_run_settings_fail_before_anything_is_written(tmp_path, data_dir, ca
     assert not (tmp_path / "runs").exists()
 
 
-def test_bad_setting_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir):
+@pytest.mark.parametrize("override,message", [
+    ("top_k=0", "top_k must be a whole number >= 1 (passages kept per question), got 0"),
+    ("retriever=spreading_activation retriever.decay=-1", "retriever.decay must be in (0, 1], got -1"),
+    ("retriever=catrag", "retriever.edge_weighting=true (catrag) needs an LLM: add llm=local (offline "
+                         "model), llm=openai or llm=server, or set retriever.edge_weighting=false"),
+])
+def test_bad_setting_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir, override, message):
+    """Not Hydra's 'Error in call to target' traceback with exit 1: one hopbench line, exit 2."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     res = subprocess.run([sys.executable, "-m", "hopbench.run",
-                          *_overrides(tmp_path, data_dir, cache_dir, "top_k=0")],
+                          *_overrides(tmp_path, data_dir, cache_dir, *override.split())],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2
     errors = [line for line in res.stderr.splitlines() if line.startswith("hopbench: error:")]
-    assert errors == ["hopbench: error: top_k must be a whole number >= 1 (passages kept per "
-                      "question), got 0"], res.stderr
-    assert "Traceback" not in res.stderr
+    assert errors == [f"hopbench: error: {message}"], res.stderr
+    assert "Traceback" not in res.stderr and "Error in call to target" not in res.stderr
     assert not list((tmp_path / "runs").glob("musique_sub/**/config.yaml"))
 
 
