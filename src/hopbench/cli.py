@@ -3,6 +3,7 @@
     hopbench dataset=hotpotqa retriever=dense        # a run (same as python -m hopbench.run)
     hopbench report                                   # collect runs into results/
     hopbench kg-stats dataset=musique                 # knowledge-graph statistics
+    hopbench kg-export dataset=musique --out x.json   # its triples as a HippoRAG 2 OpenIE file
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 SUBCOMMANDS = {
     "report": ("hopbench.report.collect:cli", "collect complete runs into results/ (parquet, csv, markdown)"),
     "kg-stats": ("hopbench.kg.stats:cli", "statistics of the knowledge graph of a dataset"),
+    "kg-export": ("hopbench.kg.openie_file:export_cli", "write a graph's extraction as a HippoRAG 2 OpenIE file"),
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
     "graphdb-check": ("hopbench.graphdb.check:cli", "check the configured Neo4j server and APOC, list hopbench graphs"),
     "graphdb-drop": ("hopbench.graphdb.check:drop_cli", "remove hopbench graphs from the Neo4j server"),

@@ -1,4 +1,4 @@
-"""The shared knowledge graph: extractors (spacy, llm), builder, persistence, statistics.
+"""The shared knowledge graph: extractors (spacy, llm, an OpenIE file), builder, persistence, statistics.
 
 Build or load (cached by content hash of corpus, extractor, models and settings)::
 

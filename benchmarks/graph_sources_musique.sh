@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Issue #15 part 1: every offline graph retriever on the MuSiQue subset, on HippoRAG's published
+# gpt-3.5-turbo OpenIE graph (graph=openie) and on the spaCy graph (graph=spacy), then the
+# paired comparison (benchmarks/compare_graphs.py -> benchmarks/results/graph_sources_musique.md).
+# CatRAG and NeuroPath need an LLM and are not run here. No LLM anywhere: hipporag's fact
+# filter is off (retriever.filter=false), as in the official-package run quoted in the issue.
+#
+#   RUNS=/work/runs-openie CACHE=~/.cache/hopbench DATA=../shared/datasets \
+#       nice benchmarks/graph_sources_musique.sh > graph_sources.log 2>&1 &
+set -euo pipefail
+RUNS=${RUNS:-runs}
+CACHE=${CACHE:-$HOME/.cache/hopbench}
+DATA=${DATA:-../shared/datasets}
+PY=${PYTHON:-python3}
+common=(dataset=musique "paths.runs_dir=$RUNS" "paths.cache_dir=$CACHE" "paths.data_dir=$DATA" progress=false)
+retrievers=("hipporag retriever.filter=false" hipporag1 spreading_activation spreading_activation_nogate
+            flow_diffusion flow_diffusion_code)
+
+$PY -m hopbench.run "${common[@]}" retriever=dense
+for graph in openie spacy; do
+  for r in "${retrievers[@]}"; do
+    read -r -a args <<< "$r"
+    echo "== graph=$graph retriever=${args[*]}"
+    $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=${args[0]}" "${args[@]:1}"
+  done
+done
+$PY benchmarks/compare_graphs.py --runs-dir "$RUNS" --data-dir "$DATA" --cache-dir "$CACHE" \
+    --out "${OUT:-benchmarks/results/graph_sources_musique.md}"
