@@ -7,7 +7,8 @@ running are finished and yielded, and then the error is raised: work done is nev
 
 from __future__ import annotations
 
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import queue
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -15,34 +16,45 @@ R = TypeVar("R")
 
 
 def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "worker") -> Iterator[R]:
-    """fn(item) for every item, n at a time, as they finish (n <= 1: in order, in this thread)."""
+    """fn(item) for every item, n at a time, as they finish (n <= 1: in order, in this thread).
+
+    Workers hand their results over a queue: waiting on the queue costs the same with 2 or 128
+    items in flight (`concurrent.futures.wait` locks every pending future on every call)."""
     if n <= 1:
         for item in items:
             yield fn(item)
         return
-    pending: set[Future] = set()
-    queue = iter(items)
+    done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def work(item):
+        try:
+            done.put((True, fn(item)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            done.put((False, exc))
+
+    source = iter(items)
     error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix=name) as pool:
+        queued: list[Future] = []
+        in_flight = 0
         while True:
-            while error is None and len(pending) < 2 * n:
-                item = next(queue, _END)
+            while error is None and in_flight < 2 * n:
+                item = next(source, _END)
                 if item is _END:
                     break
-                pending.add(pool.submit(fn, item))
-            if not pending:
+                queued.append(pool.submit(work, item))
+                in_flight += 1
+            if in_flight == 0:
                 break
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                if fut.cancelled():
-                    continue
-                exc = fut.exception()
-                if exc is None:
-                    yield fut.result()
-                elif error is None:  # the first failure is the one reported
-                    error = exc
-                    for queued in pending:
-                        queued.cancel()  # not started yet: never starts; running: finished
+            ok, value = done.get()
+            in_flight -= 1
+            if ok:
+                yield value
+            elif error is None:  # the first failure is the one reported
+                error = value
+                # not started yet: never starts (and never reports); running: finished, kept
+                in_flight -= sum(f.cancel() for f in queued)
+            queued = [f for f in queued if not f.done()]
     if error is not None:
         raise error
 
