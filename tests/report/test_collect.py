@@ -81,16 +81,22 @@ def test_cli_writes_tables_figures_and_readable_markdown(toy_runs, tmp_path, cap
     assert "| 56.9 ±" in d and "| 33.3 ±" in d and "| 3.50 | 5.75 |" in d and "d0000000000a" in d
     s = _line(main_md, "musique_toy", "spreading_activation", "qa", "decay=0.5 depth=2")
     assert "| 95.8 ±" in s and "| 2.0 | 600 |" in s
-    # the paired-test table: FCR@5 and EM p-values of the spreading run against the dense run
+    # the paired-test table: signed differences to dense in points, with Holm-corrected p-values
     tests_md = md.split("### Paired tests", 1)[1]
     t = _line(tests_md, "spreading_activation", "5a0000000001", "d0000000000a", "6")
-    assert "| 0.250 |" in t and "| 0.500 |" in t
-    assert "killed000000" not in md
-    # csv and parquet hold the same rows
     csv = pd.read_csv(results / "leaderboard.csv")
     pq = pd.read_parquet(results / "leaderboard.parquet")
+    spread = pq.iloc[1]
+    assert spread["p_fcr@5"] == pytest.approx(0.25) and spread["delta_fcr@5"] == pytest.approx(3 / 6)
+    assert f"| +50.0 ({spread['p_adj_fcr@5']:.3f}) |" in t           # FCR@5 5/6 vs 2/6, not significant
+    assert spread["p_adj_recall@5"] < 0.05 and "| +38.9 ▲ (" in t      # Recall@5 95.8 vs 56.9
+    assert "Holm-corrected across the 8 comparisons of this table" in tests_md
+    assert "killed000000" not in md
+    # csv and parquet hold the same rows
     assert list(csv["config_hash"]) == list(pq["config_hash"]) == ["d0000000000a", "5a0000000001"]
-    assert pq["p_fcr@5"].iloc[1] == pytest.approx(0.25)
+    long = pd.read_parquet(results / "leaderboard_long.parquet")
+    assert set(long["run"]) == {"d0000000000a", "5a0000000001"} and set(long["source"]) == {"runs"}
+    assert len(pd.read_csv(results / "leaderboard_long.csv")) == len(long)
     # breakdown, published view, figures
     bd = (results / "breakdown.md").read_text()
     assert "recall@5 by hops" in bd and "2-hop" in bd and "4-hop" in bd
@@ -98,10 +104,13 @@ def test_cli_writes_tables_figures_and_readable_markdown(toy_runs, tmp_path, cap
     assert "Not comparable as-is" in pv and "## musique — recall@5" in pv
     assert "6 questions of musique_toy" in pv and "HippoRAG 2" in pv
     assert (results / "published.csv").exists()
-    figs = sorted(p.name for p in (results / "figures").glob("*.png"))
-    assert figs == ["quality_vs_latency_musique_toy.png", "recall_at_k_musique_toy.png"]
+    figs = sorted(p.name for p in (results / "figures").iterdir())
+    assert figs == ["quality_vs_latency_musique_toy_qa.pdf", "quality_vs_latency_musique_toy_qa.png",
+                    "recall_at_k_musique_toy_qa.pdf", "recall_at_k_musique_toy_qa.png"]
     for f in (results / "figures").glob("*.png"):
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f.stat().st_size > 5000
+    for f in (results / "figures").glob("*.pdf"):
+        assert f.read_bytes()[:5] == b"%PDF-"
 
 
 def test_breakdown_by_hops(toy_runs):
@@ -136,8 +145,9 @@ def test_sweep_gives_sensitivity_table_and_figure(sweep_runs, tmp_path):
     assert set(sens["param.decay"]) == {0.3, 0.5, 0.7}
     deep = sens[sens["param.depth"] == 3]["recall@5"]
     assert np.allclose(deep, np.mean(SPREAD_R5))
-    fig = results / "figures" / "sensitivity_musique_toy_spreading_activation.png"
-    assert fig.read_bytes()[:4] == b"\x89PNG"
+    for param in ("depth", "decay"):
+        fig = results / "figures" / f"sensitivity_musique_toy_spreading_activation_qa_{param}.png"
+        assert fig.read_bytes()[:4] == b"\x89PNG" and fig.with_suffix(".pdf").exists()
 
 
 def test_malformed_predictions_are_named(toy_runs, tmp_path, capsys):

@@ -41,12 +41,15 @@ def _execute(name: str, kernel: str) -> nbformat.NotebookNode:
 
 
 def _outputs(nb) -> tuple[str, int]:
-    """All text/plain and stream output, and the number of PNG images."""
+    """All text/plain and stream output, and the number of PNG images; fails on an error and on
+    anything written to stderr (warnings)."""
     text, images = [], 0
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 pytest.fail(f"{out['ename']}: {out['evalue']}")
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                pytest.fail(f"the notebook wrote to stderr: {out['text']}")
             text.append(out.get("text", ""))
             data = out.get("data", {})
             text.append(data.get("text/plain", ""))
@@ -60,14 +63,21 @@ def test_leaderboard_notebook_runs_on_fixture_results(results, python3_kernel):
     assert str(results.resolve()) in text
     assert "6 runs on 1 datasets" in text
     assert "95.8 [" in text and "spreading_activation" in text  # the table with intervals
-    assert "p_fcr@5" in text and "0.25" in text  # the paired McNemar p-value
+    assert "decay=0.5 depth=2" in text and "defaults" in text  # parameters as differences from defaults
+    assert "p_adj" in text and "0.25" in text and "▲" in text  # McNemar p, corrected p, direction
     assert "NeuroPath" in text or "HippoRAG 2" in text  # published rows next to ours
-    assert images >= 2  # recall@k curves and quality vs latency
+    assert images == 2  # recall@k curves and quality vs latency (one dataset, one reader)
 
 
 def test_sensitivity_notebook_runs_on_fixture_results(results, python3_kernel):
     nb = _execute("sensitivity.ipynb", python3_kernel)
     text, images = _outputs(nb)
-    assert "5 runs with ['param.depth', 'param.decay']" in text
-    assert "95.8" in text and "56.9" in text  # depth 3 vs depth 1 in the grid
-    assert images >= 2  # metric vs depth/decay, latency vs depth
+    # the sweep fixture: depth 1/3 x decay 0.3/0.7, and a lone depth=2 decay=0.5 run that matches
+    # no other run's settings, so it is in no sweep
+    assert "2 sweeps over 4 runs" in text
+    assert "depth over [1, 3], one line per decay=0.3; decay=0.7" in text
+    assert "decay over [0.3, 0.7], one line per depth=1; depth=3" in text
+    grid = text[text.index("decay           0.3"):]  # one 2 x 2 grid (the transpose is not repeated)
+    assert grid.split("\n")[1].split()[:2] == ["depth=1", "56.9"] and "95.8" in grid.split("\n")[2]
+    assert text.count("0.3         0.7") == 1 and "depth=1.0" not in text and "1.0 " not in grid
+    assert images == 4  # recall@5 vs depth and vs decay, latency vs depth and vs decay

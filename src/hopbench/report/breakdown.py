@@ -3,10 +3,13 @@
 An average hides where a graph method wins: spreading over 3 and 4 hops may help exactly
 where dense retrieval fails, so each run's questions are grouped by `meta.hops` and
 `meta.type` (whichever the loader recorded) and scored per group, with CIs and the paired
-test against the baseline run restricted to the same group.
+test against the baseline run restricted to the same group (p-values not corrected for
+the number of comparisons: a breakdown is for looking, the leaderboard for claims).
 """
 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
@@ -14,11 +17,13 @@ from hopbench.report.leaderboard import (
     all_scores,
     choose_baseline,
     paired_pvalues,
+    row_diff,
+    sort_rows,
     stable_seed,
     summaries,
 )
-from hopbench.report.markdown import DASH, _table, fmt_ci, fmt_p
-from hopbench.report.runs import METRICS, Run, params_label
+from hopbench.report.markdown import DASH, MINUS, _table, fmt_ci, fmt_p
+from hopbench.report.runs import METRICS, Run, diff_label, params_label
 
 GROUP_KEYS = ("hops", "type")
 BREAKDOWN_METRICS = ("recall@5", "fcr@5", "em", "f1", "accuracy")
@@ -54,7 +59,9 @@ def breakdown(runs: list[Run], baseline: str = "dense",
         for key in GROUP_KEYS:
             for value, ids in sorted(groups(run, key).items(), key=lambda kv: _sort_key(kv[0])):
                 row = {"dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
-                       "params": params_label(run.params), "config_hash": run.config_hash,
+                       "params": params_label(run.params), "params_diff": diff_label(run.params_diff),
+                       "params_json": json.dumps(run.params, sort_keys=True, default=str),
+                       "config_hash": run.config_hash,
                        "group_by": key, "group": value, "n": len(ids),
                        "baseline_config_hash": base.config_hash if base is not None else None}
                 scores = {m: {i: v for i, v in run_scores[m].items() if i in ids} for m in METRICS}
@@ -64,8 +71,14 @@ def breakdown(runs: list[Run], baseline: str = "dense",
                 tests = paired_pvalues(scores, base_scores, seed, n_resamples) if paired else {}
                 for m in METRICS:
                     row[f"p_{m}"] = tests[m][0] if paired else float("nan")
+                    row[f"delta_{m}"] = tests[m][2] if paired else float("nan")
                 rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _signed(delta) -> str:
+    d = 100 * delta
+    return ("+" if d > 0 else MINUS if d < 0 else "±") + f"{abs(d):.1f}"
 
 
 def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
@@ -73,6 +86,8 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     if df.empty:
         return "_no runs with hop counts or question types_\n"
     out = []
+    df = df.assign(params_diff=[r["params_diff"] if isinstance(r.get("params_diff"), str)
+                                else diff_label(row_diff(r)) for _, r in df.iterrows()])
     for (dataset, key), part in df.groupby(["dataset", "group_by"], sort=True):
         values = sorted(part["group"].unique(), key=_sort_key)
         label = (lambda v: f"{v}-hop") if key == "hops" else (lambda v: v)
@@ -80,9 +95,12 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
             if part[metric].isna().all():
                 continue
             rows = []
-            for (ret, reader, params, h), g in part.groupby(
-                    ["retriever", "reader", "params", "config_hash"], sort=True):
-                row = {"method": ret, "reader": reader, "params": params or DASH, "config": h}
+            runs = sort_rows(part.drop_duplicates("config_hash"))
+            for _, run in runs.iterrows():
+                g = part[part["config_hash"] == run["config_hash"]]
+                row = {"method": run["retriever"], "reader": run["reader"],
+                       "params": run["params_diff"] or ("defaults" if run.get("params") else DASH),
+                       "config": run["config_hash"]}
                 for v in values:
                     hit = g[g["group"] == v]
                     if hit.empty:
@@ -91,13 +109,17 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
                     r = hit.iloc[0]
                     cell = fmt_ci(r[metric], r[f"{metric}_lo"], r[f"{metric}_hi"])
                     if cell != DASH and fmt_p(r[f"p_{metric}"]) != DASH:
-                        cell += f" (p={fmt_p(r[f'p_{metric}'])})"
+                        delta = r.get(f"delta_{metric}")
+                        diff = f"{_signed(delta)}, " if delta is not None and not pd.isna(delta) else ""
+                        cell += f" ({diff}p={fmt_p(r[f'p_{metric}'])})"
                     row[label(v)] = cell
                 rows.append(row)
             ns = part.groupby("group")["n"].max()
             head = ", ".join(f"{label(v)}: n={ns[v]}" for v in values)
             out.append(f"### {dataset} — {metric} by {key} ({head})\n\n"
                        + _table(rows, ["method", "reader", "params", "config", *map(label, values)]))
-    header = ("# hopbench breakdowns\n\nPercentages ±half-width of the 95% bootstrap interval; "
-              f"p: paired test against `{baseline}` on the same questions of that group.\n\n")
+    header = ("# hopbench breakdowns\n\nPercentages ±half-width of the 95% bootstrap interval; in "
+              f"brackets the difference to `{baseline}` in points and the p-value of the paired test on "
+              "the same questions of that group (not corrected for the number of comparisons). `params`: "
+              "the hyper-parameters that differ from the method's defaults.\n\n")
     return header + "\n".join(out)

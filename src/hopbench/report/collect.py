@@ -2,9 +2,10 @@
 
 Writes, under --results-dir (default results/):
   leaderboard.{parquet,csv,md}   one row per dataset x method x config; CIs; paired tests
+  leaderboard_long.{parquet,csv} the same as one row per run x metric (leaderboard.long_table)
   breakdown.{parquet,csv,md}     the same per hop count / question type
   sensitivity.csv                rows of methods with depth/decay (for sweeps)
-  figures/*.png                  recall@k curves, quality vs latency, depth/decay sensitivity
+  figures/*.{png,pdf}            recall@k curves, quality vs latency, parameter sensitivity
   published.csv, published_vs_ours.md   the papers' numbers next to ours (different models!)
 """
 
@@ -21,7 +22,7 @@ import pandas as pd
 from hopbench.atomic import atomic_path, write_text
 from hopbench.errors import HopbenchError
 from hopbench.report.breakdown import breakdown, breakdown_markdown
-from hopbench.report.leaderboard import leaderboard
+from hopbench.report.leaderboard import finish_table, leaderboard, long_table
 from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
 from hopbench.report.reference import (
     beside,
@@ -54,6 +55,8 @@ def _flat(df: pd.DataFrame) -> pd.DataFrame:
     for col in flat.columns:
         if flat[col].map(lambda v: isinstance(v, (dict, list))).any():
             flat[col] = flat[col].map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v)
+        if isinstance(flat[col].dtype, pd.api.extensions.ExtensionDtype):
+            continue  # nullable integers (Int64) and the like: pyarrow writes them as they are
         kinds = {type(v) for v in flat[col] if v is not None and not (isinstance(v, float) and pd.isna(v))}
         if len(kinds) > 1 and not kinds <= {int, float}:
             flat[col] = flat[col].map(lambda v: None if v is None or (isinstance(v, float) and pd.isna(v))
@@ -76,15 +79,19 @@ def write_table(df: pd.DataFrame, stem: Path, formats=("parquet", "csv")) -> lis
 
 def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "dense",
                   reference: pd.DataFrame | None = None) -> list[Path]:
-    """leaderboard.{parquet,csv,md}: the runs' rows (with `source` = runs) and, when given, the
-    reference rows beside them (`source` = reference)."""
+    """leaderboard.{parquet,csv,md} and leaderboard_long.{parquet,csv}: the runs' rows (with
+    `source` = runs) and, when given, the reference rows beside them (`source` = reference);
+    each of the two is its own table (its own Holm family, see leaderboard.finish_table)."""
     results_dir = Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     stem = results_dir / "leaderboard"
+    df = finish_table(df)
     table = df.assign(source="runs")
     if reference is not None and not reference.empty:
+        reference = finish_table(reference)
         table = concat_rows([table, reference.assign(source="reference")])
     paths = write_table(table, stem)
+    paths += write_table(long_table(table), results_dir / "leaderboard_long")
     text = LEADERBOARD_HEADER + leaderboard_markdown(df, baseline)
     if reference is not None and not reference.empty:
         text += ("\n## Reference results (committed, `results/reference/`)\n\n"
@@ -113,7 +120,7 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
     bd = breakdown(runs, baseline=baseline, n_resamples=min(n_resamples, 2_000))
     reference = None
     if reference_dir is not None and update_reference:
-        df = merge_rows(load_table(reference_dir, "leaderboard"), df)
+        df = finish_table(merge_rows(load_table(reference_dir, "leaderboard"), df))  # one table again
         bd = merge_rows(load_table(reference_dir, "breakdown"), bd)
         results_dir = Path(reference_dir)
     elif reference_dir is not None:

@@ -1,21 +1,38 @@
 """The leaderboard: one row per dataset x method x config, with 95% CIs and paired tests.
 
 Every metric M gets columns M (mean over the questions where it applies), M_lo / M_hi
-(percentile bootstrap) and p_M (paired test against the baseline run on the same dataset,
-on the questions both runs scored; see stats.py for which test). `n_fallback` and
-`fallback_rate` (questions ranked or answered by a fallback, `hopbench.evaluate.fallbacks`)
-come from metrics.json and are missing, not 0, for runs written before they were counted.
+(percentile bootstrap), p_M (paired test against the baseline run on the same dataset,
+on the questions both runs scored; see stats.py for which test) and delta_M (mean of
+method - baseline on those paired questions). The p-values of the headline metrics
+(HEADLINE_METRICS, the ones leaderboard.md shows) are Holm-corrected across every comparison
+of the table: p_adj_M. `n_fallback` and `fallback_rate` (questions ranked or answered by a
+fallback, `hopbench.evaluate.fallbacks`) come from metrics.json and are missing, not 0, for
+runs written before they were counted.
+
+`params` lists every hyper-parameter of the run; `params_diff` only those that differ from
+the method's defaults (runs.params_diff), `params_json` all of them with their types.
+`long_table` turns the wide table into one row per run x metric.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import numbers
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
-from hopbench.report.runs import METRICS, Run, params_label
+from hopbench.report.runs import (
+    METRICS,
+    Run,
+    diff_label,
+    params_diff,
+    params_label,
+    typed_value,
+)
 from hopbench.report.stats import (
     DEFAULT_RESAMPLES,
     bootstrap_cis,
@@ -30,6 +47,12 @@ COST_COLUMNS = ["latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_toke
                 "llm_seconds_per_q"]
 FALLBACK_COLUMNS = ["n_fallback", "fallback_rate"]
 TEST_COLUMNS = ["baseline", "baseline_config_hash", "n_paired"]
+# The metrics leaderboard.md shows; their p-values form the family of the Holm correction.
+HEADLINE_METRICS = ["recall@2", "recall@5", "recall@10", "fcr@5", "em", "f1", "jsr@5", "jsr_contain@5",
+                    "accuracy"]
+CORRECTION = "Holm"
+# metric -> the number of scored questions it is averaged over (for deltas of old tables)
+_RETRIEVAL = [m for m in METRICS if m.startswith(("recall@", "fcr@"))]
 
 
 def metric_columns(metrics=METRICS) -> list[str]:
@@ -38,6 +61,37 @@ def metric_columns(metrics=METRICS) -> list[str]:
 
 def p_columns(metrics=METRICS) -> list[str]:
     return [f"p_{m}" for m in metrics]
+
+
+def delta_columns(metrics=METRICS) -> list[str]:
+    return [f"delta_{m}" for m in metrics]
+
+
+def p_adj_columns(metrics=HEADLINE_METRICS) -> list[str]:
+    return [f"p_adj_{m}" for m in metrics]
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error), in the order given; NaNs are not
+    part of the family and stay NaN.
+
+    With the m p-values sorted, p_(1) <= ... <= p_(m), the adjusted p_(i) is
+    max_{j <= i} min(1, (m - j + 1) p_(j)): reject p_(i) at level alpha exactly when every
+    p_(j), j <= i, is below alpha / (m - j + 1).
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    m = int(ok.sum())
+    if m == 0:
+        return out
+    vals = p[ok]
+    order = np.argsort(vals, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * vals[order]))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    out[ok] = adjusted
+    return out
 
 
 def stable_seed(*parts: str) -> int:
@@ -69,21 +123,24 @@ def summaries(scores: dict[str, dict[str, float]], seed: int,
 
 
 def paired_pvalues(scores: dict[str, dict[str, float]], base: dict[str, dict[str, float]], seed: int,
-                   n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, int]]:
-    """metric -> (p-value against the baseline, number of paired questions)."""
-    out = {m: (float("nan"), 0) for m in METRICS}
+                   n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, int, float]]:
+    """metric -> (p-value against the baseline, number of paired questions, mean difference
+    method - baseline on those questions)."""
+    out = {m: (float("nan"), 0, float("nan")) for m in METRICS}
     shared = {m: {i: (s, base[m][i]) for i, s in scores.get(m, {}).items() if i in base.get(m, {})}
               for m in METRICS}
     boot = [m for m in METRICS if paired_test_for(m) == "paired_bootstrap"]
     for ms, ids in _by_question_set({m: shared[m] for m in boot}, boot):
         a = np.array([[shared[m][i][0] for m in ms] for i in ids])
         b = np.array([[shared[m][i][1] for m in ms] for i in ids])
-        for m, p in zip(ms, paired_bootstrap_ps(a, b, n_resamples=n_resamples, seed=seed), strict=True):
-            out[m] = (float(p), len(ids))
+        ps = paired_bootstrap_ps(a, b, n_resamples=n_resamples, seed=seed)
+        for j, (m, p) in enumerate(zip(ms, ps, strict=True)):
+            out[m] = (float(p), len(ids), float(np.mean(a[:, j] - b[:, j])))
     for m in METRICS:
         if m not in boot and shared[m]:
             pairs = np.array(list(shared[m].values()))
-            out[m] = (mcnemar_exact_p(pairs[:, 0], pairs[:, 1]), len(pairs))
+            out[m] = (mcnemar_exact_p(pairs[:, 0], pairs[:, 1]), len(pairs),
+                      float(np.mean(pairs[:, 0] - pairs[:, 1])))
     return out
 
 
@@ -114,7 +171,9 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     n = len(run.predictions)
     row = {
         "dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
-        "params": params_label(run.params), "limit": run.limit, "config_hash": run.config_hash,
+        "params": params_label(run.params), "params_diff": diff_label(run.params_diff),
+        "params_json": json.dumps(run.params, sort_keys=True, default=str),
+        "limit": run.limit, "config_hash": run.config_hash,
         "n_questions": n,
         "n_retrieval_scored": sum("recall@1" in p["metrics"] for p in run.predictions),
         "n_answer_scored": sum(("em" in p["metrics"]) or ("accuracy" in p["metrics"])
@@ -148,7 +207,9 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
                             n_resamples) if paired else {})
     for metric in METRICS:
         row[f"p_{metric}"] = tests[metric][0] if paired else float("nan")
-    row["n_paired"] = max(k for _, k in tests.values()) if paired else None
+    for metric in METRICS:
+        row[f"delta_{metric}"] = tests[metric][2] if paired else float("nan")
+    row["n_paired"] = max(k for _, k, _ in tests.values()) if paired else None
     row["run_dir"] = str(run.dir)
     row["models"] = run.models
     for k, v in run.params.items():  # one column per hyper-parameter, for sweeps and plots
@@ -163,12 +224,218 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
 def leaderboard(runs: list[Run], baseline: str = "dense",
                 n_resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
     columns = (ID_COLUMNS + metric_columns() + COST_COLUMNS + FALLBACK_COLUMNS + TEST_COLUMNS
-               + p_columns() + ["run_dir"])
+               + p_columns() + delta_columns() + p_adj_columns() + ["params_diff", "params_json", "run_dir"])
     if not runs:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame([run_row(r, runs, baseline, n_resamples) for r in runs])
     # counts stay integers next to missing values (csv "3", not "3.0"; parquet int64 with nulls)
     df["n_fallback"] = pd.Series([None if pd.isna(v) else int(v) for v in df["n_fallback"]],
                                  dtype=object, index=df.index)
+    df = finish_table(df)
     rest = [c for c in df.columns if c not in columns]
     return df[columns + rest].reset_index(drop=True)
+
+
+# ---- columns derived from the table itself (also for tables written by older versions) -------
+def _missing(v) -> bool:
+    return v is None or (not isinstance(v, (str, dict, list)) and bool(pd.isna(v)))
+
+
+def row_params(row) -> dict:
+    """All hyper-parameters of a leaderboard row, with their types: from `params_json`, else
+    (tables written before it) from the `param.*` columns, integers restored from the method's
+    defaults."""
+    raw = row.get("params_json")
+    if isinstance(raw, str) and raw:
+        return json.loads(raw)
+    retriever = row.get("retriever")
+    if any(c.startswith("param.") for c in row.index):
+        return {c.removeprefix("param."): typed_value(retriever, c.removeprefix("param."), row[c])
+                for c in row.index if c.startswith("param.") and not _missing(row[c])}
+    return parse_params_label(row.get("params"))
+
+
+def parse_params_label(label) -> dict:
+    """'decay=0.5 depth=2' back to {'decay': 0.5, 'depth': 2} (YAML scalars), for tables that
+    hold only the label (breakdowns written before params_json)."""
+    if not isinstance(label, str) or not label.strip():
+        return {}
+    out = {}
+    for item in label.split(" "):
+        key, sep, value = item.partition("=")
+        if not sep:
+            continue
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[key] = value
+    return out
+
+
+def row_diff(row) -> dict:
+    """The row's parameters that differ from its method's defaults."""
+    return params_diff(row_params(row), row.get("retriever"))
+
+
+def _sortable(v):
+    if _missing(v):
+        return (0, 0.0, "")
+    if isinstance(v, (bool, np.bool_, numbers.Number)):
+        return (1, float(v), "")
+    return (2, 0.0, str(v))
+
+
+def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows by dataset, method, reader, then the values of the parameters that differ from the
+    method's defaults in any of its rows (numbers in numeric order), then questions, hash."""
+    if df.empty:
+        return df.reset_index(drop=True)
+    params = {i: row_params(r) for i, r in df.iterrows()}
+    keys: dict[str, set] = {}
+    for i, r in df.iterrows():
+        keys.setdefault(r.get("retriever"), set()).update(params_diff(params[i], r.get("retriever")))
+
+    def key(i):
+        r = df.loc[i]
+        vary = sorted(keys.get(r.get("retriever"), ()))
+        return (str(r.get("dataset")), str(r.get("retriever")), str(r.get("reader")),
+                tuple(_sortable(params[i].get(k)) for k in vary),
+                -(r.get("n_questions") if not _missing(r.get("n_questions")) else 0), str(r.get("config_hash")))
+
+    return df.loc[sorted(df.index, key=key)].reset_index(drop=True)
+
+
+def _integer_column(df: pd.DataFrame, col: str) -> bool:
+    """A param.* column whose every value is an integer parameter (by `params_json`, or for
+    older tables by the method's default)."""
+    values = df[col].dropna()
+    key = col.removeprefix("param.")
+    if values.empty:
+        return False
+    for i in values.index:
+        v = row_params(df.loc[i]).get(key)
+        if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+            return False
+    return True
+
+
+def typed_params(df: pd.DataFrame) -> pd.DataFrame:
+    """Integer parameters as nullable integers (parquet int64, csv '3' not '3.0') even where
+    other methods' rows leave gaps."""
+    out = df.copy()
+    for col in [c for c in out.columns if c.startswith("param.")]:
+        if out[col].dtype.kind in "iu" or _integer_column(out, col):
+            out[col] = pd.array([None if _missing(v) else int(v) for v in out[col]], dtype="Int64")
+    return out
+
+
+def _scored(row, metric: str):
+    col = "n_retrieval_scored" if metric in _RETRIEVAL else "n_answer_scored"
+    return row.get(col)
+
+
+def _table_delta(row, base, metric: str) -> float:
+    """method - baseline from the two rows' means, for tables written before delta_* existed; only
+    when that is the paired difference: both runs scored the same number of questions and all of
+    them were paired (otherwise NaN)."""
+    n = _scored(row, metric)
+    if (_missing(row.get(f"p_{metric}")) or _missing(n) or _missing(row.get("n_paired"))
+            or _missing(row.get(metric)) or _missing(base.get(metric))):
+        return float("nan")
+    same = (n == _scored(base, metric) and row.get("n_questions") == base.get("n_questions")
+            and row.get("n_paired") == max(v for v in (row.get("n_retrieval_scored"),
+                                                       row.get("n_answer_scored")) if not _missing(v)))
+    return float(row[metric] - base[metric]) if same else float("nan")
+
+
+def finish_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The columns a leaderboard table derives from its own rows: `params_diff` (where missing),
+    `delta_*` (where missing, see _table_delta), `p_adj_*` (Holm across all of the table's
+    comparisons: every row x headline metric with a p-value), integer params as integers, and
+    the rows sorted (sort_rows). Call it on exactly the rows of one table (leaderboard.md shows
+    the runs and the reference rows as two tables, so each is finished on its own)."""
+    if df.empty:
+        return df
+    out = df.copy()
+    if "params_diff" not in out:
+        out["params_diff"] = None
+    out["params_diff"] = [diff_label(row_diff(r)) if _missing(r.get("params_diff")) else r["params_diff"]
+                          for _, r in out.iterrows()]
+    by_hash = {(r["dataset"], r["config_hash"]): r for _, r in out.iterrows()}
+    for m in METRICS:
+        col = f"delta_{m}"
+        if col not in out:
+            out[col] = np.nan
+        if f"p_{m}" not in out or m not in out:
+            continue
+        fill = []
+        for _, r in out.iterrows():
+            base = by_hash.get((r["dataset"], r.get("baseline_config_hash")))
+            if _missing(r[col]) and base is not None and base["config_hash"] != r["config_hash"]:
+                fill.append(_table_delta(r, base, m))
+            else:
+                fill.append(r[col])
+        out[col] = pd.Series(fill, index=out.index, dtype=float)
+    family = [m for m in HEADLINE_METRICS if f"p_{m}" in out]
+    adjusted = holm(out[[f"p_{m}" for m in family]].to_numpy(dtype=float).ravel()).reshape(len(out), -1)
+    for j, m in enumerate(family):
+        out[f"p_adj_{m}"] = adjusted[:, j]
+    return sort_rows(typed_params(out))
+
+
+def n_comparisons(df: pd.DataFrame) -> int:
+    """The size of the table's Holm family (p-values of the headline metrics)."""
+    cols = [f"p_{m}" for m in HEADLINE_METRICS if f"p_{m}" in df]
+    return int(df[cols].notna().to_numpy().sum()) if cols else 0
+
+
+def read_leaderboard(folder) -> pd.DataFrame:
+    """<folder>/leaderboard.parquet as `hopbench report` wrote it, with the derived columns filled
+    in for tables written by older versions (each `source`, runs or reference, on its own)."""
+    from hopbench.report.reference import concat_rows
+
+    df = pd.read_parquet(Path(folder) / "leaderboard.parquet")
+    if df.empty or "source" not in df:
+        return finish_table(df)
+    return concat_rows([finish_table(g) for _, g in df.groupby("source", sort=False)])
+
+
+# ---- the long (tidy) table --------------------------------------------------------------------
+LONG_COLUMNS = ["run", "dataset", "method", "reader", "params", "metric", "value", "low", "high",
+                "delta", "p", "p_adj", "baseline", "source"]
+_LONG_COSTS = COST_COLUMNS + ["fallback_rate"]
+
+
+def long_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per run x metric (a finished table in, see finish_table):
+
+    run (config hash), dataset, method, reader, params (the differences from the method's
+    defaults), metric, value (a fraction for quality metrics, as in the wide table; ms, calls,
+    tokens, seconds per question for the costs), low / high (95% bootstrap interval), delta
+    (method - baseline on the paired questions), p (paired test), p_adj (Holm across the table's
+    headline comparisons; NaN for metrics outside that family), baseline (the paired run's
+    hash), source (runs | reference, when the table says). Metrics without a value are left out.
+    """
+    rows = []
+    for _, r in df.iterrows():
+        ident = {"run": r["config_hash"], "dataset": r["dataset"], "method": r["retriever"],
+                 "reader": r["reader"], "params": r.get("params_diff") or "",
+                 "baseline": None if _missing(r.get("baseline_config_hash")) else r["baseline_config_hash"],
+                 "source": None if _missing(r.get("source")) else r["source"]}
+        paired = ident["baseline"] is not None and ident["baseline"] != ident["run"]
+        for m in METRICS:
+            if _missing(r.get(m)):
+                continue
+            rows.append({**ident, "metric": m, "value": r[m], "low": r.get(f"{m}_lo"),
+                         "high": r.get(f"{m}_hi"), "delta": r.get(f"delta_{m}") if paired else None,
+                         "p": r.get(f"p_{m}") if paired else None,
+                         "p_adj": r.get(f"p_adj_{m}") if paired else None})
+        for m in _LONG_COSTS:
+            if not _missing(r.get(m)):
+                rows.append({**ident, "metric": m, "value": r[m]})
+    out = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    for c in ("value", "low", "high", "delta", "p", "p_adj"):
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    for c in ("run", "dataset", "method", "reader", "params", "metric", "baseline", "source"):
+        out[c] = out[c].astype(object).where(out[c].notna(), None)
+    return out

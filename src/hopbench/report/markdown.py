@@ -1,8 +1,9 @@
-"""Readable markdown views of the result tables: percentages as 'value ±half-width', p-values.
+"""Readable markdown views of the result tables: percentages as 'value ±half-width', differences
+to the baseline with their corrected p-values.
 
 The csv/parquet keep every column at full precision; the markdown is what a person reads, so
-it shows only the headline metrics and drops columns that are empty for every row (no reader
--> no EM/F1 columns).
+it shows only the headline metrics, the parameters that differ from each method's defaults,
+and drops columns that are empty for every row (no reader -> no EM/F1 columns).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import math
 import pandas as pd
 
 from hopbench.evaluate.fallbacks import WARN_RATE, is_high
+from hopbench.report.leaderboard import CORRECTION, HEADLINE_METRICS, finish_table, n_comparisons
 
 # metric -> column header in markdown
-HEADLINE = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR@5",
-            "em": "EM", "f1": "F1", "jsr@5": "JSR@5", "jsr_contain@5": "JSRc@5",
-            "accuracy": "Acc"}
+HEADLINE = dict(zip(HEADLINE_METRICS, ["R@2", "R@5", "R@10", "FCR@5", "EM", "F1", "JSR@5", "JSRc@5", "Acc"],
+                    strict=True))
 DASH = "–"
+MINUS = "−"
+SIGNIFICANT = 0.05
 
 
 def _missing(v) -> bool:
@@ -39,6 +42,28 @@ def fmt_p(p) -> str:
     if p < 0.001:
         return "<0.001"
     return f"{p:.3f}"
+
+
+def fmt_delta(delta, p_adj) -> str:
+    """'+3.1 ▲ (0.012)': method - baseline in points, signed; ▲/▼ when the corrected p-value is
+    below 0.05; the corrected p-value in brackets."""
+    if _missing(delta):
+        return DASH if _missing(p_adj) else f"({fmt_p(p_adj)})"
+    d = 100 * delta
+    text = f"{'+' if d > 0 else MINUS if d < 0 else '±'}{abs(d):.1f}"
+    if text[1:] == "0.0":
+        text = "±0.0"
+    if not _missing(p_adj) and p_adj < SIGNIFICANT:
+        text += " ▲" if d > 0 else " ▼" if d < 0 else ""
+    return f"{text} ({fmt_p(p_adj)})" if not _missing(p_adj) else text
+
+
+def fmt_params(diff, params) -> str:
+    """The parameters that differ from the method's defaults; 'defaults' for a run at its
+    method's defaults, DASH for a method without parameters."""
+    if isinstance(diff, str) and diff:
+        return diff
+    return "defaults" if isinstance(params, str) and params else DASH
 
 
 def fmt_num(v, digits: int = 2) -> str:
@@ -76,12 +101,15 @@ def _table(rows: list[dict], columns: list[str]) -> str:
 
 
 def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
+    """The scores table and the paired-tests table of one leaderboard (one Holm family)."""
     if df.empty:
         return "_no complete runs yet_\n"
+    df = finish_table(df)
     rows, tests = [], []
     for _, r in df.iterrows():
+        params = fmt_params(r.get("params_diff"), r.get("params"))
         row = {"dataset": r["dataset"], "method": r["retriever"], "reader": r["reader"],
-               "params": r["params"] or DASH, "n": str(r["n_questions"])}
+               "params": params, "n": str(r["n_questions"])}
         for m, h in HEADLINE.items():
             row[h] = fmt_ci(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
         row["p50 ms"] = fmt_num(r.get("latency_ms_p50"))
@@ -94,18 +122,23 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
         rows.append(row)
         if not _missing(r.get("n_paired")) and r.get("n_paired"):
             t = {"dataset": r["dataset"], "method": r["retriever"], "reader": r["reader"],
-                 "params": r["params"] or DASH, "config": r["config_hash"],
+                 "params": params, "config": r["config_hash"],
                  f"vs {baseline}": r["baseline_config_hash"], "n paired": str(int(r["n_paired"]))}
             for m, h in HEADLINE.items():
-                t[h] = fmt_p(r.get(f"p_{m}"))
+                t[h] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
             tests.append(t)
     cols = ["dataset", "method", "reader", "params", "n", *HEADLINE.values(), "p50 ms", "p95 ms",
             "LLM calls/q", "LLM tok/q", "LLM s/q", "fallback", "config"]
     out = _table(rows, cols)
     if warning := fallback_warning_line(df):
         out += f"\n**Warning:** {warning}.\n"
-    out += f"\n### Paired tests against `{baseline}` (p-values, same questions)\n\n"
+    out += f"\n### Paired tests against `{baseline}` (difference in points, corrected p-value)\n\n"
     if tests:
+        out += (f"Each cell: method − `{baseline}` in points on the questions both runs scored, and in "
+                f"brackets the p-value {CORRECTION}-corrected across the {n_comparisons(df)} comparisons "
+                f"of this table (every method × metric below); ▲ / ▼: better / worse than `{baseline}` "
+                f"at corrected p < {SIGNIFICANT}. Uncorrected p-values: `p_<metric>` in leaderboard.csv, "
+                "`p` in leaderboard_long.parquet.\n\n")
         out += _table(tests, ["dataset", "method", "reader", "params", "config", f"vs {baseline}",
                               "n paired", *HEADLINE.values()])
     else:
@@ -124,7 +157,11 @@ rerun from the cache shows the same cost. `fallback` is the share of questions r
 answered by a fallback (dense ranking, an LLM step skipped after a bad reply; see
 `trace.fallback` in the run's predictions), marked ⚠ above {100 * WARN_RATE:.0f}%; – for
 runs from before it was counted. `config` is the run's config hash (`runs/<dataset>/<method>/<config>/`).
-p-values: paired bootstrap for Recall@k and F1, exact McNemar for EM, FCR, JSR and accuracy,
-on the questions both runs scored. Numbers on the bundled subsets are subset numbers.
+`params` are the hyper-parameters that differ from the method's defaults
+(`configs/retriever/<method>.yaml`; every parameter for a method without one); all of them are
+in the csv's `params`. Rows are ordered by dataset, method, reader and those parameters.
+Paired tests: paired bootstrap for Recall@k and F1, exact McNemar for EM, FCR, JSR and accuracy,
+on the questions both runs scored; their p-values are {CORRECTION}-corrected for the number of
+comparisons in each table. Numbers on the bundled subsets are subset numbers.
 
 """

@@ -59,7 +59,8 @@ def side_by_side(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
             if v is None or pd.isna(v):
                 continue
             reader = f" + reader {r['reader']}" if r["reader"] != "none" else ""
-            params = f" [{r['params']}]" if r.get("params") else ""
+            diff = r.get("params_diff") if isinstance(r.get("params_diff"), str) else r.get("params")
+            params = f" [{diff}]" if diff else ""
             rows.append({"dataset": base_dataset(r["dataset"]), "metric": metric, "origin": "hopbench",
                          "method": f"{r['retriever']}{reader}{params}", "hopbench_retriever": r["retriever"],
                          "value": 100 * float(v), "models": r.get("models", DASH),

@@ -6,8 +6,14 @@ come from predictions.jsonl, because confidence intervals and paired tests need 
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import json
 import logging
+import math
+import numbers
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +29,8 @@ METRICS = ["recall@1", "recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "f
            "em", "f1", "jsr@5", "jsr_contain@5", "accuracy"]
 # Config keys that say where things live, not what was computed: never shown as "params".
 _RETRIEVER_SKIP = {"name", "_target_"}
+# The retriever group of this checkout's Hydra configs: a method's defaults are its YAML.
+RETRIEVER_CONFIGS = Path(__file__).resolve().parents[3] / "configs" / "retriever"
 
 
 @dataclass
@@ -53,6 +61,11 @@ class Run:
         """The retriever's hyper-parameters from config.yaml (what distinguishes two configs)."""
         r = self.config.get("retriever") or {}
         return {k: v for k, v in r.items() if k not in _RETRIEVER_SKIP}
+
+    @property
+    def params_diff(self) -> dict:
+        """The hyper-parameters that differ from the method's defaults (`params_diff`)."""
+        return params_diff(self.params, self.retriever, self.config)
 
     @property
     def limit(self):
@@ -139,10 +152,156 @@ def load_runs(runs_dir: str | Path) -> list[Run]:
     return sorted(runs, key=lambda r: (r.dataset, r.retriever, r.reader, r.config_hash))
 
 
+def _fmt_value(v) -> str:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return str(v)
+
+
 def params_label(params: dict) -> str:
-    """'decay=0.5 depth=2' — short, sorted, for tables and legends."""
-    def fmt(v):
-        if isinstance(v, (dict, list)):
-            return json.dumps(v, sort_keys=True, separators=(",", ":"))
-        return str(v)
-    return " ".join(f"{k}={fmt(v)}" for k, v in sorted(params.items()))
+    """'decay=0.5 depth=2' — every parameter, sorted (the csv's `params`; see `diff_label`)."""
+    return " ".join(f"{k}={_fmt_value(v)}" for k, v in sorted(params.items()))
+
+
+# ---- a method's defaults, and the parameters of a run that differ from them ----------------
+_INTERPOLATION = re.compile(r"^\$\{([A-Za-z0-9_.]+)\}$")
+
+
+def _read_yaml(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+def _merged_yaml(name: str, config_dir: Path, seen: tuple[str, ...] = ()) -> dict | None:
+    """configs/retriever/<name>.yaml with the files of its `defaults:` list merged under it, in
+    the list's order (`_self_` where listed, else last: Hydra's rule); None when there is no file."""
+    path = config_dir / f"{name}.yaml"
+    if name in seen or not path.is_file():
+        return None
+    own = _read_yaml(path)
+    entries = own.pop("defaults", None) or []
+    if "_self_" not in entries:
+        entries = [*entries, "_self_"]
+    out: dict = {}
+    for entry in entries:
+        if entry == "_self_":
+            out.update(own)
+        elif isinstance(entry, str):
+            out.update(_merged_yaml(entry.rsplit("/", 1)[-1], config_dir, (*seen, name)) or {})
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _method_yaml(retriever: str, config_dir: str) -> dict | None:
+    return _merged_yaml(retriever, Path(config_dir))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_defaults(target: str) -> dict:
+    """Keyword defaults of the retriever class's __init__ ({} when it cannot be imported)."""
+    module, _, name = target.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        sig = inspect.signature(cls.__init__)
+    except Exception:  # noqa: BLE001 - a label must not fail because a module does not import
+        return {}
+    return {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+
+
+def method_defaults(retriever: str, config_dir: str | Path | None = None) -> dict | None:
+    """The method's default hyper-parameters: its retriever YAML (with the YAMLs it inherits),
+    without `name` / `_target_`; None when there is no YAML for it (a user's own retriever).
+    A value may be an interpolation such as '${llm.name}' (see `params_diff`)."""
+    merged = _method_yaml(retriever, str(config_dir or RETRIEVER_CONFIGS))
+    if merged is None:
+        return None
+    return {k: v for k, v in merged.items() if k not in _RETRIEVER_SKIP}
+
+
+def _default_for(retriever: str, key: str, config_dir=None):
+    """(found, value): the YAML default, else the class's __init__ default."""
+    defaults = method_defaults(retriever, config_dir)
+    if defaults is None:
+        return False, None
+    if key in defaults:
+        return True, defaults[key]
+    target = (_method_yaml(retriever, str(config_dir or RETRIEVER_CONFIGS)) or {}).get("_target_")
+    cls = _class_defaults(target) if isinstance(target, str) else {}
+    return (key in cls), cls.get(key)
+
+
+def _resolve(value, config: dict | None):
+    """'${llm.name}' looked up in the run's config; (resolved, value)."""
+    m = _INTERPOLATION.match(value) if isinstance(value, str) else None
+    if not m:
+        return (not (isinstance(value, str) and "${" in value)), value
+    node = config
+    for part in m.group(1).split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, (bool, np.bool_))
+
+
+def same_value(a, b) -> bool:
+    """Equal as hyper-parameters: 3 == 3.0, '1e-10' == 1e-10, 'False' == False (a table column
+    of mixed types stores text), but True != 1."""
+    if _is_bool(a) and isinstance(b, str) or _is_bool(b) and isinstance(a, str):
+        return str(a).lower() == str(b).lower()
+    if _is_bool(a) or _is_bool(b):
+        return _is_bool(a) and _is_bool(b) and bool(a) == bool(b)
+    if isinstance(a, str) and isinstance(b, numbers.Number) or isinstance(b, str) and isinstance(a, numbers.Number):
+        try:
+            a, b = float(a), float(b)
+        except ValueError:
+            return False
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
+    return a == b
+
+
+def params_diff(params: dict, retriever: str, config: dict | None = None, config_dir=None) -> dict:
+    """The parameters of a run whose value differs from its method's default (its retriever
+    YAML, then the class's __init__ defaults for keys the YAML does not set).
+
+    A default that interpolates another config group ('${llm.name}') is compared with the value
+    it resolves to in the run's `config`; without a config it is never shown (it follows the
+    run's LLM, which the table names elsewhere). A method without a YAML (a user's own
+    retriever) has no known defaults: every parameter is returned.
+    """
+    if method_defaults(retriever, config_dir) is None:
+        return dict(params)
+    out = {}
+    for key, value in params.items():
+        found, default = _default_for(retriever, key, config_dir)
+        if not found:
+            out[key] = value
+            continue
+        resolved, default = _resolve(default, config)
+        if resolved and not same_value(value, default):
+            out[key] = value
+    return out
+
+
+def _plain(v):
+    """numpy scalars as Python values (so 3 prints '3', not 'np.int64(3)')."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def typed_value(retriever: str, key: str, value, config_dir=None):
+    """A parameter value as its method declares it: an integral float of an integer parameter
+    (a table column with gaps made it a float) back to int."""
+    value = _plain(value)
+    if isinstance(value, float) and value.is_integer():
+        found, default = _default_for(retriever, key, config_dir)
+        if found and isinstance(default, int) and not isinstance(default, bool):
+            return int(value)
+    return value
+
+
+def diff_label(diff: dict) -> str:
+    """'decay=0.3 depth=1' for the differences from the defaults; '' when there are none."""
+    return params_label(diff)
