@@ -196,8 +196,10 @@ def execute(cfg: DictConfig) -> dict:
         services.encode_questions(todo)
         timings["query_encoding_ms_per_question"] = 1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
         try:
+            cpu0 = time.process_time()
             loop_s = answer_questions(cfg, dataset, retriever, reader, llm, todo, work, done)
             timings.update({"concurrency": question_concurrency(cfg, llm), "loop_seconds": loop_s,
+                            "loop_cpu_seconds": time.process_time() - cpu0,
                             "questions_per_minute": 60 * len(todo) / loop_s if todo and loop_s > 0 else None})
         finally:
             work.close()
