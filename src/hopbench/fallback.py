@@ -22,15 +22,31 @@ def record_fallback(trace: dict, step: str, reason: str) -> None:
     trace.setdefault(FIELD, []).append({"step": step, "reason": reason})
 
 
+# How runs written before this field recorded the same events: key -> step.
+LEGACY_KEYS = {"filter_error": "fact_filter", "ner_error": "question_entities",
+               "scoring_errors": "neighbour_scores", "tracker_error": "path_tracker",
+               "keywords_error": "question_keywords"}
+
+
 def fallbacks(trace: dict | None) -> list[dict]:
-    """The fallback entries of a trace ([] when none). A bare string, as runs written before
-    this field was a list stored a dense fallback, reads as one `DENSE` entry."""
-    value = (trace or {}).get(FIELD)
-    if not value:
-        return []
-    if isinstance(value, str):
-        return [{"step": DENSE, "reason": value}]
-    return [e for e in value if isinstance(e, dict)]
+    """The fallback entries of a trace ([] when none).
+
+    Runs written before this field was a list are read too, so the report counts their
+    fallbacks from their predictions: a bare string (a dense fallback), `dense_fallback: true`,
+    a Neo4j `query_timeout`, and the per-step `*_error` keys."""
+    trace = trace or {}
+    value = trace.get(FIELD)
+    if isinstance(value, list):
+        return [e for e in value if isinstance(e, dict)]
+    out = []
+    for key, step in LEGACY_KEYS.items():
+        if trace.get(key):
+            out.append({"step": step, "reason": str(trace[key])[:300]})
+    if isinstance(value, str) and value:
+        out.append({"step": DENSE, "reason": value})
+    elif trace.get("dense_fallback") is True or trace.get("query_timeout"):
+        out.append({"step": DENSE, "reason": "dense ranking (recorded before fallback reasons were)"})
+    return out
 
 
 def has_fallback(trace: dict | None, step: str) -> bool:

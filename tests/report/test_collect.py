@@ -195,13 +195,13 @@ def test_complete_run_without_predictions_is_an_error(toy_runs, tmp_path, capsys
 
 
 # ---- fallback rate (issue #14.2) ------------------------------------------------------------
-def test_fallback_columns_are_missing_for_old_runs_and_marked_when_high(fallback_runs, tmp_path, capsys):
+def test_fallback_columns_are_counted_for_old_runs_and_marked_when_high(fallback_runs, tmp_path, capsys):
     runs = fallback_runs
     df = collect(runs, n_resamples=200).set_index("config_hash")
     assert df.loc["ca0000000001", "n_fallback"] == 3 and df.loc["ca0000000001", "fallback_rate"] == 0.5
     assert df.loc["h10000000001", "n_fallback"] == 0 and df.loc["h10000000001", "fallback_rate"] == 0.0
-    for old in ("d0000000000a", "5a0000000001"):            # missing, not 0
-        assert pd.isna(df.loc[old, "n_fallback"]) and pd.isna(df.loc[old, "fallback_rate"])
+    for old in ("d0000000000a", "5a0000000001"):  # written before they were counted: from predictions
+        assert df.loc[old, "n_fallback"] == 0 and df.loc[old, "fallback_rate"] == 0.0
 
     results = tmp_path / "results"
     assert cli(["--runs-dir", str(runs), "--results-dir", str(results), "--resamples", "200",
@@ -212,13 +212,13 @@ def test_fallback_columns_are_missing_for_old_runs_and_marked_when_high(fallback
                        "the fallback's, not the method's): musique_toy/catrag ca0000000001 (50%)")
     csv = pd.read_csv(results / "leaderboard.csv", dtype={"n_fallback": "string"}).set_index("config_hash")
     pq = pd.read_parquet(results / "leaderboard.parquet").set_index("config_hash")
-    assert csv.loc["ca0000000001", "n_fallback"] == "3" and pd.isna(csv.loc["d0000000000a", "n_fallback"])
-    assert pq.loc["ca0000000001", "n_fallback"] == 3 and pd.isna(pq.loc["5a0000000001", "fallback_rate"])
+    assert csv.loc["ca0000000001", "n_fallback"] == "3" and csv.loc["d0000000000a", "n_fallback"] == "0"
+    assert pq.loc["ca0000000001", "n_fallback"] == 3 and pq.loc["5a0000000001", "fallback_rate"] == 0.0
     md = (results / "leaderboard.md").read_text()
     main_md = md.split("### Paired tests", 1)[0]
     assert "| 50.0% ⚠ |" in _line(main_md, "musique_toy", "catrag")
     assert "| 0.0% |" in _line(main_md, "musique_toy", "hipporag")
-    assert "| – |" in _line(main_md, "musique_toy", "dense", "d0000000000a")
+    assert "| 0.0% |" in _line(main_md, "musique_toy", "dense", "d0000000000a")
     assert "**Warning:** fallback rate above 10%" in main_md and "musique_toy/catrag ca0000000001" in main_md
     assert "marked ⚠ above 10%" in md
 

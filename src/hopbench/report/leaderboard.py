@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from hopbench.evaluate.fallbacks import fallback_summary
 from hopbench.report.runs import (
     METRICS,
     Run,
@@ -196,7 +197,9 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         row["llm_calls_per_q"] = sum(m[f"{p}_llm_calls_per_question"] for p in parts)
         row["llm_tokens_per_q"] = sum(m[f"{p}_llm_tokens_per_question"] for p in parts)
         row["llm_seconds_per_q"] = sum(m[f"{p}_llm_seconds_uncached_per_question"] for p in parts)
-    row["n_fallback"] = m.get("n_fallback")          # None: a run from before fallbacks were counted
+    if m.get("n_fallback") is None and run.predictions:  # a run from before they were counted
+        m = {**m, **fallback_summary(run.predictions)}
+    row["n_fallback"] = m.get("n_fallback")          # None: no predictions to count them from
     row["fallback_rate"] = m.get("fallback_rate")
 
     base = choose_baseline(run, runs, baseline)
