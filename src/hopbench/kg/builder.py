@@ -123,7 +123,7 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
     folder = root / "graphs" / graph_key
     if not is_complete(folder):
         # one build per graph, however many processes (Hydra jobs) need it at once
-        with exclusive(root / "graphs" / f".{graph_key}.lock", f"knowledge graph {graph_key}"):
+        with exclusive(root / "locks" / f"{graph_key}.lock", f"knowledge graph {graph_key}"):
             if not is_complete(folder):  # else built by the process this one waited for
                 return _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key,
                               inputs, root, folder, t0)
