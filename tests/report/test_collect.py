@@ -228,3 +228,15 @@ def test_no_warning_when_no_run_falls_back_often(toy_runs, tmp_path, capsys):
                 "--no-figures"]) == 0
     captured = capsys.readouterr()
     assert "warning" not in captured.err and "**Warning:**" not in captured.out
+
+
+def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
+    from hopbench.report.runs import Run
+
+    def run(retriever, metrics=None, graph=None):
+        config = {"retriever": {"name": retriever}, "graph": {"extractor": graph or "spacy"}}
+        return Run(dir=tmp_path, metrics=metrics or {}, config=config, predictions=[])
+
+    assert run("hipporag", {"graph": "openie"}).params_diff == {"graph": "openie"}
+    assert run("hipporag", graph="openie").params_diff == {"graph": "openie"}  # older run: from config
+    assert run("hipporag").params_diff == {} and run("dense", graph="openie").params_diff == {}

@@ -24,6 +24,9 @@ from hopbench.errors import DataError
 
 log = logging.getLogger(__name__)
 
+DENSE_ONLY = {"dense", "oracle"}   # retrievers that read no knowledge graph
+DEFAULT_GRAPH = "spacy"
+
 # The per-question metric keys the report knows, in display order.
 METRICS = ["recall@1", "recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10",
            "em", "f1", "jsr@5", "jsr_contain@5", "accuracy"]
@@ -63,9 +66,24 @@ class Run:
         return {k: v for k, v in r.items() if k not in _RETRIEVER_SKIP}
 
     @property
+    def graph(self) -> str | None:
+        """The knowledge graph a graph retriever read (`graph.extractor`: spacy, openie, llm), None
+        for retrievers that read none. metrics.json says so since it recorded it; for older runs
+        the dense-only methods are known by name."""
+        if "graph" in self.metrics:
+            return self.metrics["graph"]
+        if self.retriever in DENSE_ONLY:
+            return None
+        return (self.config.get("graph") or {}).get("extractor", "spacy")
+
+    @property
     def params_diff(self) -> dict:
-        """The hyper-parameters that differ from the method's defaults (`params_diff`)."""
-        return params_diff(self.params, self.retriever, self.config)
+        """The hyper-parameters that differ from the method's defaults (`params_diff`), and the
+        graph when it is not the default spaCy one (two runs that differ only by graph)."""
+        diff = params_diff(self.params, self.retriever, self.config)
+        if self.graph not in (None, DEFAULT_GRAPH):
+            diff = {"graph": self.graph, **diff}
+        return diff
 
     @property
     def limit(self):
