@@ -235,7 +235,8 @@ def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
 
     def run(retriever, metrics=None, graph=None):
         config = {"retriever": {"name": retriever}, "graph": {"extractor": graph or "spacy"}}
-        return Run(dir=tmp_path, metrics=metrics or {}, config=config, predictions=[])
+        return Run(dir=tmp_path, metrics={"retriever": retriever, **(metrics or {})}, config=config,
+                   predictions=[])
 
     assert run("hipporag", {"graph": "openie"}).params_diff == {"graph": "openie"}
     assert run("hipporag", graph="openie").params_diff == {"graph": "openie"}  # older run: from config
