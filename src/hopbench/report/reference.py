@@ -56,12 +56,12 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
         return pd.concat(frames, ignore_index=True)
 
 
-SETTINGS_KEY = ["dataset", "retriever", "reader", "limit", "models"]
+SETTINGS_KEY = ["dataset", "retriever", "reader", "n_questions", "models"]  # limit=100 of 100 is all
 
 
 def _keys(df: pd.DataFrame, params: list[str]) -> tuple[list[tuple], list[tuple]]:
     """(run keys, settings keys) of each row: the settings key is what the run computed with
-    (method, reader, question limit, models and every hyper-parameter), whatever its hash."""
+    (method, reader, questions scored, models and every hyper-parameter), whatever its hash."""
     def one(v) -> str:
         if v is None or (not isinstance(v, (str, list, dict)) and pd.isna(v)):
             return ""
