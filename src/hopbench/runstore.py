@@ -63,8 +63,7 @@ def read_rows(path: Path) -> tuple[list[dict], int, int]:
     return rows, corrupt, dupes
 
 
-class RunBusyError(Exception):
-    """Raised by `lock(wait=False)` when another process holds the run."""
+RunBusyError = Busy  # raised by `RunStore.lock(wait=False)` when another process holds the run
 
 
 class RunStore:
@@ -95,12 +94,9 @@ class RunStore:
     def lock(self, wait: bool = True):
         """Hold the run exclusively; another launch of the same run waits here (then finds it
         complete and skips it, or resumes what is left). Released when the process dies."""
-        try:
-            with exclusive(self.lock_path, str(self.dir), wait=wait):
-                self._recover_interrupted_promote()
-                yield self
-        except Busy as exc:
-            raise RunBusyError(str(exc)) from None
+        with exclusive(self.lock_path, str(self.dir), wait=wait):
+            self._recover_interrupted_promote()
+            yield self
 
     def _recover_interrupted_promote(self) -> None:
         old = self._sibling("old")
