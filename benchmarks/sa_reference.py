@@ -11,7 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import spreading_activation
+from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.kernels.passages import passage_activation_scores, rank_passages
+from hopbench.retrieve.kernels.spread import spreading_activation
 
 
 def reference_parts(r, question, mentions, k=10) -> tuple[dict, list[int]]:
@@ -25,8 +27,8 @@ def reference_parts(r, question, mentions, k=10) -> tuple[dict, list[int]]:
     res = spreading_activation(r.adjacency, idx, act, gate, decay=r.decay, steps=r.depth, threshold=r.threshold)
     t2 = time.perf_counter()
     dense = r.passage_emb @ np.asarray(q_emb, dtype=np.float64)
-    scores = rules.passage_activation_scores(r.context, res.activation, res.activated)
-    order = rules.rank_passages(scores, dense)[:k]
+    scores = passage_activation_scores(r.context, res.activation, res.activated)
+    order = rank_passages(scores, dense)[:k]
     t3 = time.perf_counter()
     enumerate_top_paths(r.adjacency, res.activation, res.activated, idx, max_hops=r.path_max_hops,
                         top=r.top_paths, budget=r.path_budget)
@@ -36,7 +38,7 @@ def reference_parts(r, question, mentions, k=10) -> tuple[dict, list[int]]:
 
 
 def enumerate_top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray, seeds: np.ndarray,
-              *, max_hops: int = rules.PATH_MAX_HOPS, top: int = rules.TOP_PATHS, budget: int = 200_000
+              *, max_hops: int = path_kernels.PATH_MAX_HOPS, top: int = path_kernels.TOP_PATHS, budget: int = 200_000
               ) -> tuple[list[tuple[list[int], float]], bool]:
     """The heaviest simple seed -> target paths through activated nodes (rule 5).
 
@@ -71,4 +73,4 @@ def enumerate_top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: n
         if not complete:
             break
     # each path has at most one reverse, so the 2*top best hold the answer
-    return rules.heaviest_distinct_paths(found, top, 2 * top), complete
+    return path_kernels.heaviest_distinct_paths(found, top, 2 * top), complete

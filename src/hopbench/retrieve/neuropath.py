@@ -68,51 +68,19 @@ import numpy as np
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.text import normalize_name
-from hopbench.retrieve.activation_rules import question_mentions
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
+from hopbench.retrieve.kernels.coref import coreference_sets, expand_with_coref
+from hopbench.retrieve.question import question_mentions
 
 
 # ---- pure steps ---------------------------------------------------------------------------
-def coreference_sets(embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8,
-                     block: int = 2048) -> list[list[int]]:
-    """coref[e] = [e] + the other entities among e's top_k by cosine (self counted) with
-    cosine >= threshold, best first (ties by index). Rows must be L2-normalised."""
-    emb = np.asarray(embeddings, dtype=np.float32)
-    n = len(emb)
-    out: list[list[int]] = []
-    k = min(top_k, n)
-    for start in range(0, n, block):
-        sims = emb[start:start + block] @ emb.T
-        for r in range(sims.shape[0]):
-            e = start + r
-            row = sims[r].astype(np.float64)
-            row[e] = np.inf  # self is always one of the top_k (faiss finds it at cosine 1)
-            if k < n:
-                cand = np.argpartition(-row, k - 1)[:k]
-            else:
-                cand = np.arange(n)
-            cand = cand[np.lexsort((cand, -row[cand]))][:k]
-            out.append([e] + [int(j) for j in cand if j != e and row[j] >= threshold])
-    return out
-
-
 def link_seeds(mention_vecs: np.ndarray, entity_embeddings: np.ndarray) -> list[int]:
     """Each mention -> the entity with the highest name cosine (first one on ties)."""
     if len(mention_vecs) == 0 or len(entity_embeddings) == 0:
         return []
     cos = np.asarray(mention_vecs, dtype=np.float64) @ np.asarray(entity_embeddings, dtype=np.float64).T
     return [int(np.argmax(row)) for row in cos]
-
-
-def expand_with_coref(entities, coref: list[list[int]]) -> list[int]:
-    """The entities and their coreference sets, first occurrence kept."""
-    out: list[int] = []
-    for e in entities:
-        for c in coref[e]:
-            if c not in out:
-                out.append(c)
-    return out
 
 
 def top_new(scores: np.ndarray, filter_k: int) -> np.ndarray:

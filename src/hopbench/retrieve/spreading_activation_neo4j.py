@@ -30,6 +30,7 @@ from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
+from hopbench.retrieve.question import question_mentions
 
 log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
 
@@ -88,7 +89,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
         self.vectors = TextVectors(services.encoder)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
-        rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+        question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     def close(self) -> None:
         if self.db is not None:
@@ -98,7 +99,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
     # -- one question ---------------------------------------------------------------------
     def parameters(self, question, k: int) -> dict:
         """Everything the query needs, as parameters (never pasted into the Cypher text)."""
-        mentions = rules.question_mentions(question.text)
+        mentions = question_mentions(question.text)
         unmatched = [m for m in mentions if self.kg.entity_index(m) is None]
         vecs = dict(zip(unmatched, self.vectors(unmatched))) if unmatched else {}
         qe = np.asarray(self.services.query_embedding(question), dtype=np.float32)
