@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/compare_mention_rules.py \
         [--datasets musique hotpotqa 2wikimultihopqa] [--questions 200]
 
-`phrases` = every spaCy named entity and noun chunk (`activation_rules.question_phrases`, the
+`phrases` = every spaCy named entity and noun chunk (`question.question_phrases`, the
 rule before 2026-11-30); `mentions` = the entity reading (`question_mentions`: non-numeric
 entities and noun chunks with a proper noun or number, stripped like the KG's entities).
 Each method runs unchanged except for which function gives its mentions, on the first N

@@ -16,7 +16,7 @@ Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset
 4. key-fact passage enhancement: seed -> passage context edges whose passage holds a kept fact
    of that seed get x `passage_multiplier` (paper: 1 + beta = 3.5);
 5. one PPR (damping 0.5) on the adapted, now directed, graph; passages ranked by PPR score.
-   The base graph is never modified (`catrag_weights.adapted_adjacency` builds a new matrix),
+   The base graph is never modified (`kernels.catrag.adapted_adjacency` builds a new matrix),
    so nothing leaks from one question into the next.
 
 With no kept fact the question falls back to dense retrieval, as HippoRAG 2 and CatRAG's code

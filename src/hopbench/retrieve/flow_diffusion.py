@@ -4,7 +4,7 @@ Paper defaults (``variant: paper``, configs/retriever/flow_diffusion.yaml): Hybr
 w̄ = H_uv·(1 + ¼(s_u + s_v)) with s = cos(node, question), T_v = deg(v), source mass
 α·ΣT with α = 50 split evenly over N = 40 seeds. Seeds (Algorithm 1): score(v) =
 max_i cos(h(w_i), h(v)) over the entities, w_i the question keywords: from the LLM when one
-is configured (`keywords: auto`), else the question phrases (`activation_rules.
+is configured (`keywords: auto`), else the question phrases (`question.
 question_phrases`), else the question itself; the N best are the seeds. An LLM reply that
 never matches its schema, or names no keyword, falls back to the question phrases, and a
 question without seeds to the dense ranking; both are recorded in ``trace["fallback"]``.

@@ -19,7 +19,7 @@ Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_e
    passages ranked by their PPR score (ties by dense cosine).
 
 Variant ``seeding: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
-each question mention (`activation_rules.question_mentions`) is linked to the entity whose
+each question mention (`question.question_mentions`) is linked to the entity whose
 name embedding is nearest, which gets weight 1 / (number of passages mentioning it); the
 passage reset and PPR are as above. No fact step, so no LLM.
 """

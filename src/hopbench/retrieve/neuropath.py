@@ -8,7 +8,7 @@ Read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) a
   the entity itself, so ``coref[e]`` = {e} + those neighbours.
 * **Seeds** (L496): LLM query NER (the shared `question_entities` prompt) -> for each mention
   the entity with the highest name-embedding cosine (argmax), expanded with its coreference
-  set. When NER returns nothing, the spaCy mentions (`activation_rules.question_mentions`)
+  set. When NER returns nothing, the spaCy mentions (`question.question_mentions`)
   are used instead; when there are no mentions either, the ranking is plain dense retrieval
   (the reference's "fallback to pure similarity").
 * **Hop loop** (L435-476, ``get_path_filtered_docs``). A *hop* is one round of
@@ -119,10 +119,27 @@ class NeuroPathRetriever(Retriever):
     needs_graph = True
     needs_llm = True
 
-    def __init__(self, *, max_hop: int = 2, filter_k: int = 30, coref_top_k: int = 5,
-                 coref_threshold: float = 0.8, dense_pool: int = 100, pruning: bool = True,
-                 completion: bool = True, one_shot: bool = False, ner: str = "llm", tracker_max_tokens: int = 200,
-                 llm_name: str | None = None) -> None:
+    def __init__(self, *,
+                 max_hop: int = 2,              # tracker calls / path length in triples (L51, script default)
+                 filter_k: int = 30,            # new paths kept per hop by cosine to the previous
+                                                #   expansion requirement (L223)
+                 coref_top_k: int = 5,          # coreference set: top-5 nearest entity names, self
+                                                #   included (faiss k=5, L116) ...
+                 coref_threshold: float = 0.8,  # ... kept when cosine >= 0.8 (L123)
+                 dense_pool: int = 100,         # dense passages appended after the path passages
+                                                #   (L509-513: top 100)
+                 pruning: bool = True,          # false = "w/o pruning" ablation (paper §4): every new
+                                                #   path goes to the tracker
+                 completion: bool = True,       # false = "w/o completion": no replay with q'; path
+                                                #   passages then the plain question's dense ranking
+                 one_shot: bool = False,        # true: a worked example in the tracker prompt (helps
+                                                #   the 1.5B local model; the reference is zero-shot)
+                 ner: str = "llm",              # query NER by the LLM (shared question_entities
+                                                #   prompt); spacy = spaCy mentions only
+                 tracker_max_tokens: int = 200,  # reply cap for the tracker (the schema bounds its
+                                                #   strings so a reply fits)
+                 llm_name: str | None = None,   # configs pass ${llm.name}: the tracker needs an LLM
+                 ) -> None:
         if max_hop < 1:
             raise HopbenchError(f"retriever.max_hop must be >= 1, got {max_hop}")
         if filter_k < 1:

@@ -1,17 +1,24 @@
 """QASA spreading activation with the semantic gate, in memory (methods.md §3).
 
-Seeds, propagation matrix, gate, passage ranking and trace paths follow
-`hopbench.retrieve.activation_rules` (shared with the Neo4j retriever); the update rule is
-`hopbench.retrieve.kernels.spreading_activation`. Hyper-parameters: decay δ (0.7), depth T
-(3 synchronous steps), threshold θ (0.01), gate on/off (the ablation).
+The method: the question's entity mentions seed entities with an activation a in (0, 1]
+(exact name match 1.0, else the nearest entity descriptions by cosine). For T synchronous
+steps every activated node u sends a(u) x δ x gate(v) along each relation edge (u, v), where
+gate(v) = the cosine of v's description and the question (no gate in the ablation); a node
+keeps the largest activation it receives, and is activated when that is at least θ.
+Passages are then ranked by the summed activation of the entities they contain, the rest by
+dense cosine; the trace keeps the heaviest seed -> target paths through activated nodes.
+Each step is a rule of `hopbench.retrieve.activation_rules`, shared with the Neo4j retriever;
+the update is `hopbench.retrieve.kernels.spread.spreading_activation`. Hyper-parameters:
+decay δ (0.7), depth T (3), threshold θ (0.01), gate on/off.
 
-A query has two parts: question analysis (`analyse`: spaCy mentions and the vectors of the
-mentions no entity name matches; every entity-seeded method pays it) and retrieval proper
-(`retrieve_with_mentions`). The second avoids every per-query pass over the whole graph:
-the vector fallback scans a quantised index with an exact float64 re-rank (`ExactTopK`), the
-gate is computed only for nodes that could pass θ (`LazyGate`), passages are scored from the
-activated entities' rows, dense cosines are taken only where they decide the top k, and the
-trace paths come from a pruned search (`activation_rules.top_paths`).
+The plain implementation of these rules, full products and plain path enumeration, is the
+test oracle tests/retrieve/sa_oracle.py. This one gives the same numbers with less work per
+query: an exact vector search over a quantised index (`kernels.topk.ExactTopK`), the gate
+computed only for nodes that could pass θ (`LazyGate`), passages scored from the activated
+entities' rows, dense cosines taken only where they decide the top k, and a pruned exact path
+search (`kernels.paths.top_paths`). `analyse` (question analysis: mentions, and the vectors
+of the ones no entity name matches) is split from `retrieve_with_mentions` (retrieval proper)
+so the benchmarks can time them apart (benchmarks/results/retrievers_*.md).
 """
 
 from __future__ import annotations
@@ -56,10 +63,20 @@ class SpreadingActivationRetriever(Retriever):
 
     needs_graph = True
 
-    def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
-                 gate: bool = True, seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
-                 top_paths: int = path_kernels.TOP_PATHS, path_max_hops: int = path_kernels.PATH_MAX_HOPS,
-                 path_budget: int = 200_000, mentions: str = "spacy", llm_name: str | None = None
+    def __init__(self, *,
+                 decay: float = 0.7,        # δ
+                 depth: int = 3,            # T synchronous steps
+                 threshold: float = 0.01,   # θ
+                 gate: bool = True,         # false: the ungated ablation
+                 seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # vector fallback: k = max(1, 5 //
+                                            #   n_mentions) entities per unmatched mention
+                 top_paths: int = path_kernels.TOP_PATHS,  # trace: heaviest seed->target paths (0: none)
+                 path_max_hops: int = path_kernels.PATH_MAX_HOPS,
+                 path_budget: int = 200_000,  # partial paths grown at most; trace.paths_complete
+                                            #   says if it was enough
+                 mentions: str = "spacy",   # spacy: question.question_mentions (as the Neo4j
+                                            #   version); llm: the LLM names the entities (needs llm=)
+                 llm_name: str | None = None,
                  ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")

@@ -43,11 +43,23 @@ class SpreadingActivationNeo4jRetriever(Retriever):
     needs_graph = True
     needs_graphdb = True
 
-    def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
-                 gate: bool = True, form: str = "apoc", seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
-                 vector_candidates: int = 100, vector_rerank_margin: int = 10,
-                 dense_candidates: int = 100,
-                 export_batch_size: int = 1000) -> None:
+    def __init__(self, *,
+                 decay: float = 0.7,            # δ
+                 depth: int = 3,                # T propagation blocks in the query
+                 threshold: float = 0.01,       # θ
+                 gate: bool = True,             # false: the ungated ablation
+                 form: str = "apoc",            # apoc: the paper's query (apoc.map.fromPairs);
+                                                #   portable: plain Cypher, no APOC
+                 seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # k = max(1, 5 // n_mentions)
+                                                #   entities per unmatched mention
+                 vector_candidates: int = 100,  # entity vector-index hits per unmatched mention (HNSW
+                                                #   is approximate: 50 missed 1 of 415 MuSiQue mentions) ...
+                 vector_rerank_margin: int = 10,  # ... of which the best k + margin are re-ranked by
+                                                #   the exact cosine
+                 dense_candidates: int = 100,   # passage vector-index hits for the dense fill (when
+                                                #   fewer than k passages are activated)
+                 export_batch_size: int = 1000,  # rows per UNWIND write when the graph is exported
+                 ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
         if form not in FORMS:
