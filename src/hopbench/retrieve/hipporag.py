@@ -18,6 +18,16 @@ Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_e
    HippoRAG adds each relation and synonym pair in both directions of an undirected graph);
    passages ranked by their PPR score (ties by dense cosine).
 
+The graph: `retriever.graph_construction` says which construction the retriever is run on, and
+``graph.construction`` follows it (configs/graph/*.yaml). ``retriever=hipporag`` asks for
+``hipporag2``, the graph HippoRAG 2's code builds from the same triples (`hopbench.kg.hipporag2`:
+triple entities only, facts deduplicated over the corpus and embedded as the tuple's string,
+edge weights as its igraph's), so with the same triples and embeddings it ranks as the
+official package does (benchmarks/compare_official_hipporag.py). ``retriever=hipporag_hb`` is
+the same retrieval on hopbench's construction (`hopbench.kg.builder`: title and NER entities as
+nodes, a fact per passage embedded as "s r o"). A graph of another construction than the one
+asked for is refused (`prepare`).
+
 Variant ``seeding: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
 each question mention (`activation_rules.question_mentions`) is linked to the entity whose
 name embedding is nearest, which gets weight 1 / (number of passages mentioning it); the
@@ -115,7 +125,8 @@ class HippoRAGRetriever(Retriever):
     def __init__(self, *, damping: float = 0.5, linking_top_k: int = 5, top_phrases: int = 5,
                  passage_node_weight: float = 0.05, filter="auto", llm_name: str | None = None,
                  seeding: str = "hipporag2", relation_weight: float = 2.0, synonym_weight: float = 2.0,
-                 context_weight: float = 1.0, ppr_tol: float = 1e-10) -> None:
+                 context_weight: float = 1.0, ppr_tol: float = 1e-10,
+                 graph_construction: str | None = None) -> None:
         if seeding not in SEEDINGS:
             raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
         if not 0.0 <= damping < 1.0:
@@ -129,9 +140,16 @@ class HippoRAGRetriever(Retriever):
         self.needs_llm = self.use_filter
         self.weights = (relation_weight, synonym_weight, context_weight)
         self.ppr_tol = ppr_tol
+        self.graph_construction = graph_construction
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
+        built = kg.manifest.get("construction", "hopbench")
+        if self.graph_construction is not None and built != self.graph_construction:
+            raise HopbenchError(
+                f"retriever.graph_construction={self.graph_construction} but the graph was built with "
+                f"graph.construction={built}: leave graph.construction to follow the retriever, or "
+                "choose the retriever of that construction (hipporag: hipporag2, hipporag_hb: hopbench)")
         self.kg, self.services = kg, services
         self.llm = services.llm if self.use_filter else None
         self.prepare_graph(kg)
