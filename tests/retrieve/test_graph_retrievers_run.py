@@ -9,7 +9,7 @@ from hydra import compose, initialize_config_dir
 
 from hopbench.run import CONFIG_DIR, execute
 
-RETRIEVERS = ["hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
+RETRIEVERS = ["hipporag", "hipporag_hb", "hipporag1", "spreading_activation", "spreading_activation_nogate",
               "flow_diffusion", "flow_diffusion_code"]
 
 
@@ -22,6 +22,8 @@ def test_execute_runs_each_graph_retriever(retriever, tmp_path, data_dir, cache_
             f"retriever={retriever}"])
     metrics = execute(cfg)
     assert metrics["n_questions"] == 3 and metrics["retriever"] == retriever
+    # retriever=hipporag is run on HippoRAG 2's own graph construction, the others on hopbench's
+    assert metrics["graph"] == ("spacy/hipporag2" if retriever == "hipporag" else "spacy")
     assert 0.0 < metrics["recall@5"] <= 1.0
     run = next(p for p in (tmp_path / "runs" / "musique_sub" / retriever).iterdir()
                if not p.name.startswith("."))  # not the run lock beside it
