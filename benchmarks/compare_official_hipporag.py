@@ -382,16 +382,19 @@ def markdown(res: dict) -> str:
     for g in res["graphs"]:
         c = g["counts"]
         o, f, h = c["official"], c["hopbench_hipporag2"], c["hopbench_construction"]
-        L += [f"## graph={g['graph']} (triples: {'spaCy extraction' if g['graph'] == 'spacy' else g['graph']})", "",
+        L += [f"## graph={g['graph']} (triples: {SOURCES.get(g['graph'], g['graph'])})", "",
               "| | official | hopbench hipporag2 | hopbench construction |", "|:--|--:|--:|--:|"]
         for key, label in (("vertices", "nodes"), ("entities", "entity nodes"), ("passages", "passage nodes"),
                            ("facts", "facts (embedded)"), ("fact_pairs", "fact pairs"),
                            ("synonym_pairs", "synonym pairs"), ("fact_and_synonym_pairs", "pairs with both"),
                            ("passage_entity_edges", "passage-entity edges"),
                            ("directed_synonym_entries", "directed synonym entries")):
-            L.append(f"| {label} | {o.get(key, '–')} | {f.get(key, '–')} | {h.get(key) if h.get(key) is not None else '–'} |")
-        L.append(f"| igraph edges (both directions of a fact or synonym pair) | {o['edges']} | | |")
+            L.append(f"| {label} | {_n(o.get(key))} | {_n(f.get(key))} | {_n(h.get(key))} |")
+        L.append(f"| igraph edges (a fact or synonym pair has one per direction) | {_n(o['edges'])} | | |")
         e = g["edges"]
+        L += ["", f"hopbench configs: hipporag `{g['hopbench_config_hashes']['hipporag']}` (graph "
+              f"`{g['graph_keys']['hipporag2']}`), hipporag_hb `{g['hopbench_config_hashes']['hipporag_hb']}` "
+              f"(graph `{g['graph_keys']['hopbench']}`): the run folders of benchmarks/hipporag_faithful_musique.sh."]
         L += ["", f"Every edge weight, official igraph (parallel edges summed) against hopbench's PPR adjacency "
               f"(2 x relation + 2 x synonym + 1 x context): {e['pairs_official']:,} vs {e['pairs_hopbench']:,} "
               f"node pairs, {e['pairs_only_official']} only official, {e['pairs_only_hopbench']} only hopbench, "
@@ -412,7 +415,9 @@ def markdown(res: dict) -> str:
                     if dk["not a tie"] else "") + ".")
         kinds = [("fact ties" if d.get("fact_tie") else "seed ties") for d in g["differing"] if d["kind"] == "tie"]
         if kinds:
-            L.append(f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity.")
+            L.append(f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
+                     f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
+                     + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie") + ".")
         L += ["", "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |", "|:--|--:|" + "--:|" * len(METRICS)]
         for name, s in g["recall"].items():
             L.append(f"| {name} | {s['recall@5']['n']} | " + " | ".join(
@@ -429,6 +434,14 @@ def markdown(res: dict) -> str:
     return "\n".join(L)
 
 
+SOURCES = {"spacy": "hopbench's spaCy extraction",
+           "openie": "HippoRAG's published gpt-3.5-turbo-1106 OpenIE file, as graph=openie reads it"}
+
+
+def _n(v) -> str:
+    return "–" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", default="musique")
@@ -440,7 +453,14 @@ def main() -> int:
     ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
                                                           str(Path.home() / ".cache" / "hopbench")))
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_hipporag"))
+    ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
     args = ap.parse_args()
+    out = Path(args.out)
+    if args.render_only:
+        text = markdown(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")))
+        out.with_suffix(".md").write_text(text, encoding="utf-8")
+        print(text)
+        return 0
     args.hash_seeds = args.hash_seeds.split(",")
     py = ensure_venv(Path(args.venv))
     res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
@@ -450,7 +470,6 @@ def main() -> int:
         print(f"== graph={g}", flush=True)
         res["graphs"].append(compare_graph(g, args, py))
     res["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     text = markdown(res)
