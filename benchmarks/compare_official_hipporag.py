@@ -26,7 +26,8 @@
    must then give the official top-10), Recall@2/5/10 and FCR@5 with paired bootstrap / exact
    McNemar tests, and the p50 retrieval time per question of both at one thread.
 
-Writes <out>.json and <out>.md. Threads: OMP/MKL/OPENBLAS_NUM_THREADS default to 1 here and in
+Writes <out>.json and <out>.md; the worker's inputs and the official package's own files (its
+embedding stores, graph pickle) go to <cache-dir>/official-hipporag/. Threads: OMP/MKL/OPENBLAS_NUM_THREADS default to 1 here and in
 the worker (set before numpy is imported), so build the graphs beforehand (the runs of
 benchmarks/hipporag_faithful_musique.sh do) rather than at one thread.
 """
@@ -447,7 +448,9 @@ def main() -> int:
     ap.add_argument("--dataset", default="musique")
     ap.add_argument("--graphs", default="spacy,openie")
     ap.add_argument("--venv", default=str(REPO / ".cache" / "official-hipporag"))
-    ap.add_argument("--work-dir", default=str(REPO / ".cache" / "official-hipporag-work"))
+    ap.add_argument("--work-dir", default=None,
+                    help="inputs and outputs of the official package (default <cache-dir>/official-hipporag: "
+                         "they hold corpus text, so not in the repository)")
     ap.add_argument("--hash-seeds", default="0,1")
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
     ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
@@ -462,6 +465,7 @@ def main() -> int:
         print(text)
         return 0
     args.hash_seeds = args.hash_seeds.split(",")
+    args.work_dir = args.work_dir or str(Path(args.cache_dir) / "official-hipporag")
     py = ensure_venv(Path(args.venv))
     res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
            "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
