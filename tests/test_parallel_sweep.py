@@ -17,7 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, reply  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-RETRIEVERS = ["spreading_activation", "hipporag", "hipporag1", "flow_diffusion"]
+# all four on hopbench's graph construction, so they share one graph (retriever=hipporag asks for
+# graph.construction=hipporag2, a graph of its own: tests/kg/test_kg_hipporag2.py)
+RETRIEVERS = ["spreading_activation", "hipporag_hb", "hipporag1", "flow_diffusion"]
 
 
 def instance(schema: dict):

@@ -134,3 +134,18 @@ def test_cost_summary_averages_llm_cost_over_all_rows():
     assert s["retrieval_llm_seconds_uncached_per_question"] == 3.0
     assert s["reader_llm_prompt_tokens_per_question"] == 25
     assert cost_summary([{"trace": {}}]) == {}
+
+
+def test_a_graph_construction_against_the_retrievers_is_refused_before_anything_is_built(tmp_path, data_dir,
+                                                                                         cache_dir):
+    from hopbench.errors import HopbenchError
+
+    cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "retriever=hipporag",
+               "retriever.filter=false", "graph.construction=hopbench")
+    with pytest.raises(HopbenchError, match="graph.construction=hopbench was set.*hipporag_hb"):
+        execute(cfg)
+    assert not (tmp_path / "runs").exists()
+    # by default the graph follows the retriever, and other retrievers keep hopbench's construction
+    assert _cfg(tmp_path, data_dir, cache_dir, "retriever=hipporag").graph.construction == "hipporag2"
+    assert _cfg(tmp_path, data_dir, cache_dir, "retriever=hipporag_hb").graph.construction == "hopbench"
+    assert _cfg(tmp_path, data_dir, cache_dir, "retriever=spreading_activation").graph.construction == "hopbench"

@@ -283,6 +283,8 @@ def _cost_scope(llm):
 def finish_metrics(cfg, dataset: Dataset, retriever: Retriever, llm, h: str, done: list[dict],
                    timings: dict, t0: float) -> dict:
     """metrics.json: the scores of every row, the run's identity, costs and software versions."""
+    from hopbench.kg.settings import graph_label
+
     metrics = aggregate(done)
     metrics.update({
         "dataset": dataset.name, "retriever": cfg.retriever.name, "config_hash": h,
@@ -291,7 +293,7 @@ def finish_metrics(cfg, dataset: Dataset, retriever: Retriever, llm, h: str, don
         **timings, "wall_seconds": time.perf_counter() - t0,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "software": software_versions(),
-        "graph": cfg.graph.get("extractor", "spacy") if retriever.needs_graph and "graph" in cfg else None,
+        "graph": graph_label(cfg.graph) if retriever.needs_graph and "graph" in cfg else None,
     })
     if retriever.needs_graphdb:  # questions whose database query timed out (dense ranking instead)
         metrics["n_query_timeouts"] = sum(1 for r in done if (r.get("trace") or {}).get("query_timeout"))

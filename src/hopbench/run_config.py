@@ -38,6 +38,13 @@ def check_run_config(cfg: DictConfig) -> None:
         v = cfg.paths.get(key)
         if not isinstance(v, str) or not v:
             raise HopbenchError(f"paths.{key} must be a folder path, got {v!r}")
+    wanted = (cfg.get("retriever") or {}).get("graph_construction")
+    built = (cfg.get("graph") or {}).get("construction")
+    if wanted is not None and built is not None and wanted != built:  # before a graph is built for nothing
+        raise HopbenchError(f"retriever={cfg.retriever.get('name')} is run on graph.construction={wanted} "
+                            f"(retriever.graph_construction), but graph.construction={built} was set: leave "
+                            "graph.construction to follow the retriever, or choose the retriever of that "
+                            "construction (hipporag: hipporag2, hipporag_hb: hopbench)")
 
 
 def redacted(obj):

@@ -241,3 +241,7 @@ def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
     assert run("hipporag", {"graph": "openie"}).params_diff == {"graph": "openie"}
     assert run("hipporag", graph="openie").params_diff == {"graph": "openie"}  # older run: from config
     assert run("hipporag").params_diff == {} and run("dense", graph="openie").params_diff == {}
+    assert run("hipporag", {"graph": "openie/hipporag2"}).params_diff == {"graph": "openie/hipporag2"}
+    older = Run(dir=tmp_path, metrics={"retriever": "hipporag"}, predictions=[],
+                config={"retriever": {"name": "hipporag"}, "graph": {"extractor": "spacy", "construction": "hipporag2"}})
+    assert older.params_diff == {"graph": "spacy/hipporag2"}

@@ -40,7 +40,7 @@ OFFLINE = offline_graph_retrievers()
 
 
 def test_discovery_finds_the_offline_graph_retrievers():
-    assert {"hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
+    assert {"hipporag", "hipporag_hb", "hipporag1", "spreading_activation", "spreading_activation_nogate",
             "flow_diffusion", "flow_diffusion_code"} <= set(OFFLINE)
     assert not {"dense", "oracle", "catrag", "neuropath", "spreading_activation_neo4j"} & set(OFFLINE)
 
@@ -51,6 +51,10 @@ def test_execute_runs_each_graph_retriever(retriever, tmp_path, data_dir, cache_
                    f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub")
     metrics = execute(cfg)
     assert metrics["n_questions"] == 3 and metrics["retriever"] == retriever
+    # retriever=hipporag is run on HippoRAG 2's own graph construction, the others on hopbench's
+    assert metrics["graph"] == ("spacy/hipporag2" if retriever == "hipporag" else "spacy")
+    # retriever=hipporag is run on HippoRAG 2's own graph construction, the others on hopbench's
+    assert metrics["graph"] == ("spacy/hipporag2" if retriever == "hipporag" else "spacy")
     assert 0.0 < metrics["recall@5"] <= 1.0
     run = next(p for p in (tmp_path / "runs" / "musique_sub" / retriever).iterdir()
                if not p.name.startswith("."))  # not the run lock beside it

@@ -134,3 +134,30 @@ def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
         one = r.retrieve(q, 10)
         assert b.passage_ids == one.passage_ids
         np.testing.assert_allclose(b.scores, one.scores, atol=1e-9)
+
+
+def test_the_graph_must_be_of_the_construction_asked_for(musique_sub, musique_kg, encoder, cache_dir, services):
+    from hopbench.kg import load_or_build
+    from hopbench.kg.hipporag2 import text_processing
+
+    with pytest.raises(HopbenchError, match="graph.construction=hopbench"):
+        _prepared(musique_kg, services, filter=False, graph_construction="hipporag2")
+    kg2 = load_or_build(musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir)
+    with pytest.raises(HopbenchError, match="graph.construction=hipporag2"):
+        _prepared(kg2, services, filter=False, graph_construction="hopbench")
+    r = _prepared(kg2, services, filter=False, graph_construction="hipporag2")
+    q = musique_sub.questions[0]
+    reset, _, trace = r.reset_vector(q)
+    want, _ = _hand_reset(kg2, services, q)  # the divisors: passages whose triples name the entity
+    np.testing.assert_allclose(reset, want, rtol=1e-9, atol=1e-12)
+    # HippoRAG.add_fact_edges: ent_node_to_chunk_ids = the passages whose triples contain the entity
+    from hopbench.kg.builder import extract_corpus, make_extractor
+    from hopbench.kg.settings import resolve_settings
+
+    records = extract_corpus(list(musique_sub.corpus), make_extractor(resolve_settings(None)), cache_dir)
+    for e in np.flatnonzero(reset[:kg2.n_entities]):
+        name = kg2.entity_names[e]
+        hand = sum(any(name in (text_processing(t[0]), text_processing(t[2])) for t in records[p.id].triples)
+                   for p in musique_sub.corpus)
+        assert r.passage_counts[e] == hand
+    assert all(kg2.fact_text(i).startswith("('") for i in range(kg2.n_facts))

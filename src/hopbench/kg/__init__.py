@@ -21,6 +21,9 @@ What a retriever reads (E entities, P passages, F facts; all embeddings L2-norma
   ``entities_of_passage(j)``, ``entity_passage_counts()``.
 * ``kg.adjacency(relation=1, synonym=1, context=1)``: one symmetric (E+P)x(E+P) CSR with
   per-type multipliers (HippoRAG 2's effective weights: relation=2, synonym=2, context=1).
+* ``graph.construction=hipporag2`` (`hopbench.kg.hipporag2`): the graph HippoRAG 2's code builds;
+  there relation/synonym hold half of HippoRAG's per-pair weight of each type (a synonym entry
+  replaces the fact count of its direction) and facts embed as the tuple's string.
 * ``kg.to_networkx()``; ``kg.failed_passages``; ``kg.manifest`` (inputs, counts, timings).
 """
 

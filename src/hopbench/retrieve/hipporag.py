@@ -18,6 +18,16 @@ Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_e
    HippoRAG adds each relation and synonym pair in both directions of an undirected graph);
    passages ranked by their PPR score (ties by dense cosine).
 
+The graph: `retriever.graph_construction` says which construction the retriever is run on, and
+``graph.construction`` follows it (configs/graph/*.yaml). ``retriever=hipporag`` asks for
+``hipporag2``, the graph HippoRAG 2's code builds from the same triples (`hopbench.kg.hipporag2`:
+triple entities only, facts deduplicated over the corpus and embedded as the tuple's string,
+edge weights as its igraph's), so with the same triples and embeddings it ranks as the
+official package does (benchmarks/compare_official_hipporag.py). ``retriever=hipporag_hb`` is
+the same retrieval on hopbench's construction (`hopbench.kg.builder`: title and NER entities as
+nodes, a fact per passage embedded as "s r o"). A graph of another construction than the one
+asked for is refused (`prepare`).
+
 Variant ``seeding: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
 each question mention (`question.question_mentions`) is linked to the entity whose
 name embedding is nearest, which gets weight 1 / (number of passages mentioning it); the
@@ -219,6 +229,7 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
     component's reset vector, then PPR. ``**seeding_settings``: `HippoRAGSeeding`'s."""
 
     needs_graph = True
+    unlisted = ("graph_construction",)
 
     def __init__(self, *,
                  damping: float = 0.5,           # PPR damping d (HippoRAG 2: 0.5)
@@ -228,6 +239,8 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
                  synonym_weight: float = 2.0,    #   2 x synonym cosine,
                  context_weight: float = 1.0,    #   1 per passage-entity edge
                  ppr_tol: float = 1e-10,
+                 graph_construction: str | None = None,  # the graph.construction this runs on
+                                                 #   (None: any); hipporag.yaml: hipporag2
                  **seeding_settings) -> None:
         super().__init__(seeding, **seeding_settings)
         if not 0.0 <= damping < 1.0:
@@ -236,8 +249,15 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
         self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
         self.context_weight = context_weight
         self.ppr_tol = ppr_tol
+        self.graph_construction = graph_construction
 
     def prepare(self, kg, services: Services) -> None:
+        built = kg.manifest.get("construction", "hopbench")
+        if self.graph_construction is not None and built != self.graph_construction:
+            raise HopbenchError(
+                f"retriever.graph_construction={self.graph_construction} but the graph was built with "
+                f"graph.construction={built}: leave graph.construction to follow the retriever, or "
+                "choose the retriever of that construction (hipporag: hipporag2, hipporag_hb: hopbench)")
         super().prepare(kg, services)
         self.prepare_graph(kg)
 

@@ -41,6 +41,9 @@ class Configurable:
     (retrievers and the components they share, such as `hipporag.HippoRAGSeeding`)."""
 
     pinned: dict = {}  # settings of the next constructor in the MRO that this class passes itself
+    # Settings the schema leaves out: they enter a config, and its run hash, only where a YAML
+    # sets them, so adding one did not change the hash of any run made before it.
+    unlisted: tuple = ()
 
 
 def settings(cls: type) -> dict:
@@ -54,6 +57,8 @@ def settings(cls: type) -> dict:
     forwards = False
     for p in inspect.signature(init).parameters.values():
         if p.kind is inspect.Parameter.KEYWORD_ONLY:
+            if p.name in getattr(cls, "unlisted", ()):
+                continue
             if p.default is inspect.Parameter.empty:
                 raise TypeError(f"{cls.__qualname__}: setting {p.name!r} has no default")
             out[p.name] = p.default

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Issue #15 part 2: HippoRAG 2 as its authors' code computes it (retriever=hipporag, graph
+# construction hipporag2) and hopbench's variant (retriever=hipporag_hb, hopbench construction)
+# on the MuSiQue subset, on the spaCy and on the published OpenIE triples, fact filter off (no LLM);
+# dense as the baseline. Then the comparison with the official package
+# (benchmarks/compare_official_hipporag.py -> benchmarks/results/official_hipporag.{json,md}).
+#
+#   RUNS=/work/runs-hippo CACHE=~/.cache/hopbench DATA=../shared/datasets \
+#       nice benchmarks/hipporag_faithful_musique.sh > hipporag_faithful.log 2>&1 &
+set -euo pipefail
+RUNS=${RUNS:-runs}
+CACHE=${CACHE:-$HOME/.cache/hopbench}
+DATA=${DATA:-../shared/datasets}
+PY=${PYTHON:-python3}
+common=(dataset=musique "paths.runs_dir=$RUNS" "paths.cache_dir=$CACHE" "paths.data_dir=$DATA" progress=false)
+
+$PY -m hopbench.run "${common[@]}" retriever=dense
+for graph in spacy openie; do
+  for r in hipporag hipporag_hb; do
+    echo "== graph=$graph retriever=$r"
+    $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=$r" retriever.filter=false
+  done
+done
+HOPBENCH_DATA_DIR=$DATA HOPBENCH_CACHE_DIR=$CACHE $PY benchmarks/compare_official_hipporag.py \
+    --dataset musique --graphs spacy,openie --out "${OUT:-benchmarks/results/official_hipporag}"

@@ -1,0 +1,245 @@
+"""`graph.construction: hipporag2`: the graph HippoRAG 2's own code builds from the same triples.
+
+Read from OSU-NLP-Group/HippoRAG (PyPI ``hipporag==2.0.0a4``), ``src/hipporag/HippoRAG.py``
+``index`` / ``add_fact_edges`` / ``add_passage_edges`` / ``add_synonymy_edges`` /
+``add_new_edges`` and ``utils/misc_utils.py``, ``utils/llm_utils.py``, ``utils/embed_utils.py``;
+this is an independent implementation of that behaviour on hopbench's `KnowledgeGraph`:
+
+* a passage's triples: those of exactly three items, each made a string, duplicates dropped in
+  order (``filter_invalid_triples``, on the raw strings); then every item, the relation too,
+  goes through ``text_processing``: lower-case, every character outside ``[A-Za-z0-9 ]`` a
+  space, outer spaces stripped (inner runs of spaces are kept, non-ASCII letters become spaces,
+  a name can become empty);
+* entity nodes: the subjects and objects of those triples, nothing else (no titles, no NER
+  entities outside a triple), in sorted order (``np.unique``); passage nodes after them;
+* facts: the distinct processed ``(s, r, o)`` tuples over the corpus (``flatten_facts``); the
+  text embedded for a fact is the string of the Python tuple, ``"('s', 'r', 'o')"``;
+  here facts are in order of first occurrence (HippoRAG's is a set's order);
+* relation edges: +1 to (s, o) and to (o, s) for every processed triple of every passage, so a
+  fact in three passages weighs 3 and two triples that become equal once processed count twice;
+  s == o adds no edge (``add_new_edges`` skips self-loops) but is still a fact;
+* passage-entity edges: weight 1 between a passage and each subject/object of its triples,
+  which are also the passages an entity's seed weight is divided by (``ent_node_to_chunk_ids``);
+* synonym edges: for every entity with more than 2 ASCII alphanumerics, its nearest entities
+  by cosine of the name embeddings (k = 2047 candidates, any entity but itself and the empty
+  name), best first, while the cosine is >= threshold and no more than `max_neighbors` have
+  been kept before it (the loop breaks on ``num_nns > 100``, so up to 101 are kept). Each is a
+  *directed* entry ``(u, v) = cosine`` that replaces a fact count already in that direction.
+
+HippoRAG puts every directed entry into an undirected igraph, so the PPR weight of a pair is
+the sum of its two directions. `relation` and `synonym` hold half of each type's share of that
+sum: with `KnowledgeGraph.adjacency(relation=2, synonym=2, context=1)` (the hipporag retriever's
+weights) the matrix is HippoRAG's. For a pair without synonym entries relation = the fact
+count; for a pair found from both sides synonym = the cosine; a synonym found from one side
+only (the other name too short) gives cosine / 2 and keeps half the fact count.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from hopbench.data.schema import Passage
+from hopbench.errors import HopbenchError
+from hopbench.kg.extraction import PassageExtraction
+from hopbench.kg.graph import KnowledgeGraph
+
+CONSTRUCTION = "hipporag2"
+KNN_TOP_K = 2047  # BaseConfig.synonymy_edge_topk
+FACT_TEXT = "tuple"  # KnowledgeGraph.fact_text: the str() of the processed (s, r, o) tuple
+
+_NOT_KEPT = re.compile(r"[^A-Za-z0-9 ]")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def text_processing(text) -> str:
+    """HippoRAG's `text_processing` of one item: lower-case, [^A-Za-z0-9 ] to spaces, strip."""
+    if not isinstance(text, str):
+        text = str(text)
+    return _NOT_KEPT.sub(" ", text.lower()).strip()
+
+
+def valid_triples(triples) -> list[list[str]]:
+    """HippoRAG's `filter_invalid_triples`: three items, as strings, first occurrence kept."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for t in triples:
+        if len(t) != 3:
+            continue
+        t = [str(x) for x in t]
+        if tuple(t) not in seen:
+            seen.add(tuple(t))
+            out.append(t)
+    return out
+
+
+def fact_string(s: str, r: str, o: str) -> str:
+    """The text HippoRAG embeds for a fact: ``str(fact)`` of the tuple."""
+    return str((s, r, o))
+
+
+def directed_synonyms(embeddings: np.ndarray, names: list[str], threshold: float = 0.8,
+                      max_neighbors: int = 100, min_alnum_chars: int = 3, top_k: int = KNN_TOP_K,
+                      block: int = 1000) -> dict[tuple[int, int], float]:
+    """`add_synonymy_edges`: {(u, v): cosine} for each query entity u and each kept neighbour v."""
+    n = len(names)
+    out: dict[tuple[int, int], float] = {}
+    if n == 0:
+        return out
+    x = np.asarray(embeddings, dtype=np.float32)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12))  # retrieve_knn normalises
+    alnum = [len(_NOT_ALNUM.sub("", nm)) for nm in names]
+    queries = np.array([i for i in range(n) if alnum[i] >= min_alnum_chars], dtype=np.int64)
+    empty = np.array([nm == "" for nm in names])
+    k = min(top_k, n)
+    for start in range(0, len(queries), block):
+        q = queries[start:start + block]
+        sims = x[q] @ x.T
+        for row, u in enumerate(q):
+            s = sims[row]
+            cand = np.flatnonzero(s >= threshold)
+            if len(cand) > k:  # only the top_k nearest are candidates
+                cand = cand[np.argsort(-s[cand], kind="stable")[:k]]
+            cand = cand[np.argsort(-s[cand], kind="stable")]
+            kept = 0
+            for v in cand:
+                if kept > max_neighbors:
+                    break
+                if v != u and not empty[v]:
+                    out[(int(u), int(v))] = float(s[v])
+                    kept += 1
+    return out
+
+
+def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtraction], encoder,
+                       settings: dict, passage_emb: np.ndarray, *, describe, batch_size, timed,
+                       encode_unique, composed, llm=None, timings: dict | None = None) -> KnowledgeGraph:
+    """The hipporag2 graph (module docstring). The builder passes its description, batching and
+    timing helpers so descriptions and embeddings are made as for every graph."""
+    timings = {} if timings is None else timings
+    t = time.perf_counter()
+    failed, n_empty = [], 0
+    chunk_triples: list[list[tuple[str, str, str]]] = []
+    surfaces: dict[str, tuple[int, str]] = {}  # processed name -> (first passage, raw surface)
+    for p_idx, passage in enumerate(corpus):
+        rec = records.get(passage.id)
+        if rec is None:
+            raise HopbenchError(f"no extraction record for passage {passage.id} ({passage.title!r})")
+        if rec.status != "ok":
+            failed.append(passage.id)
+        if not passage.text.strip():
+            n_empty += 1
+        rows = []
+        for raw in valid_triples(rec.triples):
+            s, r, o = (text_processing(x) for x in raw)
+            rows.append((s, r, o))
+            surfaces.setdefault(s, (p_idx, raw[0]))
+            surfaces.setdefault(o, (p_idx, raw[2]))
+        chunk_triples.append(rows)
+
+    names = sorted(surfaces)
+    index = {nm: i for i, nm in enumerate(names)}
+    n_ent, n_pas = len(names), len(corpus)
+    facts: dict[tuple[str, str, str], int] = {}  # processed tuple -> first passage
+    counts: dict[tuple[int, int], int] = {}
+    ctx_rows, ctx_cols = [], []
+    for p_idx, rows in enumerate(chunk_triples):
+        ents: set[int] = set()
+        for s, r, o in rows:
+            facts.setdefault((s, r, o), p_idx)
+            si, oi = index[s], index[o]
+            ents.update((si, oi))
+            if si != oi:
+                key = (min(si, oi), max(si, oi))
+                counts[key] = counts.get(key, 0) + 1
+        for e in sorted(ents):
+            ctx_rows.append(p_idx)
+            ctx_cols.append(e)
+    fact_list = list(facts)
+    f_s = np.array([index[f[0]] for f in fact_list], dtype=np.int64)
+    f_r = [f[1] for f in fact_list]
+    f_o = np.array([index[f[2]] for f in fact_list], dtype=np.int64)
+    f_p = np.array([facts[f] for f in fact_list], dtype=np.int64)
+    context = sp.csr_matrix((np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)),
+                            shape=(n_pas, n_ent))
+    timings["assemble"] = time.perf_counter() - t
+
+    labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
+    first_seen = [surfaces[nm] for nm in names]
+    descriptions, described_facts = describe(corpus, names, labels, first_seen, f_s, f_r, f_o,
+                                             settings["description"], llm, timings)
+    fact_texts = [fact_string(*f) for f in fact_list]
+    with batch_size(encoder, settings["short_text_batch_size"]):
+        with timed(timings, "embed_entities"):
+            entity_emb = encoder.encode(names, desc="entities")
+        with timed(timings, "embed_facts"):
+            fact_emb = encode_unique(encoder, fact_texts, "facts")
+        with timed(timings, "embed_descriptions"):
+            if settings["description"]["embedding"] == "composed":
+                desc_emb = composed(entity_emb, fact_emb, passage_emb, described_facts,
+                                    np.array([p for p, _ in first_seen], dtype=np.int64))
+            else:
+                desc_emb = encode_unique(encoder, descriptions, "descriptions")
+
+    syn_cfg = settings["synonym"]
+    with timed(timings, "synonyms"):
+        syn = directed_synonyms(entity_emb, names, threshold=float(syn_cfg["threshold"]),
+                                max_neighbors=int(syn_cfg["max_neighbors"]),
+                                min_alnum_chars=int(syn_cfg["min_alnum_chars"]))
+    relation, synonym, overwritten = split_weights(counts, syn, n_ent)
+
+    title_entity = np.array([index.get(text_processing(p.title), -1) for p in corpus], dtype=np.int64)
+    fact_pairs = len(counts)
+    syn_pairs = len({(min(u, v), max(u, v)) for u, v in syn})
+    manifest = {
+        "construction": CONSTRUCTION, "fact_text": FACT_TEXT,
+        "counts": {"entities": n_ent, "passages": n_pas, "facts": len(fact_list),
+                   "relation_edges": int(relation.nnz // 2), "synonym_edges": int(synonym.nnz // 2),
+                   "context_edges": int(context.nnz), "failed_passages": len(failed),
+                   "empty_passages": n_empty, "unique_fact_texts": len(set(fact_texts)),
+                   "fact_pairs": fact_pairs, "synonym_pairs": syn_pairs,
+                   "directed_synonym_entries": len(syn), "fact_directions_overwritten": overwritten,
+                   "llm_descriptions": timings.pop("llm_descriptions", 0),
+                   "llm_description_failures": timings.pop("llm_description_failures", 0)},
+    }
+    return KnowledgeGraph(
+        entity_names=names, entity_labels=labels, entity_descriptions=descriptions,
+        passage_ids=[p.id for p in corpus], fact_subject=f_s, fact_relation=f_r, fact_object=f_o,
+        fact_passage=f_p, entity_embeddings=entity_emb, description_embeddings=desc_emb,
+        passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,
+        context=context, passage_title_entity=title_entity, failed_passages=failed, manifest=manifest,
+    )
+
+
+def split_weights(counts: dict[tuple[int, int], int], syn: dict[tuple[int, int], float], n: int
+                  ) -> tuple[sp.csr_matrix, sp.csr_matrix, int]:
+    """(relation, synonym, fact directions overwritten): symmetric matrices whose doubled sum is
+    HippoRAG's undirected weight, the sum over both directions of
+    ``synonym score if the direction has one else fact count`` (module docstring)."""
+    rel_w: dict[tuple[int, int], float] = {}
+    syn_w: dict[tuple[int, int], float] = {}
+    overwritten = 0
+    for (a, b), c in counts.items():
+        kept = sum((u, v) not in syn for u, v in ((a, b), (b, a)))
+        overwritten += 2 - kept
+        if kept:
+            rel_w[(a, b)] = c * kept / 2.0
+    for (u, v), score in syn.items():
+        key = (min(u, v), max(u, v))
+        syn_w[key] = syn_w.get(key, 0.0) + score / 2.0
+
+    def sym(d: dict[tuple[int, int], float]) -> sp.csr_matrix:
+        if not d:
+            return sp.csr_matrix((n, n), dtype=np.float32)
+        keys = np.array(list(d), dtype=np.int64)
+        vals = np.array(list(d.values()), dtype=np.float32)
+        rows = np.concatenate([keys[:, 0], keys[:, 1]])
+        cols = np.concatenate([keys[:, 1], keys[:, 0]])
+        m = sp.csr_matrix((np.concatenate([vals, vals]), (rows, cols)), shape=(n, n))
+        m.sort_indices()
+        return m
+
+    return sym(rel_w), sym(syn_w), overwritten
