@@ -1,0 +1,50 @@
+"""Retriever settings have one source (hopbench.retrieve.registry): the constructor."""
+
+from __future__ import annotations
+
+import inspect
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from hopbench.retrieve.catrag import CatRAGRetriever
+from hopbench.retrieve.hipporag import HippoRAGRetriever, HippoRAGSeeding
+from hopbench.retrieve.registry import settings
+from hopbench.run import CONFIG_DIR
+
+
+def _retriever_cfg(name: str, *overrides: str) -> dict:
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        cfg = compose("config", overrides=[f"retriever={name}", *overrides])
+    return OmegaConf.to_container(cfg.retriever, resolve=True)
+
+
+def test_settings_are_the_keyword_defaults_and_those_passed_on():
+    s = settings(HippoRAGRetriever)
+    assert s["damping"] == 0.5 and s["ppr_tol"] == 1e-10
+    seeding = inspect.signature(HippoRAGSeeding.__init__).parameters
+    assert s["top_phrases"] == seeding["top_phrases"].default  # passed on by **seeding_settings
+
+
+def test_pinned_and_unlisted_settings_are_not_in_the_schema():
+    assert "graph_construction" not in settings(HippoRAGRetriever)  # unlisted
+    assert set(CatRAGRetriever.pinned) & set(settings(CatRAGRetriever)) == set()
+
+
+def test_a_composed_config_holds_every_setting_and_an_unlisted_one_only_where_set():
+    hipporag = _retriever_cfg("hipporag", "llm=none")
+    expected = settings(HippoRAGRetriever)
+    assert {k: hipporag[k] for k in expected if k != "llm_name"} == \
+        {k: v for k, v in expected.items() if k != "llm_name"}
+    assert hipporag["graph_construction"] == "hipporag2"
+    assert _retriever_cfg("hipporag_hb")["graph_construction"] == "hopbench"
+    for other in ("hipporag1", "catrag", "flow_diffusion_code"):
+        assert "graph_construction" not in _retriever_cfg(other, "llm=none")
+
+
+def test_the_graph_construction_follows_the_retriever():
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        for name, construction in (("hipporag", "hipporag2"), ("hipporag_hb", "hopbench"),
+                                   ("catrag", "hopbench"), ("dense", "hopbench")):
+            cfg = compose("config", overrides=[f"retriever={name}"])
+            assert cfg.graph.construction == construction, name
