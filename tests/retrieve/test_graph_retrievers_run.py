@@ -7,7 +7,8 @@ import json
 import pytest
 from hydra import compose, initialize_config_dir
 
-from hopbench.run import CONFIG_DIR, execute
+from hopbench.paths import CONFIG_DIR
+from hopbench.runner import execute
 
 RETRIEVERS = ["hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
               "flow_diffusion", "flow_diffusion_code"]
