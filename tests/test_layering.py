@@ -1,7 +1,8 @@
 """The import layering: the entry points import the library, never the reverse.
 
     entry points   hopbench.run (Hydra), hopbench.cli (console script, subcommands)
-    assembly       hopbench.runner (execute), hopbench.compose (config -> objects), question_loop
+    assembly       hopbench.runner (execute), hopbench.compose (config -> objects), question_loop,
+                   runstore, run_config
     library        data, embed, llm, kg, graphdb, retrieve, read, evaluate, report
     foundation     paths, records, fallback, errors, atomic, locks, ...
 
@@ -18,7 +19,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "hopbench"
 ENTRY_POINTS = {"hopbench.run", "hopbench.cli"}
-ASSEMBLY = {"hopbench.runner", "hopbench.compose"}
+ASSEMBLY = {"hopbench.runner", "hopbench.compose", "hopbench.question_loop", "hopbench.runstore",
+            "hopbench.run_config"}
 LIBRARY = ("data", "embed", "llm", "kg", "graphdb", "retrieve", "read", "evaluate", "report")
 
 
