@@ -71,9 +71,8 @@ def _config_errors() -> tuple[type[Exception], ...]:
 # ---- kg-stats, kg-export -------------------------------------------------------------------
 def kg_stats(argv: list[str]) -> int:
     """Compose the run config from Hydra overrides, load or build the graph, print its statistics."""
-    from hopbench.compose import build_dataset, build_encoder, build_llm, load_config
+    from hopbench.compose import build_dataset, build_encoder, build_graph, build_llm, load_config
     from hopbench.kg import stats
-    from hopbench.kg.builder import load_or_build
 
     as_json = "--json" in argv
     overrides = [a for a in argv if a != "--json"]
@@ -85,7 +84,7 @@ def kg_stats(argv: list[str]) -> int:
         dataset = build_dataset(cfg)
         llm = build_llm(cfg) if cfg.graph.get("extractor") == "llm" or \
             cfg.graph.get("description", {}).get("source") == "llm" else None
-        kg = load_or_build(dataset, cfg.graph, encoder=build_encoder(cfg), llm=llm, cache_dir=cfg.paths.cache_dir)
+        kg = build_graph(cfg, dataset, build_encoder(cfg), llm)
     except _config_errors() as exc:
         print(f"hopbench kg-stats: error: {exc}", file=sys.stderr)
         return 2
