@@ -40,8 +40,8 @@ from hopbench.embed import Encoder  # noqa: E402
 from hopbench.graphdb.connection import GraphDBSettings, connect  # noqa: E402
 from hopbench.graphdb.export import ensure_exported, export_graph  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve import activation_rules as rules  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
+from hopbench.retrieve.question import question_mentions  # noqa
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever  # noqa: E402
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever  # noqa: E402
 
@@ -87,13 +87,13 @@ def bench_dataset(name, args, encoder, db):
     print(f"{name}: {kg.n_entities} entities, {kg.n_passages} passages, {report.relations} relation pairs; "
           f"export {report.seconds:.1f} s, export check {check_ms:.0f} ms", flush=True)
 
-    mentions = {q.id: rules.question_mentions(q.text) for q in ds.questions}  # warm spaCy
+    mentions = {q.id: question_mentions(q.text) for q in ds.questions}  # warm spaCy
     for gate in (True, False):
         mem = SpreadingActivationRetriever(gate=gate, depth=args.depth, top_paths=0)
         mem.prepare(kg, services)
         mem_ms, mention_ms, mem_top = [], [], {}
         for q in ds.questions:
-            mentions[q.id], m_ms = timed(rules.question_mentions, q.text)
+            mentions[q.id], m_ms = timed(question_mentions, q.text)
             r, ms = timed(mem.retrieve, q, K)
             mem_ms.append(ms - m_ms)
             mention_ms.append(m_ms)

@@ -41,9 +41,9 @@ from hopbench.atomic import write_json, write_text  # noqa: E402
 from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
 from hopbench.paths import CONFIG_DIR  # noqa: E402
-from hopbench.retrieve import activation_rules as rules  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
-from hopbench.retrieve.kernels import personalized_pagerank  # noqa: E402
+from hopbench.retrieve.kernels.ppr import personalized_pagerank  # noqa: E402
+from hopbench.retrieve.question import question_mentions  # noqa
 
 RETRIEVERS = ["dense", "hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
               "flow_diffusion", "flow_diffusion_code"]
@@ -201,7 +201,7 @@ def split_timings(r, qs, kg) -> dict:
     all_mentions, got_ids = [], []
     for q in qs:
         t0 = time.perf_counter()
-        mentions = rules.question_mentions(q.text)
+        mentions = question_mentions(q.text)
         t1 = time.perf_counter()
         unmatched = [m for m in mentions if kg.entity_index(m) is None]
         if unmatched:
@@ -220,7 +220,7 @@ def split_timings(r, qs, kg) -> dict:
         got_ids.append(got.passage_ids)
     same = 0
     for q, mentions, ids in zip(qs, all_mentions, got_ids):
-        rules.question_mentions(q.text)  # the run's cache state before retrieval
+        question_mentions(q.text)  # the run's cache state before retrieval
         c4 = time.process_time()
         rp, order = reference_parts(r, q, mentions, 10)
         cpu_ref.append(time.process_time() - c4)

@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/compare_mention_rules.py \
         [--datasets musique hotpotqa 2wikimultihopqa] [--questions 200]
 
-`phrases` = every spaCy named entity and noun chunk (`activation_rules.question_phrases`, the
+`phrases` = every spaCy named entity and noun chunk (`question.question_phrases`, the
 rule before 2026-11-30); `mentions` = the entity reading (`question_mentions`: non-numeric
 entities and noun chunks with a proper noun or number, stripped like the KG's entities).
 Each method runs unchanged except for which function gives its mentions, on the first N
@@ -32,10 +32,10 @@ from hopbench.atomic import write_json, write_text  # noqa: E402
 from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.evaluate.metrics import retrieval_metrics  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve import activation_rules as rules  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
+from hopbench.retrieve.question import question_mentions, question_phrases  # noqa
 
-RULES = {"phrases": rules.question_phrases, "mentions": rules.question_mentions}
+RULES = {"phrases": question_phrases, "mentions": question_mentions}
 METHODS = ["spreading_activation", "spreading_activation_nogate", "hipporag1", "flow_diffusion"]
 METRICS = ("recall@2", "recall@5", "fcr@5")
 
@@ -72,7 +72,7 @@ def main() -> None:
         services = Services(dataset=ds, encoder=encoder)
         qs = [q for q in ds.questions if q.retrieval_scorable][:args.questions]
         services.encode_questions(qs)
-        n_generic = sum(not rules.question_mentions(q.text) for q in qs)
+        n_generic = sum(not question_mentions(q.text) for q in qs)
         for name in METHODS:
             r = build_retriever(compose_cfg(ds_name, name))
             r.prepare(kg, services)

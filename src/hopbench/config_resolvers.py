@@ -1,4 +1,7 @@
-"""OmegaConf resolvers the Hydra configs use (registered once, on import).
+"""OmegaConf resolvers and structured configs the Hydra configs use (registered once, on import).
+
+`hopbench.retrieve.registry.register_configs`: ``retriever/schema/<Class>``, every retriever's
+settings with their defaults, read from its constructor (configs/retriever/*.yaml start from it).
 
 `hopbench.dataset_name`: a dataset group's name only for its own bundled file. A user who points
 `dataset=musique` at their own questions file gets runs filed under `musique-<file stem>`,
@@ -28,6 +31,9 @@ def dataset_name(group: str, questions_path, bundled_path) -> str:
 def register() -> None:
     if not OmegaConf.has_resolver("hopbench.dataset_name"):
         OmegaConf.register_new_resolver("hopbench.dataset_name", dataset_name)
+    from hopbench.retrieve.registry import register_configs
+
+    register_configs()
 
 
 register()

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from hopbench.graphdb.export import ensure_exported
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import spreading_activation
+from hopbench.retrieve.kernels.passages import passage_activation_scores
+from hopbench.retrieve.kernels.spread import spreading_activation
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
@@ -87,7 +87,7 @@ def test_neo4j_query_equals_in_memory_method(form, gate, depth, graphdb, exporte
                                    [expected[n] for n in names], rtol=RTOL, err_msg=q.id)
         got, want = [r["id"] for r in out["ranked"][:K]], mem.retrieve(q, K).passage_ids
         if got != want:
-            scores = rules.passage_activation_scores(mem.context, res.activation, res.activated)
+            scores = passage_activation_scores(mem.context, res.activation, res.activated)
             dense = mem.passage_emb @ np.asarray(musique_services.query_embedding(q), dtype=np.float64)
             assert same_up_to_ties(got, want, kg, scores, dense), (q.id, got, want)
             n_swapped += 1

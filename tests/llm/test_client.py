@@ -216,3 +216,25 @@ def test_a_reply_cut_off_at_max_tokens_says_so_and_is_a_format_error(scripted, m
     assert "not valid JSON" in exc.value.problem
     assert exc.value.problem.endswith("(the reply was cut off at max_tokens)")
     assert len(llm.cache) == 0
+
+
+def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(scripted, make_client):
+    """A shared SDK client serialises concurrent requests on its pool lock; one per thread does not."""
+    import threading
+
+    srv = scripted(respond=lambda body: reply('{"answer": "x"}'))
+    llm = make_client(srv.base_url, cache=False)
+    seen = []
+
+    def ask():
+        llm.chat_json(MSGS, SCHEMA, schema_name="qa")
+        seen.append(llm._api)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(a) for a in seen}) == 3 and len(srv.requests) == 3
+    llm.close()
+    assert all(a.is_closed() for a in seen)

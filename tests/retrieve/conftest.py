@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# Test helpers next to this file (sa_oracle; --import-mode=importlib adds no paths).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopbench.retrieve.base import Services
 

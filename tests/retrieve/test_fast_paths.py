@@ -5,49 +5,37 @@ the kernel the same activations as the full gate, on the real MuSiQue sub-corpus
 
 from __future__ import annotations
 
-import heapq
 import itertools
 
 import numpy as np
 import pytest
+import sa_oracle
 import scipy.sparse as sp
 
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import (
+from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.kernels._csr import as_csr
+from hopbench.retrieve.kernels.passages import (
+    entity_passages,
+    passage_activation_scores,
+    passage_scores_from_entities,
+    rank_passages,
+    top_passages,
+)
+from hopbench.retrieve.kernels.spread import (
+    UPPER_SLACK,
     Int8Rows,
     LazyGate,
     semantic_gate,
     spreading_activation,
     unit_rows,
 )
-from hopbench.retrieve.kernels._csr import as_csr
-from hopbench.retrieve.kernels.spread import UPPER_SLACK
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 
 
 def enumerate_top_paths(adj, activation, activated, seeds, max_hops=4, top=30):
-    """Reference for rule 5: every simple seed -> target path through activated nodes, by DFS,
-    weight summed in node order; the heaviest 2*top by (weight desc, node sequence), reverses dropped."""
-    act = np.where(activated, activation, 0.0)
-    found = []
-    for s in (int(s) for s in seeds if activated[s]):
-        stack = [((s,), float(act[s]))]
-        while stack:
-            path, total = stack.pop()
-            for v in adj.indices[adj.indptr[path[-1]]:adj.indptr[path[-1] + 1]]:
-                v = int(v)
-                if not activated[v] or v in path:
-                    continue
-                p2, t2 = path + (v,), total + float(act[v])
-                found.append((t2 / len(p2), p2))
-                if len(p2) <= max_hops:
-                    stack.append((p2, t2))
-    out, kept = [], set()
-    for w, p in heapq.nsmallest(2 * top, found, key=lambda t: (-t[0], t[1])):
-        if p not in kept and p[::-1] not in kept:
-            kept.add(p)
-            out.append((list(p), w))
-    return out[:top]
+    """Rule 5 by plain enumeration (the oracle's, with no budget)."""
+    return sa_oracle.enumerate_top_paths(adj, activation, activated, seeds, max_hops=max_hops, top=top,
+                                         budget=10**12)[0]
 
 
 def _runs(kg, services, questions, gate):
@@ -64,7 +52,7 @@ def test_pruned_path_search_equals_full_enumeration_on_real_graph(musique_kg, se
     n_paths = 0
     for r, q, idx, res in _runs(musique_kg, services, musique_sub.questions, gate):
         for top, hops in ((30, 4), (5, 2), (3, 4)):
-            got, complete = rules.top_paths(r.adjacency, res.activation, res.activated, idx,
+            got, complete = path_kernels.top_paths(r.adjacency, res.activation, res.activated, idx,
                                             max_hops=hops, top=top)
             assert complete
             assert got == enumerate_top_paths(r.adjacency, res.activation, res.activated, idx, hops, top), q.id
@@ -84,9 +72,9 @@ def test_pruned_path_search_on_hub_graph_with_ties():
         act = rng.choice([0.05, 0.2, 0.5, 1.0], size=n)
         on = rng.random(n) < 0.8
         seeds = rng.choice(n, 3, replace=False)
-        got, complete = rules.top_paths(a, act, on, seeds, top=10)
+        got, complete = path_kernels.top_paths(a, act, on, seeds, top=10)
         assert complete and got == enumerate_top_paths(a, act, on, seeds, top=10), trial
-    _, complete = rules.top_paths(a, act, on, seeds, top=10, budget=5)
+    _, complete = path_kernels.top_paths(a, act, on, seeds, top=10, budget=5)
     assert not complete
 
 
@@ -97,7 +85,7 @@ def test_walk_reach_is_the_best_walk_sum_by_brute_force():
     a = as_csr((a + a.T).astype(bool).astype(float))
     act = rng.random(n)
     on = rng.random(n) < 0.75
-    reach = rules.walk_reach(a, act, on, 3)
+    reach = path_kernels.walk_reach(a, act, on, 3)
     nbrs = {v: [int(u) for u in a.indices[a.indptr[v]:a.indptr[v + 1]] if on[u] and u != v] for v in range(n)}
     for v in np.flatnonzero(on):
         for m in range(4):
@@ -113,11 +101,11 @@ def test_walk_reach_is_the_best_walk_sum_by_brute_force():
 
 
 def test_passage_scores_from_entities_equal_the_product(musique_kg, services, musique_sub):
-    ent_passages = rules.entity_passages(musique_kg.context)
+    ent_passages = entity_passages(musique_kg.context)
     for gate in (True, False):
         for r, _q, _, res in _runs(musique_kg, services, musique_sub.questions, gate):
-            want = rules.passage_activation_scores(r.context, res.activation, res.activated)
-            got = rules.passage_scores_from_entities(ent_passages, res.activation, res.activated)
+            want = passage_activation_scores(r.context, res.activation, res.activated)
+            got = passage_scores_from_entities(ent_passages, res.activation, res.activated)
             assert got.tolist() == want.tolist()  # same floats: same summation order
 
 
@@ -134,8 +122,8 @@ def test_top_passages_equal_the_full_ranking():
             asked.append(rows)
             return dense if rows is None else dense[rows]
 
-        top, full = rules.top_passages(scores, dense_of, k)
-        assert top.tolist() == rules.rank_passages(scores, dense)[:k].tolist(), trial
+        top, full = top_passages(scores, dense_of, k)
+        assert top.tolist() == rank_passages(scores, dense)[:k].tolist(), trial
         assert (full is None) == ((scores > 0).sum() >= k)
 
 

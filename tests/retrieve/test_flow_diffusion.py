@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from hopbench.errors import HopbenchError
-from hopbench.retrieve.activation_rules import question_phrases
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever, keyword_seeds
-from hopbench.retrieve.kernels import node_query_cosine, qafd
+from hopbench.retrieve.kernels.flow import node_query_cosine, qafd
+from hopbench.retrieve.question import question_phrases
 
 
 def _prepared(kg, services, **kw):

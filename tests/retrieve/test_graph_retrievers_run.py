@@ -1,26 +1,56 @@
-"""Each graph retriever end to end through `execute()` on the MuSiQue subset (real graph, real runs)."""
+"""Every retriever config in configs/retriever end to end through `execute()` on the MuSiQue
+subset (real graph, real runs). The list is discovered: a new configs/retriever/<name>.yaml is
+run here with no edit. Configs whose retriever declares that it needs an LLM or a Neo4j server
+are left to their own tests (scripted LLMs, the neo4j-marked tests)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 
+from hopbench.compose import build_retriever
+from hopbench.errors import HopbenchError
 from hopbench.paths import CONFIG_DIR
 from hopbench.runner import execute
 
-RETRIEVERS = ["hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
-              "flow_diffusion", "flow_diffusion_code"]
+CONFIGS = sorted(p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_execute_runs_each_graph_retriever(retriever, tmp_path, data_dir, cache_dir, musique_kg):
+def _compose(retriever: str, *overrides: str):
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("config", overrides=[
-            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub",
-            f"retriever={retriever}"])
+        return compose("config", overrides=[f"retriever={retriever}", *overrides])
+
+
+def offline_graph_retrievers() -> list[str]:
+    """Configs that run without an LLM and without Neo4j and use the knowledge graph, read from
+    what each retriever declares (`needs_graph`, `needs_llm`, `needs_graphdb`)."""
+    out = []
+    for name in CONFIGS:
+        try:
+            r = build_retriever(_compose(name, "llm=none"))
+        except HopbenchError:  # a setting that requires an LLM (e.g. catrag's edge weighting)
+            continue
+        if r.needs_graph and not r.needs_llm and not r.needs_graphdb:
+            out.append(name)
+    return out
+
+
+OFFLINE = offline_graph_retrievers()
+
+
+def test_discovery_finds_the_offline_graph_retrievers():
+    assert {"hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
+            "flow_diffusion", "flow_diffusion_code"} <= set(OFFLINE)
+    assert not {"dense", "oracle", "catrag", "neuropath", "spreading_activation_neo4j"} & set(OFFLINE)
+
+
+@pytest.mark.parametrize("retriever", OFFLINE)
+def test_execute_runs_each_graph_retriever(retriever, tmp_path, data_dir, cache_dir, musique_kg):
+    cfg = _compose(retriever, f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+                   f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub")
     metrics = execute(cfg)
     assert metrics["n_questions"] == 3 and metrics["retriever"] == retriever
     assert 0.0 < metrics["recall@5"] <= 1.0

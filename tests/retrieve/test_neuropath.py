@@ -101,7 +101,7 @@ def test_seeds_use_the_shared_ner_prompt_and_coreference(musique_kg, services, m
 
 
 def test_empty_ner_falls_back_to_spacy_mentions(musique_kg, services, musique_sub, scripted_llm):
-    from hopbench.retrieve.activation_rules import question_mentions
+    from hopbench.retrieve.question import question_mentions
 
     q = musique_sub.questions[Q_JOURNAL]
     llm = scripted_llm(_ner(), _reply(valid=[0]))

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import semantic_gate, spreading_activation
+from hopbench.retrieve.kernels.passages import rank_passages
+from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation
+from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 
 
@@ -22,7 +24,7 @@ def test_retriever_equals_the_kernel_run_directly(musique_kg, services, musique_
     kg = musique_kg
     for q in musique_sub.questions:
         q_emb = services.query_embedding(q)
-        mentions = rules.question_mentions(q.text)
+        mentions = question_mentions(q.text)
         idx, act, _ = rules.seed_activations(mentions, kg.entity_index, encoder.encode,
                                              kg.description_embeddings)
         assert idx.size > 0
@@ -30,7 +32,7 @@ def test_retriever_equals_the_kernel_run_directly(musique_kg, services, musique_
                                    decay=0.7, steps=3, threshold=0.01)
         scores = kg.context.toarray() @ np.where(res.activated, res.activation, 0.0)
         dense = services.passage_embeddings @ q_emb
-        want = rules.rank_passages(scores, dense)[:10]
+        want = rank_passages(scores, dense)[:10]
         got = r.retrieve(q, 10)
         assert got.passage_ids == [kg.passage_ids[j] for j in want]
         assert got.trace["mentions"] == mentions

@@ -348,3 +348,9 @@ class _ArgumentSpans:
         chunk = self.chunk_of.get(tok.i)
         toks = list(chunk) if chunk is not None else [tok]
         return any(t.pos_ in ("PROPN", "NUM") for t in toks)
+
+
+# Question analysis (hopbench.retrieve.question) reads questions with the extractor's own
+# pipeline and strips mentions as the extractor strips entities.
+load_pipeline = _load_pipeline
+strip_span = _strip

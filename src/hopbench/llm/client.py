@@ -33,6 +33,7 @@ import json
 import logging
 import random
 import re
+import ssl
 import threading
 import time
 from contextlib import contextmanager
@@ -213,9 +214,26 @@ class LLMClient:
         self.stats = LLMStats()
         self._lock = threading.Lock()
         self._scopes = threading.local()
-        # Retries are ours (bounded, counted, logged), not the SDK's silent ones.
-        self._api = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self._api_key = api_key
+        self._apis: list[openai.OpenAI] = []
+        self._thread_api = threading.local()
+        self._tls = ssl.create_default_context()  # loading the CA store costs ~3 ms per client
         self._checked_schemas: set[str] = set()
+
+    @property
+    def _api(self) -> openai.OpenAI:
+        """This thread's SDK client. One per thread: a shared one funnels every concurrent request
+        through its connection pool's single lock, which caps throughput long before the server
+        does (benchmarks/results/concurrency_fake.md)."""
+        api = getattr(self._thread_api, "client", None)
+        if api is None:
+            # Retries are ours (bounded, counted, logged), not the SDK's silent ones.
+            api = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
+                                max_retries=0, http_client=openai.DefaultHttpxClient(verify=self._tls))
+            self._thread_api.client = api
+            with self._lock:
+                self._apis.append(api)
+        return api
 
     # ---- the request ---------------------------------------------------------------------
     def _params(self, max_tokens: int | None, temperature: float | None) -> dict:
@@ -433,6 +451,9 @@ class LLMClient:
             return self.stats.as_dict()
 
     def close(self) -> None:
-        self._api.close()
+        with self._lock:
+            apis, self._apis = self._apis, []
+        for api in apis:
+            api.close()
         if self.cache is not None:
             self.cache.close()

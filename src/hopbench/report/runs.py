@@ -192,9 +192,21 @@ def _merged_yaml(name: str, config_dir: Path, seen: tuple[str, ...] = ()) -> dic
     for entry in entries:
         if entry == "_self_":
             out.update(own)
+        elif isinstance(entry, str) and entry.startswith("schema/"):
+            out.update(_schema_settings(entry.split("@", 1)[0].split("/", 1)[1]))
         elif isinstance(entry, str):
             out.update(_merged_yaml(entry.rsplit("/", 1)[-1], config_dir, (*seen, name)) or {})
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _schema_settings(class_name: str) -> dict:
+    """`schema/<Class>` in a defaults list: that class's settings with their defaults, read from
+    its constructor as Hydra's structured config is (hopbench.retrieve.registry); {} if unknown."""
+    from hopbench.retrieve.registry import configurable_classes, settings
+
+    cls = next((c for c in configurable_classes() if c.__name__ == class_name), None)
+    return dict(settings(cls)) if cls is not None else {}
 
 
 @functools.lru_cache(maxsize=None)

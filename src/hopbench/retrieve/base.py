@@ -9,6 +9,7 @@ import numpy as np
 
 from hopbench.data.schema import Dataset, Question
 from hopbench.embed.encoder import Encoder
+from hopbench.retrieve.registry import Configurable
 
 
 @dataclass
@@ -53,12 +54,20 @@ class Services:
         return self._query_emb[question.id]
 
 
-class Retriever:
-    """Base class. Subclasses take only hyper-parameters as keyword arguments in __init__."""
+class Retriever(Configurable):
+    """Base class. A subclass takes only its hyper-parameters, as keyword-only arguments with
+    defaults, in __init__ (they are its config's settings: `hopbench.retrieve.registry`),
+    stores them as given and does no work there; per-graph work goes in prepare().
+
+    What a run provides is read from the class (or, where a setting decides it, the
+    instance): `needs_graph` (the knowledge graph is built or loaded, and its settings join
+    the run hash), `needs_llm` (the run needs llm=..., whose settings join the hash),
+    `needs_graphdb` (prepare() connects to the Neo4j server in `services.graphdb`).
+    """
 
     needs_graph: bool = False
     needs_llm: bool = False
-    needs_graphdb: bool = False  # True: prepare() connects to the server in `services.graphdb`
+    needs_graphdb: bool = False
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
         raise NotImplementedError

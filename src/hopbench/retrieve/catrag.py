@@ -16,7 +16,7 @@ Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset
 4. key-fact passage enhancement: seed -> passage context edges whose passage holds a kept fact
    of that seed get x `passage_multiplier` (paper: 1 + beta = 3.5);
 5. one PPR (damping 0.5) on the adapted, now directed, graph; passages ranked by PPR score.
-   The base graph is never modified (`catrag_weights.adapted_adjacency` builds a new matrix),
+   The base graph is never modified (`kernels.catrag.adapted_adjacency` builds a new matrix),
    so nothing leaks from one question into the next.
 
 With no kept fact the question falls back to dense retrieval, as HippoRAG 2 and CatRAG's code
@@ -37,15 +37,15 @@ import scipy.sparse as sp
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve import catrag_weights as cw
-from hopbench.retrieve.activation_rules import question_mentions
 from hopbench.retrieve.base import Retrieval, Services
 from hopbench.retrieve.graph_common import resolve_llm_switch
 from hopbench.retrieve.hipporag import (
     HippoRAGRetriever,
     passage_reset,
 )
-from hopbench.retrieve.kernels import personalized_pagerank, prepare_ppr
+from hopbench.retrieve.kernels import catrag as cw
+from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
+from hopbench.retrieve.question import question_mentions
 
 NER_CHOICES = ("llm", "spacy")
 MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
@@ -57,19 +57,34 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     needs_graph = True
 
-    def __init__(self, *, damping: float = 0.5, linking_top_k: int = 5, top_phrases: int = 5,
-                 passage_node_weight: float = 0.05, filter="auto", llm_name: str | None = None,
-                 relation_weight: float = 2.0, synonym_weight: float = 2.0, context_weight: float = 1.0,
-                 anchoring: bool = True, ner: str = "llm", epsilon: float = 0.2,
-                 edge_weighting: bool = True, n_seed: int = 5, k_edge: int = 15, score_batch: int = 15,
-                 pruned_weight: float = 0.2, phi_scale: float = 1.0, tau: int = 3,
-                 summaries: bool = True, summary_max_tokens: int = 150,
-                 passage_boost: bool = True, passage_multiplier: float = 3.5,
-                 passage_renormalise: bool = False, ppr_tol: float = 1e-10) -> None:
-        super().__init__(damping=damping, linking_top_k=linking_top_k, top_phrases=top_phrases,
-                         passage_node_weight=passage_node_weight, filter=filter, llm_name=llm_name,
-                         seeding="hipporag2", relation_weight=relation_weight,
-                         synonym_weight=synonym_weight, context_weight=context_weight, ppr_tol=ppr_tol)
+    pinned = {"seeding": "hipporag2"}  # HippoRAG's settings except its seeding variant
+
+    def __init__(self, *,
+                 # symbolic anchoring
+                 anchoring: bool = True,
+                 ner: str = "llm",                # llm (paper) | spacy (offline, no LLM call)
+                 epsilon: float = 0.2,            # reset of an anchor = epsilon / |passages(e)|
+                 # stage I / II edge weighting
+                 edge_weighting: bool = True,
+                 n_seed: int = 5,                 # N_seed
+                 k_edge: int = 15,                # K_edge: neighbours per seed sent to the LLM
+                 score_batch: int = 15,           # neighbours per LLM call (code: llm_score_batch = 15)
+                 pruned_weight: float = 0.2,      # neighbours beyond K_edge: the minimal "weak"
+                                                  #   multiplier (code: 0.3)
+                 phi_scale: float = 1.0,          # phi as in the paper (code: x2)
+                 tau: int = 3,                    # C(v) = summary when v has more than tau facts
+                 summaries: bool = True,          # false: the tau facts closest to the question
+                                                  #   instead of an LLM summary
+                 summary_max_tokens: int = 150,   # code: summary_length 150
+                 # key-fact passage enhancement
+                 passage_boost: bool = True,
+                 passage_multiplier: float = 3.5,  # 1 + beta, beta = 2.5 (paper)
+                 passage_renormalise: bool = False,  # code: true (keep the seed's total passage weight)
+                 **hipporag) -> None:
+        """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, methods.md §1;
+        the same defaults match CatRAG Table 6: synonym 2 x sim, d = 0.5; code: synonym 3.0)."""
+        super().__init__(**hipporag, **self.pinned)
+        llm_name = self.llm_name
         if ner not in NER_CHOICES:
             raise HopbenchError(f"retriever.ner must be one of {NER_CHOICES}, got {ner!r}")
         for key, val in (("n_seed", n_seed), ("k_edge", k_edge), ("score_batch", score_batch)):
@@ -97,7 +112,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         """The base graph split by edge type (each question re-weights parts of it), instead of
         HippoRAG's undirected PPR matrices: every CatRAG PageRank runs on an adapted copy."""
         E, P = kg.n_entities, kg.n_passages
-        r, s, c = self.weights
+        r, s, c = self.relation_weight, self.synonym_weight, self.context_weight
         zero_pp = sp.csr_matrix((P, P))
         zero_ep = sp.csr_matrix((E, P))
         rel = sp.csr_matrix(kg.relation, dtype=np.float64) * r

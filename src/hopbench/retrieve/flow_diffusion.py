@@ -4,7 +4,7 @@ Paper defaults (``variant: paper``, configs/retriever/flow_diffusion.yaml): Hybr
 w̄ = H_uv·(1 + ¼(s_u + s_v)) with s = cos(node, question), T_v = deg(v), source mass
 α·ΣT with α = 50 split evenly over N = 40 seeds. Seeds (Algorithm 1): score(v) =
 max_i cos(h(w_i), h(v)) over the entities, w_i the question keywords: from the LLM when one
-is configured (`keywords: auto`), else the question phrases (`activation_rules.
+is configured (`keywords: auto`), else the question phrases (`question.
 question_phrases`), else the question itself; the N best are the seeds. An LLM reply that
 never matches its schema, or names no keyword, falls back to the question phrases, and a
 question without seeds to the dense ranking; both are recorded in ``trace["fallback"]``.
@@ -27,7 +27,6 @@ import numpy as np
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, has_fallback, record_fallback
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.activation_rules import question_phrases
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import (
     TextVectors,
@@ -36,8 +35,10 @@ from hopbench.retrieve.graph_common import (
     resolve_llm_switch,
     to_retrieval,
 )
-from hopbench.retrieve.hipporag import HippoRAGRetriever
-from hopbench.retrieve.kernels import QAFD_VARIANTS, node_query_cosine, qafd
+from hopbench.retrieve.hipporag import HippoRAGSeeding
+from hopbench.retrieve.kernels.flow import QAFD_VARIANTS, node_query_cosine, qafd
+from hopbench.retrieve.question import question_phrases
+from hopbench.retrieve.registry import settings
 
 SEEDINGS = ("keywords", "hipporag")
 NODE_EMBEDDINGS = ("description", "name")
@@ -56,12 +57,26 @@ class FlowDiffusionRetriever(Retriever):
 
     needs_graph = True
 
-    def __init__(self, *, variant: str = "paper", alpha: float = 50.0, n_seeds: int = 40,
-                 epsilon: float = 0.01, max_pushes: int | None = 500, seeding: str = "keywords",
-                 keywords="auto", llm_name: str | None = None, node_embedding: str = "description",
-                 relation_weight: float = 1.0, synonym_weight: float = 1.0, context_weight: float = 1.0,
-                 uniform_seed_mass: bool = True, passage_node_weight: float = 0.05,
-                 linking_top_k: int = 5, top_phrases: int = 5, filter="auto") -> None:
+    def __init__(self, *,
+                 variant: str = "paper",          # kernel settings (kernels.flow.QAFD_VARIANTS): paper | code
+                 alpha: float = 50.0,             # source mass α·ΣT; α >= 1 has no finite optimum,
+                                                  #   hence max_pushes
+                 n_seeds: int = 40,
+                 epsilon: float = 0.01,
+                 max_pushes: int | None = 500,    # the QAFD code's max_iterations; trace.converged
+                                                  #   says if ε was met first
+                 seeding: str = "keywords",       # keywords (Algorithm 1) | hipporag (HippoRAG 2's
+                                                  #   reset as seed weights)
+                 keywords="auto",                 # LLM keywords when llm= is set; else question phrases
+                 llm_name: str | None = None,
+                 node_embedding: str = "description",  # entity vectors for seeds and s_v: description | name
+                 relation_weight: float = 1.0,    # H_uv = stored edge weight x these multipliers
+                 synonym_weight: float = 1.0,
+                 context_weight: float = 1.0,
+                 uniform_seed_mass: bool = True,  # paper: Δ split evenly over the seeds; false: by seed score
+                 **hipporag_seeding) -> None:
+        """``**hipporag_seeding``: `HippoRAGSeeding`'s settings, for ``seeding: hipporag``
+        (flow_diffusion_code.yaml adds them with ``schema/HippoRAGSeeding``)."""
         if variant not in QAFD_VARIANTS:
             raise HopbenchError(f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}")
         if seeding not in SEEDINGS:
@@ -73,24 +88,25 @@ class FlowDiffusionRetriever(Retriever):
                                 "the push loop never meets ε: set retriever.max_pushes (code: 500)")
         self.variant, self.alpha, self.n_seeds, self.epsilon = variant, alpha, n_seeds, epsilon
         self.max_pushes, self.seeding, self.node_embedding = max_pushes, seeding, node_embedding
-        self.weights = (relation_weight, synonym_weight, context_weight)
+        self.keywords, self.llm_name = keywords, llm_name
+        self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
+        self.context_weight = context_weight
         self.uniform_seed_mass = uniform_seed_mass
         self.use_keywords_llm = seeding == "keywords" and resolve_llm_switch(
             keywords, llm_name, "keywords", "flow_diffusion")
-        self._hippo = None
-        if seeding == "hipporag":
-            self._hippo = HippoRAGRetriever(passage_node_weight=passage_node_weight,
-                                            linking_top_k=linking_top_k, top_phrases=top_phrases,
-                                            filter=filter, llm_name=llm_name,
-                                            relation_weight=relation_weight,
-                                            synonym_weight=synonym_weight, context_weight=context_weight)
+        unknown = sorted(set(hipporag_seeding) - set(settings(HippoRAGSeeding)))
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+        self.hipporag_seeding = hipporag_seeding
+        self._hippo = (HippoRAGSeeding(llm_name=llm_name, **hipporag_seeding) if seeding == "hipporag"
+                       else None)
         self.needs_llm = self.use_keywords_llm or (self._hippo is not None and self._hippo.needs_llm)
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
-        r, s, c = self.weights
-        self.adjacency = kg.adjacency(relation=r, synonym=s, context=c)
+        self.adjacency = kg.adjacency(relation=self.relation_weight, synonym=self.synonym_weight,
+                                      context=self.context_weight)
         ent = kg.description_embeddings if self.node_embedding == "description" else kg.entity_embeddings
         self.entity_emb = np.asarray(ent, dtype=np.float64)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)

@@ -19,7 +19,7 @@ Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_e
    passages ranked by their PPR score (ties by dense cosine).
 
 Variant ``seeding: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
-each question mention (`activation_rules.question_mentions`) is linked to the entity whose
+each question mention (`question.question_mentions`) is linked to the entity whose
 name embedding is nearest, which gets weight 1 / (number of passages mentioning it); the
 passage reset and PPR are as above. No fact step, so no LLM.
 """
@@ -31,7 +31,6 @@ import numpy as np
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.activation_rules import question_mentions
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import (
     TextVectors,
@@ -41,11 +40,13 @@ from hopbench.retrieve.graph_common import (
     resolve_llm_switch,
     to_retrieval,
 )
-from hopbench.retrieve.kernels import (
+from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank,
     personalized_pagerank_batch,
     prepare_ppr,
 )
+from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.registry import Configurable
 
 SEEDINGS = ("hipporag2", "hipporag1")
 
@@ -106,35 +107,37 @@ def passage_reset(dense_cos: np.ndarray, passage_node_weight: float) -> np.ndarr
     return passage_node_weight * min_max(dense_cos)
 
 
-# ---- the retriever ------------------------------------------------------------------------
-class HippoRAGRetriever(Retriever):
-    """HippoRAG 2 retrieval on the shared graph (see module docstring)."""
+# ---- the seeding component ----------------------------------------------------------------
+class HippoRAGSeeding(Configurable):
+    """HippoRAG's reset vector as a component (steps 1-4 of the module docstring): the
+    retriever below adds its PPR, CatRAG inherits both, QAFD's ``seeding: hipporag`` holds one.
 
-    needs_graph = True
+    `seeding` (not a config setting of its own: HippoRAGRetriever offers it, the others
+    always seed as HippoRAG 2) picks ``hipporag2`` (facts) or ``hipporag1`` (mentions).
+    """
 
-    def __init__(self, *, damping: float = 0.5, linking_top_k: int = 5, top_phrases: int = 5,
-                 passage_node_weight: float = 0.05, filter="auto", llm_name: str | None = None,
-                 seeding: str = "hipporag2", relation_weight: float = 2.0, synonym_weight: float = 2.0,
-                 context_weight: float = 1.0, ppr_tol: float = 1e-10) -> None:
+    def __init__(self, seeding: str = "hipporag2", *,
+                 linking_top_k: int = 5,          # candidate facts by question-fact cosine (min-max)
+                 top_phrases: int = 5,            # entity seeds kept
+                 passage_node_weight: float = 0.05,  # every passage node: this x min-max dense score
+                 filter="auto",                   # LLM recognition filter: auto = on when llm= is set;
+                                                  #   true needs llm=; false never
+                 llm_name: str | None = None,     # configs pass ${llm.name}: `filter: auto` sees it
+                 ) -> None:
         if seeding not in SEEDINGS:
             raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
-        if not 0.0 <= damping < 1.0:
-            raise HopbenchError(f"retriever.damping must be in [0, 1), got {damping}")
-        self.damping = damping
+        self.seeding = seeding
         self.linking_top_k = linking_top_k
         self.top_phrases = top_phrases
         self.passage_node_weight = passage_node_weight
-        self.seeding = seeding
+        self.filter, self.llm_name = filter, llm_name
         self.use_filter = seeding == "hipporag2" and resolve_llm_switch(filter, llm_name, "filter", "hipporag")
         self.needs_llm = self.use_filter
-        self.weights = (relation_weight, synonym_weight, context_weight)
-        self.ppr_tol = ppr_tol
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
         self.llm = services.llm if self.use_filter else None
-        self.prepare_graph(kg)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.passage_counts = kg.entity_passage_counts()
         self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
@@ -143,12 +146,6 @@ class HippoRAGRetriever(Retriever):
         if self.seeding == "hipporag1":  # load spaCy and the encoder outside any timed retrieval
             self.vectors.load_model()
             question_mentions("warm up")
-
-    def prepare_graph(self, kg) -> None:
-        """The PPR graph: HippoRAG's undirected weighted adjacency, normalised once."""
-        r, s, c = self.weights
-        self.adjacency = kg.adjacency(relation=r, synonym=s, context=c)
-        self.ppr = prepare_ppr(self.adjacency)
 
     # -- seeds -----------------------------------------------------------------------------
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
@@ -214,6 +211,41 @@ class HippoRAGRetriever(Retriever):
         if ent is None:
             return None, dense, trace
         return np.concatenate([ent, passage_reset(dense, self.passage_node_weight)]), dense, trace
+
+
+# ---- the retriever ------------------------------------------------------------------------
+class HippoRAGRetriever(HippoRAGSeeding, Retriever):
+    """HippoRAG 2 retrieval on the shared graph (see module docstring): the seeding
+    component's reset vector, then PPR. ``**seeding_settings``: `HippoRAGSeeding`'s."""
+
+    needs_graph = True
+
+    def __init__(self, *,
+                 damping: float = 0.5,           # PPR damping d (HippoRAG 2: 0.5)
+                 seeding: str = "hipporag2",     # hipporag1: question mentions -> nearest entity,
+                                                 #   weight 1/|passages| (node specificity)
+                 relation_weight: float = 2.0,   # HippoRAG's effective undirected weights: 2 x fact count,
+                 synonym_weight: float = 2.0,    #   2 x synonym cosine,
+                 context_weight: float = 1.0,    #   1 per passage-entity edge
+                 ppr_tol: float = 1e-10,
+                 **seeding_settings) -> None:
+        super().__init__(seeding, **seeding_settings)
+        if not 0.0 <= damping < 1.0:
+            raise HopbenchError(f"retriever.damping must be in [0, 1), got {damping}")
+        self.damping = damping
+        self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
+        self.context_weight = context_weight
+        self.ppr_tol = ppr_tol
+
+    def prepare(self, kg, services: Services) -> None:
+        super().prepare(kg, services)
+        self.prepare_graph(kg)
+
+    def prepare_graph(self, kg) -> None:
+        """The PPR graph: HippoRAG's undirected weighted adjacency, normalised once."""
+        self.adjacency = kg.adjacency(relation=self.relation_weight, synonym=self.synonym_weight,
+                                      context=self.context_weight)
+        self.ppr = prepare_ppr(self.adjacency)
 
     def _finish(self, scores: np.ndarray | None, dense: np.ndarray, trace: dict, k: int) -> Retrieval:
         """The PPR ranking, or the dense one when `scores` is None (its reason is in the trace)."""

@@ -8,7 +8,7 @@ Read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) a
   the entity itself, so ``coref[e]`` = {e} + those neighbours.
 * **Seeds** (L496): LLM query NER (the shared `question_entities` prompt) -> for each mention
   the entity with the highest name-embedding cosine (argmax), expanded with its coreference
-  set. When NER returns nothing, the spaCy mentions (`activation_rules.question_mentions`)
+  set. When NER returns nothing, the spaCy mentions (`question.question_mentions`)
   are used instead; when there are no mentions either, the ranking is plain dense retrieval
   (the reference's "fallback to pure similarity").
 * **Hop loop** (L435-476, ``get_path_filtered_docs``). A *hop* is one round of
@@ -68,51 +68,19 @@ import numpy as np
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.text import normalize_name
-from hopbench.retrieve.activation_rules import question_mentions
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
+from hopbench.retrieve.kernels.coref import coreference_sets, expand_with_coref
+from hopbench.retrieve.question import question_mentions
 
 
 # ---- pure steps ---------------------------------------------------------------------------
-def coreference_sets(embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8,
-                     block: int = 2048) -> list[list[int]]:
-    """coref[e] = [e] + the other entities among e's top_k by cosine (self counted) with
-    cosine >= threshold, best first (ties by index). Rows must be L2-normalised."""
-    emb = np.asarray(embeddings, dtype=np.float32)
-    n = len(emb)
-    out: list[list[int]] = []
-    k = min(top_k, n)
-    for start in range(0, n, block):
-        sims = emb[start:start + block] @ emb.T
-        for r in range(sims.shape[0]):
-            e = start + r
-            row = sims[r].astype(np.float64)
-            row[e] = np.inf  # self is always one of the top_k (faiss finds it at cosine 1)
-            if k < n:
-                cand = np.argpartition(-row, k - 1)[:k]
-            else:
-                cand = np.arange(n)
-            cand = cand[np.lexsort((cand, -row[cand]))][:k]
-            out.append([e] + [int(j) for j in cand if j != e and row[j] >= threshold])
-    return out
-
-
 def link_seeds(mention_vecs: np.ndarray, entity_embeddings: np.ndarray) -> list[int]:
     """Each mention -> the entity with the highest name cosine (first one on ties)."""
     if len(mention_vecs) == 0 or len(entity_embeddings) == 0:
         return []
     cos = np.asarray(mention_vecs, dtype=np.float64) @ np.asarray(entity_embeddings, dtype=np.float64).T
     return [int(np.argmax(row)) for row in cos]
-
-
-def expand_with_coref(entities, coref: list[list[int]]) -> list[int]:
-    """The entities and their coreference sets, first occurrence kept."""
-    out: list[int] = []
-    for e in entities:
-        for c in coref[e]:
-            if c not in out:
-                out.append(c)
-    return out
 
 
 def top_new(scores: np.ndarray, filter_k: int) -> np.ndarray:
@@ -151,10 +119,27 @@ class NeuroPathRetriever(Retriever):
     needs_graph = True
     needs_llm = True
 
-    def __init__(self, *, max_hop: int = 2, filter_k: int = 30, coref_top_k: int = 5,
-                 coref_threshold: float = 0.8, dense_pool: int = 100, pruning: bool = True,
-                 completion: bool = True, one_shot: bool = False, ner: str = "llm", tracker_max_tokens: int = 200,
-                 llm_name: str | None = None) -> None:
+    def __init__(self, *,
+                 max_hop: int = 2,              # tracker calls / path length in triples (L51, script default)
+                 filter_k: int = 30,            # new paths kept per hop by cosine to the previous
+                                                #   expansion requirement (L223)
+                 coref_top_k: int = 5,          # coreference set: top-5 nearest entity names, self
+                                                #   included (faiss k=5, L116) ...
+                 coref_threshold: float = 0.8,  # ... kept when cosine >= 0.8 (L123)
+                 dense_pool: int = 100,         # dense passages appended after the path passages
+                                                #   (L509-513: top 100)
+                 pruning: bool = True,          # false = "w/o pruning" ablation (paper §4): every new
+                                                #   path goes to the tracker
+                 completion: bool = True,       # false = "w/o completion": no replay with q'; path
+                                                #   passages then the plain question's dense ranking
+                 one_shot: bool = False,        # true: a worked example in the tracker prompt (helps
+                                                #   the 1.5B local model; the reference is zero-shot)
+                 ner: str = "llm",              # query NER by the LLM (shared question_entities
+                                                #   prompt); spacy = spaCy mentions only
+                 tracker_max_tokens: int = 200,  # reply cap for the tracker (the schema bounds its
+                                                #   strings so a reply fits)
+                 llm_name: str | None = None,   # configs pass ${llm.name}: the tracker needs an LLM
+                 ) -> None:
         if max_hop < 1:
             raise HopbenchError(f"retriever.max_hop must be >= 1, got {max_hop}")
         if filter_k < 1:

@@ -1,17 +1,24 @@
 """QASA spreading activation with the semantic gate, in memory (methods.md §3).
 
-Seeds, propagation matrix, gate, passage ranking and trace paths follow
-`hopbench.retrieve.activation_rules` (shared with the Neo4j retriever); the update rule is
-`hopbench.retrieve.kernels.spreading_activation`. Hyper-parameters: decay δ (0.7), depth T
-(3 synchronous steps), threshold θ (0.01), gate on/off (the ablation).
+The method: the question's entity mentions seed entities with an activation a in (0, 1]
+(exact name match 1.0, else the nearest entity descriptions by cosine). For T synchronous
+steps every activated node u sends a(u) x δ x gate(v) along each relation edge (u, v), where
+gate(v) = the cosine of v's description and the question (no gate in the ablation); a node
+keeps the largest activation it receives, and is activated when that is at least θ.
+Passages are then ranked by the summed activation of the entities they contain, the rest by
+dense cosine; the trace keeps the heaviest seed -> target paths through activated nodes.
+Each step is a rule of `hopbench.retrieve.activation_rules`, shared with the Neo4j retriever;
+the update is `hopbench.retrieve.kernels.spread.spreading_activation`. Hyper-parameters:
+decay δ (0.7), depth T (3), threshold θ (0.01), gate on/off.
 
-A query has two parts: question analysis (`analyse`: spaCy mentions and the vectors of the
-mentions no entity name matches; every entity-seeded method pays it) and retrieval proper
-(`retrieve_with_mentions`). The second avoids every per-query pass over the whole graph:
-the vector fallback scans a quantised index with an exact float64 re-rank (`ExactTopK`), the
-gate is computed only for nodes that could pass θ (`LazyGate`), passages are scored from the
-activated entities' rows, dense cosines are taken only where they decide the top k, and the
-trace paths come from a pruned search (`activation_rules.top_paths`).
+The plain implementation of these rules, full products and plain path enumeration, is the
+test oracle tests/retrieve/sa_oracle.py. This one gives the same numbers with less work per
+query: an exact vector search over a quantised index (`kernels.topk.ExactTopK`), the gate
+computed only for nodes that could pass θ (`LazyGate`), passages scored from the activated
+entities' rows, dense cosines taken only where they decide the top k, and a pruned exact path
+search (`kernels.paths.top_paths`). `analyse` (question analysis: mentions, and the vectors
+of the ones no entity name matches) is split from `retrieve_with_mentions` (retrieval proper)
+so the benchmarks can time them apart (benchmarks/results/retrievers_*.md).
 """
 
 from __future__ import annotations
@@ -24,13 +31,20 @@ from hopbench.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.exact_top_k import ExactTopK
 from hopbench.retrieve.graph_common import (
     TextVectors,
     check_graph_matches,
     resolve_llm_switch,
 )
-from hopbench.retrieve.kernels import (
+from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.kernels._csr import as_csr
+from hopbench.retrieve.kernels._rows import same_float_rows
+from hopbench.retrieve.kernels.passages import (
+    entity_passages,
+    passage_scores_from_entities,
+    top_passages,
+)
+from hopbench.retrieve.kernels.spread import (
     Int8Rows,
     LazyGate,
     semantic_gate,
@@ -38,8 +52,8 @@ from hopbench.retrieve.kernels import (
     spreading_activation_batch,
     unit_rows,
 )
-from hopbench.retrieve.kernels._csr import as_csr
-from hopbench.retrieve.kernels._rows import same_float_rows
+from hopbench.retrieve.kernels.topk import ExactTopK
+from hopbench.retrieve.question import dedupe_mentions, question_mentions, question_mentions_batch
 
 TOP_ACTIVATIONS = 30
 
@@ -49,10 +63,20 @@ class SpreadingActivationRetriever(Retriever):
 
     needs_graph = True
 
-    def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
-                 gate: bool = True, seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
-                 top_paths: int = rules.TOP_PATHS, path_max_hops: int = rules.PATH_MAX_HOPS,
-                 path_budget: int = 200_000, mentions: str = "spacy", llm_name: str | None = None
+    def __init__(self, *,
+                 decay: float = 0.7,        # δ
+                 depth: int = 3,            # T synchronous steps
+                 threshold: float = 0.01,   # θ
+                 gate: bool = True,         # false: the ungated ablation
+                 seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # vector fallback: k = max(1, 5 //
+                                            #   n_mentions) entities per unmatched mention
+                 top_paths: int = path_kernels.TOP_PATHS,  # trace: heaviest seed->target paths (0: none)
+                 path_max_hops: int = path_kernels.PATH_MAX_HOPS,
+                 path_budget: int = 200_000,  # partial paths grown at most; trace.paths_complete
+                                            #   says if it was enough
+                 mentions: str = "spacy",   # spacy: question.question_mentions (as the Neo4j
+                                            #   version); llm: the LLM names the entities (needs llm=)
+                 llm_name: str | None = None,
                  ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
@@ -74,7 +98,7 @@ class SpreadingActivationRetriever(Retriever):
         self.kg, self.services = kg, services
         self.adjacency = as_csr(kg.relation, "kg.relation")  # canonical float64, converted once
         self.context = kg.context.tocsr()
-        self.entity_passages = rules.entity_passages(self.context)
+        self.entity_passages = entity_passages(self.context)
         self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
         self._desc_unit = unit_rows(self.desc_emb)  # semantic_gate's normalisation, done once
         self._desc_int8 = Int8Rows(self._desc_unit)  # LazyGate's cheap upper bound
@@ -83,14 +107,14 @@ class SpreadingActivationRetriever(Retriever):
         self.vectors = TextVectors(services.encoder)
         self.vectors.load_model()
         if self.mentions == "spacy":
-            rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+            question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
     def seeds(self, question, mentions: list[str] | None = None
               ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
         if mentions is None:
             mentions = (self._llm_mentions(question) if self.mentions == "llm"
-                        else rules.question_mentions(question.text))
+                        else question_mentions(question.text))
         idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
                                                   self.desc_emb, self.seed_fallback_k,
                                                   search=self.desc_search.search)
@@ -99,7 +123,7 @@ class SpreadingActivationRetriever(Retriever):
     def analyse(self, question) -> list[str]:
         """Question analysis: the mentions, with the vectors of unmatched ones encoded (memoised)."""
         mentions = (self._llm_mentions(question) if self.mentions == "llm"
-                    else rules.question_mentions(question.text))
+                    else question_mentions(question.text))
         self.vectors.warm([m for m in mentions if self.kg.entity_index(m) is None])
         return mentions
 
@@ -109,7 +133,7 @@ class SpreadingActivationRetriever(Retriever):
 
         reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
                                             schema_name=kw.SCHEMA_NAME, max_tokens=96)
-        return rules.dedupe_mentions(reply["keywords"])
+        return dedupe_mentions(reply["keywords"])
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
         """`semantic_gate(description embeddings, q)` with the row norms computed once in prepare()."""
@@ -123,8 +147,8 @@ class SpreadingActivationRetriever(Retriever):
         t0 = time.perf_counter()
         kg = self.kg
         q = np.asarray(q_emb, dtype=np.float64)
-        scores = rules.passage_scores_from_entities(self.entity_passages, activation, activated)
-        top, dense = rules.top_passages(
+        scores = passage_scores_from_entities(self.entity_passages, activation, activated)
+        top, dense = top_passages(
             scores, lambda rows: self.passage_emb @ q if rows is None
             else same_float_rows(self.passage_emb, rows, q), k)
         names = kg.entity_names
@@ -139,7 +163,7 @@ class SpreadingActivationRetriever(Retriever):
         }
         t1 = time.perf_counter()
         if self.top_paths:
-            paths, complete = rules.top_paths(self.adjacency, activation, activated, idx,
+            paths, complete = path_kernels.top_paths(self.adjacency, activation, activated, idx,
                                               max_hops=self.path_max_hops, top=self.top_paths,
                                               budget=self.path_budget)
             trace["paths"] = [{"nodes": [names[v] for v in p], "weight": w} for p, w in paths]
@@ -169,7 +193,7 @@ class SpreadingActivationRetriever(Retriever):
         """Same results as `retrieve` per question, all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
         all_mentions = ([self._llm_mentions(q) for q in questions] if self.mentions == "llm"
-                        else rules.question_mentions_batch([q.text for q in questions]))
+                        else question_mentions_batch([q.text for q in questions]))
         self.vectors.warm([m for ms in all_mentions for m in ms])  # one encoder call for the batch
         seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
         gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))

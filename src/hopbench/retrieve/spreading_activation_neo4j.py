@@ -30,6 +30,7 @@ from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
+from hopbench.retrieve.question import question_mentions
 
 log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
 
@@ -42,11 +43,23 @@ class SpreadingActivationNeo4jRetriever(Retriever):
     needs_graph = True
     needs_graphdb = True
 
-    def __init__(self, *, decay: float = 0.7, depth: int = 3, threshold: float = 0.01,
-                 gate: bool = True, form: str = "apoc", seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
-                 vector_candidates: int = 100, vector_rerank_margin: int = 10,
-                 dense_candidates: int = 100,
-                 export_batch_size: int = 1000) -> None:
+    def __init__(self, *,
+                 decay: float = 0.7,            # δ
+                 depth: int = 3,                # T propagation blocks in the query
+                 threshold: float = 0.01,       # θ
+                 gate: bool = True,             # false: the ungated ablation
+                 form: str = "apoc",            # apoc: the paper's query (apoc.map.fromPairs);
+                                                #   portable: plain Cypher, no APOC
+                 seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # k = max(1, 5 // n_mentions)
+                                                #   entities per unmatched mention
+                 vector_candidates: int = 100,  # entity vector-index hits per unmatched mention (HNSW
+                                                #   is approximate: 50 missed 1 of 415 MuSiQue mentions) ...
+                 vector_rerank_margin: int = 10,  # ... of which the best k + margin are re-ranked by
+                                                #   the exact cosine
+                 dense_candidates: int = 100,   # passage vector-index hits for the dense fill (when
+                                                #   fewer than k passages are activated)
+                 export_batch_size: int = 1000,  # rows per UNWIND write when the graph is exported
+                 ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
         if form not in FORMS:
@@ -88,7 +101,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
         self.vectors = TextVectors(services.encoder)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
-        rules.question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+        question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     def close(self) -> None:
         if self.db is not None:
@@ -98,7 +111,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
     # -- one question ---------------------------------------------------------------------
     def parameters(self, question, k: int) -> dict:
         """Everything the query needs, as parameters (never pasted into the Cypher text)."""
-        mentions = rules.question_mentions(question.text)
+        mentions = question_mentions(question.text)
         unmatched = [m for m in mentions if self.kg.entity_index(m) is None]
         vecs = dict(zip(unmatched, self.vectors(unmatched))) if unmatched else {}
         qe = np.asarray(self.services.query_embedding(question), dtype=np.float32)

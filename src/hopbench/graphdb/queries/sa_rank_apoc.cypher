@@ -1,4 +1,4 @@
-// Passages (activation_rules rule 4), then the result row.
+// Passages (activation_rules rule 4: kernels.passages), then the result row.
 CALL (resource_map) {
     UNWIND keys(resource_map) AS name
     MATCH (e:{{ENTITY}} {name: name})<-[:MENTIONS]-(p:{{PASSAGE}})

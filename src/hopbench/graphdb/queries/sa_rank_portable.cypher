@@ -1,4 +1,4 @@
-// Passages (activation_rules rule 4), then the result row.
+// Passages (activation_rules rule 4: kernels.passages), then the result row.
 CALL (ids, acts) {
     UNWIND range(0, size(ids) - 1) AS k
     MATCH (e:{{ENTITY}} {idx: ids[k]})<-[:MENTIONS]-(p:{{PASSAGE}})

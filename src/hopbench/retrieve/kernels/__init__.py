@@ -1,60 +1,16 @@
 """Numeric kernels of the graph retrievers: pure functions over scipy CSR matrices and numpy
-arrays, vectorised, each tested against an independent reference (tests/retrieve/kernels)."""
+arrays, vectorised, each tested against an independent reference (tests/retrieve/kernels).
 
-from hopbench.retrieve.kernels.flow import (
-    QAFD_VARIANTS,
-    FlowResult,
-    degree_capacities,
-    is_bounded,
-    lazy_walk_warm_start,
-    node_query_cosine,
-    push_flow,
-    qafd,
-    query_aware_weights,
-    similarity_transform,
-    solve_flow_exact,
-    source_mass,
-)
-from hopbench.retrieve.kernels.ppr import (
-    PPRGraph,
-    personalized_pagerank,
-    personalized_pagerank_batch,
-    prepare_ppr,
-)
-from hopbench.retrieve.kernels.spread import (
-    GATE_MAX,
-    Int8Rows,
-    LazyGate,
-    SpreadResult,
-    semantic_gate,
-    spreading_activation,
-    spreading_activation_batch,
-    unit_rows,
-)
+One module per kind of computation; import from the module (nothing is re-exported here, so
+a new kernel is a new module and nothing else):
 
-__all__ = [
-    "QAFD_VARIANTS",
-    "FlowResult",
-    "PPRGraph",
-    "GATE_MAX",
-    "Int8Rows",
-    "LazyGate",
-    "SpreadResult",
-    "degree_capacities",
-    "is_bounded",
-    "lazy_walk_warm_start",
-    "node_query_cosine",
-    "personalized_pagerank",
-    "personalized_pagerank_batch",
-    "prepare_ppr",
-    "push_flow",
-    "qafd",
-    "query_aware_weights",
-    "semantic_gate",
-    "similarity_transform",
-    "solve_flow_exact",
-    "source_mass",
-    "spreading_activation",
-    "unit_rows",
-    "spreading_activation_batch",
-]
+- `ppr`: Personalized PageRank (HippoRAG 2, CatRAG), single and batched;
+- `spread`: spreading activation with the semantic gate (QASA);
+- `flow`: QAFD's query-aware flow diffusion;
+- `passages`: passage scores from entity activations and the shared passage order;
+- `paths`: the heaviest activated seed -> target paths (spreading-activation traces);
+- `topk`: exact top-k, full product and quantised pre-scan (`ExactTopK`);
+- `catrag`: CatRAG's edge multipliers and query-adapted adjacency;
+- `coref`: NeuroPath's coreference sets;
+- `graphs`: synthetic graphs for the tests and benchmarks.
+"""

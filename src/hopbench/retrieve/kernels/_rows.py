@@ -6,7 +6,7 @@ last-bit change can flip a tie downstream. OpenBLAS, though, sends small product
 below a few 1e5) to other kernels and the last rows of a block (M mod the unroll) to a tail
 kernel, and both may round differently from the big product. Padding the subset to a
 multiple of 64 rows (at least 1024 for a matrix-matrix product), the rows asked for first,
-avoids both; tests/retrieve/test_exact_top_k.py and test_fast_paths.py check the equality
+avoids both; tests/retrieve/kernels/test_topk.py and test_fast_paths.py check the equality
 on real embeddings.
 """
 

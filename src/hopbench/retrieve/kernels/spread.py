@@ -88,8 +88,8 @@ class Int8Rows:
     """Unit rows as int8 codes with a per-row scale, and a proven per-row error bound.
 
     Why: `LazyGate.upper` reads a row of every node that might pass θ (~2,300 per 2Wiki
-    question); int8 codes are a quarter of float32's bytes, which halved that part's time
-    (1.08 -> 0.54 ms on 2,275 random rows out of cache). The bound: with x = s c + r,
+    question); int8 codes are a quarter of float32's bytes (timings:
+    benchmarks/results/retrieval_kernels.md). The bound: with x = s c + r,
     <x, q> <= s <c, q> + |r| for a unit q, and the float32 dot over d integer-valued terms
     stays within (d + 2) 2^-23 |s c| of exact, far below UPPER_SLACK.
     """

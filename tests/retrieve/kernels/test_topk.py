@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hopbench.retrieve.activation_rules import full_product_top_k
-from hopbench.retrieve.exact_top_k import ExactTopK
 from hopbench.retrieve.kernels._rows import same_float_rows
+from hopbench.retrieve.kernels.topk import ExactTopK, full_product_top_k
 
 
 def _same(a, b):

@@ -1,8 +1,8 @@
-"""Top-k rows of a fixed matrix by inner product, as a full float64 product ranks them, fast.
+"""Exact top-k: the k largest values, and the top-k rows of a fixed matrix by inner product.
 
-Seeding by vector search (activation_rules rule 2) ranks every entity description against
-a mention: an E x d float64 product per query reads ~180 MB on the 2Wiki graph (tens of ms).
-`ExactTopK` scans an 8-bit scalar-quantised copy instead (faiss, 4x fewer bytes) and keeps
+`top_k_indices` and `full_product_top_k` define the answer (largest first, ties by index, all
+in float64). Seeding by vector search (`activation_rules.seed_activations`) ranks every
+entity description against a mention, an E x d float64 product per query; `ExactTopK` scans an 8-bit scalar-quantised copy instead (faiss, 4x fewer bytes) and keeps
 every row that could be in the exact top k given a proven bound on the quantisation error,
 then ranks those candidates with float64 products. The answer (indices, ties by index, and
 scores) is that of the full float64 product; when the candidate list might be cut short, the
@@ -12,12 +12,45 @@ query falls back to the full product.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import faiss
 import numpy as np
 
-from hopbench.retrieve.activation_rules import full_product_top_k, top_k_indices
 from hopbench.retrieve.kernels._rows import same_float_rows
+
+
+def full_product_top_k(rows: np.ndarray, vecs: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per vector: (`top_k_indices` of rows @ vector, those products), all in float64."""
+    cos = np.asarray(rows, dtype=np.float64) @ np.asarray(vecs, dtype=np.float64).T  # (E, u)
+    out = []
+    for j in range(cos.shape[1]):
+        top = top_k_indices(cos[:, j], k)
+        out.append((top, cos[top, j]))
+    return out
+
+
+def top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
+    """The k largest values' indices, largest first, ties by index (a stable full sort's
+    first k) without sorting everything: every value >= the k-th largest is a candidate."""
+    if k >= values.size:
+        return np.lexsort((np.arange(values.size), -values))
+    kth = np.partition(values, values.size - k)[values.size - k]
+    cand = np.flatnonzero(values >= kth)
+    return cand[np.lexsort((cand, -values[cand]))][:k]
+
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# search(vectors, k) -> per vector (top-k row indices, their scores)
+TopKSearch = Callable[[np.ndarray, int], list[tuple[np.ndarray, np.ndarray]]]
 
 # faiss sums d float32 products: |error| <= d * 2^-24 * |x||q| (with room for the casts)
 _FP32_SLACK_PER_DIM = 2.0 ** -22
@@ -28,9 +61,9 @@ class ExactTopK:
 
     def __init__(self, rows: np.ndarray, candidates: int = 256, memo_size: int = 100_000,
                  shards: int | None = None, min_rows_per_shard: int = 8192) -> None:
-        """`shards`: the scan is split over this many faiss threads (default: the cores, at
-        most 2 here; only when each shard gets `min_rows_per_shard` rows). A query scans
-        all 58,993 2Wiki descriptions in 2.3 ms on one core, 1.4 ms on two shards."""
+        """`shards`: the scan is split over this many faiss threads (default: the cores this
+        process may use; only when each shard gets `min_rows_per_shard` rows). Timings by
+        shard count: benchmarks/results/retrieval_kernels.md."""
         self.exact = np.asarray(rows, dtype=np.float64)
         # the answer for a set of query vectors never changes, and mention sets recur
         self._memo: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -50,7 +83,7 @@ class ExactTopK:
         # |<x, q> - <decoded x, q>| <= |x - decoded x| |q|; faiss then adds float32 rounding
         self.quant_err = float(np.linalg.norm(self.exact - decoded, axis=1).max())
         self.fp_err = d * _FP32_SLACK_PER_DIM * float(np.linalg.norm(decoded, axis=1).max())
-        shards = int(shards or min(os.cpu_count() or 1, 2))
+        shards = int(shards or usable_cores())
         shards = max(1, min(shards, n // max(1, min_rows_per_shard)))
         self.index = index if shards == 1 else _sharded(index, x32, shards)
         self.shards = shards
@@ -61,7 +94,7 @@ class ExactTopK:
 
     def search(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each query row: (top-k row indices, largest first, ties by index; their float64
-        scores), the same floats as `activation_rules.full_product_top_k(rows, queries, k)`.
+        scores), the same floats as `full_product_top_k(rows, queries, k)`.
 
         Candidate scores come from one product of the candidate rows with all the queries
         (`same_float_rows`), so each score is the float the full product gives.

@@ -1,0 +1,99 @@
+"""Retriever settings have one source: the keyword-only arguments of the constructor.
+
+A retriever's hyper-parameters are its constructor's keyword-only arguments, with their
+defaults (`settings`). `register_configs` stores those of every `Configurable` class in the
+`hopbench.retrieve` modules as a Hydra structured config ``retriever/schema/<ClassName>``,
+and a retriever config starts from it, holding only what differs:
+
+    defaults:
+      - schema/HippoRAGRetriever@_here_
+      - _self_
+    name: hipporag
+    _target_: hopbench.retrieve.hipporag.HippoRAGRetriever
+    llm_name: ${llm.name}
+
+so the composed ``retriever`` config, which the run hash covers, still names every setting
+with its value, and changing a default in Python changes the hash of the runs it affects.
+The schemas are plain mappings (no type coercion): a value is hashed as given.
+
+A constructor that takes ``**kwargs`` passes them on to the next constructor in the class's
+MRO (``super().__init__(**kwargs)``), so the settings of that class are its settings too,
+except the ones it names in ``pinned`` (it passes those itself: CatRAG always seeds as
+HippoRAG 2). A class that holds a component instead (QAFD's optional HippoRAG seeding) keeps
+its own settings only, and a config that switches the component on adds the component's
+schema to its defaults list (configs/retriever/flow_diffusion_code.yaml).
+
+Every composer of the run config imports `hopbench.config_resolvers`, which calls
+`register_configs` once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+SCHEMA_GROUP = "retriever/schema"
+
+
+class Configurable:
+    """A class whose keyword-only constructor arguments are settings of a retriever config
+    (retrievers and the components they share, such as `hipporag.HippoRAGSeeding`)."""
+
+    pinned: dict = {}  # settings of the next constructor in the MRO that this class passes itself
+
+
+def settings(cls: type) -> dict:
+    """{name: default} of cls's keyword-only constructor arguments, and of the next
+    constructor's when cls passes ``**kwargs`` on (minus ``cls.pinned``)."""
+    init = cls.__dict__.get("__init__")
+    if init is None:  # inherits its constructor
+        base = _next_init_class(cls)
+        return {} if base is None else settings(base)
+    out: dict = {}
+    forwards = False
+    for p in inspect.signature(init).parameters.values():
+        if p.kind is inspect.Parameter.KEYWORD_ONLY:
+            if p.default is inspect.Parameter.empty:
+                raise TypeError(f"{cls.__qualname__}: setting {p.name!r} has no default")
+            out[p.name] = p.default
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            forwards = True
+    if forwards and (base := _next_init_class(cls)) is not None:
+        pinned = getattr(cls, "pinned", {})
+        out.update({k: v for k, v in settings(base).items() if k not in out and k not in pinned})
+    return out
+
+
+def _next_init_class(cls: type) -> type | None:
+    """The next class in cls's MRO that defines a constructor of its own (not object's)."""
+    for base in cls.__mro__[1:]:
+        if base is object:
+            return None
+        if "__init__" in base.__dict__:
+            return base
+    return None
+
+
+def configurable_classes(package: str = "hopbench.retrieve") -> list[type]:
+    """Every `Configurable` class defined in the package's modules (not its subpackages)."""
+    pkg = importlib.import_module(package)
+    found: dict[str, type] = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.ispkg:
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        for obj in vars(module).values():
+            if (inspect.isclass(obj) and issubclass(obj, Configurable) and obj is not Configurable
+                    and obj.__module__ == module.__name__):
+                found[obj.__name__] = obj
+    return [found[k] for k in sorted(found)]
+
+
+def register_configs() -> None:
+    """Store ``retriever/schema/<ClassName>`` (the class's `settings`) for every class."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    for cls in configurable_classes():
+        cs.store(group=SCHEMA_GROUP, name=cls.__name__, node=dict(settings(cls)))

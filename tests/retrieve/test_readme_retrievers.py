@@ -1,0 +1,34 @@
+"""README's retriever tables name exactly the configs there are: every configs/retriever/*.yaml
+is in the config-group table, and every retriever either table names has a config."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hopbench.paths import CONFIG_DIR
+
+README = Path(CONFIG_DIR).parent / "README.md"
+CONFIGS = {p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml")}
+
+
+def _group_row() -> str:
+    return next(line for line in README.read_text().splitlines() if line.startswith("| `retriever` |"))
+
+
+def _graph_table_names() -> set[str]:
+    text = README.read_text().split("## Graph retrievers", 1)[1]
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    return {re.match(r"\| `([^`]+)`", row).group(1) for row in rows}
+
+
+def test_every_retriever_config_is_in_the_config_group_table():
+    named = set(re.findall(r"`([a-z0-9_]+)`", _group_row().split("|")[2]))
+    missing = sorted(CONFIGS - named)
+    assert not missing, f"README.md's `retriever` row of the config-group table lacks {missing}"
+    assert not named - CONFIGS, f"README.md names retrievers with no config: {sorted(named - CONFIGS)}"
+
+
+def test_graph_retrievers_table_names_only_configs():
+    stale = sorted(_graph_table_names() - CONFIGS)
+    assert not stale, f"README.md's Graph retrievers table names retrievers with no config: {stale}"
