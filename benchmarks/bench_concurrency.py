@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO / "src"))
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from hopbench.atomic import write_json, write_text  # noqa: E402
-from hopbench.run import CONFIG_DIR, execute  # noqa: E402
+from hopbench.paths import CONFIG_DIR  # noqa: E402
+from hopbench.runner import execute  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 

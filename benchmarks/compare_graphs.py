@@ -76,8 +76,9 @@ def load_graph_of(dataset: str, graph: str, data_dir: str, cache_dir: str):
     """The graph a run of `graph=<graph>` on `dataset` uses (from the graph cache; built if missing)."""
     from hydra import compose, initialize_config_dir
 
+    from hopbench.compose import build_dataset, build_encoder
     from hopbench.kg import load_or_build
-    from hopbench.run import CONFIG_DIR, build_dataset, build_encoder
+    from hopbench.paths import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"dataset={dataset}", f"graph={graph}", "progress=false",

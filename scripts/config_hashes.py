@@ -14,8 +14,14 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-import hopbench.run as R
 from hopbench.runstore import config_hash
+
+try:
+    from hopbench.compose import build_retriever
+    from hopbench.paths import CONFIG_DIR
+    from hopbench.runner import semantic_config
+except ImportError:  # a checkout before the run/assembly split (hopbench.run held them)
+    from hopbench.run import CONFIG_DIR, build_retriever, semantic_config
 
 DATA_DIR = "/work/shared/datasets"
 EXTRA = {"spreading_activation": ["retriever.decay=0.3", "retriever.depth=2"],
@@ -25,9 +31,9 @@ EXTRA = {"spreading_activation": ["retriever.decay=0.3", "retriever.depth=2"],
 
 def main(out_path: str) -> None:
     out = {}
-    names = sorted(p.stem for p in (Path(R.CONFIG_DIR) / "retriever").glob("*.yaml"))
+    names = sorted(p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml"))
     dataset = types.SimpleNamespace(fingerprint="fp")  # the same stand-in on both sides
-    with initialize_config_dir(config_dir=R.CONFIG_DIR, version_base="1.3"):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         for name in names:
             for graph in ("spacy", "llm", "openie", "spacy_fast"):
                 for llm in ("none", "local"):
@@ -39,7 +45,7 @@ def main(out_path: str) -> None:
                                 f"graph={graph}", f"llm={llm}", *ov])
                             rc = OmegaConf.to_container(cfg.retriever, resolve=True)
                             try:
-                                h = config_hash(R.semantic_config(cfg, dataset, R.build_retriever(cfg)))
+                                h = config_hash(semantic_config(cfg, dataset, build_retriever(cfg)))
                             except Exception as e:  # e.g. catrag without an LLM: the message must match too
                                 h = f"build error: {type(e).__name__}: {e}"
                             out[key] = {"hash": h, "retriever_cfg_hash": config_hash(rc), "retriever_cfg": rc}

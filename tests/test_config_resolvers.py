@@ -6,7 +6,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from hopbench.config_resolvers import dataset_name
-from hopbench.run import CONFIG_DIR
+from hopbench.paths import CONFIG_DIR
 
 
 def _name(*overrides) -> str:

@@ -16,8 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, completion  # noqa: E402
 
 from hopbench.errors import HopbenchError  # noqa: E402
+from hopbench.paths import CONFIG_DIR  # noqa: E402
 from hopbench.question_loop import run_questions  # noqa: E402
-from hopbench.run import CONFIG_DIR, execute  # noqa: E402
+from hopbench.runner import execute  # noqa: E402
 
 
 def test_concurrent_loop_keeps_every_row_once_and_overlaps():

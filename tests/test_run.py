@@ -5,8 +5,9 @@ import json
 import pytest
 from hydra import compose, initialize_config_dir
 
+from hopbench.paths import CONFIG_DIR
 from hopbench.retrieve.dense import DenseRetriever
-from hopbench.run import CONFIG_DIR, execute
+from hopbench.runner import execute
 
 REQUIRED = ["n_questions", "n_retrieval_scored", "recall@1", "recall@2", "recall@5", "recall@10",
             "fcr@2", "fcr@5", "fcr@10", "em", "f1", "jsr@5", "latency_ms_mean", "latency_ms_p50",
@@ -97,7 +98,8 @@ def test_killed_run_resumes_from_predictions(tmp_path, data_dir, cache_dir, monk
 
 
 def test_config_hash_ignores_paths_but_not_settings(tmp_path, data_dir, cache_dir):
-    from hopbench.run import build_dataset, build_retriever, semantic_config
+    from hopbench.compose import build_dataset, build_retriever
+    from hopbench.runner import semantic_config
     from hopbench.runstore import config_hash
 
     def h(*ov):
@@ -119,7 +121,7 @@ def test_bad_dataset_path_is_a_clear_error(tmp_path, data_dir, cache_dir):
 
 
 def test_cost_summary_averages_llm_cost_over_all_rows():
-    from hopbench.run import cost_summary
+    from hopbench.evaluate.costs import cost_summary
 
     rows = [{"trace": {"llm_cost": {"llm_calls": 3, "llm_cache_hits": 1, "llm_prompt_tokens": 100,
                                     "llm_completion_tokens": 20, "llm_seconds": 4.0,

@@ -17,15 +17,10 @@ from hydra import compose, initialize_config_dir
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, reply  # noqa: E402
 
+from hopbench.compose import build_dataset, build_retriever  # noqa: E402
 from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.run import (  # noqa: E402
-    CONFIG_DIR,
-    build_dataset,
-    build_retriever,
-    execute,
-    run_dir_for,
-    semantic_config,
-)
+from hopbench.paths import CONFIG_DIR  # noqa: E402
+from hopbench.runner import execute, run_dir_for, semantic_config  # noqa: E402
 from hopbench.runstore import RunStore, config_hash  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

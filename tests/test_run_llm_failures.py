@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, error, raw, reply  # noqa: E402
 
 from hopbench.llm.errors import LLMAuthError, LLMServerError  # noqa: E402
-from hopbench.run import CONFIG_DIR, execute  # noqa: E402
+from hopbench.paths import CONFIG_DIR  # noqa: E402
+from hopbench.runner import execute  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 GOOD_FILTER = '{"selected": [1, 2]}'

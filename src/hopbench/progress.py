@@ -7,6 +7,8 @@ from typing import Callable
 
 from tqdm import tqdm
 
+from hopbench.records import LLM_CACHE_HITS, LLM_CALLS, LLM_COMPLETION_TOKENS, LLM_PROMPT_TOKENS
+
 
 class LLMProgress:
     """Keeps a progress bar's postfix on the LLM's calls, tokens and cache hits, refreshed from a
@@ -25,10 +27,10 @@ class LLMProgress:
 
     def refresh(self) -> None:
         now = self.llm.stats_dict()
-        delta = {k: now[k] - self._start.get(k, 0) for k in ("llm_calls", "llm_cache_hits",
-                                                             "llm_prompt_tokens", "llm_completion_tokens")}
-        text = (f"LLM calls {delta['llm_calls']}, cache hits {delta['llm_cache_hits']}, "
-                f"tokens {delta['llm_prompt_tokens'] + delta['llm_completion_tokens']}")
+        delta = {k: now[k] - self._start.get(k, 0)
+                 for k in (LLM_CALLS, LLM_CACHE_HITS, LLM_PROMPT_TOKENS, LLM_COMPLETION_TOKENS)}
+        text = (f"LLM calls {delta[LLM_CALLS]}, cache hits {delta[LLM_CACHE_HITS]}, "
+                f"tokens {delta[LLM_PROMPT_TOKENS] + delta[LLM_COMPLETION_TOKENS]}")
         if self.extra is not None:
             text += f", {self.extra()}"
         self.bar.set_postfix_str(text, refresh=True)

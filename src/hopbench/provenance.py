@@ -10,7 +10,8 @@ import platform
 import subprocess
 from functools import lru_cache
 from importlib import metadata
-from pathlib import Path
+
+from hopbench.paths import REPO_ROOT
 
 # The distributions whose versions can move a number: numerics, models, parsers, servers.
 KEY_PACKAGES = ("hopbench", "numpy", "scipy", "networkx", "pandas", "faiss-cpu", "torch",
@@ -28,7 +29,7 @@ def _version(dist: str) -> str | None:
 
 def _commit() -> str | None:
     """The checkout's commit (with '+dirty' for uncommitted changes), when hopbench runs from one."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = REPO_ROOT
     if not (repo / ".git").exists():
         return None
     try:

@@ -14,12 +14,15 @@ waited for and kept, nothing new starts, and the error reaches the caller
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from typing import Callable
 
 from tqdm import tqdm
 
 from hopbench.concurrency import completed
+from hopbench.evaluate.score import score_question
 from hopbench.progress import LLMProgress
+from hopbench.records import COST_KEYS, Row
 
 
 def run_questions(todo: list, answer_one: Callable, on_row: Callable[[dict], None], *,
@@ -32,3 +35,37 @@ def run_questions(todo: list, answer_one: Callable, on_row: Callable[[dict], Non
             on_row(row)
             bar.update()
     return time.perf_counter() - start
+
+
+def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
+    """One question: retrieve (timed), read (when a reader is set), score; each part's LLM cost
+    goes into its trace as `llm_cost`."""
+    with cost_scope(llm) as retrieval_scope:
+        start = time.perf_counter()
+        result = retriever.retrieve(question, top_k)
+        latency_ms = 1000 * (time.perf_counter() - start)
+    answer_text, reader_trace = None, None
+    if reader is not None:
+        with cost_scope(llm) as reader_scope:
+            out = reader.answer(question, [dataset.passage(pid) for pid in result.passage_ids])
+        answer_text, reader_trace = out.answer, {**(out.trace or {}), "llm_cost": llm_cost(reader_scope)}
+    if retrieval_scope is not None:
+        result.trace["llm_cost"] = llm_cost(retrieval_scope)
+    return Row.of(question, result, answer=answer_text, latency_ms=latency_ms, reader_trace=reader_trace,
+                  metrics=score_question(question, result.passage_ids, answer_text))
+
+
+@contextmanager
+def cost_scope(llm):
+    """The LLM's per-thread cost counter for the block (None without an LLM)."""
+    if llm is None:
+        yield None
+        return
+    with llm.cost_scope() as scope:
+        yield scope
+
+
+def llm_cost(scope) -> dict:
+    """LLM calls, tokens, seconds and cache hits counted in one question's `cost_scope`."""
+    d = scope.as_dict()
+    return {k: round(d[k], 3) if "seconds" in k else d[k] for k in COST_KEYS}

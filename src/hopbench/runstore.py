@@ -24,6 +24,7 @@ from pathlib import Path
 
 from hopbench.atomic import write_json, write_text
 from hopbench.locks import Busy, exclusive
+from hopbench.records import Row, read_rows, row_line
 
 log = logging.getLogger(__name__)
 
@@ -33,34 +34,6 @@ SYNC_EVERY_S = 1.0
 def config_hash(semantic_config: dict) -> str:
     blob = json.dumps(semantic_config, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def read_rows(path: Path) -> tuple[list[dict], int, int]:
-    """(rows, corrupt lines skipped, duplicate ids dropped) of a predictions file.
-
-    A line that is not a JSON object with an `id` is skipped, not the end of the file: rows
-    after it are still good. Of several rows with one id (two processes that raced before
-    runs were locked) the first is kept.
-    """
-    rows, seen, corrupt, dupes = [], set(), 0, 0
-    with open(path, "rb") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                corrupt += 1
-                continue
-            if not isinstance(row, dict) or "id" not in row:
-                corrupt += 1
-                continue
-            if row["id"] in seen:
-                dupes += 1
-                continue
-            seen.add(row["id"])
-            rows.append(row)
-    return rows, corrupt, dupes
 
 
 RunBusyError = Busy  # raised by `RunStore.lock(wait=False)` when another process holds the run
@@ -132,11 +105,10 @@ class RunStore:
                         "(the skipped questions are computed again)", self.predictions_path,
                         corrupt, dupes, len(rows))
         if corrupt or dupes or not _ends_with_newline(self.predictions_path):
-            write_text(self.predictions_path,
-                       "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            write_text(self.predictions_path, "".join(map(row_line, rows)))
         return rows
 
-    def append(self, row: dict) -> None:
+    def append(self, row: Row | dict) -> None:
         """Write one row. Flushed at once (a killed process loses nothing: the kernel has it);
         synced to disk at most once a second and on close (a power cut loses at most that
         second, whose questions a resume computes again), so fast runs do not wait on the disk."""
@@ -144,7 +116,7 @@ class RunStore:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.predictions_path, "a", encoding="utf-8")
             self._synced = time.monotonic()
-        self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._fh.write(row_line(row))
         self._fh.flush()
         if time.monotonic() - self._synced >= SYNC_EVERY_S:
             os.fsync(self._fh.fileno())

@@ -63,7 +63,7 @@ def _titles(rec) -> list[str]:
 
 
 def test_default_config_needs_no_extra_path(data_dir):
-    from hopbench.run import build_dataset
+    from hopbench.compose import build_dataset
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose("config", overrides=[f"paths.data_dir={data_dir}", "dataset=hover"])

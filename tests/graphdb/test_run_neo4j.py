@@ -8,7 +8,8 @@ import json
 import pytest
 from hydra import compose, initialize_config_dir
 
-from hopbench.run import CONFIG_DIR, execute
+from hopbench.paths import CONFIG_DIR
+from hopbench.runner import execute
 
 pytestmark = pytest.mark.neo4j
 

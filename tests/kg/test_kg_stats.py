@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 
-from hopbench.kg.stats import cli, graph_stats
+from hopbench.cli import kg_stats as cli
+from hopbench.kg.stats import graph_stats
 
 
 def test_stats_agree_with_networkx(musique_kg):

@@ -7,7 +7,7 @@ from omegaconf import OmegaConf
 
 from hopbench.errors import HopbenchError
 from hopbench.llm import build_client
-from hopbench.run import CONFIG_DIR
+from hopbench.paths import CONFIG_DIR
 
 
 def _cfg(name: str, **over):

@@ -16,7 +16,7 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from hopbench.llm.policy import fallback_on_bad_reply, is_recoverable
+from hopbench.llm.policy import ask_json, fallback_on_bad_reply, is_recoverable
 
 FATAL = [LLMUnavailableError("down"), LLMTimeoutError("slow"), LLMRateLimitError("429"),
          LLMAuthError("401"), LLMServerError("500"), LLMRequestError("404"), HopbenchError("other"),
@@ -73,3 +73,37 @@ def test_entries_accumulate_and_old_string_fallbacks_still_read():
     assert has_fallback(trace, DENSE) and not has_fallback(trace, "fact_filter")
     assert fallbacks({"fallback": "no seed entity"}) == [{"step": DENSE, "reason": "no seed entity"}]
     assert fallbacks({}) == fallbacks(None) == fallbacks({"fallback": []}) == []
+
+
+class _Prompt:
+    SCHEMA = {"type": "object"}
+    SCHEMA_NAME = "question_keywords"
+
+
+class _LLM:
+    def __init__(self, result):
+        self.result, self.asked = result, []
+
+    def chat_json(self, messages, schema, *, schema_name, max_tokens, trace):
+        self.asked.append((messages, schema, schema_name, max_tokens, trace))
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+def test_ask_json_returns_the_reply_or_none_with_the_fallback_recorded():
+    trace: dict = {}
+    calls: list = []
+    llm = _LLM({"keywords": ["a"]})
+    assert ask_json(llm, _Prompt, [{"role": "user", "content": "q"}], trace, calls=calls,
+                    max_tokens=96) == {"keywords": ["a"]}
+    assert llm.asked == [([{"role": "user", "content": "q"}], _Prompt.SCHEMA, "question_keywords", 96, calls)]
+    assert trace == {}
+    bad = _LLM(LLMFormatError("question_keywords", 3, "not valid JSON", "oops"))
+    assert ask_json(bad, _Prompt, [], trace, max_tokens=96, instead="phrases instead",
+                    schema={"type": "array"}) is None
+    assert bad.asked[0][1] == {"type": "array"}
+    [entry] = trace["fallback"]
+    assert entry["step"] == "question_keywords" and entry["reason"].endswith("; phrases instead")
+    with pytest.raises(LLMUnavailableError):
+        ask_json(_LLM(LLMUnavailableError("down")), _Prompt, [], {}, max_tokens=1)

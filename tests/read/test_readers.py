@@ -12,8 +12,8 @@ from scripted_server import ScriptedServer, error, reply
 from hopbench.data.schema import Question
 from hopbench.errors import HopbenchError
 from hopbench.llm.client import LLMClient
+from hopbench.paths import CONFIG_DIR
 from hopbench.read import ClaimVerifier, QAReader
-from hopbench.run import CONFIG_DIR
 
 
 @pytest.fixture

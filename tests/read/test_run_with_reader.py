@@ -10,7 +10,8 @@ from hydra import compose, initialize_config_dir
 from scripted_server import ScriptedServer, reply
 
 from hopbench.errors import HopbenchError
-from hopbench.run import CONFIG_DIR, execute
+from hopbench.paths import CONFIG_DIR
+from hopbench.runner import execute
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
+from hopbench.compose import build_retriever
 from hopbench.errors import HopbenchError
-from hopbench.run import CONFIG_DIR, build_retriever, execute
+from hopbench.paths import CONFIG_DIR
+from hopbench.runner import execute
 
 CONFIGS = sorted(p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml"))
 

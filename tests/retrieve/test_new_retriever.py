@@ -10,7 +10,8 @@ import textwrap
 from hydra import compose, initialize_config_dir
 
 from hopbench.cli import main as cli_main
-from hopbench.run import CONFIG_DIR, execute
+from hopbench.paths import CONFIG_DIR
+from hopbench.runner import execute
 
 MODULE = '''
 from hopbench.retrieve.base import Retrieval, Retriever

@@ -7,10 +7,10 @@ import inspect
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from hopbench.paths import CONFIG_DIR
 from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever, HippoRAGSeeding
 from hopbench.retrieve.registry import settings
-from hopbench.run import CONFIG_DIR
 
 
 def _retriever_cfg(name: str, *overrides: str) -> dict:

@@ -14,6 +14,23 @@ RECALL_KS = (1, 2, 5, 10)
 FCR_KS = (2, 5, 10)
 JSR_K = 5
 
+# The per-question metric names (a row's `metrics`, metrics.json, the report's columns), defined
+# here once, in the order the report shows them.
+RETRIEVAL_KEYS = [f"recall@{k}" for k in RECALL_KS] + [f"fcr@{k}" for k in FCR_KS]
+ANSWER_KEYS = ["em", "f1", f"jsr@{JSR_K}", f"jsr_contain@{JSR_K}"]
+CLAIM_KEYS = ["accuracy"]
+METRIC_KEYS = RETRIEVAL_KEYS + ANSWER_KEYS + CLAIM_KEYS
+
+
+def retrieval_scored(metrics: dict) -> bool:
+    """A question's `metrics` scored its retrieval (its gold passages are complete)."""
+    return RETRIEVAL_KEYS[0] in metrics
+
+
+def answer_scored(metrics: dict) -> bool:
+    """A question's `metrics` scored an answer (a reader ran): EM for a question, accuracy for a claim."""
+    return "em" in metrics or "accuracy" in metrics
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
 

@@ -9,17 +9,15 @@ import numpy as np
 
 from hopbench.data.schema import Question
 from hopbench.evaluate.metrics import (
-    FCR_KS,
     JSR_K,
-    RECALL_KS,
+    METRIC_KEYS,
     answer_metrics,
+    answer_scored,
     claim_accuracy,
     joint_success,
     retrieval_metrics,
+    retrieval_scored,
 )
-
-RETRIEVAL_KEYS = [f"recall@{k}" for k in RECALL_KS] + [f"fcr@{k}" for k in FCR_KS]
-ANSWER_KEYS = ["em", "f1", f"jsr@{JSR_K}", f"jsr_contain@{JSR_K}"]
 
 
 def score_question(question: Question, ranked_ids: Sequence[str], answer: str | None) -> dict:
@@ -53,10 +51,10 @@ def aggregate(rows: list[dict]) -> dict:
     latencies = np.array([r["latency_ms"] for r in rows], dtype=float)
     out: dict = {
         "n_questions": len(rows),
-        "n_retrieval_scored": sum("recall@1" in r["metrics"] for r in rows),
-        "n_answer_scored": sum("em" in r["metrics"] or "accuracy" in r["metrics"] for r in rows),
+        "n_retrieval_scored": sum(retrieval_scored(r["metrics"]) for r in rows),
+        "n_answer_scored": sum(answer_scored(r["metrics"]) for r in rows),
     }
-    for key in RETRIEVAL_KEYS + ANSWER_KEYS + ["accuracy"]:
+    for key in METRIC_KEYS:
         out[key] = _mean(rows, key)
     if len(latencies):
         out["latency_ms_mean"] = float(latencies.mean())

@@ -15,12 +15,8 @@ collects one per dataset and graph setting until they are dropped.
 
 from __future__ import annotations
 
-import sys
-
-from hopbench.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB, GraphDBSettings, check_apoc, connect
-from hopbench.graphdb.export import drop_graph, drop_legacy_graph, list_graphs
-from hopbench.graphdb.namespace import Namespace
+from hopbench.graphdb.export import list_graphs
 
 
 def describe(settings: GraphDBSettings) -> str:
@@ -58,61 +54,3 @@ def describe_graphs(db: GraphDB) -> list[str]:
 def _count(n) -> str:
     return f"{n:,}" if isinstance(n, int) else "?"
 
-
-def _settings(overrides: list[str]) -> GraphDBSettings:
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from hopbench.run import CONFIG_DIR
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=list(overrides))
-    return GraphDBSettings.from_config(OmegaConf.to_container(cfg.graphdb, resolve=True))
-
-
-def cli(argv: list[str]) -> int:
-    settings = _settings(argv)
-    try:
-        print(describe(settings))
-        with connect(settings) as db:
-            print("\n".join(describe_graphs(db)))
-    except HopbenchError as exc:
-        print(f"hopbench: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def drop_cli(argv: list[str]) -> int:
-    """`hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb overrides]`."""
-    overrides = [a for a in argv if "=" in a]
-    words = [a for a in argv if "=" not in a]
-    flags = {w for w in words if w.startswith("--")}
-    names = [w for w in words if not w.startswith("--")]
-    if flags - {"--all", "--legacy"} or not (names or flags):
-        print("usage: hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb.uri=...]\n"
-              "(`hopbench graphdb-check` lists the namespaces)", file=sys.stderr)
-        return 2
-    try:
-        namespaces = [Namespace(n) for n in names]
-        with connect(_settings(overrides)) as db:
-            if "--all" in flags:
-                namespaces += [Namespace(g["namespace"]) for g in list_graphs(db)["graphs"]]
-            missing = 0
-            for ns in dict.fromkeys(namespaces):
-                if drop_graph(db, ns):
-                    print(f"dropped hopbench graph {ns.id}")
-                else:
-                    print(f"hopbench: no graph {ns.id} in this database", file=sys.stderr)
-                    missing += 1
-            if "--legacy" in flags:
-                n = drop_legacy_graph(db)
-                print(f"dropped the legacy hopbench graph: {n['entities']:,} entities, "
-                      f"{n['passages']:,} passages")
-    except HopbenchError as exc:
-        print(f"hopbench: error: {exc}", file=sys.stderr)
-        return 2
-    return 1 if missing else 0
-
-
-if __name__ == "__main__":
-    sys.exit(cli(sys.argv[1:]))

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sys
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -270,69 +269,3 @@ def openie_document(corpus: list[Passage], records: dict[str, PassageExtraction]
             "avg_ent_chars": round(sum(len(e) for e in ents) / len(ents), 4) if ents else 0,
             "avg_ent_words": round(sum(len(e.split()) for e in ents) / len(ents), 4) if ents else 0}
 
-
-USAGE = """`hopbench kg-export [overrides] --out FILE`: a graph's extraction as a HippoRAG 2 OpenIE file.
-
-    hopbench kg-export dataset=musique graph=spacy --out musique_spacy_openie.json
-    hopbench kg-export dataset=musique graph=llm llm=local --out musique_qwen_openie.json
-
-Writes {"docs": [{"idx": "chunk-<md5>", "passage", "extracted_entities", "extracted_triples"}],
-"avg_ent_chars", "avg_ent_words"}, one record per corpus passage (passage = title + "\\n" + text),
-from the cached extraction (extracting what is not cached yet). HippoRAG 2 loads it as its
-openie_results_ner_*.json; hopbench loads it with graph=openie graph.openie.path=FILE.
-The format has no failure status: passages whose extraction failed are written with no
-entities or triples (counted on stderr).
-"""
-
-
-def export_cli(argv: list[str]) -> int:
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from hopbench.atomic import atomic_path
-    from hopbench.kg.builder import extract_corpus, make_extractor
-    from hopbench.kg.settings import resolve_settings
-    from hopbench.run import CONFIG_DIR, build_dataset, build_llm
-
-    if any(a in ("-h", "--help") for a in argv):
-        print(USAGE)
-        return 0
-    out, overrides, it = None, [], iter(argv)
-    for a in it:
-        if a == "--out":
-            out = next(it, None)
-        elif a.startswith("--out="):
-            out = a.split("=", 1)[1]
-        else:
-            overrides.append(a)
-    if not out:
-        print("hopbench kg-export: error: --out FILE is required\n\n" + USAGE, file=sys.stderr)
-        return 2
-    try:
-        with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
-        dataset = build_dataset(cfg)
-        settings = resolve_settings(cfg.graph)
-        llm = build_llm(cfg) if settings["extractor"] == "llm" else None
-        extractor = make_extractor(settings, llm)
-        corpus = list(dataset.corpus)
-        if hasattr(extractor, "check_corpus"):
-            extractor.check_corpus(corpus)
-        records = extract_corpus(corpus, extractor, cfg.paths.cache_dir)
-    except (HopbenchError, HydraException, OmegaConfBaseException) as exc:
-        print(f"hopbench kg-export: error: {exc}", file=sys.stderr)
-        return 2
-    doc = openie_document(corpus, records)
-    with atomic_path(out, suffix=".json") as tmp:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh)
-    failed = sum(records[p.id].status != "ok" for p in corpus)
-    n_triples = sum(len(d["extracted_triples"]) for d in doc["docs"])
-    n_ents = sum(len(d["extracted_entities"]) for d in doc["docs"])
-    print(f"wrote {out}: {len(doc['docs'])} passages of {dataset.name}, {n_triples} triples, "
-          f"{n_ents} entities (extractor {settings['extractor']})")
-    if failed:
-        print(f"hopbench kg-export: {failed} passages whose extraction failed are written with no "
-              "entities or triples (the format has no failure status)", file=sys.stderr)
-    return 0

@@ -7,9 +7,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
@@ -81,34 +78,3 @@ def format_stats(s: dict) -> str:
         lines.append(f"  {h['entity'][:40]:<40} {h['passages']:>6} {h['relation_degree']:>6} {h['synonyms']:>5}")
     return "\n".join(lines)
 
-
-def cli(argv: list[str]) -> int:
-    """Compose the run config from Hydra overrides, load or build the graph, print its statistics."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from hopbench.errors import HopbenchError
-    from hopbench.kg.builder import load_or_build
-    from hopbench.run import CONFIG_DIR, build_dataset, build_encoder, build_llm
-
-    as_json = "--json" in argv
-    overrides = [a for a in argv if a != "--json"]
-    if any(a in ("-h", "--help") for a in overrides):
-        print(__doc__)
-        return 0
-    try:
-        with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
-        dataset = build_dataset(cfg)
-        llm = build_llm(cfg) if cfg.graph.get("extractor") == "llm" or \
-            cfg.graph.get("description", {}).get("source") == "llm" else None
-        kg = load_or_build(dataset, cfg.graph, encoder=build_encoder(cfg), llm=llm, cache_dir=cfg.paths.cache_dir)
-    except (HopbenchError, HydraException, OmegaConfBaseException) as exc:
-        print(f"hopbench kg-stats: error: {exc}", file=sys.stderr)
-        return 2
-    s = graph_stats(kg)
-    s["dataset"] = dataset.name
-    s["graph_key"] = kg.manifest.get("graph_key")
-    print(json.dumps(s, indent=2) if as_json else f"{dataset.name} graph {s['graph_key']}\n" + format_stats(s))
-    return 0

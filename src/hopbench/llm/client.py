@@ -56,6 +56,14 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from hopbench.records import (
+    LLM_CACHE_HITS,
+    LLM_CACHED_SECONDS,
+    LLM_CALLS,
+    LLM_COMPLETION_TOKENS,
+    LLM_PROMPT_TOKENS,
+    LLM_SECONDS,
+)
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +99,9 @@ class LLMStats:
     server_errors: int = 0
 
     def as_dict(self) -> dict:
-        return {"llm_calls": self.calls, "llm_prompt_tokens": self.prompt_tokens,
-                "llm_completion_tokens": self.completion_tokens, "llm_cache_hits": self.cache_hits,
-                "llm_seconds": round(self.seconds, 3), "llm_cached_seconds": round(self.cached_seconds, 3),
+        return {LLM_CALLS: self.calls, LLM_PROMPT_TOKENS: self.prompt_tokens,
+                LLM_COMPLETION_TOKENS: self.completion_tokens, LLM_CACHE_HITS: self.cache_hits,
+                LLM_SECONDS: round(self.seconds, 3), LLM_CACHED_SECONDS: round(self.cached_seconds, 3),
                 "llm_failures": self.failures,
                 "llm_format_retries": self.format_retries, "llm_timeouts": self.timeouts,
                 "llm_rate_limited": self.rate_limited, "llm_context_overflows": self.context_overflows,

@@ -77,3 +77,23 @@ def fallback_on_bad_reply(trace: dict, step: str, *, instead: str = "",
         reason = f"{exc}; {instead}" if instead else str(exc)
         record_fallback(trace, step, reason)
         log.warning("%s: bad LLM reply (%s); %s", step, exc, instead or "falling back")
+
+
+def ask_json(llm, prompt, messages: list[dict], trace: dict, *, calls: list | None = None,
+             max_tokens: int, instead: str = "", schema: dict | None = None):
+    """One schema-checked LLM step under the policy: the reply, or None when it fell back.
+
+        reply = ask_json(self.llm, fact_filter, fact_filter.messages(q, triples), trace,
+                         calls=calls, max_tokens=64, instead="no fact kept")
+        kept = candidates[:0] if reply is None else ...
+
+    `prompt` is the step's prompt module (`hopbench.llm.prompts.*`: its SCHEMA and SCHEMA_NAME;
+    `schema` overrides SCHEMA for prompts whose schema depends on the request). A recoverable
+    bad reply is recorded in trace["fallback"] under SCHEMA_NAME (`fallback_on_bad_reply`);
+    every other failure propagates. Only the call is guarded: what the caller does with the
+    reply is not, so a bug there is never filed as a bad reply.
+    """
+    with fallback_on_bad_reply(trace, prompt.SCHEMA_NAME, instead=instead):
+        return llm.chat_json(messages, prompt.SCHEMA if schema is None else schema,
+                             schema_name=prompt.SCHEMA_NAME, max_tokens=max_tokens, trace=calls)
+    return None

@@ -21,6 +21,7 @@ import pandas as pd
 
 from hopbench.atomic import atomic_path, write_text
 from hopbench.errors import HopbenchError
+from hopbench.paths import reference_dir_default, results_dir_default, runs_dir_default
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import finish_table, leaderboard, long_table
 from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
@@ -30,9 +31,6 @@ from hopbench.report.reference import (
     concat_rows,
     load_table,
     merge_rows,
-    reference_dir_default,
-    results_dir_default,
-    runs_dir_default,
 )
 from hopbench.report.runs import load_runs
 from hopbench.report.stats import DEFAULT_RESAMPLES

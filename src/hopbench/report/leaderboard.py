@@ -26,6 +26,15 @@ import pandas as pd
 import yaml
 
 from hopbench.evaluate.fallbacks import fallback_summary
+from hopbench.evaluate.metrics import answer_scored, retrieval_scored
+from hopbench.records import (
+    LLM_CALLS,
+    LLM_COMPLETION_TOKENS,
+    LLM_PROMPT_TOKENS,
+    LLM_SECONDS_UNCACHED,
+    LLM_TOKENS,
+    per_question,
+)
 from hopbench.report.runs import (
     METRICS,
     Run,
@@ -176,9 +185,8 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         "params_json": json.dumps(run.params, sort_keys=True, default=str),
         "limit": run.limit, "config_hash": run.config_hash,
         "n_questions": n,
-        "n_retrieval_scored": sum("recall@1" in p["metrics"] for p in run.predictions),
-        "n_answer_scored": sum(("em" in p["metrics"]) or ("accuracy" in p["metrics"])
-                               for p in run.predictions),
+        "n_retrieval_scored": sum(retrieval_scored(p["metrics"]) for p in run.predictions),
+        "n_answer_scored": sum(answer_scored(p["metrics"]) for p in run.predictions),
     }
     scores = all_scores(run)
     for metric, (mean, lo, hi) in summaries(scores, stable_seed(run.config_hash), n_resamples).items():
@@ -186,17 +194,17 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     lat = run.latencies()
     row["latency_ms_p50"] = float(np.percentile(lat, 50)) if lat.size else None
     row["latency_ms_p95"] = float(np.percentile(lat, 95)) if lat.size else None
-    row["llm_calls_per_q"] = _per_question(m.get("llm_calls"), n)
+    row["llm_calls_per_q"] = _per_question(m.get(LLM_CALLS), n)
     tokens = None
-    if m.get("llm_prompt_tokens") is not None or m.get("llm_completion_tokens") is not None:
-        tokens = (m.get("llm_prompt_tokens") or 0) + (m.get("llm_completion_tokens") or 0)
+    if m.get(LLM_PROMPT_TOKENS) is not None or m.get(LLM_COMPLETION_TOKENS) is not None:
+        tokens = (m.get(LLM_PROMPT_TOKENS) or 0) + (m.get(LLM_COMPLETION_TOKENS) or 0)
     row["llm_tokens_per_q"] = _per_question(tokens, n)
     row["llm_seconds_per_q"] = None
-    parts = [p for p in ("retrieval", "reader") if f"{p}_llm_calls_per_question" in m]
+    parts = [p for p in ("retrieval", "reader") if per_question(p, LLM_CALLS) in m]
     if parts:  # per-question costs summed from the rows: right even for a resumed run
-        row["llm_calls_per_q"] = sum(m[f"{p}_llm_calls_per_question"] for p in parts)
-        row["llm_tokens_per_q"] = sum(m[f"{p}_llm_tokens_per_question"] for p in parts)
-        row["llm_seconds_per_q"] = sum(m[f"{p}_llm_seconds_uncached_per_question"] for p in parts)
+        row["llm_calls_per_q"] = sum(m[per_question(p, LLM_CALLS)] for p in parts)
+        row["llm_tokens_per_q"] = sum(m[per_question(p, LLM_TOKENS)] for p in parts)
+        row["llm_seconds_per_q"] = sum(m[per_question(p, LLM_SECONDS_UNCACHED)] for p in parts)
     if m.get("n_fallback") is None and run.predictions:  # a run from before they were counted
         m = {**m, **fallback_summary(run.predictions)}
     row["n_fallback"] = m.get("n_fallback")          # None: no predictions to count them from

@@ -10,7 +10,6 @@ so results computed on earlier machines are never lost because their run folders
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 
@@ -19,20 +18,6 @@ import pandas as pd
 from hopbench.errors import HopbenchError
 
 RUN_KEY = ["dataset", "retriever", "config_hash"]
-REPO_REFERENCE = Path(__file__).resolve().parents[3] / "results" / "reference"
-
-
-def runs_dir_default() -> str:
-    """Where runs live for every command: HOPBENCH_RUNS_DIR, else ./runs (as `paths.runs_dir`)."""
-    return os.environ.get("HOPBENCH_RUNS_DIR") or "runs"
-
-
-def results_dir_default() -> str:
-    return os.environ.get("HOPBENCH_RESULTS_DIR") or "results"
-
-
-def reference_dir_default() -> Path:
-    return Path(os.environ.get("HOPBENCH_REFERENCE_DIR") or REPO_REFERENCE)
 
 
 def check_not_reference(results_dir: str | Path, reference_dir: str | Path) -> None:

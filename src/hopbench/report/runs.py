@@ -21,19 +21,19 @@ import numpy as np
 import yaml
 
 from hopbench.errors import DataError
+from hopbench.evaluate.metrics import METRIC_KEYS
+from hopbench.paths import RETRIEVER_CONFIGS  # a method's defaults are its YAML there
+from hopbench.records import BadLine, read_rows
 
 log = logging.getLogger(__name__)
 
 DENSE_ONLY = {"dense", "oracle"}   # retrievers that read no knowledge graph
 DEFAULT_GRAPH = "spacy"
 
-# The per-question metric keys the report knows, in display order.
-METRICS = ["recall@1", "recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10",
-           "em", "f1", "jsr@5", "jsr_contain@5", "accuracy"]
+# The per-question metric keys the report knows, in display order (hopbench.evaluate.metrics).
+METRICS = METRIC_KEYS
 # Config keys that say where things live, not what was computed: never shown as "params".
 _RETRIEVER_SKIP = {"name", "_target_"}
-# The retriever group of this checkout's Hydra configs: a method's defaults are its YAML.
-RETRIEVER_CONFIGS = Path(__file__).resolve().parents[3] / "configs" / "retriever"
 
 
 @dataclass
@@ -111,33 +111,22 @@ class Run:
 
 
 def read_predictions(path: Path) -> list[dict]:
-    """Rows of predictions.jsonl, checked for the fields the report needs."""
-    rows, seen, dupes = [], set(), 0
-    with open(path, encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"line {i}", None, f"not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise DataError(path, f"line {i}", None, "expected a JSON object")
-            if "id" not in row:
-                raise DataError(path, f"line {i}", "id", "missing")
-            metrics = row.get("metrics")
-            if not isinstance(metrics, dict):
-                raise DataError(path, f"line {i} (id {row['id']})", "metrics", "missing or not an object")
-            for k, v in metrics.items():
-                if not isinstance(v, (int, float)) or isinstance(v, bool):
-                    raise DataError(path, f"line {i} (id {row['id']})", f"metrics.{k}",
-                                    f"expected a number, got {v!r}")
-            if row["id"] in seen:  # a doubled row (two processes raced before runs were locked)
-                dupes += 1
-                continue
-            seen.add(row["id"])
-            rows.append(row)
-    if dupes:
+    """Rows of predictions.jsonl (`hopbench.records.read_rows`, strictly: a bad line is an
+    error here, not a question to recompute), checked for the fields the report needs."""
+    def check(i: int, row: dict) -> None:
+        metrics = row.get("metrics")
+        if not isinstance(metrics, dict):
+            raise DataError(path, f"line {i} (id {row['id']})", "metrics", "missing or not an object")
+        for k, v in metrics.items():
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise DataError(path, f"line {i} (id {row['id']})", f"metrics.{k}",
+                                f"expected a number, got {v!r}")
+
+    try:
+        rows, _, dupes = read_rows(path, strict=True, check=check)
+    except BadLine as exc:
+        raise DataError(path, f"line {exc.line}", exc.field, exc.problem) from exc
+    if dupes:  # a doubled row (two processes raced before runs were locked)
         log.warning("%s: %d duplicate question id(s) ignored (the first row of each is kept)", path, dupes)
     return rows
 

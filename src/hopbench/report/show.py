@@ -1,12 +1,13 @@
 """`hopbench show RUN QUESTION_ID`: one question of a run, from the question to its scores.
 
-Shows the question, gold answers and passages, whether it fell back (the uniform
-``fallback`` field of the retrieval and reader traces, `hopbench.fallback`: step and reason),
-the retriever's trace (seeds, activations / PPR mass / flow, paths, LLM calls), the retrieved
-list marked HIT / miss, the answer and its scores. Retrievers put different things in their trace, so the trace is printed generically
-by the *shape* of each value: a name->number mapping or a list of (name, number) pairs is a
-ranking (top N shown), a list of lists is a set of paths, a list of records is one line per
-record, anything else is printed as is.
+Shows the question, gold answers and passages, whether it fell back, the retriever's trace,
+the retrieved list marked HIT / miss, the answer and its scores. The trace is read as a
+`hopbench.records.Trace`: its common fields (seeds, fallback, LLM cost, timings) are printed
+the same way for every method, whatever shape the method wrote them in. The rest of a trace is
+the method's own (`Trace.extra`: activations, PPR mass, flow, paths, LLM calls), printed by the
+shape of each value: a name->number mapping or a list of (name, number) pairs is a ranking
+(top N shown), a list of lists is a set of paths, a list of records is one line per record,
+anything else is printed as is.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 import yaml
 
 from hopbench.errors import HopbenchError
-from hopbench.fallback import FIELD, fallbacks
-from hopbench.report.reference import runs_dir_default
+from hopbench.paths import runs_dir_default
+from hopbench.records import Row, Seed, Trace
 from hopbench.report.runs import read_predictions
 
 # Trace keys printed first, in this order (by substring); the rest follow alphabetically.
@@ -214,23 +215,42 @@ def _ordered(d: dict) -> list[str]:
     return sorted(d, key=rank)
 
 
-def render_trace(trace: dict, name: _Namer, top: int) -> list[str]:
-    if not trace:
-        return ["  (empty: this retriever records no trace)"]
-    lines = []
-    for k in _ordered(trace):
-        if "title" in str(k).lower() and isinstance(trace[k], dict):
-            continue  # id -> title maps are shown next to the ids instead
-        if k == FIELD:
-            continue  # shown above the trace (render_fallbacks)
-        lines += render_value(k, trace[k], name, top)
+def render_seeds(seeds: list[Seed], name: _Namer, top: int, indent: str = "  ") -> list[str]:
+    """Weighted seeds as a ranking (with their other fields on the line), else a list of names."""
+    if not seeds:
+        return [f"{indent}seeds: none"]
+    if any(s.weight is None for s in seeds):
+        return render_value("seeds", [s.node for s in seeds], name, top, indent)
+    ranked = sorted(seeds, key=lambda s: -s.weight)
+    width = max(len(_fmt(s.weight)) for s in ranked[:top])
+    lines = [f"{indent}seeds (top {min(top, len(ranked))} of {len(ranked)}):"]
+    for s in ranked[:top]:
+        tail = "  " + " ".join(f"{a}={_fmt(b)}" for a, b in s.extra.items()) if s.extra else ""
+        lines.append(_clip(f"{indent}  {_fmt(s.weight):>{width}}  {name(s.node)}{tail}"))
     return lines
 
 
-def render_fallbacks(row: dict) -> list[str]:
+def render_trace(trace: dict, name: _Namer, top: int) -> list[str]:
+    """The common fields of a trace (fallbacks are shown above it), then the method's own."""
+    if not trace:
+        return ["  (empty: this retriever records no trace)"]
+    t = Trace.from_dict(trace)
+    lines = render_seeds(t.seeds, name, top) if t.seeds is not None else []
+    for k in _ordered(t.extra):
+        if "title" in str(k).lower() and isinstance(t.extra[k], dict):
+            continue  # id -> title maps are shown next to the ids instead
+        lines += render_value(k, t.extra[k], name, top)
+    if t.timings:
+        lines += render_value("timings", t.timings, name, top)
+    if t.llm_cost:
+        lines.append(_clip("  llm_cost: " + " ".join(f"{k}={_fmt(v)}" for k, v in t.llm_cost.items())))
+    return lines
+
+
+def render_fallbacks(row: Row) -> list[str]:
     """'fallback (n):' and one 'part  step: reason' line per entry; nothing when none."""
-    entries = [("retrieval", e) for e in fallbacks(row.get("trace"))]
-    entries += [("reader", e) for e in fallbacks(row.get("reader_trace"))]
+    entries = [("retrieval", e) for e in row.retrieval.fallback]
+    entries += [("reader", e) for e in (row.reading.fallback if row.reading else [])]
     if not entries:
         return []
     return [f"fallback ({len(entries)}):"] + [
@@ -239,42 +259,40 @@ def render_fallbacks(row: dict) -> list[str]:
 
 
 # ---- the whole page -------------------------------------------------------------------------
-def render(run_dir: Path, row: dict, titles: dict[str, str], top: int = 10) -> str:
-    gold = [str(g) for g in row.get("gold_passage_ids") or []]
+def render(run_dir: Path, row: dict | Row, titles: dict[str, str], top: int = 10) -> str:
+    row = row if isinstance(row, Row) else Row.from_dict(row)
+    gold = [str(g) for g in row.gold_passage_ids]
     name = _Namer(titles, set(gold))
-    meta = row.get("meta") or {}
-    meta_s = ", ".join(f"{k}={_fmt(v)}" for k, v in meta.items() if not isinstance(v, (dict, list)))
+    meta_s = ", ".join(f"{k}={_fmt(v)}" for k, v in row.meta.items() if not isinstance(v, (dict, list)))
     out = [f"run        {run_dir}",
-           f"question   {row['id']}" + (f"  ({meta_s})" if meta_s else ""),
-           f"  {row.get('question', '')}"]
-    if row.get("kind") == "claim":
-        out.append(f"gold label {row.get('label')}")
+           f"question   {row.id}" + (f"  ({meta_s})" if meta_s else ""),
+           f"  {row.question}"]
+    if row.kind == "claim":
+        out.append(f"gold label {row.label}")
     else:
-        out.append("gold answers  " + " | ".join(map(str, row.get("gold_answers") or [])))
-    note = "" if row.get("gold_complete", True) else "  (incomplete: not scored for retrieval)"
+        out.append("gold answers  " + " | ".join(map(str, row.gold_answers)))
+    note = "" if row.gold_complete else "  (incomplete: not scored for retrieval)"
     out.append(f"gold passages ({len(gold)}){note}:")
     out += [f"  {g}  {titles.get(g, '')}".rstrip() for g in gold]
     out += render_fallbacks(row)
     out.append("trace:")
-    out += render_trace(row.get("trace") or {}, name, top)
-    ranked = [str(p) for p in row.get("ranked_passage_ids") or []]
-    scores = row.get("scores") or []
+    out += render_trace(row.trace, name, top)
+    ranked = [str(p) for p in row.ranked_passage_ids]
+    scores = row.scores
     hits = sum(p in set(gold) for p in ranked)
     out.append(f"retrieved ({len(ranked)}; {hits}/{len(gold)} gold found):")
     for i, pid in enumerate(ranked, start=1):
         s = f"{scores[i - 1]:.4f}" if i <= len(scores) and _is_num(scores[i - 1]) else ""
         mark = "HIT " if pid in gold else "miss"
         out.append(f"  {i:>3}  {mark}  {pid}  {s:>8}  {titles.get(pid, '')}".rstrip())
-    if row.get("reader_trace"):
+    if row.reader_trace:
         out.append("reader:")
-        out += render_trace(row["reader_trace"], name, top)
-    answer = row.get("answer")
-    out.append("answer     " + ("(no reader)" if answer is None else repr(answer)))
-    metrics = row.get("metrics") or {}
-    out.append("scores     " + (" ".join(f"{k}={_fmt(float(v))}" for k, v in metrics.items())
+        out += render_trace(row.reader_trace, name, top)
+    out.append("answer     " + ("(no reader)" if row.answer is None else repr(row.answer)))
+    out.append("scores     " + (" ".join(f"{k}={_fmt(float(v))}" for k, v in row.metrics.items())
                                 or "(none apply)"))
-    if _is_num(row.get("latency_ms")):
-        out.append(f"latency    {row['latency_ms']:.2f} ms")
+    if _is_num(row.latency_ms):
+        out.append(f"latency    {row.latency_ms:.2f} ms")
     return "\n".join(out) + "\n"
 
 

@@ -1,0 +1,38 @@
+"""LLM cost per question, from the rows of a run: what metrics.json's `*_per_question` keys hold.
+
+Each row carries its own `llm_cost` (retrieval in `trace`, reading in `reader_trace`), so a
+resumed run is summed from every row, not from the last process's counters. The counters and
+the keys are named in `hopbench.records`.
+"""
+
+from __future__ import annotations
+
+from hopbench.records import (
+    COST_KEYS,
+    LLM_CACHED_SECONDS,
+    LLM_COMPLETION_TOKENS,
+    LLM_PROMPT_TOKENS,
+    LLM_SECONDS,
+    LLM_SECONDS_UNCACHED,
+    LLM_TOKENS,
+    per_question,
+)
+
+_TRACE_OF = {"retrieval": "trace", "reader": "reader_trace"}   # COST_PARTS -> the row's field
+
+
+def cost_summary(rows: list[dict]) -> dict:
+    """Mean LLM cost per question of retrieval and of reading (parts without any cost: absent)."""
+    out: dict = {}
+    n = max(len(rows), 1)
+    for part, key in _TRACE_OF.items():
+        costs = [c for c in ((r.get(key) or {}).get("llm_cost") for r in rows) if c]
+        if not costs:
+            continue
+        for k in COST_KEYS:
+            out[per_question(part, k)] = sum(c.get(k, 0) for c in costs) / n
+        out[per_question(part, LLM_TOKENS)] = (out[per_question(part, LLM_PROMPT_TOKENS)]
+                                               + out[per_question(part, LLM_COMPLETION_TOKENS)])
+        out[per_question(part, LLM_SECONDS_UNCACHED)] = (out[per_question(part, LLM_SECONDS)]
+                                                         + out[per_question(part, LLM_CACHED_SECONDS)])
+    return out

@@ -1,0 +1,63 @@
+"""The import layering: the entry points import the library, never the reverse.
+
+    entry points   hopbench.run (Hydra), hopbench.cli (console script, subcommands)
+    assembly       hopbench.runner (execute), hopbench.compose (config -> objects), question_loop,
+                   runstore, run_config
+    library        data, embed, llm, kg, graphdb, retrieve, read, evaluate, report
+    foundation     paths, records, fallback, errors, atomic, locks, ...
+
+Read from the source with `ast` (nothing is imported), so a lazy import inside a function
+counts as much as one at the top of a module.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "hopbench"
+ENTRY_POINTS = {"hopbench.run", "hopbench.cli"}
+ASSEMBLY = {"hopbench.runner", "hopbench.compose", "hopbench.question_loop", "hopbench.runstore",
+            "hopbench.run_config"}
+LIBRARY = ("data", "embed", "llm", "kg", "graphdb", "retrieve", "read", "evaluate", "report")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports (`import a.b`, `from a.b import c` gives a.b and a.b.c)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return out
+
+
+MODULES = {_module_name(p): _imports(p) for p in sorted(SRC.rglob("*.py"))}
+
+
+def _hits(imported: set[str], targets: set[str]) -> set[str]:
+    return {m for m in imported for t in targets if m == t or m.startswith(t + ".")}
+
+
+def test_the_walk_sees_the_package():
+    assert {"hopbench.run", "hopbench.cli", "hopbench.runner", "hopbench.kg.stats"} <= set(MODULES)
+    assert "hopbench.runner" in MODULES["hopbench.run"]
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - ENTRY_POINTS))
+def test_no_module_imports_an_entry_point(module):
+    assert not _hits(MODULES[module], ENTRY_POINTS), f"{module} imports an entry point"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.split(".")[1:2] and m.split(".")[1] in LIBRARY))
+def test_the_library_does_not_import_the_assembly(module):
+    assert not _hits(MODULES[module], ASSEMBLY), f"{module} imports the run assembly"
