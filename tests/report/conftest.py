@@ -133,5 +133,5 @@ def fallback_runs(toy_runs):
     make_run(toy_runs, "musique_toy", "catrag", "ca0000000001", SPREAD,
              llm={"n_fallback": 3, "fallback_rate": 0.5, "fallback_steps": {"fact_filter": 3}})
     make_run(toy_runs, "musique_toy", "hipporag", "h10000000001", SPREAD,
-             llm={"n_fallback": 0, "fallback_rate": 0.0, "fallback_steps": {}})
+             params={"graph_construction": "hipporag2"}, llm={"n_fallback": 0, "fallback_rate": 0.0, "fallback_steps": {}})
     return toy_runs

@@ -24,6 +24,7 @@ from hopbench.errors import DataError
 from hopbench.evaluate.metrics import METRIC_KEYS
 from hopbench.paths import RETRIEVER_CONFIGS  # a method's defaults are its YAML there
 from hopbench.records import BadLine, read_rows
+from hopbench.report.legacy import current_name
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,8 @@ class Run:
 
     @property
     def retriever(self) -> str:
-        return self.metrics.get("retriever") or self.dir.parent.name
+        """The method's name today (`legacy`: a pre-#15 ``hipporag`` run is ``hipporag_hb``)."""
+        return current_name(self.metrics.get("retriever") or self.dir.parent.name, self._params)[0]
 
     @property
     def reader(self) -> str:
@@ -60,10 +62,14 @@ class Run:
         return self.metrics.get("config_hash") or self.dir.name
 
     @property
-    def params(self) -> dict:
-        """The retriever's hyper-parameters from config.yaml (what distinguishes two configs)."""
+    def _params(self) -> dict:
         r = self.config.get("retriever") or {}
         return {k: v for k, v in r.items() if k not in _RETRIEVER_SKIP}
+
+    @property
+    def params(self) -> dict:
+        """The retriever's hyper-parameters from config.yaml (what distinguishes two configs)."""
+        return current_name(self.metrics.get("retriever") or self.dir.parent.name, self._params)[1]
 
     @property
     def graph(self) -> str | None:
