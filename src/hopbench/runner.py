@@ -184,7 +184,8 @@ def finish(job: Job) -> dict:
 
 
 def run_metrics(job: Job) -> dict:
-    """The scores of every row, the run's identity, timings, costs and software versions."""
+    """The scores of every row, the run's identity, timings, the retriever's own counts
+    (`Retriever.run_metrics`), costs and software versions."""
     p, cfg, done = job.plan, job.plan.cfg, job.done
     metrics = aggregate(done)
     metrics.update({
@@ -196,8 +197,7 @@ def run_metrics(job: Job) -> dict:
         "software": software_versions(),
         "graph": graph_label(cfg.graph) if p.retriever.needs_graph and "graph" in cfg else None,
     })
-    if p.retriever.needs_graphdb:  # questions whose database query timed out (dense ranking instead)
-        metrics["n_query_timeouts"] = sum(1 for r in done if (r.get("trace") or {}).get("query_timeout"))
+    metrics.update(p.retriever.run_metrics(done))  # the method's own counts (Retriever.run_metrics)
     if job.llm is not None:
         metrics.update(job.llm.stats_dict())
     metrics.update(cost_summary(done))

@@ -20,6 +20,7 @@ from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath import NeuroPathRetriever
+from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 
 
 class FailingLLM:
@@ -45,6 +46,8 @@ RETRIEVERS = {
                                        passage_boost=False), "question_entities"),
     "neuropath": (lambda: NeuroPathRetriever(ner="llm", llm_name="server"), "question_entities"),
     "flow_diffusion": (lambda: FlowDiffusionRetriever(keywords=True, llm_name="server"), "question_keywords"),
+    "spreading_activation": (lambda: SpreadingActivationRetriever(mentions="llm", llm_name="server"),
+                             "question_keywords"),
 }
 
 FATAL = [LLMUnavailableError("LLM server at http://127.0.0.1:9/v1 is not reachable: start the server"),

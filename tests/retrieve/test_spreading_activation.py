@@ -3,14 +3,22 @@ the shared rules, the gate changes what it should, batch equals one-by-one."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels.passages import rank_passages
-from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation
-from hopbench.retrieve.question import question_mentions
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from scripted_server import ScriptedServer, error, reply  # noqa: E402
+
+from hopbench.llm.client import LLMClient  # noqa: E402
+from hopbench.llm.errors import LLMServerError  # noqa: E402
+from hopbench.retrieve import activation_rules as rules  # noqa: E402
+from hopbench.retrieve.kernels.passages import rank_passages  # noqa: E402
+from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation  # noqa: E402
+from hopbench.retrieve.question import question_mentions  # noqa: E402
+from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever  # noqa: E402
 
 
 def _prepared(kg, services, **kw):
@@ -95,3 +103,69 @@ def test_gate_vector_equals_semantic_gate(musique_kg, services, musique_sub):
         q_emb = services.query_embedding(q)
         np.testing.assert_allclose(r.gate_vector(q_emb), semantic_gate(musique_kg.description_embeddings, q_emb),
                                    rtol=1e-12, atol=1e-15)
+
+
+# ---- mentions: llm under hopbench.llm.policy, against a real HTTP server -------------------
+@pytest.fixture
+def keyword_server():
+    """(ScriptedServer, LLMClient on it); both closed after the test."""
+    made = []
+
+    def make(steps):
+        srv = ScriptedServer(steps)
+        llm = LLMClient(base_url=srv.base_url, model="scripted", identity="scripted-sa", cache=None,
+                        transient_retries=1, backoff_s=0.001)
+        made.append((srv, llm))
+        return srv, llm
+
+    yield make
+    for srv, llm in made:
+        llm.close()
+        srv.close()
+
+
+def test_llm_mentions_bad_reply_falls_back_to_spacy_and_is_recorded(musique_kg, services, musique_sub,
+                                                                     keyword_server):
+    q = musique_sub.questions[0]
+    spacy = _prepared(musique_kg, services).retrieve(q, 10)
+    srv, llm = keyword_server([reply("not json at all")] * 3 + [reply('{"keywords": ["president"]}')])
+    services.llm = llm
+    r = SpreadingActivationRetriever(mentions="llm", llm_name="server")
+    r.prepare(musique_kg, services)
+    got = r.retrieve(q, 10)
+    assert len(srv.requests) == 3                      # the schema retries, then the fallback
+    [fb] = got.trace["fallback"]
+    assert fb["step"] == "question_keywords"
+    assert "after 3 attempt(s)" in fb["reason"] and fb["reason"].endswith("; spaCy mentions instead")
+    assert got.trace["mention_source"] == "spacy"
+    assert len(got.trace["llm_calls"]) == 3            # every attempt is in the trace
+    # the fallback is `mentions: spacy` exactly
+    assert got.trace["mentions"] == spacy.trace["mentions"]
+    assert got.passage_ids == spacy.passage_ids and got.scores == spacy.scores
+    # the next question's good reply is used, and nothing is recorded as a fallback
+    ok = r.retrieve(q, 10)
+    assert ok.trace["mentions"] == ["president"] and ok.trace["mention_source"] == "llm"
+    assert "fallback" not in ok.trace and len(ok.trace["llm_calls"]) == 1
+
+
+def test_llm_mentions_unusable_server_aborts(musique_kg, services, musique_sub, keyword_server):
+    srv, llm = keyword_server([error(500, "boom")] * 2)
+    services.llm = llm
+    r = SpreadingActivationRetriever(mentions="llm", llm_name="server")
+    r.prepare(musique_kg, services)
+    with pytest.raises(LLMServerError):
+        r.retrieve(musique_sub.questions[0], 10)
+    with pytest.raises(LLMServerError):                # the batched path obeys the same policy
+        r.retrieve_batch(musique_sub.questions[:1], 10)
+
+
+def test_llm_mentions_batch_keeps_each_questions_record(musique_kg, services, musique_sub, keyword_server):
+    qs = musique_sub.questions[:2]
+    _, llm = keyword_server([reply("{}")] * 3 + [reply('{"keywords": ["president"]}')])
+    services.llm = llm
+    r = SpreadingActivationRetriever(mentions="llm", llm_name="server")
+    r.prepare(musique_kg, services)
+    bad, good = r.retrieve_batch(qs, 10)
+    assert [e["step"] for e in bad.trace["fallback"]] == ["question_keywords"]
+    assert bad.trace["mentions"] == question_mentions(qs[0].text)
+    assert "fallback" not in good.trace and good.trace["mentions"] == ["president"]

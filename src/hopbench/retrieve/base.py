@@ -63,6 +63,7 @@ class Retriever(Configurable):
     instance): `needs_graph` (the knowledge graph is built or loaded, and its settings join
     the run hash), `needs_llm` (the run needs llm=..., whose settings join the hash),
     `needs_graphdb` (prepare() connects to the Neo4j server in `services.graphdb`).
+    A method with counts of its own in metrics.json overrides `run_metrics`.
     """
 
     needs_graph: bool = False
@@ -74,3 +75,8 @@ class Retriever(Configurable):
 
     def retrieve(self, question: Question, k: int) -> Retrieval:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def run_metrics(self, rows: list[dict]) -> dict:
+        """This method's own entries of metrics.json, from every row of the run (the
+        predictions.jsonl records); the runner adds them to the shared ones. None here."""
+        return {}

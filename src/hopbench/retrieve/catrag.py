@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
+from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Services
 from hopbench.retrieve.graph_common import resolve_llm_switch
 from hopbench.retrieve.hipporag import (
@@ -148,10 +149,8 @@ class CatRAGRetriever(HippoRAGRetriever):
         w = w.copy()
         anchors = []
         if mentions and len(self.kg.entity_embeddings):
-            cos = np.asarray(self.kg.entity_embeddings, dtype=np.float64) @ \
-                np.asarray(self.vectors(mentions), dtype=np.float64).T
-            for j, m in enumerate(mentions):
-                e = int(np.argmax(cos[:, j]))
+            linked = nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)
+            for m, e in zip(mentions, linked, strict=True):
                 if w[e] > 0:
                     continue
                 c = self.passage_counts[e]

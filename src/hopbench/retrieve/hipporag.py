@@ -41,6 +41,7 @@ import numpy as np
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
+from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import (
     TextVectors,
@@ -100,15 +101,10 @@ def specificity_seed_weights(mention_vecs: np.ndarray, entity_embeddings: np.nda
                              passage_counts: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """HippoRAG 1: each mention -> nearest entity by name embedding, weight 1/|passages(e)|."""
     w = np.zeros(len(passage_counts))
-    linked: list[int] = []
-    if len(mention_vecs) == 0 or len(entity_embeddings) == 0:
-        return w, linked
-    cos = np.asarray(entity_embeddings, dtype=np.float64) @ np.asarray(mention_vecs, dtype=np.float64).T
-    for j in range(cos.shape[1]):
-        e = int(np.argmax(cos[:, j]))
+    linked = nearest_entities(mention_vecs, entity_embeddings)
+    for e in linked:
         c = passage_counts[e]
         w[e] = 1.0 / c if c > 0 else 1.0
-        linked.append(e)
     return w, linked
 
 

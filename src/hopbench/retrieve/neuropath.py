@@ -67,6 +67,7 @@ import numpy as np
 
 from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
+from hopbench.kg.linking import nearest_entities
 from hopbench.kg.text import normalize_name
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
@@ -75,14 +76,6 @@ from hopbench.retrieve.question import question_mentions
 
 
 # ---- pure steps ---------------------------------------------------------------------------
-def link_seeds(mention_vecs: np.ndarray, entity_embeddings: np.ndarray) -> list[int]:
-    """Each mention -> the entity with the highest name cosine (first one on ties)."""
-    if len(mention_vecs) == 0 or len(entity_embeddings) == 0:
-        return []
-    cos = np.asarray(mention_vecs, dtype=np.float64) @ np.asarray(entity_embeddings, dtype=np.float64).T
-    return [int(np.argmax(row)) for row in cos]
-
-
 def top_new(scores: np.ndarray, filter_k: int) -> np.ndarray:
     """Positions of the filter_k best scores, best first (ties by position)."""
     return np.lexsort((np.arange(len(scores)), -np.asarray(scores)))[:filter_k]
@@ -193,7 +186,7 @@ class NeuroPathRetriever(Retriever):
 
     def seeds(self, question, trace: dict) -> list[int]:
         mentions = self.question_entities(question, trace)
-        linked = link_seeds(self.vectors(mentions), self.entity_emb)
+        linked = nearest_entities(self.vectors(mentions), self.entity_emb)
         names = self.kg.entity_names
         trace["linked"] = [names[e] for e in linked]
         seeds = expand_with_coref(dict.fromkeys(linked), self.coref)

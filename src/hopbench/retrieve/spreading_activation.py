@@ -75,7 +75,8 @@ class SpreadingActivationRetriever(Retriever):
                  path_budget: int = 200_000,  # partial paths grown at most; trace.paths_complete
                                             #   says if it was enough
                  mentions: str = "spacy",   # spacy: question.question_mentions (as the Neo4j
-                                            #   version); llm: the LLM names the entities (needs llm=)
+                                            #   version); llm: the LLM names the entities (needs llm=;
+                                            #   a bad reply: spaCy's, in trace.fallback)
                  llm_name: str | None = None,
                  ) -> None:
         if not 0.0 < decay <= 1.0:
@@ -110,29 +111,45 @@ class SpreadingActivationRetriever(Retriever):
             question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
-    def seeds(self, question, mentions: list[str] | None = None
+    def seeds(self, question, mentions: list[str] | None = None, trace: dict | None = None
               ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
         if mentions is None:
-            mentions = (self._llm_mentions(question) if self.mentions == "llm"
-                        else question_mentions(question.text))
+            mentions = self.question_mentions(question, {} if trace is None else trace)
         idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
                                                   self.desc_emb, self.seed_fallback_k,
                                                   search=self.desc_search.search)
         return mentions, idx, act, detail
 
-    def analyse(self, question) -> list[str]:
-        """Question analysis: the mentions, with the vectors of unmatched ones encoded (memoised)."""
-        mentions = (self._llm_mentions(question) if self.mentions == "llm"
-                    else question_mentions(question.text))
+    def analyse(self, question, trace: dict | None = None) -> list[str]:
+        """Question analysis: the mentions, with the vectors of unmatched ones encoded (memoised).
+        `trace` receives what the LLM step records (its calls, a fallback)."""
+        mentions = self.question_mentions(question, {} if trace is None else trace)
         self.vectors.warm([m for m in mentions if self.kg.entity_index(m) is None])
         return mentions
 
-    def _llm_mentions(self, question) -> list[str]:
-        """QASA's own seeding: the LLM names the question's entities (normalised like spaCy's)."""
+    def question_mentions(self, question, trace: dict) -> list[str]:
+        """`mentions: spacy`: question.question_mentions; `llm`: `_llm_mentions`."""
+        if self.mentions == "llm":
+            return self._llm_mentions(question, trace)
+        return question_mentions(question.text)
+
+    def _llm_mentions(self, question, trace: dict) -> list[str]:
+        """QASA's own seeding: the LLM names the question's entities (normalised like spaCy's).
+
+        Under `hopbench.llm.policy`: a reply that never matches the keywords schema falls back
+        to the spaCy mentions (what `mentions: spacy` and the Neo4j version use), recorded in
+        trace["fallback"] under the step question_keywords; an unusable server aborts the run.
+        """
+        from hopbench.llm.policy import ask_json
         from hopbench.llm.prompts import keywords as kw
 
-        reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
-                                            schema_name=kw.SCHEMA_NAME, max_tokens=96)
+        reply = ask_json(self.services.llm, kw, kw.messages(question.text), trace,
+                         calls=trace.setdefault("llm_calls", []), max_tokens=96,
+                         instead="spaCy mentions instead")
+        if reply is None:
+            trace["mention_source"] = "spacy"
+            return question_mentions(question.text)
+        trace["mention_source"] = "llm"
         return dedupe_mentions(reply["keywords"])
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
@@ -143,7 +160,8 @@ class SpreadingActivationRetriever(Retriever):
         """The same gate, computed by the kernel only for nodes that could pass θ."""
         return None if not self.gate else LazyGate(self._desc_unit, q_emb, self._desc_int8)
 
-    def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k) -> Retrieval:
+    def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k,
+                analysis: dict | None = None) -> Retrieval:
         t0 = time.perf_counter()
         kg = self.kg
         q = np.asarray(q_emb, dtype=np.float64)
@@ -155,6 +173,7 @@ class SpreadingActivationRetriever(Retriever):
         hot = np.flatnonzero(activated)
         hot = hot[np.lexsort((hot, -activation[hot]))][:TOP_ACTIVATIONS]
         trace = {
+            **(analysis or {}),   # the question analysis' record (LLM calls, fallback)
             "mentions": mentions,
             "seeds": [{**d, "entity": entity_node_id(names[d["entity"]])} for d in detail],
             "n_activated": int(activated.sum()),
@@ -176,10 +195,14 @@ class SpreadingActivationRetriever(Retriever):
 
     # -- retrieval -----------------------------------------------------------------------
     def retrieve(self, question, k: int) -> Retrieval:
-        return self.retrieve_with_mentions(question, self.analyse(question), k)
+        analysis: dict = {}
+        mentions = self.analyse(question, analysis)
+        return self.retrieve_with_mentions(question, mentions, k, analysis)
 
-    def retrieve_with_mentions(self, question, mentions: list[str], k: int) -> Retrieval:
-        """Retrieval proper, given the question's mentions: seeds, gate, propagation, ranking, trace."""
+    def retrieve_with_mentions(self, question, mentions: list[str], k: int,
+                               analysis: dict | None = None) -> Retrieval:
+        """Retrieval proper, given the question's mentions: seeds, gate, propagation, ranking, trace
+        (which starts with `analysis`, what `analyse` recorded)."""
         t0 = time.perf_counter()
         q_emb = self.services.query_embedding(question)
         mentions, idx, act, detail = self.seeds(question, mentions)
@@ -187,17 +210,19 @@ class SpreadingActivationRetriever(Retriever):
         res = spreading_activation(self.adjacency, idx, act, self.lazy_gate(q_emb),
                                    decay=self.decay, steps=self.depth, threshold=self.threshold)
         self.last_parts = {"seeds": t1 - t0, "gate_and_propagate": time.perf_counter() - t1}
-        return self._finish(question, q_emb, mentions, idx, detail, res.activation, res.activated, k)
+        return self._finish(question, q_emb, mentions, idx, detail, res.activation, res.activated, k,
+                            analysis)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """Same results as `retrieve` per question, all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
-        all_mentions = ([self._llm_mentions(q) for q in questions] if self.mentions == "llm"
-                        else question_mentions_batch([q.text for q in questions]))
+        analyses: list[dict] = [{} for _ in questions]
+        all_mentions = ([self._llm_mentions(q, a) for q, a in zip(questions, analyses)]
+                        if self.mentions == "llm" else question_mentions_batch([q.text for q in questions]))
         self.vectors.warm([m for ms in all_mentions for m in ms])  # one encoder call for the batch
         seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
         gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
         res = spreading_activation_batch(self.adjacency, [(s[1], s[2]) for s in seeds], gates,
                                          decay=self.decay, steps=self.depth, threshold=self.threshold)
-        return [self._finish(q, e, s[0], s[1], s[3], res.activation[:, j], res.activated[:, j], k)
-                for j, (q, e, s) in enumerate(zip(questions, q_embs, seeds))]
+        return [self._finish(q, e, s[0], s[1], s[3], res.activation[:, j], res.activated[:, j], k, a)
+                for j, (q, e, s, a) in enumerate(zip(questions, q_embs, seeds, analyses))]

@@ -142,6 +142,10 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             activation = {names[i]: a for i, a in zip(row["ids"], row["acts"])}
         return {"seeds": seeds, "activation": activation, "ranked": row["ranked"]}
 
+    def run_metrics(self, rows: list[dict]) -> dict:
+        """n_query_timeouts: the run's questions whose query timed out (they got the dense ranking)."""
+        return {"n_query_timeouts": sum(1 for r in rows if (r.get("trace") or {}).get("query_timeout"))}
+
     def retrieve(self, question, k: int) -> Retrieval:
         params = self.parameters(question, k)
         mentions = [m["name"] for m in params["mentions"]]

@@ -1,0 +1,81 @@
+"""`Retriever.run_metrics`: a method's own entries of metrics.json, merged by the runner.
+
+Only the Neo4j spreading-activation retriever has one (n_query_timeouts, which the runner
+used to count itself for every `needs_graphdb` retriever); the rest add nothing, so their
+metrics.json keys are what they were. No database needed: the hook reads the rows only.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from hydra import compose, initialize_config_dir
+
+from hopbench.paths import CONFIG_DIR
+from hopbench.retrieve.base import Retriever
+from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.registry import configurable_classes
+from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.runner import execute
+
+
+def _rows(*timeouts):
+    return [{"id": str(i), "trace": {"query_timeout": True} if t else {"mentions": []}}
+            for i, t in enumerate(timeouts)] + [{"id": "no-trace", "trace": None}]
+
+
+def test_base_adds_nothing_and_neo4j_counts_its_timeouts():
+    assert DenseRetriever().run_metrics(_rows(True)) == {}
+    neo = SpreadingActivationNeo4jRetriever()
+    assert neo.run_metrics(_rows(False, True, True)) == {"n_query_timeouts": 2}
+    assert neo.run_metrics(_rows(False)) == {"n_query_timeouts": 0}
+    assert neo.run_metrics([]) == {"n_query_timeouts": 0}
+
+
+def test_only_the_database_retriever_has_metrics_of_its_own():
+    """Before the hook the runner added n_query_timeouts exactly for `needs_graphdb`; the
+    retrievers that override the hook are exactly those, so no other run's keys change."""
+    classes = [c for c in configurable_classes() if issubclass(c, Retriever)]
+    assert SpreadingActivationNeo4jRetriever in classes and len(classes) > 5
+    own = {c for c in classes if c.run_metrics is not Retriever.run_metrics}
+    assert own == {c for c in classes if c.needs_graphdb} == {SpreadingActivationNeo4jRetriever}
+
+
+MODULE = '''
+from hopbench.retrieve.base import Retrieval, Retriever
+
+
+class CountingRetriever(Retriever):
+    """The first k passages; counts in metrics.json the "Who" questions (a toy)."""
+
+    def prepare(self, kg, services) -> None:
+        self.ids = services.passage_ids
+
+    def retrieve(self, question, k: int) -> Retrieval:
+        return Retrieval(self.ids[:k], [1.0] * k, {"who": question.text.startswith("Who")})
+
+    def run_metrics(self, rows):
+        return {"n_who": sum(1 for r in rows if r["trace"]["who"]), "n_rows_seen": len(rows)}
+'''
+
+
+def test_the_runner_merges_the_hook_into_metrics(tmp_path, monkeypatch, data_dir, cache_dir, musique_sub):
+    code, conf = tmp_path / "code", tmp_path / "conf" / "retriever"
+    code.mkdir()
+    conf.mkdir(parents=True)
+    (code / "counting_retriever.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.syspath_prepend(str(code))
+    (conf / "counting.yaml").write_text("name: counting\n_target_: counting_retriever.CountingRetriever\n")
+    base = [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}", "dataset=musique_sub", "progress=false"]
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        counting = compose("config", overrides=[f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+                                                "retriever=counting", *base])
+        dense = compose("config", overrides=["retriever=dense", *base])
+    got = execute(counting)
+    assert got["n_rows_seen"] == got["n_questions"] == 3
+    assert got["n_who"] == sum(q.text.startswith("Who") for q in musique_sub.questions) == 1
+    assert "n_query_timeouts" not in got
+    d = execute(dense)
+    assert "n_query_timeouts" not in d and "n_who" not in d
+    assert set(got) - set(d) == {"n_who", "n_rows_seen"}
