@@ -239,9 +239,8 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
     if settings.get("construction", "hopbench") == "hipporag2":
         from hopbench.kg.hipporag2 import assemble_hipporag2
 
-        return assemble_hipporag2(corpus, records, encoder, settings, passage_emb, describe=_describe,
-                                  batch_size=_batch_size, timed=_timed, encode_unique=_encode_unique,
-                                  composed=composed_description_embeddings, llm=llm, timings=timings)
+        return assemble_hipporag2(corpus, records, encoder, settings, passage_emb,
+                                  describe_and_embed=describe_and_embed, llm=llm, timings=timings)
     t = time.perf_counter()
     index: dict[str, int] = {}
     labels: list[str] = []
@@ -312,22 +311,10 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
     relation.sort_indices()
     timings["assemble"] = time.perf_counter() - t
 
-    descriptions, described_facts = _describe(corpus, names, labels, first_seen, f_s, f_r, f_o,
-                                              settings["description"], llm, timings)
-
     fact_texts = [f"{names[s]} {r} {names[o]}" for s, r, o in zip(f_s, f_r, f_o)]
-    with _batch_size(encoder, settings["short_text_batch_size"]):
-        with _timed(timings, "embed_entities"):
-            entity_emb = encoder.encode(names, desc="entities")
-        with _timed(timings, "embed_facts"):
-            fact_emb = _encode_unique(encoder, fact_texts, "facts")
-        with _timed(timings, "embed_descriptions"):
-            if settings["description"]["embedding"] == "composed":
-                desc_emb = composed_description_embeddings(
-                    entity_emb, fact_emb, passage_emb, described_facts,
-                    np.array([p for p, _ in first_seen], dtype=np.int64))
-            else:
-                desc_emb = _encode_unique(encoder, descriptions, "descriptions")
+    descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
+        corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder, settings,
+        passage_emb, llm, timings)
 
     syn = settings["synonym"]
     with _timed(timings, "synonyms"):
@@ -454,3 +441,24 @@ def _describe(corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dict, llm, 
         timings["llm_description_failures"] = failed
     timings["describe"] = time.perf_counter() - t
     return out, fact_ids
+
+
+def describe_and_embed(corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder,
+                       settings: dict, passage_emb: np.ndarray, llm, timings: dict):
+    """Entity descriptions and the embeddings of names, facts and descriptions: the same for
+    every graph construction. (descriptions, entity_emb, fact_emb, desc_emb)."""
+    descriptions, described_facts = _describe(corpus, names, labels, first_seen, f_s, f_r, f_o,
+                                              settings["description"], llm, timings)
+    with _batch_size(encoder, settings["short_text_batch_size"]):
+        with _timed(timings, "embed_entities"):
+            entity_emb = encoder.encode(names, desc="entities")
+        with _timed(timings, "embed_facts"):
+            fact_emb = _encode_unique(encoder, fact_texts, "facts")
+        with _timed(timings, "embed_descriptions"):
+            if settings["description"]["embedding"] == "composed":
+                desc_emb = composed_description_embeddings(
+                    entity_emb, fact_emb, passage_emb, described_facts,
+                    np.array([p for p, _ in first_seen], dtype=np.int64))
+            else:
+                desc_emb = _encode_unique(encoder, descriptions, "descriptions")
+    return descriptions, entity_emb, fact_emb, desc_emb

@@ -115,10 +115,10 @@ def directed_synonyms(embeddings: np.ndarray, names: list[str], threshold: float
 
 
 def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtraction], encoder,
-                       settings: dict, passage_emb: np.ndarray, *, describe, batch_size, timed,
-                       encode_unique, composed, llm=None, timings: dict | None = None) -> KnowledgeGraph:
-    """The hipporag2 graph (module docstring). The builder passes its description, batching and
-    timing helpers so descriptions and embeddings are made as for every graph."""
+                       settings: dict, passage_emb: np.ndarray, *, describe_and_embed, llm=None,
+                       timings: dict | None = None) -> KnowledgeGraph:
+    """The hipporag2 graph (module docstring). The builder passes its `describe_and_embed`, so
+    descriptions and embeddings are made as for every graph."""
     timings = {} if timings is None else timings
     t = time.perf_counter()
     failed, n_empty = [], 0
@@ -169,22 +169,14 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
 
     labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
     first_seen = [surfaces[nm] for nm in names]
-    descriptions, described_facts = describe(corpus, names, labels, first_seen, f_s, f_r, f_o,
-                                             settings["description"], llm, timings)
     fact_texts = [fact_string(*f) for f in fact_list]
-    with batch_size(encoder, settings["short_text_batch_size"]):
-        with timed(timings, "embed_entities"):
-            entity_emb = encoder.encode(names, desc="entities")
-        with timed(timings, "embed_facts"):
-            fact_emb = encode_unique(encoder, fact_texts, "facts")
-        with timed(timings, "embed_descriptions"):
-            if settings["description"]["embedding"] == "composed":
-                desc_emb = composed(entity_emb, fact_emb, passage_emb, described_facts,
-                                    np.array([p for p, _ in first_seen], dtype=np.int64))
-            else:
-                desc_emb = encode_unique(encoder, descriptions, "descriptions")
+    descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
+        corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder, settings,
+        passage_emb, llm, timings)
 
     syn_cfg = settings["synonym"]
+    from hopbench.kg.builder import _timed as timed  # the builder imports this module lazily
+
     with timed(timings, "synonyms"):
         syn = directed_synonyms(entity_emb, names, threshold=float(syn_cfg["threshold"]),
                                 max_neighbors=int(syn_cfg["max_neighbors"]),
