@@ -35,14 +35,18 @@ def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "wor
     source = iter(items)
     error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix=name) as pool:
-        queued: list[Future] = []
+        # the futures not done yet, for cancelling after a failure; each leaves the set as it
+        # finishes (scanning every pending future on every result cost O(n) per result)
+        waiting: set[Future] = set()
         in_flight = 0
         while True:
             while error is None and in_flight < 2 * n:
                 item = next(source, _END)
                 if item is _END:
                     break
-                queued.append(pool.submit(work, item))
+                f = pool.submit(work, item)
+                waiting.add(f)
+                f.add_done_callback(waiting.discard)  # set.discard is atomic under the GIL
                 in_flight += 1
             if in_flight == 0:
                 break
@@ -53,8 +57,7 @@ def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "wor
             elif error is None:  # the first failure is the one reported
                 error = value
                 # not started yet: never starts (and never reports); running: finished, kept
-                in_flight -= sum(f.cancel() for f in queued)
-            queued = [f for f in queued if not f.done()]
+                in_flight -= sum(f.cancel() for f in list(waiting))
     if error is not None:
         raise error
 

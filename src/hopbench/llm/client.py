@@ -40,9 +40,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import httpx
 import jsonschema
 import openai
-from openai.types.chat import ChatCompletion
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
@@ -173,20 +173,27 @@ class _Transient(Exception):
         self.why, self.cause, self.final = why, cause, final
 
 
-def _completion(resp) -> tuple[str, Any, bool]:
-    """(reply text, usage, cut off at max_tokens) of a chat completion; _BadResponse when `resp`
-    is not one (the SDK hands back the raw text when the body is not labelled JSON)."""
-    choices = getattr(resp, "choices", None)
+def _completion(body: bytes) -> tuple[str, dict, bool]:
+    """(reply text, usage, cut off at max_tokens) of a chat completion's JSON body; _BadResponse
+    when it is not one. Read as plain JSON: building the SDK's typed response model cost a fifth
+    of the client's time per request (benchmarks/results/concurrency_fake.md)."""
+    try:
+        resp = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise _BadResponse(f"the body is not JSON ({exc.__class__.__name__}: {exc}): "
+                           f"{body[:120]!r}") from exc
+    choices = resp.get("choices") if isinstance(resp, dict) else None
     if not isinstance(choices, list):
-        shown = str(resp)[:120]
-        raise _BadResponse(f"the body is not a chat completion: {shown!r}")
+        raise _BadResponse(f"the body is not a chat completion: {str(resp)[:120]!r}")
     if not choices:
         raise _BadResponse("the completion has no choices")
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
+    first = choices[0] if isinstance(choices[0], dict) else {}
+    message = first.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
     if content is not None and not isinstance(content, str):
         raise _BadResponse(f"the reply content is {type(content).__name__}, not text")
-    return content or "", getattr(resp, "usage", None), getattr(choices[0], "finish_reason", None) == "length"
+    usage = resp.get("usage")
+    return content or "", usage if isinstance(usage, dict) else {}, first.get("finish_reason") == "length"
 
 
 class LLMClient:
@@ -319,10 +326,10 @@ class LLMClient:
     def _request(self, kwargs: dict) -> CachedResponse:
         t0 = time.perf_counter()
         try:
-            # the SDK's documented generic request: the same endpoint, status handling and
-            # response model as `chat.completions.create`, without its recursive re-typing of
-            # the request body (half the client's time per request); the body is plain JSON
-            resp = self._api.post("/chat/completions", cast_to=ChatCompletion, body=kwargs)
+            # the SDK's documented generic request: the same endpoint and status handling as
+            # `chat.completions.create`, without its recursive re-typing of the request body
+            # (half the client's time per request); the reply is read as plain JSON below
+            resp = self._api.post("/chat/completions", cast_to=httpx.Response, body=kwargs)
         except openai.APITimeoutError as exc:
             self._count(timeouts=1)
             raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
@@ -355,16 +362,14 @@ class LLMClient:
                 f"LLM server at {self.base_url} rejected the request (HTTP {exc.status_code}): "
                 f"{exc}; check llm.model ({self.model!r}) and llm.base_url (OpenAI-compatible "
                 f"servers answer under /v1)") from exc
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            self._bad_response(f"the body is not JSON ({exc.__class__.__name__}: {exc})", exc)
         latency = time.perf_counter() - t0
         try:
-            text, usage, truncated = _completion(resp)
+            text, usage, truncated = _completion(resp.content)
         except _BadResponse as exc:
             self._bad_response(str(exc), exc)
         return CachedResponse(text=text, latency_s=latency,
-                              prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                              completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                              prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                              completion_tokens=int(usage.get("completion_tokens") or 0),
                               truncated=truncated)
 
     def _bad_response(self, problem: str, exc: Exception) -> NoReturn:

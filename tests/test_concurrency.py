@@ -1,0 +1,58 @@
+"""`completed`: every item once, at most n running, and on a failure the running items are
+finished and yielded, the queued ones never start, and the first error is raised."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hopbench.concurrency import completed
+
+
+def test_every_item_once_at_most_n_running():
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def fn(x):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.002)
+        with lock:
+            running[0] -= 1
+        return x * x
+
+    out = list(completed(fn, range(500), 16))
+    assert sorted(out) == [x * x for x in range(500)]
+    assert peak[0] == 16
+
+
+def test_one_at_a_time_runs_in_order_in_this_thread():
+    threads = []
+    out = list(completed(lambda x: threads.append(threading.get_ident()) or x, range(5), 1))
+    assert out == list(range(5)) and set(threads) == {threading.get_ident()}
+
+
+def test_a_failure_finishes_the_running_items_and_starts_no_more():
+    started: list[int] = []
+    slow_may_finish = threading.Event()
+
+    def fn(x):
+        started.append(x)
+        if x == 0:
+            slow_may_finish.wait(5)  # still running when item 1 fails
+            return "slow"
+        if x == 1:
+            slow_may_finish.set()
+            raise RuntimeError("first")
+        time.sleep(0.05)
+        return x
+
+    got = []
+    with pytest.raises(RuntimeError, match="first"):
+        for value in completed(fn, range(1000), 2):
+            got.append(value)
+    assert "slow" in got                      # running when the failure came: kept
+    assert len(started) <= 4                  # 2 x n queued at most: the rest never started
+    assert set(got) <= set(started) - {1} | {"slow"}
