@@ -89,6 +89,7 @@ def one_pass(model: Path, batch: list[list[dict]], warm: list[list[dict]], slots
     prompt_n = sum(t.get("prompt_n", 0) for t in tm)
     gen_n = sum(t.get("predicted_n", 0) for t in tm)
     return {"slots": slots, "wall_s": round(wall, 1), "prompt_tokens": prompt_n, "generated_tokens": gen_n,
+            "tokens_per_s": round((prompt_n + gen_n) / wall, 1),
             # per-request server times overlap in a batch: tokens over wall is the throughput
             "prompt_tok_per_s_per_request": round(prompt_n / max(1e-9, sum(t.get("prompt_ms", 0) for t in tm) / 1000), 1),
             "gen_tok_per_s_per_request": round(gen_n / max(1e-9, sum(t.get("predicted_ms", 0) for t in tm) / 1000), 1),
@@ -117,7 +118,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_json(RESULTS / "local_batching.json", result)
     rows = [serial, batched]
-    cols = ["slots", "wall_s", "prompt_tokens", "generated_tokens", "prompt_tok_per_s_per_request",
+    cols = ["slots", "wall_s", "prompt_tokens", "generated_tokens", "tokens_per_s", "prompt_tok_per_s_per_request",
             "gen_tok_per_s_per_request", "load"]
     md = [f"# Local model: {args.prompts} QA prompts one at a time vs {args.slots} at once", "",
           f"`python benchmarks/bench_local_batching.py --prompts {args.prompts} --slots {args.slots}`, "
