@@ -47,8 +47,9 @@ def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMCli
         path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
         slots = local_slots(cfg, concurrency)
         if slots > 1:
-            log.info("local LLM: %d parallel slots of %d tokens each (concurrency=%d)", slots,
-                     cfg.get("n_ctx", 8192), concurrency)
+            log.info("local LLM: %d parallel slots of %d tokens each (concurrency=%d); llama.cpp "
+                     "rounds batched requests differently, so fresh replies can differ from "
+                     "concurrency=1 (cached ones do not)", slots, cfg.get("n_ctx", 8192), concurrency)
         server = shared_server(path, n_ctx=cfg.get("n_ctx", 8192), n_threads=cfg.get("n_threads", 2),
                                n_parallel=slots, verbosity=cfg.get("verbosity", 0))
         return LLMClient(name="local", base_url=server.base_url, model=path.name,
