@@ -34,8 +34,13 @@ from hopbench.report.runs import Run, load_runs, params_label  # noqa: E402
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
 
 METRICS = ("recall@2", "recall@5", "recall@10", "fcr@5")
-HEAD = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR@5"}
+ANSWER = ("em", "f1")            # runs with a reader only
+BINARY = {"fcr@5", "em"}         # 0/1 per question: exact McNemar; the others: paired bootstrap
+HEAD = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR@5", "em": "EM", "f1": "F1"}
 GRAPH_FREE = {"dense", "oracle"}
+ORDER = ["hipporag", "hipporag_hb", "hipporag1", "spreading_activation", "spreading_activation_neo4j",
+         "spreading_activation_nogate", "flow_diffusion", "flow_diffusion_code", "catrag", "catrag_code",
+         "neuropath"]
 
 
 def graph_label(run: Run) -> str | None:
@@ -46,21 +51,27 @@ def graph_label(run: Run) -> str | None:
 
 
 def paired(a: Run, b: Run, metric: str) -> tuple[float, float, int]:
-    """(mean of a - b, p, n) on the questions both scored; bootstrap for recall, McNemar for FCR."""
+    """(mean of a - b, p, n) on the questions both scored; McNemar for 0/1 metrics, else bootstrap."""
     sa, sb = a.scores(metric), b.scores(metric)
     ids = sorted(set(sa) & set(sb))
     x, y = np.array([sa[i] for i in ids]), np.array([sb[i] for i in ids])
     if not ids:
         return float("nan"), float("nan"), 0
-    if metric.startswith("recall@"):
-        p = paired_bootstrap_p(x, y, seed=stable_seed(a.config_hash, b.config_hash, metric))
-    else:
+    if metric in BINARY:
         p = mcnemar_exact_p(x, y)
+    else:
+        p = paired_bootstrap_p(x, y, seed=stable_seed(a.config_hash, b.config_hash, metric))
     return float(np.mean(x - y)), p, len(ids)
 
 
+def metrics_of(run: Run) -> tuple[str, ...]:
+    return METRICS + (ANSWER if run.reader != "none" else ())
+
+
 def ci(run: Run, metric: str) -> str:
-    v = np.array(list(run.scores(metric).values()))
+    if metric not in metrics_of(run):
+        return "–"
+    v = np.array([x for x in run.scores(metric).values() if x is not None])
     if not len(v):
         return "–"
     lo, hi = bootstrap_ci(v, seed=stable_seed(run.config_hash, metric))
@@ -127,57 +138,72 @@ def main() -> int:
     if len(graphs) != 2:
         ap.error("--graphs takes two graph configs")
 
-    runs = [r for r in load_runs(args.runs_dir) if r.dataset == args.dataset and r.reader == "none"]
-    dense = [r for r in runs if r.retriever == "dense"]
-    if not dense:
+    runs = [r for r in load_runs(args.runs_dir) if r.dataset == args.dataset]
+    dense = {}
+    for r in runs:
+        if r.retriever == "dense" and (r.reader not in dense or
+                                       len(r.predictions) > len(dense[r.reader].predictions)):
+            dense[r.reader] = r
+    if "none" not in dense:
         print(f"no complete dense run for {args.dataset} under {args.runs_dir}", file=sys.stderr)
         return 2
-    base = max(dense, key=lambda r: len(r.predictions))
+
+    def base(r: Run) -> Run:
+        """The dense run r is compared with: the same reader's (paired on the questions both ran)."""
+        return dense.get(r.reader, dense["none"])
+
     by_graph: dict[str, list[Run]] = {g: [] for g in graphs}
     for r in runs:
         g = graph_label(r)
         if g in by_graph:
             by_graph[g].append(r)
-    order = {"hipporag": 0, "hipporag1": 1, "spreading_activation": 2, "spreading_activation_nogate": 3,
-             "flow_diffusion": 4, "flow_diffusion_code": 5}
     for g in graphs:
-        by_graph[g].sort(key=lambda r: (order.get(r.retriever, 99), r.retriever, params_label(r.params)))
+        by_graph[g].sort(key=lambda r: (r.reader != "none", ORDER.index(r.retriever) if r.retriever in ORDER
+                                        else 99, r.retriever, params_label(r.params)))
 
     lines = [f"# Graph sources on {args.dataset}: {graphs[0]} vs {graphs[1]}", "",
              "Made by `benchmarks/compare_graphs.py` from the runs under "
              f"`{args.runs_dir}` (`benchmarks/graph_sources_musique.sh`). Subset numbers (HippoRAG's "
-             "100-question MuSiQue train subset, 1,890-passage corpus), no LLM anywhere (filters off), "
-             "all-MiniLM-L6-v2 embeddings. Percentages with the half-width of their 95% bootstrap "
-             "interval; p: paired bootstrap for recall, exact McNemar for FCR@5; bold: p < 0.05.", ""]
+             "100-question MuSiQue train subset, 1,890-passage corpus), all-MiniLM-L6-v2 embeddings. "
+             "Runs without a reader use no LLM (hipporag's fact filter off); the LLM methods (CatRAG, "
+             "NeuroPath) ran on the first 20 questions with `reader=qa` and the bundled local model "
+             "(Qwen2.5-Coder-1.5B), and are compared with dense + the same reader on those questions. "
+             "Percentages with the half-width of their 95% bootstrap interval; p: exact McNemar for "
+             "FCR@5 and EM, paired bootstrap for the others; bold: p < 0.05 (no correction for the "
+             "number of tests: read a lone p near 0.05 with care).", ""]
     if not args.no_graph_stats:
         lines += graph_stats_section(args.dataset, graphs, args.data_dir, args.cache_dir)
 
-    lines += ["## Every run against dense", "",
-              f"Dense: config `{base.config_hash}`, n = {len(base.scores('recall@5'))}: "
-              + ", ".join(f"{HEAD[m]} {ci(base, m)}" for m in METRICS), "",
-              "| retriever | graph | params | config | n | " + " | ".join(HEAD[m] for m in METRICS)
-              + " | ΔR@5 vs dense | ΔR@10 vs dense | ΔFCR@5 vs dense |",
-              "|:--|:--|:--|:--|--:|" + "--:|" * len(METRICS) + ":--|:--|:--|"]
+    cols = METRICS + ANSWER
+    deltas = ("recall@5", "recall@10", "fcr@5", "f1")
+    lines += ["## Every run against dense", ""]
+    for reader, d in sorted(dense.items()):
+        lines.append(f"Dense, reader {reader}: config `{d.config_hash}`, n = {len(d.scores('recall@5'))}: "
+                     + ", ".join(f"{HEAD[m]} {ci(d, m)}" for m in metrics_of(d)))
+        lines.append("")
+    lines += ["| retriever | graph | reader | params | config | n | " + " | ".join(HEAD[m] for m in cols)
+              + " | " + " | ".join(f"Δ{HEAD[m]} vs dense" for m in deltas) + " |",
+              "|:--|:--|:--|:--|:--|--:|" + "--:|" * len(cols) + ":--|" * len(deltas)]
     for g in graphs:
         for r in by_graph[g]:
-            ds = [delta(*paired(r, base, m)[:2]) for m in ("recall@5", "recall@10", "fcr@5")]
-            lines.append(f"| {r.retriever} | {g} | {_short(params_label(r.params))} | {r.config_hash} | "
-                         f"{len(r.scores('recall@5'))} | " + " | ".join(ci(r, m) for m in METRICS)
+            ds = [delta(*paired(r, base(r), m)[:2]) if m in metrics_of(r) else "–" for m in deltas]
+            lines.append(f"| {r.retriever} | {g} | {r.reader} | {_short(params_label(r.params))} | {r.config_hash} | "
+                         f"{len(r.scores('recall@5'))} | " + " | ".join(ci(r, m) for m in cols)
                          + " | " + " | ".join(ds) + " |")
     lines.append("")
 
-    lines += [f"## {graphs[0]} against {graphs[1]}, per retriever (same hyper-parameters)", "",
-              "| retriever | params | " + " | ".join(f"Δ{HEAD[m]}" for m in METRICS) + " | n |",
-              "|:--|:--|" + ":--|" * len(METRICS) + "--:|"]
+    lines += [f"## {graphs[0]} against {graphs[1]}, per retriever (same hyper-parameters and reader)", "",
+              "| retriever | reader | params | " + " | ".join(f"Δ{HEAD[m]}" for m in cols) + " | n |",
+              "|:--|:--|:--|" + ":--|" * len(cols) + "--:|"]
     pairs = []
     for a in by_graph[graphs[0]]:
         for b in by_graph[graphs[1]]:
-            if a.retriever == b.retriever and a.params == b.params:
+            if a.retriever == b.retriever and a.params == b.params and a.reader == b.reader:
                 pairs.append((a, b))
     for a, b in pairs:
-        res = [paired(a, b, m) for m in METRICS]
-        lines.append(f"| {a.retriever} | {_short(params_label(a.params))} | "
-                     + " | ".join(delta(d, p) for d, p, _ in res) + f" | {res[0][2]} |")
+        res = [paired(a, b, m) if m in metrics_of(a) else None for m in cols]
+        lines.append(f"| {a.retriever} | {a.reader} | {_short(params_label(a.params))} | "
+                     + " | ".join(delta(x[0], x[1]) if x else "–" for x in res) + f" | {res[0][2]} |")
     lines.append("")
 
     lines += ["## The gate (spreading_activation against spreading_activation_nogate)", "",
@@ -200,7 +226,7 @@ def main() -> int:
     return 0
 
 
-def summary_section(graphs: list[str], by_graph: dict[str, list[Run]], base: Run,
+def summary_section(graphs: list[str], by_graph: dict[str, list[Run]], base,
                     pairs: list[tuple[Run, Run]]) -> list[str]:
     """The tables above read out: which differences are significant (p < 0.05), nothing else."""
     out = ["## What is significant (p < 0.05, read from the tables above)", ""]
@@ -208,13 +234,13 @@ def summary_section(graphs: list[str], by_graph: dict[str, list[Run]], base: Run
         for m in ("recall@5", "recall@10", "fcr@5"):
             up, down = [], []
             for r in by_graph[g]:
-                d, p, _ = paired(r, base, m)
+                d, p, _ = paired(r, base(r), m)
                 if p < 0.05:
                     (up if d > 0 else down).append(f"{r.retriever} ({100 * d:+.1f})")
             out.append(f"- {g}, {HEAD[m]} vs dense: better: {', '.join(up) or 'none'}; "
                        f"worse: {', '.join(down) or 'none'}")
-    for m in METRICS:
-        sig = [f"{a.retriever} ({100 * d:+.1f})" for a, b in pairs
+    for m in METRICS + ANSWER:
+        sig = [f"{a.retriever} ({100 * d:+.1f})" for a, b in pairs if m in metrics_of(a)
                for d, p, _ in [paired(a, b, m)] if p < 0.05]
         out.append(f"- {graphs[0]} vs {graphs[1]}, {HEAD[m]}: {', '.join(sig) or 'no significant change'}")
     out.append("")

@@ -2,10 +2,13 @@
 # Issue #15 part 1: every offline graph retriever on the MuSiQue subset, on HippoRAG's published
 # gpt-3.5-turbo OpenIE graph (graph=openie) and on the spaCy graph (graph=spacy), then the
 # paired comparison (benchmarks/compare_graphs.py -> benchmarks/results/graph_sources_musique.md).
-# CatRAG and NeuroPath need an LLM and are not run here. No LLM anywhere: hipporag's fact
-# filter is off (retriever.filter=false), as in the official-package run quoted in the issue.
+# The offline retrievers use no LLM: hipporag's fact filter is off (retriever.filter=false), as in
+# the official-package run quoted in the issue; spreading_activation_neo4j runs inside a local
+# Neo4j (scripts/with-neo4j.sh starts it). With LLM=1 the LLM methods (catrag, catrag_code,
+# neuropath) follow on the first 20 questions with reader=qa and the local model, next to dense
+# with the same reader (hours on a 2-core CPU; the response cache makes a relaunch resume).
 #
-#   RUNS=/work/runs-openie CACHE=~/.cache/hopbench DATA=../shared/datasets \
+#   RUNS=/work/runs-openie CACHE=~/.cache/hopbench DATA=../shared/datasets [LLM=1] \
 #       nice benchmarks/graph_sources_musique.sh > graph_sources.log 2>&1 &
 set -euo pipefail
 RUNS=${RUNS:-runs}
@@ -13,8 +16,8 @@ CACHE=${CACHE:-$HOME/.cache/hopbench}
 DATA=${DATA:-../shared/datasets}
 PY=${PYTHON:-python3}
 common=(dataset=musique "paths.runs_dir=$RUNS" "paths.cache_dir=$CACHE" "paths.data_dir=$DATA" progress=false)
-retrievers=("hipporag retriever.filter=false" hipporag1 spreading_activation spreading_activation_nogate
-            flow_diffusion flow_diffusion_code)
+retrievers=("hipporag retriever.filter=false" "hipporag_hb retriever.filter=false" hipporag1
+            spreading_activation spreading_activation_nogate flow_diffusion flow_diffusion_code)
 
 $PY -m hopbench.run "${common[@]}" retriever=dense
 for graph in openie spacy; do
@@ -23,6 +26,17 @@ for graph in openie spacy; do
     echo "== graph=$graph retriever=${args[*]}"
     $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=${args[0]}" "${args[@]:1}"
   done
+  scripts/with-neo4j.sh $PY -m hopbench.run "${common[@]}" "graph=$graph" retriever=spreading_activation_neo4j
 done
+if [ "${LLM:-0}" = 1 ]; then
+  llm=(dataset.limit=20 reader=qa llm=local "concurrency=${CONCURRENCY:-4}")
+  $PY -m hopbench.run "${common[@]}" "${llm[@]}" retriever=dense
+  for graph in openie spacy; do
+    for r in catrag catrag_code neuropath; do
+      echo "== graph=$graph retriever=$r (LLM)"
+      $PY -m hopbench.run "${common[@]}" "${llm[@]}" "graph=$graph" "retriever=$r"
+    done
+  done
+fi
 $PY benchmarks/compare_graphs.py --runs-dir "$RUNS" --data-dir "$DATA" --cache-dir "$CACHE" \
     --out "${OUT:-benchmarks/results/graph_sources_musique.md}"
