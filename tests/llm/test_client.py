@@ -1,4 +1,4 @@
-"""Client plumbing against a scripted OpenAI-compatible HTTP server (real `openai` request path)."""
+"""Client plumbing against a scripted OpenAI-compatible HTTP server (the real request path over HTTP)."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def test_a_reply_cut_off_at_max_tokens_says_so_and_is_a_format_error(scripted, m
 
 
 def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(scripted, make_client):
-    """A shared SDK client serialises concurrent requests on its pool lock; one per thread does not."""
+    """A shared connection pool serialises concurrent requests on its lock; one per thread does not."""
     import threading
 
     srv = scripted(respond=lambda body: reply('{"answer": "x"}'))
@@ -228,7 +228,7 @@ def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(
 
     def ask():
         llm.chat_json(MSGS, SCHEMA, schema_name="qa")
-        seen.append(llm._api)
+        seen.append(llm._http.client)
 
     threads = [threading.Thread(target=ask) for _ in range(3)]
     for t in threads:
@@ -237,4 +237,4 @@ def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(
         t.join()
     assert len({id(a) for a in seen}) == 3 and len(srv.requests) == 3
     llm.close()
-    assert all(a.is_closed() for a in seen)
+    assert all(a.is_closed for a in seen)

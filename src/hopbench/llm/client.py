@@ -33,7 +33,6 @@ import json
 import logging
 import random
 import re
-import ssl
 import threading
 import time
 from contextlib import contextmanager
@@ -42,7 +41,6 @@ from typing import Any, NoReturn
 
 import httpx
 import jsonschema
-import openai
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
@@ -56,6 +54,7 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from hopbench.llm.transport import ChatTransport, error_detail
 from hopbench.records import (
     LLM_CACHE_HITS,
     LLM_CACHED_SECONDS,
@@ -175,8 +174,7 @@ class _Transient(Exception):
 
 def _completion(body: bytes) -> tuple[str, dict, bool]:
     """(reply text, usage, cut off at max_tokens) of a chat completion's JSON body; _BadResponse
-    when it is not one. Read as plain JSON: building the SDK's typed response model cost a fifth
-    of the client's time per request (benchmarks/results/concurrency_fake.md)."""
+    when it is not one."""
     try:
         resp = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -221,26 +219,8 @@ class LLMClient:
         self.stats = LLMStats()
         self._lock = threading.Lock()
         self._scopes = threading.local()
-        self._api_key = api_key
-        self._apis: list[openai.OpenAI] = []
-        self._thread_api = threading.local()
-        self._tls = ssl.create_default_context()  # loading the CA store costs ~3 ms per client
+        self._http = ChatTransport(base_url, api_key, timeout)
         self._checked_schemas: set[str] = set()
-
-    @property
-    def _api(self) -> openai.OpenAI:
-        """This thread's SDK client. One per thread: a shared one funnels every concurrent request
-        through its connection pool's single lock, which caps throughput long before the server
-        does (benchmarks/results/concurrency_fake.md)."""
-        api = getattr(self._thread_api, "client", None)
-        if api is None:
-            # Retries are ours (bounded, counted, logged), not the SDK's silent ones.
-            api = openai.OpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
-                                max_retries=0, http_client=openai.DefaultHttpxClient(verify=self._tls))
-            self._thread_api.client = api
-            with self._lock:
-                self._apis.append(api)
-        return api
 
     # ---- the request ---------------------------------------------------------------------
     def _params(self, max_tokens: int | None, temperature: float | None) -> dict:
@@ -326,42 +306,15 @@ class LLMClient:
     def _request(self, kwargs: dict) -> CachedResponse:
         t0 = time.perf_counter()
         try:
-            # the SDK's documented generic request: the same endpoint and status handling as
-            # `chat.completions.create`, without its recursive re-typing of the request body
-            # (half the client's time per request); the reply is read as plain JSON below
-            resp = self._api.post("/chat/completions", cast_to=httpx.Response, body=kwargs)
-        except openai.APITimeoutError as exc:
+            resp = self._http.post(kwargs)
+        except httpx.TimeoutException as exc:
             self._count(timeouts=1)
             raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
                                   f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
-        except openai.APIConnectionError as exc:
+        except httpx.TransportError as exc:
             raise LLMUnavailableError(self._unreachable_message(exc)) from exc
-        except openai.RateLimitError as exc:
-            self._count(rate_limited=1)
-            raise _Transient("rate limited", exc, lambda n, e=exc: LLMRateLimitError(
-                f"LLM server at {self.base_url} kept answering 429 (rate limit) after {n} "
-                f"attempt(s): {e}; wait, or lower the request rate")) from exc
-        except openai.BadRequestError as exc:
-            if _OVERFLOW.search(str(exc)) or getattr(exc, "code", None) == "context_length_exceeded":
-                self._count(context_overflows=1)
-                raise LLMContextOverflowError(f"prompt does not fit the context window of "
-                                              f"{self.model}: {exc}") from exc
-            raise LLMRequestError(f"LLM server at {self.base_url} rejected the request: {exc}; check "
-                                  f"llm.model and settings it may not support (llm.strict_schema, "
-                                  f"llm.seed)") from exc
-        except openai.InternalServerError as exc:
-            self._count(server_errors=1)
-            raise _Transient("server error", exc, lambda n, e=exc: LLMServerError(
-                f"LLM server at {self.base_url} kept failing (HTTP {e.status_code}) after {n} "
-                f"attempt(s): {e}; check the server's log (model loaded? out of memory?) or raise "
-                f"llm.transient_retries")) from exc
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise LLMAuthError(self._auth_message(exc)) from exc
-        except openai.APIStatusError as exc:  # any other 4xx: wrong model name, wrong path, ...
-            raise LLMRequestError(
-                f"LLM server at {self.base_url} rejected the request (HTTP {exc.status_code}): "
-                f"{exc}; check llm.model ({self.model!r}) and llm.base_url (OpenAI-compatible "
-                f"servers answer under /v1)") from exc
+        if resp.status_code >= 400:
+            self._refused(resp)
         latency = time.perf_counter() - t0
         try:
             text, usage, truncated = _completion(resp.content)
@@ -371,6 +324,38 @@ class LLMClient:
                               prompt_tokens=int(usage.get("prompt_tokens") or 0),
                               completion_tokens=int(usage.get("completion_tokens") or 0),
                               truncated=truncated)
+
+    def _refused(self, resp: httpx.Response) -> NoReturn:
+        """An HTTP error status, as the error that says what to fix (429 and 5xx: retried first)."""
+        status = resp.status_code
+        detail, code = error_detail(resp)
+        exc = httpx.HTTPStatusError(f"HTTP {status}: {detail}", request=resp.request, response=resp)
+        if status == 429:
+            self._count(rate_limited=1)
+            raise _Transient("rate limited", exc, lambda n: LLMRateLimitError(
+                f"LLM server at {self.base_url} kept answering 429 (rate limit) after {n} "
+                f"attempt(s): {detail}; wait, or lower the request rate")) from exc
+        if status == 400:
+            if _OVERFLOW.search(detail) or code == "context_length_exceeded":
+                self._count(context_overflows=1)
+                raise LLMContextOverflowError(f"prompt does not fit the context window of "
+                                              f"{self.model}: {detail}") from exc
+            raise LLMRequestError(f"LLM server at {self.base_url} rejected the request: {detail}; check "
+                                  f"llm.model and settings it may not support (llm.strict_schema, "
+                                  f"llm.seed)") from exc
+        if status >= 500:
+            self._count(server_errors=1)
+            raise _Transient("server error", exc, lambda n: LLMServerError(
+                f"LLM server at {self.base_url} kept failing (HTTP {status}) after {n} "
+                f"attempt(s): {detail}; check the server's log (model loaded? out of memory?) or raise "
+                f"llm.transient_retries")) from exc
+        if status in (401, 403):
+            raise LLMAuthError(self._auth_message(status)) from exc
+        # any other 4xx: wrong model name, wrong path, ...
+        raise LLMRequestError(
+            f"LLM server at {self.base_url} rejected the request (HTTP {status}): "
+            f"{detail}; check llm.model ({self.model!r}) and llm.base_url (OpenAI-compatible "
+            f"servers answer under /v1)") from exc
 
     def _bad_response(self, problem: str, exc: Exception) -> NoReturn:
         """An HTTP 200 that is not a chat completion: counted, then retried like a 5xx."""
@@ -411,12 +396,12 @@ class LLMClient:
                 }.get(self.name, "start the server (vLLM, Ollama, llama-server ...) or fix llm.base_url")
         return f"LLM server at {self.base_url} is not reachable ({exc.__class__.__name__}): {hint}"
 
-    def _auth_message(self, exc: Exception) -> str:
+    def _auth_message(self, status: int) -> str:
         env = self.api_key_env or ("OPENAI_API_KEY" if self.name == "openai" else None)
         fix = (f"put a valid key in the environment variable {env}" if env else
                "name the environment variable that holds the key with llm.api_key_env")
         return (f"LLM server at {self.base_url} refused the API key "
-                f"(HTTP {getattr(exc, 'status_code', '?')}): {fix}")
+                f"(HTTP {status}): {fix}")
 
     # ---- structured output ---------------------------------------------------------------
     def chat_json(self, messages: list[dict], schema: dict, *, schema_name: str = "response",
@@ -456,9 +441,6 @@ class LLMClient:
             return self.stats.as_dict()
 
     def close(self) -> None:
-        with self._lock:
-            apis, self._apis = self._apis, []
-        for api in apis:
-            api.close()
+        self._http.close()
         if self.cache is not None:
             self.cache.close()
