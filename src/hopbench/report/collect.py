@@ -140,7 +140,7 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
 def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hopbench report",
-        description="Collect complete runs into results/: leaderboard (95%% bootstrap CIs, paired tests "
+        description="Collect complete runs into results/: leaderboard (95% bootstrap CIs, paired tests "
                     "against a baseline), breakdowns by hops/type, figures, published numbers side by side.")
     parser.add_argument("--runs-dir", default=runs_dir_default(),
                         help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs; the same as the "
