@@ -16,6 +16,7 @@ import json
 import ssl
 import threading
 
+import httpcore  # noqa: F401 - httpx imports it on the first request; here, not in 64 threads at once
 import httpx
 
 from hopbench import __version__
