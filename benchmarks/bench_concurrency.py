@@ -11,7 +11,9 @@ the harness itself costs. Questions: 2Wiki's first max(100, 8 x concurrency).
 
 `local`: the bundled local model (llama.cpp, Qwen2.5-Coder-1.5B on this machine's cores),
 questions per minute for `retriever=dense reader=qa` and `retriever=catrag reader=qa` at each
-level, all in one process, response cache off, on the first --questions MuSiQue questions.
+level, all in one process, response cache off, on the first --questions MuSiQue questions; with
+the tokens the server evaluated per second (`bench_local_batching.py` says why that barely
+moves on a CPU).
 
 Results go to benchmarks/results/concurrency_<mode>.{json,md}; the machine's load average is
 recorded beside each figure (on a shared 2-core machine it explains most of the spread).
@@ -131,10 +133,15 @@ def local(args) -> dict:
                 m = execute(_cfg(Path(runs), args.data_dir, args.cache_dir, [
                     "dataset=musique", f"dataset.limit={args.questions}", f"retriever={retriever}",
                     "reader=qa", "llm=local", f"concurrency={c}"]))
+            tokens = m["llm_prompt_tokens"] + m["llm_completion_tokens"]
+            # tokens the server evaluated per second of the loop: on a compute-bound server this,
+            # not questions per minute, is what concurrency could raise
             rows.append({"retriever": retriever, "concurrency": c, "questions": args.questions,
                          "q_per_min": round(m["questions_per_minute"], 3),
-                         "llm_calls": m["llm_calls"], "wall_s": round(time.perf_counter() - t0, 1),
-                         "load": round(os.getloadavg()[0], 2)})
+                         "llm_calls": m["llm_calls"], "prompt_tokens": m["llm_prompt_tokens"],
+                         "completion_tokens": m["llm_completion_tokens"],
+                         "tokens_per_s": round(tokens / m["loop_seconds"], 1),
+                         "wall_s": round(time.perf_counter() - t0, 1), "load": round(os.getloadavg()[0], 2)})
             print(rows[-1], flush=True)
     for r in rows:
         base = next(b for b in rows if b["retriever"] == r["retriever"] and b["concurrency"] == 1)
