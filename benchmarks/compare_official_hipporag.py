@@ -6,8 +6,8 @@
 
 1. Makes (once) a virtual environment with the official package, `hipporag==2.0.0a4`, installed
    with --no-deps, plus the light pure-Python/wheel dependencies its code paths here import
-   (igraph 0.11.8 as it pins, texttable, tenacity); torch, transformers, numpy, pandas, pyarrow,
-   openai and httpx come from this machine's site-packages (--system-site-packages), so nothing
+   (igraph 0.11.8 as it pins, texttable, tenacity, the openai SDK); torch, transformers, numpy,
+   pandas, pyarrow and httpx come from this machine's site-packages (--system-site-packages), so nothing
    of several GB is downloaded. vllm, gritlm and litellm, imported at module level but never
    called offline, get empty placeholder modules (official_hipporag_worker.py). The package is
    never a hopbench dependency.
@@ -55,7 +55,10 @@ sys.path.insert(0, str(REPO / "src"))
 from hopbench.report.leaderboard import stable_seed  # noqa: E402
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
 
-PINS = ["hipporag==2.0.0a4", "igraph==0.11.8", "texttable==1.7.0", "tenacity==8.5.0"]
+# openai (with its jiter, distro and sniffio): the official code imports the SDK, which hopbench itself
+# no longer installs
+PINS = ["hipporag==2.0.0a4", "igraph==0.11.8", "texttable==1.7.0", "tenacity==8.5.0",
+        "openai==2.54.0", "jiter==0.19.0", "distro==1.9.0", "sniffio==1.3.1"]
 WORKER = Path(__file__).resolve().parent / "official_hipporag_worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
 K = 10

@@ -218,8 +218,8 @@ def test_a_reply_cut_off_at_max_tokens_says_so_and_is_a_format_error(scripted, m
     assert len(llm.cache) == 0
 
 
-def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(scripted, make_client):
-    """A shared connection pool serialises concurrent requests on its lock; one per thread does not."""
+def test_each_thread_sends_through_its_own_connection_and_close_closes_all(scripted, make_client):
+    """Concurrent requests never wait on each other's connection: one per thread."""
     import threading
 
     srv = scripted(respond=lambda body: reply('{"answer": "x"}'))
@@ -228,7 +228,7 @@ def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(
 
     def ask():
         llm.chat_json(MSGS, SCHEMA, schema_name="qa")
-        seen.append(llm._http.client)
+        seen.append(llm._http.connection)
 
     threads = [threading.Thread(target=ask) for _ in range(3)]
     for t in threads:
@@ -237,4 +237,4 @@ def test_each_thread_sends_through_its_own_connection_pool_and_close_closes_all(
         t.join()
     assert len({id(a) for a in seen}) == 3 and len(srv.requests) == 3
     llm.close()
-    assert all(a.is_closed for a in seen)
+    assert all(a.sock is None for a in seen)

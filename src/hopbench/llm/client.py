@@ -29,6 +29,7 @@ reply is decided in `hopbench.llm.policy`.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import random
@@ -39,7 +40,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import httpx
 import jsonschema
 
 from hopbench.errors import HopbenchError
@@ -54,7 +54,7 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from hopbench.llm.transport import ChatTransport, error_detail
+from hopbench.llm.transport import ChatTransport, HTTPStatusError, Response, error_detail
 from hopbench.records import (
     LLM_CACHE_HITS,
     LLM_CACHED_SECONDS,
@@ -307,11 +307,11 @@ class LLMClient:
         t0 = time.perf_counter()
         try:
             resp = self._http.post(kwargs)
-        except httpx.TimeoutException as exc:
+        except TimeoutError as exc:
             self._count(timeouts=1)
             raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
                                   f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
-        except httpx.TransportError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             raise LLMUnavailableError(self._unreachable_message(exc)) from exc
         if resp.status_code >= 400:
             self._refused(resp)
@@ -325,11 +325,11 @@ class LLMClient:
                               completion_tokens=int(usage.get("completion_tokens") or 0),
                               truncated=truncated)
 
-    def _refused(self, resp: httpx.Response) -> NoReturn:
+    def _refused(self, resp: Response) -> NoReturn:
         """An HTTP error status, as the error that says what to fix (429 and 5xx: retried first)."""
         status = resp.status_code
         detail, code = error_detail(resp)
-        exc = httpx.HTTPStatusError(f"HTTP {status}: {detail}", request=resp.request, response=resp)
+        exc = HTTPStatusError(f"HTTP {status}: {detail}")
         if status == 429:
             self._count(rate_limited=1)
             raise _Transient("rate limited", exc, lambda n: LLMRateLimitError(
