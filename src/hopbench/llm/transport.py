@@ -2,9 +2,9 @@
 standard library's `http.client`.
 
 Why not the `openai` SDK or httpx: with many questions in flight the client's own CPU per
-request, not the server, capped the harness (one core's worth under the GIL): per request, the
-SDK's typed request and response cost ~1.6 ms, httpx's layers ~1.5 ms, `http.client` ~0.6 ms
-(`benchmarks/results/concurrency_fake.md`). What those added is kept: keep-alive connections
+request, not the server, capped the harness (it gets one core's worth of Python under the GIL),
+and their layers (typed requests and responses, httpcore's state machines) cost several times
+what `http.client` does for the same POST (`benchmarks/results/concurrency_fake.md`). What those added is kept: keep-alive connections
 (a connection the server closed while idle is reopened once), HTTPS, proxies from the
 environment (HTTP(S)_PROXY, NO_PROXY), the bearer key. Redirects are not followed: an
 OpenAI-compatible endpoint answers where it is. Status codes are left to the caller
