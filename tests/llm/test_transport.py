@@ -85,3 +85,50 @@ def test_proxy_from_the_environment_and_no_proxy(monkeypatch):
 def test_a_base_url_without_scheme_is_refused():
     with pytest.raises(HopbenchError, match="must be an http"):
         ChatTransport("127.0.0.1:8000/v1", "k", 5)
+
+
+def test_https_with_the_certificate_verified(tmp_path, monkeypatch):
+    """llm=openai's path: TLS to a server whose certificate the default context must trust
+    (here through SSL_CERT_FILE); an untrusted certificate is refused."""
+    import shutil
+    import ssl
+    import subprocess
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            data = json.dumps({"echo": json.loads(body), "auth": self.headers["Authorization"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            ChatTransport(url, "k", 5.0).post({"q": 0})
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        t = ChatTransport(url, "secret", 5.0)
+        got = [json.loads(t.post({"q": i}).content) for i in range(2)]
+        assert got == [{"echo": {"q": i}, "auth": "Bearer secret"} for i in range(2)]
+        t.close()
+    finally:
+        httpd.shutdown()
