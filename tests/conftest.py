@@ -1,8 +1,11 @@
-"""Shared fixtures: where the real benchmark files are, and a per-session cache."""
+"""Shared fixtures: where the real benchmark files are, a per-session cache, and a counter of
+calls in flight for the concurrency tests."""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +99,32 @@ def musique_kg(musique_sub, encoder, cache_dir):
     from hopbench.kg import load_or_build
 
     return load_or_build(musique_sub, None, encoder=encoder, cache_dir=cache_dir)
+
+
+class InFlight:
+    """Wraps a function to count how many of its calls run at once and keep the peak: the
+    concurrency tests' evidence that work really overlapped, and never beyond the limit."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def wrap(self, fn, delay: float = 0.0):
+        """fn, counted while it runs; `delay` seconds of sleep first stand in for a server's latency."""
+        def counted(*args, **kwargs):
+            with self._lock:
+                self.running += 1
+                self.peak = max(self.peak, self.running)
+            try:
+                time.sleep(delay)
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.running -= 1
+        return counted
+
+
+@pytest.fixture
+def in_flight() -> InFlight:
+    return InFlight()

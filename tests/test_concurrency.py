@@ -11,21 +11,10 @@ import pytest
 from hopbench.concurrency import completed
 
 
-def test_every_item_once_at_most_n_running():
-    running, peak, lock = [0], [0], threading.Lock()
-
-    def fn(x):
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        time.sleep(0.002)
-        with lock:
-            running[0] -= 1
-        return x * x
-
-    out = list(completed(fn, range(500), 16))
+def test_every_item_once_at_most_n_running(in_flight):
+    out = list(completed(in_flight.wrap(lambda x: x * x, delay=0.002), range(500), 16))
     assert sorted(out) == [x * x for x in range(500)]
-    assert peak[0] == 16
+    assert in_flight.peak == 16
 
 
 def test_one_at_a_time_runs_in_order_in_this_thread():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -21,24 +20,14 @@ from hopbench.question_loop import run_questions  # noqa: E402
 from hopbench.runner import execute  # noqa: E402
 
 
-def test_concurrent_loop_keeps_every_row_once_and_overlaps():
-    in_flight, peak, lock = [0], [0], threading.Lock()
-
-    def answer(q):
-        with lock:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.05)
-        with lock:
-            in_flight[0] -= 1
-        return {"id": q}
-
+def test_concurrent_loop_keeps_every_row_once_and_overlaps(in_flight):
+    answer = in_flight.wrap(lambda q: {"id": q}, delay=0.05)
     rows: list[dict] = []
     t0 = time.perf_counter()
     run_questions(list(range(40)), answer, rows.append, concurrency=8, show=False)
     wall = time.perf_counter() - t0
     assert sorted(r["id"] for r in rows) == list(range(40))
-    assert peak[0] == 8
+    assert in_flight.peak == 8
     assert wall < 40 * 0.05 / 3  # 8 at a time: about 0.25 s, not 2 s
 
 

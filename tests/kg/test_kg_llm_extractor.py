@@ -116,23 +116,11 @@ def test_unreachable_server_stops_the_build_without_marking_failures(musique_sub
     assert kg.failed_passages == [] and kg.n_passages == len(musique_sub.corpus)
 
 
-def test_concurrent_extraction_gives_the_same_graph(musique_sub, encoder, tmp_path):
+def test_concurrent_extraction_gives_the_same_graph(musique_sub, encoder, tmp_path, in_flight):
     """Passages sent 4 at a time (a server with a fixed latency): the same records, failures
     included; the log is keyed by passage id, so arrival order does not matter."""
-    import threading
-    import time
-
     broken = musique_sub.corpus[1].title
-    answers, peak, live, lock = _answers(broken), [0], [0], threading.Lock()
-
-    def slow(schema_name, user):
-        with lock:
-            live[0] += 1
-            peak[0] = max(peak[0], live[0])
-        time.sleep(0.05)
-        with lock:
-            live[0] -= 1
-        return answers(schema_name, user)
+    slow = in_flight.wrap(_answers(broken), delay=0.05)
 
     graphs = {}
     for n in (1, 4):
@@ -145,4 +133,4 @@ def test_concurrent_extraction_gives_the_same_graph(musique_sub, encoder, tmp_pa
     assert {graphs[n].fact_triple(f) for n in (1, 4) for f in range(graphs[n].n_facts)} == \
         {graphs[1].fact_triple(f) for f in range(graphs[1].n_facts)}
     assert graphs[4].failed_passages == graphs[1].failed_passages == [musique_sub.corpus[1].id]
-    assert peak[0] == 4
+    assert in_flight.peak == 4

@@ -96,19 +96,23 @@ class ChatTransport:
         reached or did not speak HTTP."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         target = self.url if (self._proxy is not None and not self._https) else self._path
-        for attempt in (0, 1):
-            reused = getattr(self._local, "conn", None) is not None
-            try:
-                return self._exchange(self.connection, target, data)
-            except _STALE:
-                self._drop()
-                if attempt or not reused:
-                    raise
-                # the server closed this kept-alive connection while it was idle: send again
-            except BaseException:
-                self._drop()
+        reused = getattr(self._local, "conn", None) is not None
+        try:
+            return self._send(target, data)
+        except _STALE:
+            if not reused:
                 raise
-        raise AssertionError("unreachable")
+        # the server closed this kept-alive connection while it was idle: once more, on a new one
+        return self._send(target, data)
+
+    def _send(self, target: str, data: bytes) -> Response:
+        """One exchange on this thread's connection; any failure closes it, so the next request
+        opens a new one instead of reading a half-finished response."""
+        try:
+            return self._exchange(self.connection, target, data)
+        except BaseException:
+            self._drop()
+            raise
 
     def _exchange(self, conn: http.client.HTTPConnection, target: str, data: bytes) -> Response:
         conn.request("POST", target, body=data, headers=self._headers)
