@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hydra import compose, initialize_config_dir
 
+from hopbench.compose import load_config
 from hopbench.config_resolvers import dataset_name
-from hopbench.paths import CONFIG_DIR
 
 
 def _name(*overrides) -> str:
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=["paths.data_dir=/data", *overrides]).dataset.name
+    return load_config(["paths.data_dir=/data", *overrides]).dataset.name
 
 
 @pytest.mark.parametrize("group", ["musique", "musique_sub", "hotpotqa", "2wikimultihopqa", "hover"])

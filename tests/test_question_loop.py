@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, completion  # noqa: E402
 
+from hopbench.compose import load_config  # noqa: E402
 from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.paths import CONFIG_DIR  # noqa: E402
 from hopbench.question_loop import run_questions  # noqa: E402
 from hopbench.runner import execute  # noqa: E402
 
@@ -49,11 +48,10 @@ def test_a_failure_stops_new_questions_and_keeps_the_finished_ones():
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *extra):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[
-            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique", "dataset.limit=12",
-            "retriever=oracle", "reader=qa", "llm=server", "llm.model=scripted", *extra])
+    return load_config([
+        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique", "dataset.limit=12",
+        "retriever=oracle", "reader=qa", "llm=server", "llm.model=scripted", *extra])
 
 
 def _rows(tmp_path) -> dict[str, dict]:

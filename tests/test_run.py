@@ -3,9 +3,8 @@
 import json
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from hopbench.paths import CONFIG_DIR
+from hopbench.compose import load_config
 from hopbench.retrieve.dense import DenseRetriever
 from hopbench.runner import execute
 
@@ -15,10 +14,9 @@ REQUIRED = ["n_questions", "n_retrieval_scored", "recall@1", "recall@2", "recall
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[
-            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", *overrides])
+    return load_config([
+        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}", "progress=false", *overrides])
 
 
 def _run_dir(tmp_path):

@@ -12,14 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, reply  # noqa: E402
 
-from hopbench.compose import build_dataset, build_retriever  # noqa: E402
+from hopbench.compose import build_dataset, build_retriever, load_config  # noqa: E402
 from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.paths import CONFIG_DIR  # noqa: E402
 from hopbench.runner import execute, run_dir_for, semantic_config  # noqa: E402
 from hopbench.runstore import RunStore, config_hash  # noqa: E402
 
@@ -32,8 +30,7 @@ def _overrides(tmp_path, data_dir, cache_dir, *extra):
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *extra):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=_overrides(tmp_path, data_dir, cache_dir, *extra))
+    return load_config(_overrides(tmp_path, data_dir, cache_dir, *extra))
 
 
 def _store(cfg) -> RunStore:

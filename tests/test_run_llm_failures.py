@@ -19,13 +19,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, error, raw, reply  # noqa: E402
 
+from hopbench.compose import load_config
 from hopbench.llm.errors import LLMAuthError, LLMServerError  # noqa: E402
-from hopbench.paths import CONFIG_DIR  # noqa: E402
 from hopbench.runner import execute  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -47,8 +46,7 @@ def _overrides(tmp_path, data_dir, cache_dir, base_url: str, retriever: str = "h
 
 
 def _cfg(overrides: list[str]):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=overrides)
+    return load_config(overrides)
 
 
 def _cli(overrides: list[str]) -> subprocess.CompletedProcess:

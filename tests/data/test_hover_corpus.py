@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
+from hopbench.compose import build_dataset, load_config
 from hopbench.data import load_dataset
 from hopbench.data.hover import load_hover_with_stats
 from hopbench.data.hover_corpus import (
@@ -31,7 +30,6 @@ from hopbench.report.runs import Run
 
 CLAIMS = "hover/hover_dev_release_v1.1.json"
 EVIDENCE = "hover/programfc_hover_dev_gold_evidence.jsonl"
-CONFIG_DIR = str(Path(__file__).resolve().parents[2] / "configs")
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +61,7 @@ def _titles(rec) -> list[str]:
 
 
 def test_default_config_needs_no_extra_path(data_dir):
-    from hopbench.compose import build_dataset
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("config", overrides=[f"paths.data_dir={data_dir}", "dataset=hover"])
+    cfg = load_config([f"paths.data_dir={data_dir}", "dataset=hover"])
     ds = build_dataset(cfg)
     assert ds.name == "hover"
     assert (len(ds.questions), len(ds.corpus)) == (3436, 3619)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from hopbench.paths import CONFIG_DIR
+from hopbench.compose import load_config
 from hopbench.runner import execute
 
 pytestmark = pytest.mark.neo4j
@@ -17,10 +16,9 @@ QUALITY = ("recall@1", "recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "f
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[
-            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *overrides])
+    return load_config([
+        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *overrides])
 
 
 @pytest.mark.parametrize("variant", ["", "_nogate"])

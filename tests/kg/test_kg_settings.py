@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 import hopbench.config_resolvers  # noqa: F401  (registers graph/schema/settings, as every composer does)
+from hopbench.compose import load_config
 from hopbench.kg.settings import DEFAULTS, resolve_settings
 from hopbench.paths import CONFIG_DIR
 
@@ -36,8 +36,7 @@ def test_a_graph_yaml_repeats_no_default(graph):
 
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_the_composed_graph_config_names_every_setting(graph):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("config", overrides=[f"graph={graph}", "paths.data_dir=/data"])
+    cfg = load_config([f"graph={graph}", "paths.data_dir=/data"])
     node = OmegaConf.to_container(cfg.graph, resolve=True)
     assert set(node) == set(DEFAULTS)  # so graph.synonym.threshold=0.9 needs no '+'
     assert resolve_settings(cfg.graph)["extractor"] == graph

@@ -6,19 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from hydra import compose, initialize_config_dir
 from scripted_server import ScriptedServer, reply
 
+from hopbench.compose import load_config
 from hopbench.errors import HopbenchError
-from hopbench.paths import CONFIG_DIR
 from hopbench.runner import execute
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[
-            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *overrides])
+    return load_config([
+        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *overrides])
 
 
 def test_reader_without_llm_refuses_to_start(tmp_path, data_dir, cache_dir):

@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from hopbench.compose import build_retriever
+from hopbench.compose import build_retriever, load_config
 from hopbench.errors import HopbenchError
 from hopbench.paths import CONFIG_DIR
 from hopbench.runner import execute
@@ -20,8 +19,7 @@ CONFIGS = sorted(p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml")
 
 
 def _compose(retriever: str, *overrides: str):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[f"retriever={retriever}", *overrides])
+    return load_config([f"retriever={retriever}", *overrides])
 
 
 def offline_graph_retrievers() -> list[str]:

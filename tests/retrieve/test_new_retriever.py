@@ -7,10 +7,8 @@ from __future__ import annotations
 import csv
 import textwrap
 
-from hydra import compose, initialize_config_dir
-
 from hopbench.cli import main as cli_main
-from hopbench.paths import CONFIG_DIR
+from hopbench.compose import load_config
 from hopbench.runner import execute
 
 MODULE = '''
@@ -46,11 +44,10 @@ def test_a_toy_retriever_from_a_config_folder_runs_and_is_reported(tmp_path, mon
     (tmp_path / "conf" / "retriever").mkdir(parents=True)
     (tmp_path / "conf" / "retriever" / "toy.yaml").write_text(CONFIG)
     runs, results = tmp_path / "runs", tmp_path / "results"
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("config", overrides=[
-            f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "retriever=toy", "retriever.stride=2",
-            f"paths.data_dir={data_dir}", f"paths.runs_dir={runs}", f"paths.cache_dir={cache_dir}",
-            "dataset=musique_sub", "progress=false"])
+    cfg = load_config([
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "retriever=toy", "retriever.stride=2",
+        f"paths.data_dir={data_dir}", f"paths.runs_dir={runs}", f"paths.cache_dir={cache_dir}",
+        "dataset=musique_sub", "progress=false"])
     metrics = execute(cfg)
     assert metrics["retriever"] == "toy" and metrics["n_questions"] == 3
     assert cli_main(["report", "--runs-dir", str(runs), "--results-dir", str(results), "--no-reference"]) == 0

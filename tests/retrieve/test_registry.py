@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import inspect
 
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hopbench.paths import CONFIG_DIR
+from hopbench.compose import load_config
 from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever, HippoRAGSeeding
 from hopbench.retrieve.registry import settings
 
 
 def _retriever_cfg(name: str, *overrides: str) -> dict:
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose("config", overrides=[f"retriever={name}", *overrides])
+    cfg = load_config([f"retriever={name}", *overrides])
     return OmegaConf.to_container(cfg.retriever, resolve=True)
 
 
@@ -43,8 +41,7 @@ def test_a_composed_config_holds_every_setting_and_an_unlisted_one_only_where_se
 
 
 def test_the_graph_construction_follows_the_retriever():
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        for name, construction in (("hipporag", "hipporag2"), ("hipporag_hb", "hopbench"),
-                                   ("catrag", "hopbench"), ("dense", "hopbench")):
-            cfg = compose("config", overrides=[f"retriever={name}"])
-            assert cfg.graph.construction == construction, name
+    for name, construction in (("hipporag", "hipporag2"), ("hipporag_hb", "hopbench"),
+                               ("catrag", "hopbench"), ("dense", "hopbench")):
+        cfg = load_config([f"retriever={name}"])
+        assert cfg.graph.construction == construction, name

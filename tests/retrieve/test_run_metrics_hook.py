@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from hydra import compose, initialize_config_dir
-
-from hopbench.paths import CONFIG_DIR
+from hopbench.compose import load_config
 from hopbench.retrieve.base import Retriever
 from hopbench.retrieve.dense import DenseRetriever
 from hopbench.retrieve.registry import configurable_classes
@@ -68,10 +66,8 @@ def test_the_runner_merges_the_hook_into_metrics(tmp_path, monkeypatch, data_dir
     (conf / "counting.yaml").write_text("name: counting\n_target_: counting_retriever.CountingRetriever\n")
     base = [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
             f"paths.cache_dir={cache_dir}", "dataset=musique_sub", "progress=false"]
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        counting = compose("config", overrides=[f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-                                                "retriever=counting", *base])
-        dense = compose("config", overrides=["retriever=dense", *base])
+    counting = load_config([f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "retriever=counting", *base])
+    dense = load_config(["retriever=dense", *base])
     got = execute(counting)
     assert got["n_rows_seen"] == got["n_questions"] == 3
     assert got["n_who"] == sum(q.text.startswith("Who") for q in musique_sub.questions) == 1

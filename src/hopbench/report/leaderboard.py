@@ -160,16 +160,22 @@ def all_scores(run: Run) -> dict[str, dict[str, float]]:
 
 def choose_baseline(run: Run, runs: list[Run], baseline: str) -> Run | None:
     """The baseline run to pair `run` with: same dataset, baseline retriever; prefer the same
-    reader, then the most shared questions, then the most recent."""
+    reader, then the same models (a reader's EM under another LLM is no pair), then the most
+    shared questions, then the fewest questions beyond them (a 20-question run pairs with the
+    20-question baseline, not a newer 100-question one), then the most recent."""
     ids = {p["id"] for p in run.predictions}
     candidates = [r for r in runs if r.dataset == run.dataset and r.retriever == baseline]
     if not candidates:
         return None
     if any(r is run for r in candidates):
         return run
-    return max(candidates, key=lambda r: (r.reader == run.reader,
-                                          len(ids & {p["id"] for p in r.predictions}),
-                                          str(r.metrics.get("finished_at", ""))))
+
+    def preference(r: Run):
+        theirs = {p["id"] for p in r.predictions}
+        return (r.reader == run.reader, r.models == run.models, len(ids & theirs),
+                -len(theirs - ids), str(r.metrics.get("finished_at", "")))
+
+    return max(candidates, key=preference)
 
 
 def _per_question(value, n: int):
