@@ -19,6 +19,7 @@ from hopbench.concurrency import completed
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.text import clean_text
+from hopbench.llm.prompts import chat
 
 log = logging.getLogger(__name__)
 
@@ -70,24 +71,15 @@ def _passage_block(p: Passage) -> str:
 
 
 def ner_messages(p: Passage) -> list[dict]:
-    return [
-        {"role": "system", "content": NER_SYSTEM},
-        {"role": "user", "content": NER_EXAMPLE_IN},
-        {"role": "assistant", "content": json.dumps(NER_EXAMPLE_OUT)},
-        {"role": "user", "content": _passage_block(p)},
-    ]
+    return chat(NER_SYSTEM, NER_EXAMPLE_IN, json.dumps(NER_EXAMPLE_OUT), _passage_block(p))
 
 
 def triple_messages(p: Passage, entities: list[str]) -> list[dict]:
     def user(block: str, ents: list[str]) -> str:
         return f"{block}\n\nNamed entities: {json.dumps(ents, ensure_ascii=False)}"
 
-    return [
-        {"role": "system", "content": TRIPLE_SYSTEM},
-        {"role": "user", "content": user(NER_EXAMPLE_IN, NER_EXAMPLE_OUT["named_entities"])},
-        {"role": "assistant", "content": json.dumps(TRIPLE_EXAMPLE_OUT)},
-        {"role": "user", "content": user(_passage_block(p), entities)},
-    ]
+    return chat(TRIPLE_SYSTEM, user(NER_EXAMPLE_IN, NER_EXAMPLE_OUT["named_entities"]),
+                json.dumps(TRIPLE_EXAMPLE_OUT), user(_passage_block(p), entities))
 
 
 def parse_entities(answer: Any) -> list[str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hopbench.llm.prompts import chat
+
 STEP = "entity_summary"   # this step's name in traces (plain text: no schema name)
 
 SYSTEM = (
@@ -33,10 +35,7 @@ EXAMPLE_REPLY = (
 
 def messages(entity: str, triples: Sequence[tuple[str, str, str]]) -> list[dict]:
     facts = "\n".join(f"({s} | {r} | {o})" for s, r, o in triples)
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": EXAMPLE_USER},
-            {"role": "assistant", "content": EXAMPLE_REPLY},
-            {"role": "user", "content": f"ENTITY: {entity}\nFACTS:\n{facts}"}]
+    return chat(SYSTEM, EXAMPLE_USER, EXAMPLE_REPLY, f"ENTITY: {entity}\nFACTS:\n{facts}")
 
 
 def clean(text: str) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hopbench.llm.prompts import chat
+
 SCHEMA_NAME = "fact_filter"
 MAX_SELECTED = 4
 
@@ -31,8 +33,7 @@ SYSTEM = (
 
 def messages(question: str, facts: Sequence[tuple[str, str, str]]) -> list[dict]:
     lines = "\n".join(f"{i}. {s} | {r} | {o}" for i, (s, r, o) in enumerate(facts, start=1))
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Question: {question}\n\nCandidate facts:\n{lines}"}]
+    return chat(SYSTEM, f"Question: {question}\n\nCandidate facts:\n{lines}")
 
 
 def selected_positions(reply: dict, n_candidates: int) -> list[int]:

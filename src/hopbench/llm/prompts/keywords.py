@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hopbench.llm.prompts import chat
+
 SCHEMA_NAME = "question_keywords"
 MAX_KEYWORDS = 10
 
@@ -23,4 +25,4 @@ SYSTEM = (
 
 
 def messages(question: str) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question: {question}"}]
+    return chat(SYSTEM, f"Question: {question}")

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hopbench.llm.prompts import chat
+
 SCHEMA_NAME = "neighbour_scores"
 
 SYSTEM = (
@@ -56,7 +58,7 @@ def messages(question: str, retrieved: Sequence[tuple[str, str, str]], seed: str
                       f"CONTEXT: {n.context}" for i, n in enumerate(neighbours, start=1))
     user = (f"QUERY: {question}\nRETRIEVED FACTS: {facts}\nCURRENT ENTITY: {seed}\n"
             f"NEIGHBORS:\n{lines}")
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    return chat(SYSTEM, user)
 
 
 def format_facts(triples: Sequence[tuple[str, str, str]]) -> str:

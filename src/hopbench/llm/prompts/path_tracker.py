@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hopbench.llm.prompts import chat
+
 SCHEMA_NAME = "path_tracker"
 MAX_IDS = 10
 MAX_CHAIN_CHARS = 300
@@ -85,10 +87,8 @@ def _user(question: str, paths: Sequence[str], chain: str, requirement: str) -> 
 def messages(question: str, paths: Sequence[str], chain: str = "", requirement: str = "",
              one_shot: bool = False) -> list[dict]:
     """`paths` are already rendered (`render_path`); they are numbered from 0 as in the reference."""
-    example = ([{"role": "user", "content": _user(EXAMPLE_Q, EXAMPLE_PATHS, "", "")},
-                {"role": "assistant", "content": EXAMPLE_A}] if one_shot else [])
-    return [{"role": "system", "content": SYSTEM}, *example,
-            {"role": "user", "content": _user(question, paths, chain, requirement)}]
+    example = (_user(EXAMPLE_Q, EXAMPLE_PATHS, "", ""), EXAMPLE_A) if one_shot else ()
+    return chat(SYSTEM, *example, _user(question, paths, chain, requirement))
 
 
 def ids(values, n: int) -> list[int]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from hopbench.data.schema import Passage
-from hopbench.llm.prompts.passages import format_passages
+from hopbench.llm.prompts import chat
+from hopbench.llm.prompts.passages import example_passages, format_passages
 
 SCHEMA_NAME = "qa_answer"
 
@@ -35,17 +36,7 @@ SYSTEM = (
     "explanation. If the passages do not settle it, give your best guess."
 )
 
-_EXAMPLE_PASSAGES = (
-    "Wikipedia Title: Black Drin\n"
-    "The Black Drin is a river that flows out of Lake Ohrid at the town of Struga and runs "
-    "north into Albania, where it joins the White Drin.\n\n"
-    "Wikipedia Title: Lake Ohrid\n"
-    "Lake Ohrid straddles the mountainous border between the south-west of North Macedonia "
-    "and eastern Albania. It is one of the oldest lakes of Europe.\n\n"
-    "Wikipedia Title: Struga\n"
-    "Struga is a town and the seat of Struga Municipality in the south-west of North "
-    "Macedonia, on the shore of Lake Ohrid."
-)
+_EXAMPLE_PASSAGES = example_passages("Black Drin", "Lake Ohrid", "Struga")
 _EXAMPLE_QUESTION = "In which country is the town where the Black Drin leaves Lake Ohrid?"
 _EXAMPLE_REPLY = ('{"reasoning": "The Black Drin flows out of Lake Ohrid at Struga. Struga is a '
                   'town in North Macedonia.", "answer": "North Macedonia"}')
@@ -56,9 +47,5 @@ def user_turn(passages_text: str, question: str) -> str:
 
 
 def messages(question: str, passages: Sequence[Passage]) -> list[dict]:
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_QUESTION)},
-        {"role": "assistant", "content": _EXAMPLE_REPLY},
-        {"role": "user", "content": user_turn(format_passages(passages), question)},
-    ]
+    return chat(SYSTEM, user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_QUESTION), _EXAMPLE_REPLY,
+                user_turn(format_passages(passages), question))

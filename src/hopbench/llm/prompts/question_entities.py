@@ -7,6 +7,8 @@ prompt here serves both, so the cached reply is shared between the methods.
 
 from __future__ import annotations
 
+from hopbench.llm.prompts import chat
+
 SCHEMA_NAME = "question_entities"
 MAX_ENTITIES = 8
 
@@ -31,10 +33,7 @@ EXAMPLE_A = '{"named_entities": ["Arthur\'s Magazine", "First for Women"]}'
 
 
 def messages(question: str) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Question: {EXAMPLE_Q}"},
-            {"role": "assistant", "content": EXAMPLE_A},
-            {"role": "user", "content": f"Question: {question}"}]
+    return chat(SYSTEM, f"Question: {EXAMPLE_Q}", EXAMPLE_A, f"Question: {question}")
 
 
 def entities(reply: dict) -> list[str]:

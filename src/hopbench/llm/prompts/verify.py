@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from hopbench.data.schema import Passage
-from hopbench.llm.prompts.passages import format_passages
+from hopbench.llm.prompts import chat
+from hopbench.llm.prompts.passages import example_passages, format_passages
 
 SCHEMA_NAME = "claim_label"
 LABELS = ("SUPPORTED", "NOT_SUPPORTED")
@@ -33,14 +34,7 @@ SYSTEM = (
     "contradicted or not stated)."
 )
 
-_EXAMPLE_PASSAGES = (
-    "Wikipedia Title: Black Drin\n"
-    "The Black Drin is a river that flows out of Lake Ohrid at the town of Struga and runs "
-    "north into Albania, where it joins the White Drin.\n\n"
-    "Wikipedia Title: Struga\n"
-    "Struga is a town and the seat of Struga Municipality in the south-west of North "
-    "Macedonia, on the shore of Lake Ohrid."
-)
+_EXAMPLE_PASSAGES = example_passages("Black Drin", "Struga")
 _EXAMPLE_CLAIM = "The river that leaves Lake Ohrid at Struga flows south into Greece."
 _EXAMPLE_REPLY = ('{"reasoning": "The Black Drin leaves Lake Ohrid at Struga, but it runs north '
                   'into Albania, not south into Greece.", "label": "NOT_SUPPORTED"}')
@@ -51,9 +45,5 @@ def user_turn(passages_text: str, claim: str) -> str:
 
 
 def messages(claim: str, passages: Sequence[Passage]) -> list[dict]:
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_CLAIM)},
-        {"role": "assistant", "content": _EXAMPLE_REPLY},
-        {"role": "user", "content": user_turn(format_passages(passages), claim)},
-    ]
+    return chat(SYSTEM, user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_CLAIM), _EXAMPLE_REPLY,
+                user_turn(format_passages(passages), claim))

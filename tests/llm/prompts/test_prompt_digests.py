@@ -1,0 +1,71 @@
+"""Every prompt's exact bytes, pinned: the response cache (and so every LLM run's reproducibility)
+keys on the messages and the schema, so a refactor of the prompt modules must not move a byte.
+A deliberate prompt change updates the digest here, and the run hashes change with it."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from hopbench.data.schema import Passage
+from hopbench.kg import llm_extractor
+from hopbench.llm.prompts import (
+    entity_summary,
+    fact_filter,
+    keywords,
+    neighbour_scores,
+    path_tracker,
+    qa,
+    question_entities,
+    verify,
+)
+
+PASSAGES = [Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),
+            Passage("p2", "Sweden", "Sweden is a Nordic country.")]
+TRIPLES = [("kiruna", "located in", "sweden"), ("sweden", "is a", "nordic country")]
+NEIGHBOURS = [neighbour_scores.Neighbour("sweden", [TRIPLES[0]], "(sweden | is a | nordic country)")]
+QUESTION = "In which country is Kiruna?"
+
+
+def _digest(messages, schema=None) -> str:
+    blob = json.dumps({"messages": messages, "schema": schema}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+CASES = {
+    "qa": lambda: _digest(qa.messages(QUESTION, PASSAGES), qa.SCHEMA),
+    "verify": lambda: _digest(verify.messages("Kiruna is in Norway.", PASSAGES), verify.SCHEMA),
+    "entity_summary": lambda: _digest(entity_summary.messages("kiruna", TRIPLES)),
+    "fact_filter": lambda: _digest(fact_filter.messages(QUESTION, TRIPLES), fact_filter.SCHEMA),
+    "keywords": lambda: _digest(keywords.messages(QUESTION), keywords.SCHEMA),
+    "neighbour_scores": lambda: _digest(neighbour_scores.messages(QUESTION, TRIPLES, "kiruna", NEIGHBOURS),
+                                        neighbour_scores.schema(len(NEIGHBOURS))),
+    "path_tracker": lambda: _digest(path_tracker.messages(
+        QUESTION, [path_tracker.render_path(TRIPLES[:1], "sweden")], "Kiruna is in Sweden.", "the country"),
+        path_tracker.SCHEMA),
+    "path_tracker_one_shot": lambda: _digest(path_tracker.messages(
+        QUESTION, [path_tracker.render_path(TRIPLES[:1], None)], one_shot=True), path_tracker.SCHEMA),
+    "openie_ner": lambda: _digest(llm_extractor.ner_messages(PASSAGES[0])),
+    "openie_triples": lambda: _digest(llm_extractor.triple_messages(PASSAGES[0], ["Kiruna", "Sweden"])),
+    "question_entities": lambda: _digest(question_entities.messages(QUESTION), question_entities.SCHEMA),
+}
+
+PINNED = {
+    "entity_summary": "a9d7f062d53c3c3a",
+    "fact_filter": "b3f78cec54a0ac42",
+    "keywords": "45e11e24aedcd602",
+    "neighbour_scores": "f35a896b1a03b74c",
+    "openie_ner": "08e6e46e7270a727",
+    "openie_triples": "57818d28ec83daa6",
+    "path_tracker": "1dee7b0370b813bb",
+    "path_tracker_one_shot": "5e1418b29f861a66",
+    "qa": "e288cd74490ebb6a",
+    "question_entities": "bf1fa206243e06b2",
+    "verify": "09814e7a7b0da694",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_prompt_bytes_are_unchanged(name):
+    assert CASES[name]() == PINNED[name]
