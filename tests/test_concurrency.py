@@ -45,3 +45,53 @@ def test_a_failure_finishes_the_running_items_and_starts_no_more():
     assert "slow" in got                      # running when the failure came: kept
     assert len(started) <= 4                  # 2 x n queued at most: the rest never started
     assert set(got) <= set(started) - {1} | {"slow"}
+
+
+def test_a_consumer_that_stops_early_leaves_the_queued_items_unstarted():
+    started: list[int] = []
+
+    def fn(x):
+        started.append(x)
+        time.sleep(0.02 if x == 0 else 0.5)
+        return x
+
+    with pytest.raises(RuntimeError, match="consumer"):
+        for _ in completed(fn, range(100), 4):
+            raise RuntimeError("consumer")
+    # item 0's result stops the consumer: the 3 others running and at most the one item 0's
+    # worker took next are run (the old loop ran all 8 it had queued)
+    assert len(started) <= 5, started
+
+
+CTRL_C = """
+import os, signal, sys, threading, time
+from hopbench.concurrency import completed
+started, got = [], []
+def fn(x):
+    started.append(x)
+    if x == 0:
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    time.sleep(1.0)
+    return x
+try:
+    for v in completed(fn, range(100), 3):
+        got.append(v)
+except KeyboardInterrupt:
+    print("interrupted", sorted(started), sorted(got))
+"""
+
+
+def test_ctrl_c_keeps_the_running_items_and_starts_no_more(tmp_path):
+    """Run in a child process: the SIGINT must not reach pytest itself."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    out = subprocess.run([sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=30,
+                         env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
+    assert "interrupted" in out.stdout, out.stderr
+    assert "finishing the 3 worker(s) still running" in out.stderr
+    started, got = out.stdout.split("interrupted ", 1)[1].strip().split("] [")
+    # the three running at Ctrl-C were finished and yielded; the three queued never started
+    assert started.strip("[]") == got.strip("[]") == "0, 1, 2"

@@ -4,6 +4,9 @@ whole run at concurrency 4 against a server with a fixed latency gives the rows 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -47,11 +50,22 @@ def test_a_failure_stops_new_questions_and_keeps_the_finished_ones():
     assert {r["id"] for r in rows} <= set(started) - {5}
 
 
+def _overrides(tmp_path, data_dir, cache_dir, *extra) -> list[str]:
+    return [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique", "dataset.limit=12",
+            "retriever=oracle", "reader=qa", "llm=server", "llm.model=scripted", *extra]
+
+
 def _cfg(tmp_path, data_dir, cache_dir, *extra):
-    return load_config([
-        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-        f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique", "dataset.limit=12",
-        "retriever=oracle", "reader=qa", "llm=server", "llm.model=scripted", *extra])
+    return load_config(_overrides(tmp_path, data_dir, cache_dir, *extra))
+
+
+def _answer_after(seconds: float):
+    """A reader reply that takes `seconds`, its answer the question's first characters."""
+    def respond(body):
+        question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
+        return 200, completion(json.dumps({"reasoning": "r", "answer": question[:12]})), seconds
+    return respond
 
 
 def _rows(tmp_path) -> dict[str, dict]:
@@ -92,3 +106,40 @@ def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
     for key in ("em", "f1", "recall@5", "llm_calls", "llm_prompt_tokens", "llm_completion_tokens"):
         assert m1[key] == m4[key], key
     assert m4["questions_per_minute"] > 2 * m1["questions_per_minute"]
+
+
+@pytest.mark.slow  # a subprocess run plus its relaunch
+def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_only_the_rest(
+        tmp_path, data_dir):
+    """SIGINT to a run at concurrency 2: the two questions at the server are finished and kept,
+    the queued ones never start, the exit is 130 with the run folder named and no traceback;
+    the same command then computes only the questions without a row."""
+    srv = ScriptedServer(respond=_answer_after(0.5))
+    src = Path(__file__).resolve().parents[1] / "src"
+    overrides = _overrides(tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}",
+                           "concurrency=2")
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "hopbench.run", *overrides], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(src)})
+        deadline = time.monotonic() + 300
+        while len(srv.requests) < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read()[-2000:]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        answered = len(srv.requests)
+        assert proc.returncode == 130, err[-2000:]
+        assert "Traceback" not in out + err and "hopbench: interrupted" in err
+        log = out + err   # Hydra's console log is stdout
+        assert "finishing the 2 question(s) still running" in log
+        assert "the same command resumes the run" in log and "of 12 questions are in" in log
+        rows = _rows(tmp_path)
+        assert len(rows) == answered and 4 <= answered <= 6   # every answered question kept
+        assert not list((tmp_path / "runs").glob("**/metrics.json"))
+        m = execute(_cfg(tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}",
+                         "concurrency=2"))
+    finally:
+        srv.close()
+    assert m["n_questions"] == 12 and len(_rows(tmp_path)) == 12
+    assert len(srv.requests) == 12   # the kept rows were not asked again

@@ -3,16 +3,22 @@
 At most 2 x n items are in flight, so memory stays bounded on any number of items. Results are
 yielded in the order they finish. On the first failure nothing new starts, the items already
 running are finished and yielded, and then the error is raised: work done is never thrown away.
+Ctrl-C is such a failure (a second one stops the wait), and a consumer that stops early (an
+error in its own code) leaves the queued items unstarted: threads cannot be killed, so only
+the running ones are waited for.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+log = logging.getLogger("hopbench.concurrency")
 
 
 def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "worker") -> Iterator[R]:
@@ -38,26 +44,42 @@ def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "wor
         # the futures not done yet, for cancelling after a failure; each leaves the set as it
         # finishes (scanning every pending future on every result cost O(n) per result)
         waiting: set[Future] = set()
+
+        def cancel_queued() -> int:
+            """Not started yet: never starts (and never reports); running: finished, kept."""
+            return sum(f.cancel() for f in list(waiting))
+
         in_flight = 0
-        while True:
-            while error is None and in_flight < 2 * n:
-                item = next(source, _END)
-                if item is _END:
+        try:
+            while True:
+                while error is None and in_flight < 2 * n:
+                    item = next(source, _END)
+                    if item is _END:
+                        break
+                    f = pool.submit(work, item)
+                    waiting.add(f)
+                    f.add_done_callback(waiting.discard)  # set.discard is atomic under the GIL
+                    in_flight += 1
+                if in_flight == 0:
                     break
-                f = pool.submit(work, item)
-                waiting.add(f)
-                f.add_done_callback(waiting.discard)  # set.discard is atomic under the GIL
-                in_flight += 1
-            if in_flight == 0:
-                break
-            ok, value = done.get()
-            in_flight -= 1
-            if ok:
-                yield value
-            elif error is None:  # the first failure is the one reported
-                error = value
-                # not started yet: never starts (and never reports); running: finished, kept
-                in_flight -= sum(f.cancel() for f in list(waiting))
+                try:
+                    ok, value = done.get()
+                except KeyboardInterrupt as exc:  # Ctrl-C: stop as on a failure; again: stop now
+                    if error is not None:
+                        raise
+                    error = exc
+                    in_flight -= cancel_queued()
+                    log.warning("interrupted: finishing the %d %s(s) still running and keeping "
+                                "them (Ctrl-C again to stop without them)", in_flight, name)
+                    continue
+                in_flight -= 1
+                if ok:
+                    yield value
+                elif error is None:  # the first failure is the one reported
+                    error = value
+                    in_flight -= cancel_queued()
+        finally:  # also when the consumer stopped early: nothing queued starts after it
+            cancel_queued()
     if error is not None:
         raise error
 

@@ -32,6 +32,9 @@ def main(cfg: DictConfig) -> None:
         log.error("%s", exc)
         print(f"hopbench: error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:  # the runner said what was kept and how to resume
+        print("hopbench: interrupted", file=sys.stderr)
+        sys.exit(130)
     print(" ".join(f"{k}={metrics.get(k):.4g}" if isinstance(metrics.get(k), float) else f"{k}={metrics.get(k)}"
                    for k in SUMMARY_KEYS))
 

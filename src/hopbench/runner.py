@@ -167,6 +167,10 @@ def loop(job: Job) -> None:
                             "loop_cpu_seconds": time.process_time() - cpu0,
                             "questions_per_minute": 60 * len(job.todo) / loop_s
                             if job.todo and loop_s > 0 else None})
+    except KeyboardInterrupt:
+        log.warning("interrupted: %d of %d questions are in %s (every row written is kept); the "
+                    "same command resumes the run", len(job.done), len(p.dataset.questions), job.work.dir)
+        raise
     finally:
         job.work.close()
         if hasattr(p.retriever, "close"):
