@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 
+from hopbench.llm.prompts import chat
+
 log = logging.getLogger(__name__)
 
 DESCRIPTION_SCHEMA = {
@@ -45,15 +47,15 @@ def default_description(label: str, facts: list[str], sentence: str | None, max_
     return truncate(text, max_chars)
 
 
-def llm_description(llm, label: str, facts: list[str], sentence: str | None, max_chars: int,
-                    max_tokens: int = 128) -> str:
+def description_messages(label: str, facts: list[str], sentence: str | None) -> list[dict]:
     lines = "\n".join(f"- {f}" for f in facts)
     context = f"\nSentence: {sentence}" if sentence else ""
-    messages = [
-        {"role": "system", "content": DESCRIPTION_SYSTEM},
-        {"role": "user", "content": f"Entity: {label}\nFacts:\n{lines}{context}"},
-    ]
-    out = llm.chat_json(messages, DESCRIPTION_SCHEMA, schema_name="entity_description", max_tokens=max_tokens)
+    return chat(DESCRIPTION_SYSTEM, f"Entity: {label}\nFacts:\n{lines}{context}")
+
+
+def llm_description(llm, label: str, facts: list[str], sentence: str | None, max_chars: int,
+                    max_tokens: int = 128) -> str:
+    out = llm.chat_json(description_messages(label, facts, sentence), DESCRIPTION_SCHEMA, schema_name="entity_description", max_tokens=max_tokens)
     text = out.get("description") if isinstance(out, dict) else None
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"description answer lacks a 'description' string: {str(out)[:200]}")

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hopbench.data.schema import Passage
-from hopbench.kg import llm_extractor
+from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
     entity_summary,
     fact_filter,
@@ -36,6 +36,9 @@ def _digest(messages, schema=None) -> str:
 CASES = {
     "qa": lambda: _digest(qa.messages(QUESTION, PASSAGES), qa.SCHEMA),
     "verify": lambda: _digest(verify.messages("Kiruna is in Norway.", PASSAGES), verify.SCHEMA),
+    "entity_description": lambda: _digest(descriptions.description_messages(
+        "kiruna", ["kiruna located in sweden"], "Kiruna is the northernmost town in Sweden."),
+        descriptions.DESCRIPTION_SCHEMA),
     "entity_summary": lambda: _digest(entity_summary.messages("kiruna", TRIPLES)),
     "fact_filter": lambda: _digest(fact_filter.messages(QUESTION, TRIPLES), fact_filter.SCHEMA),
     "keywords": lambda: _digest(keywords.messages(QUESTION), keywords.SCHEMA),
@@ -52,6 +55,7 @@ CASES = {
 }
 
 PINNED = {
+    "entity_description": "61e90957003fb563",
     "entity_summary": "a9d7f062d53c3c3a",
     "fact_filter": "b3f78cec54a0ac42",
     "keywords": "45e11e24aedcd602",
