@@ -55,7 +55,8 @@ def description_messages(label: str, facts: list[str], sentence: str | None) -> 
 
 def llm_description(llm, label: str, facts: list[str], sentence: str | None, max_chars: int,
                     max_tokens: int = 128) -> str:
-    out = llm.chat_json(description_messages(label, facts, sentence), DESCRIPTION_SCHEMA, schema_name="entity_description", max_tokens=max_tokens)
+    out = llm.chat_json(description_messages(label, facts, sentence), DESCRIPTION_SCHEMA,
+                        schema_name="entity_description", max_tokens=max_tokens)
     text = out.get("description") if isinstance(out, dict) else None
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"description answer lacks a 'description' string: {str(out)[:200]}")
