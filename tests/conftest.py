@@ -22,6 +22,14 @@ def data_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def child_env() -> dict[str, str]:
+    """The environment for a child process (`python -m hopbench.run`, `python -c ...`): this
+    checkout's src first on its path, whatever else is installed."""
+    path = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
+
+
+@pytest.fixture(scope="session")
 def cache_dir(tmp_path_factory) -> Path:
     """Embedding/graph cache shared by the whole session (HOPBENCH_TEST_CACHE to keep it across sessions)."""
     env = os.environ.get("HOPBENCH_TEST_CACHE")

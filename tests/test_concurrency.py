@@ -81,15 +81,13 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_keeps_the_running_items_and_starts_no_more(tmp_path):
+def test_ctrl_c_keeps_the_running_items_and_starts_no_more(child_env):
     """Run in a child process: the SIGINT must not reach pytest itself."""
     import subprocess
     import sys
-    from pathlib import Path
 
-    src = Path(__file__).resolve().parents[1] / "src"
     out = subprocess.run([sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=30,
-                         env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
+                         env=child_env)
     assert "interrupted" in out.stdout, out.stderr
     assert "finishing the 3 worker(s) still running" in out.stderr
     started, got = out.stdout.split("interrupted ", 1)[1].strip().split("] [")

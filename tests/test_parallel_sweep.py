@@ -5,7 +5,6 @@ cache stays consistent with the requests the server saw."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 from scripted_server import ScriptedServer, reply  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 # all four on hopbench's graph construction, so they share one graph (retriever=hipporag asks for
 # graph.construction=hipporag2, a graph of its own: tests/kg/test_kg_hipporag2.py)
 RETRIEVERS = ["spreading_activation", "hipporag_hb", "hipporag1", "flow_diffusion"]
@@ -40,7 +38,7 @@ def instance(schema: dict):
     return "x"
 
 
-def test_four_parallel_jobs_share_one_graph_build_and_one_cache(tmp_path, data_dir):
+def test_four_parallel_jobs_share_one_graph_build_and_one_cache(tmp_path, data_dir, child_env):
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
 
     def respond(body):
@@ -55,7 +53,7 @@ def test_four_parallel_jobs_share_one_graph_build_and_one_cache(tmp_path, data_d
            "reader=qa", "llm=server", f"llm.base_url={srv.base_url}", "llm.model=scripted",
            "hydra.job_logging.root.level=INFO"]
     try:
-        res = subprocess.run(cmd, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        res = subprocess.run(cmd, cwd=tmp_path, env=child_env,
                              capture_output=True, text=True, timeout=900)
     finally:
         srv.close()

@@ -4,7 +4,6 @@ whole run at concurrency 4 against a server with a fixed latency gives the rows 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -61,10 +60,13 @@ def _cfg(tmp_path, data_dir, cache_dir, *extra):
 
 
 def _answer_after(seconds: float):
-    """A reader reply that takes `seconds`, its answer the question's first characters."""
+    """A reader reply that takes `seconds`, its answer the question's first characters, its
+    prompt tokens a tenth of the request's length."""
     def respond(body):
         question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
-        return 200, completion(json.dumps({"reasoning": "r", "answer": question[:12]})), seconds
+        n = len(json.dumps(body))
+        return 200, completion(json.dumps({"reasoning": "r", "answer": question[:12]}),
+                               prompt_tokens=n // 10, completion_tokens=5), seconds
     return respond
 
 
@@ -77,15 +79,9 @@ def _rows(tmp_path) -> dict[str, dict]:
 def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
     """Same requests, same replies, same rows and per-question LLM cost; 4 in flight against a
     server that takes 0.2 s per request is faster than one at a time."""
-    def respond(body):
-        question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
-        n = len(json.dumps(body))
-        return 200, completion(json.dumps({"reasoning": "r", "answer": question[:12]}),
-                               prompt_tokens=n // 10, completion_tokens=5), 0.2
-
     out = {}
     for n in (1, 4):
-        srv = ScriptedServer(respond=respond)
+        srv = ScriptedServer(respond=_answer_after(0.2))
         try:
             m = execute(_cfg(tmp_path / f"c{n}", data_dir, tmp_path / f"cache{n}",
                              f"llm.base_url={srv.base_url}", f"concurrency={n}"))
@@ -110,18 +106,17 @@ def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
 
 @pytest.mark.slow  # a subprocess run plus its relaunch
 def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_only_the_rest(
-        tmp_path, data_dir):
+        tmp_path, data_dir, child_env):
     """SIGINT to a run at concurrency 2: the two questions at the server are finished and kept,
     the queued ones never start, the exit is 130 with the run folder named and no traceback;
     the same command then computes only the questions without a row."""
     srv = ScriptedServer(respond=_answer_after(0.5))
-    src = Path(__file__).resolve().parents[1] / "src"
     overrides = _overrides(tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}",
                            "concurrency=2")
     try:
         proc = subprocess.Popen([sys.executable, "-m", "hopbench.run", *overrides], cwd=tmp_path,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONPATH": str(src)})
+                                env=child_env)
         deadline = time.monotonic() + 300
         while len(srv.requests) < 4 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)

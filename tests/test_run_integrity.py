@@ -4,7 +4,6 @@ failed `force=true` reruns, bad run settings, secrets and software versions (iss
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -20,8 +19,6 @@ from hopbench.compose import build_dataset, build_retriever, load_config  # noqa
 from hopbench.errors import HopbenchError  # noqa: E402
 from hopbench.runner import execute, run_dir_for, semantic_config  # noqa: E402
 from hopbench.runstore import RunStore, config_hash  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _overrides(tmp_path, data_dir, cache_dir, *extra):
@@ -42,15 +39,14 @@ def _lines(store: RunStore) -> list[dict]:
     return [json.loads(line) for line in store.predictions_path.read_text().splitlines()]
 
 
-def test_two_identical_launches_compute_each_question_once(tmp_path, data_dir, cache_dir):
+def test_two_identical_launches_compute_each_question_once(tmp_path, data_dir, cache_dir, child_env):
     """Both launches wait on a run the test holds, then race: one computes, the other skips."""
     cfg = _cfg(tmp_path, data_dir, cache_dir)
     store = _store(cfg)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     cmd = [sys.executable, "-m", "hopbench.run", *_overrides(tmp_path, data_dir, cache_dir),
            "hydra.job_logging.root.level=INFO"]
     with store.lock():
-        procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+        procs = [subprocess.Popen(cmd, cwd=tmp_path, env=child_env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True) for _ in range(2)]
         deadline = time.monotonic() + 240
         waits = 0
@@ -135,12 +131,12 @@ def test_bad_run_settings_fail_before_anything_is_written(tmp_path, data_dir, ca
     ("retriever=catrag", "retriever.edge_weighting=true (catrag) needs an LLM: add llm=local (offline "
                          "model), llm=openai or llm=server, or set retriever.edge_weighting=false"),
 ])
-def test_bad_setting_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir, override, message):
+def test_bad_setting_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir, override, message,
+                                           child_env):
     """Not Hydra's 'Error in call to target' traceback with exit 1: one hopbench line, exit 2."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     res = subprocess.run([sys.executable, "-m", "hopbench.run",
                           *_overrides(tmp_path, data_dir, cache_dir, *override.split())],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                         cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2
     errors = [line for line in res.stderr.splitlines() if line.startswith("hopbench: error:")]
     assert errors == [f"hopbench: error: {message}"], res.stderr

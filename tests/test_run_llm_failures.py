@@ -11,7 +11,6 @@ gets the good reply and no fallback.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -27,7 +26,6 @@ from hopbench.compose import load_config
 from hopbench.llm.errors import LLMAuthError, LLMServerError  # noqa: E402
 from hopbench.runner import execute  # noqa: E402
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 GOOD_FILTER = '{"selected": [1, 2]}'
 
 
@@ -49,8 +47,7 @@ def _cfg(overrides: list[str]):
     return load_config(overrides)
 
 
-def _cli(overrides: list[str]) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+def _cli(overrides: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "hopbench.run", *overrides], capture_output=True,
                           text=True, env=env, timeout=600)
 
@@ -77,9 +74,9 @@ def _question(body: dict) -> str:
 # ---- (a) nothing listening ------------------------------------------------------------------
 @pytest.mark.parametrize("retriever, extra", [("hipporag", ["retriever.filter=true"]), ("catrag", [])])
 def test_unreachable_server_exits_2_with_what_to_start(retriever, extra, tmp_path, data_dir, cache_dir,
-                                                       musique_kg):
+                                                       musique_kg, child_env):
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    proc = _cli(_overrides(tmp_path, data_dir, cache_dir, url, retriever, *extra))
+    proc = _cli(_overrides(tmp_path, data_dir, cache_dir, url, retriever, *extra), child_env)
     assert proc.returncode == 2, proc.stderr[-2000:]
     [line] = _error_lines(proc)
     assert f"LLM server at {url} is not reachable" in line
@@ -129,11 +126,13 @@ def test_refused_key_aborts_without_retrying(tmp_path, data_dir, cache_dir, musi
 
 
 # ---- (d) HTTP 200 whose body is not JSON ------------------------------------------------------
-def test_non_json_200_is_counted_and_aborts_without_a_traceback(tmp_path, data_dir, cache_dir, musique_kg):
+def test_non_json_200_is_counted_and_aborts_without_a_traceback(tmp_path, data_dir, cache_dir, musique_kg,
+                                                                child_env):
     srv = ScriptedServer(respond=lambda body: raw("<html>upstream is warming up</html>"))
     try:
         proc = _cli(_overrides(tmp_path, data_dir, cache_dir, srv.base_url, "hipporag",
-                               "retriever.filter=true", "llm.transient_retries=1", "llm.backoff_s=0.001"))
+                               "retriever.filter=true", "llm.transient_retries=1", "llm.backoff_s=0.001"),
+                    child_env)
     finally:
         srv.close()
     assert proc.returncode == 2, proc.stderr[-2000:]

@@ -7,7 +7,6 @@ by an export."""
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import subprocess
 import sys
@@ -122,10 +121,8 @@ def test_two_graphs_in_one_database_answer_as_each_alone(graphdb, graphs, alone,
             ("complete", export_key(kg), kg.n_entities, kg.n_passages)
 
 
-def _run_children(tmp_path, graphdb_settings, jobs: list[dict]) -> list[dict]:
+def _run_children(tmp_path, graphdb_settings, env: dict[str, str], jobs: list[dict]) -> list[dict]:
     """Start one process per job, release them together, return their outputs."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[2] / "src"), os.environ.get("PYTHONPATH", "")])}
     go = tmp_path / "go"
     procs, outs, readies = [], [], []
     for i, job in enumerate(jobs):
@@ -147,12 +144,13 @@ def _run_children(tmp_path, graphdb_settings, jobs: list[dict]) -> list[dict]:
     return [json.loads(o.read_text()) for o in outs]
 
 
-def test_two_processes_exporting_different_graphs_at_once(graphdb, graphdb_settings, graphs, alone, tmp_path):
+def test_two_processes_exporting_different_graphs_at_once(graphdb, graphdb_settings, graphs, alone, tmp_path,
+                                                          child_env):
     drop_all(graphdb, graphs)
     names = ("musique", "wiki")
     jobs = [{"kg": graphs[n][1], "depth": 3, "gate": True, "params": alone[n, "params"]}
             for n in names]
-    res = _run_children(tmp_path, graphdb_settings, jobs)
+    res = _run_children(tmp_path, graphdb_settings, child_env, jobs)
     # both exported, at the same time (the intervals overlap), each into its own namespace
     assert [r["exported"] for r in res] == [True, True]
     assert max(r["export_start"] for r in res) < min(r["export_end"] for r in res)
@@ -163,11 +161,12 @@ def test_two_processes_exporting_different_graphs_at_once(graphdb, graphdb_setti
             assert got == alone[name, "apoc"], name
 
 
-def test_two_processes_wanting_the_same_graph_export_it_once(graphdb, graphdb_settings, graphs, alone, tmp_path):
+def test_two_processes_wanting_the_same_graph_export_it_once(graphdb, graphdb_settings, graphs, alone,
+                                                             tmp_path, child_env):
     drop_all(graphdb, graphs)
     job = {"kg": graphs["musique"][1], "depth": 3, "gate": True,
            "params": alone["musique", "params"]}
-    res = _run_children(tmp_path, graphdb_settings, [job, job])
+    res = _run_children(tmp_path, graphdb_settings, child_env, [job, job])
     assert sorted(r["exported"] for r in res) == [False, True]
     waiter = next(r for r in res if not r["exported"])
     writer = next(r for r in res if r["exported"])
