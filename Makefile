@@ -47,8 +47,10 @@ bench:           ## speed measurements (benchmarks/, not tests)
 lint:            ## ruff
 	$(PYTHON) -m ruff check src tests benchmarks
 
-# A real embedded Neo4j 5.26 (Bolt on 127.0.0.1:$HOPBENCH_NEO4J_PORT, default 7687, APOC core,
-# auth disabled, loopback only). Data in .cache/neo4j/<port>/ (gitignored).
+# A real embedded Neo4j 5.26 (Bolt on 127.0.0.1:$HOPBENCH_NEO4J_PORT, default 7687, APOC core
+# functions, loopback only), locked down: auth on with a random password per data folder, no file
+# access from Cypher. Store, log and password (0600) in ~/.cache/hopbench/neo4j/<port>/ (mode 0700;
+# $HOPBENCH_CACHE_DIR/neo4j or $HOPBENCH_NEO4J_STATE_DIR move it), outside the checkout.
 NEO4J_JAR := neo4j/target/hopbench-neo4j.jar
 NEO4J_SRC := neo4j/pom.xml $(shell find neo4j/src -name '*.java' 2>/dev/null)
 
@@ -64,5 +66,5 @@ neo4j-up: $(NEO4J_JAR)     ## start Neo4j in the background and wait until Bolt 
 neo4j-down:      ## stop it (SIGTERM, clean shutdown; idempotent)
 	scripts/neo4j-down.sh
 
-neo4j-clean: neo4j-down  ## stop it and delete its database for this port
-	rm -rf .cache/neo4j/$${HOPBENCH_NEO4J_PORT:-7687}
+neo4j-clean: neo4j-down  ## stop it and delete its database and password for this port
+	scripts/neo4j-clean.sh

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -31,6 +32,11 @@ def cpu_seconds(pid: int) -> float:
 
 def start_and_stop(data_dir: Path, port: int, java_opts: list[str], extra: list[str]) -> dict:
     log_path = data_dir.parent / f"launcher-{port}.log"
+    password = data_dir.parent / "password"
+    if not password.exists():  # auth is always on; the first start sets it with Bolt off
+        password.write_text(secrets.token_urlsafe(24) + "\n")
+        password.chmod(0o600)
+    extra = ["--password-file", str(password), *extra]
     with log_path.open("w") as log:
         t0 = time.perf_counter()
         proc = subprocess.Popen(["java", "-Xms256m", "-Xmx1g", *java_opts, "-jar", str(JAR), "--data-dir",

@@ -4,7 +4,10 @@
 # Builds neo4j/ with Maven first if the jar is missing.
 #   HOPBENCH_NEO4J_PORT (7687)  HOPBENCH_NEO4J_START_TIMEOUT (180 s)
 #   HOPBENCH_NEO4J_JAVA_OPTS (-Xms256m -Xmx1g)  HOPBENCH_NEO4J_PAGE_CACHE (256m)
-#   HOPBENCH_NEO4J_STATE_DIR (.cache/neo4j)  HOPBENCH_NEO4J_DATA_DIR (STATE_DIR/PORT/home)
+#   HOPBENCH_NEO4J_STATE_DIR (~/.cache/hopbench/neo4j, or $HOPBENCH_CACHE_DIR/neo4j)
+#   HOPBENCH_NEO4J_DATA_DIR (STATE_DIR/PORT/home)
+# Auth is on: the first start of a state directory writes a random password to
+# STATE_DIR/PORT/password (0600); hopbench reads it from there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/neo4j-env.sh"
 
@@ -26,10 +29,23 @@ if port_open; then
 stop it or choose another port with HOPBENCH_NEO4J_PORT"
 fi
 
+umask 077  # the state directory, log and password are the launching user's only
 mkdir -p "$STATE_DIR"
+chmod 700 "$STATE_DIR"
+if [ ! -s "$PASSWORD_FILE" ]; then
+    # 32 random URL-safe characters, written beside the store; `ln` publishes it atomically and
+    # only once, so two starts racing agree on one password.
+    tmp="$(mktemp "$STATE_DIR/.password.XXXXXX")"
+    head -c 24 /dev/urandom | base64 | tr '+/' '-_' >"$tmp"
+    rm -f "$PASSWORD_FILE"
+    ln "$tmp" "$PASSWORD_FILE" 2>/dev/null || true
+    rm -f "$tmp"
+    say "new password for this server in $PASSWORD_FILE (mode 600)"
+fi
+chmod 600 "$PASSWORD_FILE"
 # shellcheck disable=SC2086  # JAVA_OPTS is a list of options
-nohup java $JAVA_OPTS -jar "$JAR" --data-dir "$DATA_DIR" --port "$PORT" --page-cache "$PAGE_CACHE" \
-    >"$LOG_FILE" 2>&1 </dev/null &
+nohup java $JAVA_OPTS -jar "$JAR" --data-dir "$DATA_DIR" --password-file "$PASSWORD_FILE" \
+    --port "$PORT" --page-cache "$PAGE_CACHE" >"$LOG_FILE" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$PID_FILE"
 

@@ -18,6 +18,7 @@ from hopbench.graphdb.connection import (
     QueryTimeout,
     check_apoc,
     connect,
+    launcher_password_file,
 )
 
 LOCAL_YAML = Path(__file__).resolve().parents[2] / "configs" / "graphdb" / "local.yaml"
@@ -60,15 +61,34 @@ def test_settings_from_config_keep_nulls_and_hide_the_password():
     assert "12345678" not in repr(s)
 
 
-def test_local_config_takes_port_and_password_from_the_environment(monkeypatch):
+def test_local_config_takes_port_and_password_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("HOPBENCH_NEO4J_PASSWORD", raising=False)
     monkeypatch.delenv("HOPBENCH_NEO4J_PORT", raising=False)
+    monkeypatch.setenv("HOPBENCH_NEO4J_STATE_DIR", str(tmp_path))
     s = GraphDBSettings.from_config(OmegaConf.to_container(OmegaConf.load(LOCAL_YAML), resolve=True))
     assert (s.uri, s.user, s.password) == ("bolt://127.0.0.1:7687", "neo4j", None)
     monkeypatch.setenv("HOPBENCH_NEO4J_PORT", "17000")
     monkeypatch.setenv("HOPBENCH_NEO4J_PASSWORD", "s3cret-pw")
     s = GraphDBSettings.from_config(OmegaConf.to_container(OmegaConf.load(LOCAL_YAML), resolve=True))
     assert (s.uri, s.password) == ("bolt://127.0.0.1:17000", "s3cret-pw")
+
+
+def test_local_launcher_password_is_read_from_its_state_folder(monkeypatch, tmp_path):
+    """No password configured: the launcher's file for the URI's port, loopback URIs only."""
+    monkeypatch.delenv("HOPBENCH_NEO4J_PASSWORD", raising=False)
+    monkeypatch.setenv("HOPBENCH_NEO4J_STATE_DIR", str(tmp_path))
+    (tmp_path / "17001").mkdir()
+    (tmp_path / "17001" / "password").write_text("from-the-file-123\n")
+    for uri, want in [("bolt://127.0.0.1:17001", "from-the-file-123"), ("neo4j://localhost:17001", "from-the-file-123"),
+                      ("bolt://127.0.0.1:17002", None), ("bolt://db.example.org:17001", None)]:
+        assert GraphDBSettings.from_config({"uri": uri, "password": None}).password == want, uri
+    monkeypatch.setenv("HOPBENCH_NEO4J_PASSWORD", "env-wins-1")
+    assert GraphDBSettings.from_config({"uri": "bolt://127.0.0.1:17001"}).password == "env-wins-1"
+    assert GraphDBSettings.from_config({"uri": "bolt://127.0.0.1:17001", "password": "given"}).password == "given"
+    monkeypatch.delenv("HOPBENCH_NEO4J_PASSWORD")
+    monkeypatch.delenv("HOPBENCH_NEO4J_STATE_DIR")
+    monkeypatch.setenv("HOPBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    assert launcher_password_file(7687) == tmp_path / "cache" / "neo4j" / "7687" / "password"
 
 
 # --- against the running server (scripts/neo4j-up.sh) ----------------------------------------------

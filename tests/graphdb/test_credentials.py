@@ -1,7 +1,7 @@
 """Wrong credentials against a real auth-enabled server: one clear error naming the URI.
 
-The shared test server runs without auth, so this starts its own launcher instance with
-`--password-env` on a free port (about 25 s on this machine, hence `slow`).
+This starts its own launcher instance with `--password-env` on a free port, so that the
+password is known here (about 25 s on this machine, hence `slow`).
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ server it could not reach, or go on past a single slow question. The driver rais
 exception types with long tracebacks; here they become `GraphDBConnectionError` (stop the run)
 and `QueryTimeout` (count it for this question, continue).
 
-The same code talks to the launcher from `make neo4j-up` (auth disabled, loopback) and to a
-user's own server: only `graphdb.uri/user/password` change. Cypher text is always a literal
+The same code talks to the launcher from `make neo4j-up` and to a user's own server: only
+`graphdb.uri/user/password` change. The launcher runs with auth on and a random password it
+keeps beside its store (`launcher_password_file`); a password not set in the config comes from
+HOPBENCH_NEO4J_PASSWORD, else, for a loopback URI, from that file. Cypher text is always a literal
 in hopbench's source; everything that comes from users or data (question text, names,
 vectors) enters only as query parameters.
 """
@@ -15,9 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import neo4j
@@ -70,23 +74,69 @@ class GraphDBQueryError(HopbenchError):
         super().__init__(f"Neo4j at {uri}: {what} failed: {code}: {message}")
 
 
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def launcher_state_dir(port: int | str) -> Path:
+    """The local launcher's folder for `port` (store, log, password), as scripts/neo4j-env.sh
+    names it: $HOPBENCH_NEO4J_STATE_DIR/<port>, else <cache folder>/neo4j/<port>."""
+    base = os.environ.get("HOPBENCH_NEO4J_STATE_DIR") or os.path.join(
+        os.environ.get("HOPBENCH_CACHE_DIR") or os.path.join(os.environ.get("HOME") or ".",
+                                                             ".cache", "hopbench"), "neo4j")
+    return Path(base) / str(port)
+
+
+def launcher_password_file(port: int | str) -> Path:
+    """Where scripts/neo4j-up.sh keeps the password of the launcher on `port` (mode 0600)."""
+    return launcher_state_dir(port) / "password"
+
+
+def _loopback_port(uri: str) -> int | None:
+    """The port of a bolt://127.0.0.1:PORT (or localhost, ::1) URI; None for any other host."""
+    rest = uri.split("://", 1)[1] if "://" in uri else ""
+    hostport = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host:
+        host, port = hostport, "7687"
+    return int(port) if host.lower() in _LOOPBACK_HOSTS and port.isdigit() else None
+
+
+def default_password(uri: str) -> str | None:
+    """The password when the config sets none: HOPBENCH_NEO4J_PASSWORD, else the local
+    launcher's password file for the URI's port (loopback URIs only), else None."""
+    env = os.environ.get("HOPBENCH_NEO4J_PASSWORD")
+    if env:
+        return env
+    port = _loopback_port(uri)
+    if port is None:
+        return None
+    try:
+        text = launcher_password_file(port).read_text(encoding="utf-8").strip()
+    except OSError:  # no launcher started by this user on that port
+        return None
+    return text or None
+
+
 @dataclass(frozen=True)
 class GraphDBSettings:
     """The `graphdb` config group: where the server is and how long to wait for it."""
 
     uri: str = "bolt://127.0.0.1:7687"
     user: str = "neo4j"
-    password: str | None = None      # None: no authentication (the local launcher)
+    password: str | None = None      # None: no authentication
     database: str | None = None      # None: the server's default database
     connect_timeout: float = 10.0    # seconds to open a connection
     query_timeout: float | None = 30.0  # seconds per query, enforced by the server; None: no limit
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> GraphDBSettings:
-        """Build from the Hydra `graphdb` node (or any mapping); unknown keys such as `name` are ignored."""
+        """Build from the Hydra `graphdb` node (or any mapping); unknown keys such as `name` are
+        ignored. No password given: `default_password` (environment, then the local launcher's file)."""
         values = {k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg}
         if values.get("password") is not None:
             values["password"] = str(values["password"])  # an all-digit password arrives as int
+        else:
+            values["password"] = default_password(str(values.get("uri", cls.uri)))
         return cls(**values)
 
     def __repr__(self) -> str:  # never print the password
@@ -201,9 +251,12 @@ def _translated(settings: GraphDBSettings, exc: Exception, what: str,
         return QueryTimeout(uri, timeout_s, what)
     if isinstance(exc, nx.AuthError) or code.startswith("Neo.ClientError.Security.Unauthorized"):
         who = f"user '{settings.user}'" if settings.password is not None else "no credentials"
+        port = _loopback_port(uri)
+        local = (f" (the local launcher's is in {launcher_password_file(port)}, readable by the "
+                 "user who started it)") if port is not None else ""
         return GraphDBConnectionError(
             uri, f"authentication failed ({who})",
-            "Set graphdb.user and the password in HOPBENCH_NEO4J_PASSWORD")
+            f"Set graphdb.user and the password in HOPBENCH_NEO4J_PASSWORD{local}")
     if code == "Neo.ClientError.Database.DatabaseNotFound" or isinstance(exc, nx.DatabaseUnavailable):
         return GraphDBConnectionError(uri, f"database '{settings.database}' is not available",
                                       "Check graphdb.database (null uses the server's default)")

@@ -8,9 +8,15 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -30,15 +36,22 @@ import org.neo4j.io.ByteUnit;
  * Runs an embedded Neo4j with Bolt on a loopback address and APOC core, until SIGTERM.
  *
  * <p>Why a launcher instead of a Neo4j server download: only Maven Central is reachable here, and
- * tests and CI need a real server speaking Bolt. Auth is disabled by default, so the launcher
- * refuses any address that is not loopback. {@code --password-env NAME} turns auth on with user
- * {@code neo4j} and the password from environment variable NAME (never from the command line,
- * which other users can read); tests use it to check the wrong-credentials message. It prints exactly one line starting with {@code hopbench-neo4j
- * ready} once a Bolt handshake succeeds and APOC answers; scripts wait for that line.
+ * tests and CI need a real server speaking Bolt. It prints exactly one line starting with
+ * {@code hopbench-neo4j ready} once a Bolt handshake succeeds and APOC answers; scripts wait for
+ * that line.
+ *
+ * <p>Locked down, because every local account can reach a loopback port: auth is always on (user
+ * {@code neo4j}, the password read from {@code --password-file}, which must be readable by its
+ * owner only, or from the environment variable named by {@code --password-env}; never from the
+ * command line, which other users can read); the password is set with Bolt off before the
+ * first start that uses it, so Neo4j's default password is never reachable; {@code LOAD CSV}
+ * may not read {@code file:} URLs (and its import folder is an empty one inside the data
+ * folder); only the APOC functions hopbench needs are loaded (no file, export or load
+ * procedures); only loopback addresses are accepted.
  *
  * <pre>
- * java -jar hopbench-neo4j.jar --data-dir DIR [--port 7687] [--host 127.0.0.1]
- *                              [--page-cache 256m] [--plugins DIR] [--password-env NAME]
+ * java -jar hopbench-neo4j.jar --data-dir DIR (--password-file FILE | --password-env NAME)
+ *                              [--port 7687] [--host 127.0.0.1] [--page-cache 256m] [--plugins DIR]
  *                              [--setting name=value]...   (any neo4j.conf setting, repeatable)
  * </pre>
  */
@@ -64,6 +77,17 @@ public final class Launcher {
             "internal.dbms.bolt.netty_server_shutdown_timeout", "5",
             "internal.server.bolt.connection_shutdown_wait_time", "1s",
             "internal.server.bolt.thread_pool_shutdown_wait_time", "1s");
+
+    /**
+     * The only plugin procedures and functions loaded: what hopbench's queries and tests call.
+     * APOC core also has file readers and writers (apoc.load.*, apoc.import.*, apoc.export.*,
+     * apoc.log.*); they are not loaded at all.
+     */
+    static final List<String> PROCEDURE_ALLOWLIST = List.of(
+            "apoc.version", "apoc.map.*", "apoc.coll.*", "apoc.util.sleep");
+
+    /** File in the data folder holding the SHA-256 of the password last set (0600). */
+    static final String AUTH_MARKER = "hopbench-auth.sha256";
 
     private Launcher() {}
 
@@ -97,17 +121,8 @@ public final class Launcher {
         DatabaseManagementService dbms;
         try {
             Files.createDirectories(opt.dataDir);
-            dbms = new DatabaseManagementServiceBuilder(opt.dataDir)
-                    .loadPropertiesFromFile(writeSettings(opt.dataDir, opt.settings))
-                    .setConfig(BoltConnector.enabled, true)
-                    .setConfig(BoltConnector.listen_address, new SocketAddress(opt.host, opt.port))
-                    .setConfig(BoltConnector.advertised_address, new SocketAddress(opt.host, opt.port))
-                    .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
-                    .setConfig(GraphDatabaseSettings.auth_enabled, opt.password != null)
-                    .setConfig(GraphDatabaseSettings.plugin_dir, opt.pluginDir)
-                    .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*"))
-                    .setConfig(GraphDatabaseSettings.pagecache_memory, opt.pageCacheBytes)
-                    .build();
+            setPasswordWithBoltOff(opt);
+            dbms = builder(opt, true).build();
         } catch (Exception e) {
             System.err.println("hopbench-neo4j: could not start Neo4j on " + opt.host + ":" + opt.port
                     + " with data directory " + opt.dataDir + ": " + rootMessage(e));
@@ -116,11 +131,6 @@ public final class Launcher {
             return;
         }
         service.set(dbms);
-        if (opt.password != null) {
-            // Embedded transactions bypass auth, so the password can be set directly.
-            dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", opt.password));
-        }
 
         try {
             GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
@@ -132,7 +142,7 @@ public final class Launcher {
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             out.println(READY + " bolt://" + opt.host + ":" + opt.port
                     + " neo4j=" + versions.get("neo4j") + " apoc=" + versions.get("apoc")
-                    + " auth=" + (opt.password != null) + " data=" + opt.dataDir + " startup_ms=" + ms);
+                    + " auth=true data=" + opt.dataDir + " startup_ms=" + ms);
             out.flush();
         } catch (Exception e) {
             System.err.println("hopbench-neo4j: started but not usable: " + rootMessage(e));
@@ -144,6 +154,68 @@ public final class Launcher {
             stopped.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The database with hopbench's settings; Bolt on or off. */
+    private static DatabaseManagementServiceBuilder builder(Options opt, boolean bolt) throws IOException {
+        Path importDir = opt.dataDir.resolve("import");
+        Files.createDirectories(importDir);
+        return new DatabaseManagementServiceBuilder(opt.dataDir)
+                .loadPropertiesFromFile(writeSettings(opt.dataDir, opt.settings))
+                .setConfig(BoltConnector.enabled, bolt)
+                .setConfig(BoltConnector.listen_address, new SocketAddress(opt.host, opt.port))
+                .setConfig(BoltConnector.advertised_address, new SocketAddress(opt.host, opt.port))
+                .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
+                .setConfig(GraphDatabaseSettings.auth_enabled, true)
+                .setConfig(GraphDatabaseSettings.allow_file_urls, false)
+                .setConfig(GraphDatabaseSettings.load_csv_file_url_root, importDir)
+                .setConfig(GraphDatabaseSettings.plugin_dir, opt.pluginDir)
+                .setConfig(GraphDatabaseSettings.procedure_allowlist, PROCEDURE_ALLOWLIST)
+                .setConfig(GraphDatabaseSettings.pagecache_memory, opt.pageCacheBytes);
+    }
+
+    /**
+     * Set user neo4j's password in a start with Bolt off, when the data folder was not yet
+     * started with this password (a new folder, or a new password): with Bolt on, Neo4j's
+     * default password would be reachable for a moment. Embedded transactions bypass auth.
+     */
+    private static void setPasswordWithBoltOff(Options opt) throws IOException {
+        Path marker = opt.dataDir.resolve(AUTH_MARKER);
+        String digest = sha256(opt.password);
+        if (Files.exists(marker) && Files.readString(marker).trim().equals(digest)) {
+            return;
+        }
+        DatabaseManagementService init = builder(opt, false).build();
+        try {
+            init.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", opt.password));
+        } finally {
+            init.shutdown();
+        }
+        Path tmp = opt.dataDir.resolve(AUTH_MARKER + ".tmp");
+        Files.deleteIfExists(tmp);
+        Files.createFile(tmp);
+        ownerOnly(tmp);
+        Files.writeString(tmp, digest + "\n");
+        Files.move(tmp, marker, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private static void ownerOnly(Path p) throws IOException {
+        try {
+            Files.setPosixFilePermissions(p, Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: nothing to restrict
+        }
+    }
+
+    static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(
+                    MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -215,16 +287,16 @@ public final class Launcher {
 
     /** Command-line options. */
     static final class Options {
-        static final String USAGE = "usage: java -jar hopbench-neo4j.jar --data-dir DIR [--port 7687] "
-                + "[--host 127.0.0.1] [--page-cache 256m] [--plugins DIR] [--password-env NAME] "
-                + "[--setting name=value]...";
+        static final String USAGE = "usage: java -jar hopbench-neo4j.jar --data-dir DIR "
+                + "(--password-file FILE | --password-env NAME) [--port 7687] [--host 127.0.0.1] "
+                + "[--page-cache 256m] [--plugins DIR] [--setting name=value]...";
 
         Path dataDir;
         String host = "127.0.0.1";
         int port = 7687;
         long pageCacheBytes = ByteUnit.mebiBytes(256);
         Path pluginDir;
-        String password;  // null: auth disabled
+        String password;  // user neo4j's password (auth is always on)
         final Map<String, String> settings = new java.util.LinkedHashMap<>(EXTRA_SETTINGS);
 
         static Options parse(String[] argv) {
@@ -246,6 +318,7 @@ public final class Launcher {
                     case "--page-cache" -> o.pageCacheBytes = parseBytes(v);
                     case "--plugins" -> o.pluginDir = Path.of(v).toAbsolutePath().normalize();
                     case "--password-env" -> o.password = passwordFromEnv(v);
+                    case "--password-file" -> o.password = passwordFromFile(Path.of(v));
                     case "--setting" -> {
                         int eq = v.indexOf('=');
                         if (eq <= 0) {
@@ -259,6 +332,11 @@ public final class Launcher {
             if (o.dataDir == null) {
                 throw new IllegalArgumentException("--data-dir is required");
             }
+            if (o.password == null) {
+                throw new IllegalArgumentException("a password is required (auth is always on): "
+                        + "--password-file FILE (scripts/neo4j-up.sh makes one per data folder) or "
+                        + "--password-env NAME");
+            }
             requireLoopback(o.host);
             if (o.pluginDir == null) {
                 o.pluginDir = besideJar("plugins");
@@ -270,12 +348,12 @@ public final class Launcher {
             return o;
         }
 
-        /** Auth is disabled, so listening anywhere but loopback would expose an open database. */
+        /** A development server: listening anywhere but loopback is refused. */
         static void requireLoopback(String host) {
             try {
                 if (!InetAddress.getByName(host).isLoopbackAddress()) {
                     throw new IllegalArgumentException("--host " + host
-                            + " is not a loopback address; auth is disabled, so only loopback is allowed");
+                            + " is not a loopback address; this development server listens on loopback only");
                 }
             } catch (IOException e) {
                 throw new IllegalArgumentException("--host " + host + " does not resolve: " + e.getMessage());
@@ -287,6 +365,36 @@ public final class Launcher {
             if (pw == null || pw.length() < 8) {
                 throw new IllegalArgumentException("--password-env " + name
                         + ": the environment variable must hold a password of at least 8 characters");
+            }
+            return pw;
+        }
+
+        /** The first line of a file only its owner may read (like ssh's keys). */
+        static String passwordFromFile(Path file) {
+            try {
+                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
+                for (PosixFilePermission p : perms) {
+                    if (p.name().startsWith("GROUP") || p.name().startsWith("OTHERS")) {
+                        throw new IllegalArgumentException("--password-file " + file + " is readable by "
+                                + "other users (" + java.nio.file.attribute.PosixFilePermissions.toString(perms)
+                                + "); chmod 600 it");
+                    }
+                }
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--password-file " + file + ": " + e.getMessage());
+            }
+            String pw;
+            try {
+                List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+                pw = lines.isEmpty() ? "" : lines.get(0).strip();
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--password-file " + file + " cannot be read: " + e);
+            }
+            if (pw.length() < 8) {
+                throw new IllegalArgumentException("--password-file " + file
+                        + ": the first line must hold a password of at least 8 characters");
             }
             return pw;
         }
