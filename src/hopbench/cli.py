@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv and argv[0] == "run":
         argv = argv[1:]
-    from hopbench.run import main as run_main
+    from hopbench.run import entry as run_main
 
     sys.argv = [sys.argv[0]] + argv
     run_main()

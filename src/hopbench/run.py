@@ -18,6 +18,7 @@ from omegaconf import DictConfig
 from hopbench.errors import HopbenchError
 from hopbench.paths import CONFIG_DIR
 from hopbench.runner import execute
+from hopbench.secret_values import move_secret_overrides
 
 log = logging.getLogger("hopbench.run")
 
@@ -39,5 +40,12 @@ def main(cfg: DictConfig) -> None:
                    for k in SUMMARY_KEYS))
 
 
-if __name__ == "__main__":
+def entry() -> None:
+    """`main` with secret overrides (graphdb.password=...) moved into the environment first, so
+    that Hydra's own records of the command line never hold them (`hopbench.secret_values`)."""
+    sys.argv = move_secret_overrides(sys.argv)
     main()
+
+
+if __name__ == "__main__":
+    entry()

@@ -7,14 +7,11 @@ must never hold a password or key (they come from the environment and stay there
 
 from __future__ import annotations
 
-import re
-
 from omegaconf import DictConfig, OmegaConf
 
 from hopbench.errors import HopbenchError
+from hopbench.secret_values import REDACTED, SECRET_KEY, redact_url, url_credentials_error
 
-REDACTED = "<redacted>"
-_SECRET = re.compile(r"(^|_)(password|passwd|secret|api_key|token)$", re.IGNORECASE)
 
 
 def _is_int(v) -> bool:
@@ -38,6 +35,8 @@ def check_run_config(cfg: DictConfig) -> None:
         v = cfg.paths.get(key)
         if not isinstance(v, str) or not v:
             raise HopbenchError(f"paths.{key} must be a folder path, got {v!r}")
+    if problem := url_credentials_error("llm.base_url", (cfg.get("llm") or {}).get("base_url")):
+        raise HopbenchError(problem)
     wanted = (cfg.get("retriever") or {}).get("graph_construction")
     built = (cfg.get("graph") or {}).get("construction")
     if wanted is not None and built is not None and wanted != built:  # before a graph is built for nothing
@@ -48,12 +47,15 @@ def check_run_config(cfg: DictConfig) -> None:
 
 
 def redacted(obj):
-    """A copy of a plain config container with every secret-named value replaced."""
+    """A copy of a plain config container with every secret-named value replaced, and the
+    credentials of any URL (user:token@host) too."""
     if isinstance(obj, dict):
-        return {k: (REDACTED if _SECRET.search(str(k)) and v is not None else redacted(v))
+        return {k: (REDACTED if SECRET_KEY.search(str(k)) and v is not None else redacted(v))
                 for k, v in obj.items()}
     if isinstance(obj, list):
         return [redacted(v) for v in obj]
+    if isinstance(obj, str):
+        return redact_url(obj)
     return obj
 
 

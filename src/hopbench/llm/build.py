@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.errors import HopbenchError
 from hopbench.llm.cache import ResponseCache
 from hopbench.llm.client import LLMClient
+from hopbench.secret_values import url_credentials_error
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMCli
         base_url = cfg.get("base_url") or ("https://api.openai.com/v1" if name == "openai" else None)
         if not base_url:
             raise HopbenchError("llm=server needs llm.base_url, e.g. llm.base_url=http://127.0.0.1:8000/v1")
+        if problem := url_credentials_error("llm.base_url", base_url):  # it would be in `identity`
+            raise HopbenchError(problem)
         identity = cfg.get("identity") or f"{name}:{base_url}:{model}"
         return LLMClient(name=name, base_url=base_url, model=model, identity=identity,
                          api_key=api_key or "not-needed", api_key_env=key_env, cache=_cache(cfg, cache_dir),
