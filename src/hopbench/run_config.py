@@ -13,7 +13,6 @@ from hopbench.errors import HopbenchError
 from hopbench.secret_values import REDACTED, SECRET_KEY, redact_url, url_credentials_error
 
 
-
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
