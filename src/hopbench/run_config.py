@@ -7,10 +7,17 @@ must never hold a password or key (they come from the environment and stay there
 
 from __future__ import annotations
 
+import re
+
 from omegaconf import DictConfig, OmegaConf
 
 from hopbench.errors import HopbenchError
 from hopbench.secret_values import REDACTED, SECRET_KEY, redact_url, url_credentials_error
+
+# A name that becomes one folder of the run's path (runs_dir/<dataset>/<retriever>/<hash>): one
+# path part, not hidden (leading dots are staging and lock siblings), nothing to climb out with.
+_FOLDER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$")
+PATH_NAME_KEYS = ("dataset.name", "retriever.name")
 
 
 def _is_int(v) -> bool:
@@ -34,6 +41,11 @@ def check_run_config(cfg: DictConfig) -> None:
         v = cfg.paths.get(key)
         if not isinstance(v, str) or not v:
             raise HopbenchError(f"paths.{key} must be a folder path, got {v!r}")
+    for key in PATH_NAME_KEYS:
+        v = OmegaConf.select(cfg, key)
+        if not isinstance(v, str) or not _FOLDER_NAME.match(v):
+            raise HopbenchError(f"{key} must be a single folder name (letters, digits and _ . + -, "
+                                f"not starting with '.'; it names the run's folder under runs_dir), got {v!r}")
     if problem := url_credentials_error("llm.base_url", (cfg.get("llm") or {}).get("base_url")):
         raise HopbenchError(problem)
     wanted = (cfg.get("retriever") or {}).get("graph_construction")
