@@ -16,6 +16,8 @@ import importlib
 import json
 import sys
 
+from hopbench.private import private_umask
+
 # subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
 SUBCOMMANDS = {
     "report": ("hopbench.report.collect:cli", "collect complete runs into results/ (parquet, csv, markdown)"),
@@ -37,6 +39,7 @@ def _usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    private_umask()  # what any subcommand writes is the user's only (hopbench.private)
     if argv and argv[0] in SUBCOMMANDS:
         target, _ = SUBCOMMANDS[argv[0]]
         module, func = target.split(":")

@@ -13,6 +13,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from hopbench.private import private_opener
+
 log = logging.getLogger(__name__)
 
 
@@ -26,7 +28,7 @@ def exclusive(lock_path: str | Path, what: str, wait: bool = True):
     waits can say whom it waits for; the lock itself is the flock, not the file."""
     lock_path = Path(lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(lock_path, "a+", encoding="utf-8")
+    fh = open(lock_path, "a+", encoding="utf-8", opener=private_opener)
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

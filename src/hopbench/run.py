@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 
 from hopbench.errors import HopbenchError
 from hopbench.paths import CONFIG_DIR
+from hopbench.private import private_umask
 from hopbench.runner import execute
 from hopbench.secret_values import move_secret_overrides
 
@@ -43,6 +44,7 @@ def main(cfg: DictConfig) -> None:
 def entry() -> None:
     """`main` with secret overrides (graphdb.password=...) moved into the environment first, so
     that Hydra's own records of the command line never hold them (`hopbench.secret_values`)."""
+    private_umask()  # before Hydra writes its .hydra/ records (hopbench.private)
     sys.argv = move_secret_overrides(sys.argv)
     main()
 

@@ -30,6 +30,7 @@ from hopbench.evaluate.costs import cost_summary
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate
 from hopbench.kg.settings import graph_label
+from hopbench.private import private_umask
 from hopbench.provenance import software_versions
 from hopbench.question_loop import answer, run_questions
 from hopbench.records import Row
@@ -219,6 +220,7 @@ def _completed(store: RunStore) -> dict:
 
 def execute(cfg: DictConfig) -> dict:
     """Run (or resume, or skip) one configuration; return its metrics."""
+    private_umask()  # everything the run writes is its user's only (hopbench.private)
     p = plan(cfg)
     if p.skip:
         return _completed(p.store)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from hopbench.atomic import write_json, write_text
 from hopbench.locks import Busy, exclusive
+from hopbench.private import private_opener
 from hopbench.records import Row, read_rows, row_line
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ class RunStore:
         second, whose questions a resume computes again), so fast runs do not wait on the disk."""
         if self._fh is None:
             self.dir.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.predictions_path, "a", encoding="utf-8")
+            self._fh = open(self.predictions_path, "a", encoding="utf-8", opener=private_opener)
             self._synced = time.monotonic()
         self._fh.write(row_line(row))
         self._fh.flush()

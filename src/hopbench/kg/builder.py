@@ -38,6 +38,7 @@ from hopbench.kg.store import FORMAT_VERSION, is_complete, load_graph, save_grap
 from hopbench.kg.synonyms import synonym_matrix
 from hopbench.kg.text import clean_text, first_mention, normalize_name, split_sentences
 from hopbench.locks import exclusive
+from hopbench.private import private_umask
 from hopbench.progress import LLMProgress
 
 log = logging.getLogger(__name__)
@@ -117,6 +118,7 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
     `concurrency`: passages sent to the LLM at once by `graph.extractor=llm` (the run's setting).
     """
     t0 = time.perf_counter()
+    private_umask()  # graph folders and files are the user's only (hopbench.private)
     settings = resolve_settings(graph_cfg)
     extractor = extractor or make_extractor(settings, llm, concurrency)
     corpus = list(dataset.corpus)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hopbench.errors import HopbenchError
+from hopbench.private import private_opener
 
 
 @dataclass
@@ -77,7 +78,7 @@ class ExtractionLog:
     def append(self, rec: PassageExtraction) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open; close()
+            self._fh = open(self.path, "a", encoding="utf-8", opener=private_opener)  # noqa: SIM115 - kept open; close()
         self._fh.write(rec.to_json() + "\n")
         self._fh.flush()
         self.records[rec.passage_id] = rec

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hopbench.private import make_private, private_umask
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -54,7 +56,11 @@ class ResponseCache:
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0):
         self.path = Path(path)
+        private_umask()  # the folder and SQLite's -wal/-shm files (created with the file's mode)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        for p in (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm"))):
+            if p == self.path or p.exists():
+                make_private(p)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, check_same_thread=False,
                                      isolation_level=None)
