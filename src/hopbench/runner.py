@@ -215,7 +215,7 @@ def run_metrics(job: Job) -> dict:
 # ---- the run -----------------------------------------------------------------------------
 def _completed(store: RunStore) -> dict:
     log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
-    return json.loads(store.metrics_path.read_text())
+    return json.loads(store.metrics_path.read_text())  # readable: `store.complete` checked it
 
 
 def execute(cfg: DictConfig) -> dict:

@@ -22,8 +22,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from hopbench.atomic import write_json, write_text
+from hopbench.atomic import fsync_path, write_json, write_text
 from hopbench.locks import Busy, exclusive
+from hopbench.metrics_file import read_metrics
 from hopbench.private import private_opener
 from hopbench.records import Row, read_rows, row_line
 
@@ -62,7 +63,9 @@ class RunStore:
 
     @property
     def complete(self) -> bool:
-        return self.metrics_path.exists()
+        """metrics.json is there and readable. One that is empty or cut short (a power cut
+        before it reached the disk) does not count: the run is finished again from its rows."""
+        return read_metrics(self.metrics_path) is not None
 
     @contextmanager
     def lock(self, wait: bool = True):
@@ -89,6 +92,7 @@ class RunStore:
         if self.dir.exists():
             os.replace(self.dir, old)
         os.replace(staged.dir, self.dir)
+        fsync_path(self.dir.parent)
         shutil.rmtree(old, ignore_errors=True)
 
     # ---- contents -------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from hopbench.atomic import write_json
+from hopbench.atomic import fsync_path, fsync_tree, write_json
 from hopbench.errors import HopbenchError
 from hopbench.kg.graph import KnowledgeGraph
 
@@ -57,6 +57,7 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
         manifest["format_version"] = FORMAT_VERSION
         manifest["failed_passages"] = list(kg.failed_passages)
         write_json(tmp / MANIFEST, manifest)
+        fsync_tree(tmp)  # every file durable before the folder's name says "complete"
         try:
             os.rename(tmp, folder)
         except OSError:
@@ -68,6 +69,7 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    fsync_path(folder.parent)
     return folder
 
 

@@ -22,6 +22,7 @@ import yaml
 
 from hopbench.errors import DataError
 from hopbench.evaluate.metrics import METRIC_KEYS
+from hopbench.metrics_file import read_metrics
 from hopbench.paths import RETRIEVER_CONFIGS  # a method's defaults are its YAML there
 from hopbench.records import BadLine, read_rows
 from hopbench.report.legacy import current_name
@@ -160,6 +161,9 @@ def load_runs(runs_dir: str | Path) -> list[Run]:
     for p in sorted(Path(runs_dir).glob("*/*/*/metrics.json")):
         if any(part.startswith(".") for part in p.relative_to(runs_dir).parts):
             continue  # staging and lock siblings (.<hash>.rerun/), Hydra's .hydra/
+        if read_metrics(p) is None:  # empty or cut short: incomplete, warned; a relaunch redoes it
+            log.warning("%s: left out of the report until the run is finished again", p.parent)
+            continue
         run = load_run(p.parent)
         if not run.predictions:
             log.warning("%s: complete but without predictions; left out of the report", p.parent)
