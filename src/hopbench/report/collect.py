@@ -21,6 +21,7 @@ import pandas as pd
 
 from hopbench.atomic import atomic_path, write_text
 from hopbench.errors import HopbenchError
+from hopbench.locks import exclusive
 from hopbench.paths import reference_dir_default, results_dir_default, runs_dir_default
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import finish_table, leaderboard, long_table
@@ -108,23 +109,36 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
     (results_dir must be another folder); with `update_reference`, the runs are merged into the
     reference instead and every file of the reference folder is rewritten from the merged rows.
     """
-    from hopbench.report.plots import all_figures, sensitivity_table
-    from hopbench.report.published import write_published, write_published_vs_ours
-
     runs = load_runs(runs_dir)
     if dataset:
         runs = [r for r in runs if r.dataset == dataset]
     df = leaderboard(runs, baseline=baseline, n_resamples=n_resamples)
     bd = breakdown(runs, baseline=baseline, n_resamples=min(n_resamples, 2_000))
-    reference = None
     if reference_dir is not None and update_reference:
-        df = finish_table(merge_rows(load_table(reference_dir, "leaderboard"), df))  # one table again
-        bd = merge_rows(load_table(reference_dir, "breakdown"), bd)
-        results_dir = Path(reference_dir)
-    elif reference_dir is not None:
+        # read, merge and rewrite under one lock: two updates at once must not both merge into
+        # the same old reference (the second writer would drop the first one's rows)
+        with exclusive(reference_lock_path(reference_dir), f"the reference results in {reference_dir}"):
+            df = finish_table(merge_rows(load_table(reference_dir, "leaderboard"), df))  # one table again
+            bd = merge_rows(load_table(reference_dir, "breakdown"), bd)
+            return df, _write_all(df, bd, Path(reference_dir), baseline, None, figures)
+    reference = None
+    if reference_dir is not None:
         check_not_reference(results_dir, reference_dir)
         reference = beside(load_table(reference_dir, "leaderboard"), df["dataset"].unique())
-    results_dir = Path(results_dir)
+    return df, _write_all(df, bd, Path(results_dir), baseline, reference, figures)
+
+
+def reference_lock_path(reference_dir) -> Path:
+    """Beside the reference folder, not in it (nothing untracked appears in the committed folder)."""
+    reference_dir = Path(reference_dir).resolve()
+    return reference_dir.parent / f".{reference_dir.name}.lock"
+
+
+def _write_all(df: pd.DataFrame, bd: pd.DataFrame, results_dir: Path, baseline: str,
+               reference: pd.DataFrame | None, figures: bool) -> list[Path]:
+    from hopbench.report.plots import all_figures, sensitivity_table
+    from hopbench.report.published import write_published, write_published_vs_ours
+
     paths = write_results(df, results_dir, baseline, reference)
     paths += write_table(bd, results_dir / "breakdown")
     write_text(results_dir / "breakdown.md", breakdown_markdown(bd, baseline))
@@ -134,7 +148,7 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
     paths.append(write_published_vs_ours(df, results_dir))
     if figures:
         paths += all_figures(df, results_dir / "figures")
-    return df, paths
+    return paths
 
 
 def cli(argv: list[str]) -> int:
