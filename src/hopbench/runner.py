@@ -223,6 +223,7 @@ def execute(cfg: DictConfig) -> dict:
     private_umask()  # everything the run writes is its user's only (hopbench.private)
     p = plan(cfg)
     if p.skip:
+        p.store.tidy()  # a killed force=true rerun's staging folder, if no one is working on it
         return _completed(p.store)
     llm, reader = build_models(p)
     with p.store.lock():

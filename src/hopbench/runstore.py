@@ -6,7 +6,8 @@ run resume where it stopped. Three rules keep every number computed once and nev
 - one process at a time works on a run: `RunStore.lock()` holds an flock on a sibling file
   (`.<hash>.lock`), which the kernel releases when the process dies, however it dies;
 - `force=true` recomputes into a staging folder beside the run (`.<hash>.rerun/`) and
-  replaces the finished run only once the new one is complete (`promote`);
+  replaces the finished run only once the new one is complete (`promote`); a staging folder
+  found under the lock was left by a killed rerun and is removed (the next rerun starts afresh);
 - reading predictions keeps the first row of each question id and skips a corrupt line
   (that question is computed again), as the KG extraction log does.
 """
@@ -73,7 +74,28 @@ class RunStore:
         complete and skips it, or resumes what is left). Released when the process dies."""
         with exclusive(self.lock_path, str(self.dir), wait=wait):
             self._recover_interrupted_promote()
+            self._remove_stale_leftovers()
             yield self
+
+    def tidy(self) -> None:
+        """Remove a killed process's leftovers when no one holds the run (a complete run that is
+        skipped takes the lock only for this; a rerun in progress keeps its staging folder)."""
+        try:
+            with self.lock(wait=False):
+                pass
+        except Busy:
+            pass
+
+    def _remove_stale_leftovers(self) -> None:
+        """What a killed process left that no one will finish, found under the run's lock (so
+        its writer is dead): a `force=true` staging folder (a new `force=true` starts afresh;
+        without force the finished run stands) and atomic writes' temporary files."""
+        staged = self._sibling("rerun")
+        if staged.exists():
+            log.warning("removing %s, left by a force=true rerun that was killed", staged)
+            shutil.rmtree(staged)
+        for p in self.dir.glob(".*.tmp") if self.dir.is_dir() else ():
+            p.unlink(missing_ok=True)
 
     def _recover_interrupted_promote(self) -> None:
         old = self._sibling("old")

@@ -117,7 +117,7 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
     if reference_dir is not None and update_reference:
         # read, merge and rewrite under one lock: two updates at once must not both merge into
         # the same old reference (the second writer would drop the first one's rows)
-        with exclusive(reference_lock_path(reference_dir), f"the reference results in {reference_dir}"):
+        with exclusive(results_lock_path(reference_dir), f"the reference results in {reference_dir}"):
             df = finish_table(merge_rows(load_table(reference_dir, "leaderboard"), df))  # one table again
             bd = merge_rows(load_table(reference_dir, "breakdown"), bd)
             return df, _write_all(df, bd, Path(reference_dir), baseline, None, figures)
@@ -125,13 +125,25 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
     if reference_dir is not None:
         check_not_reference(results_dir, reference_dir)
         reference = beside(load_table(reference_dir, "leaderboard"), df["dataset"].unique())
-    return df, _write_all(df, bd, Path(results_dir), baseline, reference, figures)
+    with exclusive(results_lock_path(results_dir), f"the report in {results_dir}"):
+        return df, _write_all(df, bd, Path(results_dir), baseline, reference, figures)
 
 
-def reference_lock_path(reference_dir) -> Path:
-    """Beside the reference folder, not in it (nothing untracked appears in the committed folder)."""
-    reference_dir = Path(reference_dir).resolve()
-    return reference_dir.parent / f".{reference_dir.name}.lock"
+def results_lock_path(results_dir) -> Path:
+    """The lock every report writing into `results_dir` holds; beside the folder, not in it
+    (nothing untracked appears in the committed reference folder)."""
+    results_dir = Path(results_dir).resolve()
+    return results_dir.parent / f".{results_dir.name}.lock"
+
+
+def remove_stale_temp_files(results_dir: Path) -> None:
+    """Temporary files of a report that was killed while writing (`atomic_path` names them
+    .<name>.<random>.tmp). Called under the folder's lock, so no live writer owns them."""
+    for folder in (results_dir, results_dir / "figures"):
+        for p in folder.glob(".*.tmp") if folder.is_dir() else ():
+            if p.is_file():
+                log.info("removing %s (left by a report that was killed)", p)
+                p.unlink(missing_ok=True)
 
 
 def _write_all(df: pd.DataFrame, bd: pd.DataFrame, results_dir: Path, baseline: str,
@@ -139,6 +151,7 @@ def _write_all(df: pd.DataFrame, bd: pd.DataFrame, results_dir: Path, baseline: 
     from hopbench.report.plots import all_figures, sensitivity_table
     from hopbench.report.published import write_published, write_published_vs_ours
 
+    remove_stale_temp_files(results_dir)
     paths = write_results(df, results_dir, baseline, reference)
     paths += write_table(bd, results_dir / "breakdown")
     write_text(results_dir / "breakdown.md", breakdown_markdown(bd, baseline))
