@@ -37,6 +37,7 @@ from hopbench.records import Row
 from hopbench.retrieve.base import Retriever, Services
 from hopbench.run_config import check_run_config, config_yaml
 from hopbench.runstore import RunStore, config_hash
+from hopbench.storage import warn_once
 
 log = logging.getLogger("hopbench.run")
 
@@ -221,6 +222,8 @@ def _completed(store: RunStore) -> dict:
 def execute(cfg: DictConfig) -> dict:
     """Run (or resume, or skip) one configuration; return its metrics."""
     private_umask()  # everything the run writes is its user's only (hopbench.private)
+    warn_once(str(cfg.paths.runs_dir), "the runs folder")  # flock not shared between nodes there
+    warn_once(str(cfg.paths.cache_dir), "the cache folder")
     p = plan(cfg)
     if p.skip:
         p.store.tidy()  # a killed force=true rerun's staging folder, if no one is working on it

@@ -1,6 +1,7 @@
 """SQLite response cache: one row per request, keyed by sha256 of everything that shapes the reply.
 
-WAL mode lets several Hydra jobs read while one writes; each insert is its own short
+WAL mode (on a local disk; a rollback journal on a network file system, where WAL does not
+work: `hopbench.storage`) lets several Hydra jobs read while one writes; each insert is its own short
 transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless
 (at temperature 0 they produced the same reply anyway). Usage and latency are stored with
 the reply so a cached rerun still reports what the request cost when it was made.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hopbench.private import make_private, private_umask
+from hopbench.storage import journal_mode_for, warn_once
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -64,7 +66,8 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, check_same_thread=False,
                                      isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        warn_once(str(self.path.parent), "the LLM response cache")
+        self._conn.execute(f"PRAGMA journal_mode={journal_mode_for(self.path)}")  # WAL: local disks only
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         self._conn.execute(_SCHEMA)
