@@ -1,8 +1,8 @@
 """SQLite response cache: one row per request, keyed by sha256 of everything that shapes the reply.
 
-WAL mode (on a local disk; a rollback journal on a network file system, where WAL does not
-work: `hopbench.storage`) lets several Hydra jobs read while one writes; each insert is its own short
-transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless
+WAL mode (on a local disk; a rollback journal on a network file system, where WAL does
+not work: `hopbench.storage`) lets several Hydra jobs read while one writes; each insert is its
+own short transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless
 (at temperature 0 they produced the same reply anyway). Usage and latency are stored with
 the reply so a cached rerun still reports what the request cost when it was made.
 
