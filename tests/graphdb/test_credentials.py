@@ -42,7 +42,7 @@ def auth_server(tmp_path_factory):
          "--port", str(port), "--page-cache", "32m", "--password-env", "HOPBENCH_TEST_NEO4J_PW"],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "HOPBENCH_TEST_NEO4J_PW": PASSWORD})
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 420  # a fresh store starts twice (password set with Bolt off)
         while True:
             text = (home / "launcher.log").read_text()
             if "hopbench-neo4j ready" in text:
