@@ -49,6 +49,9 @@ from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
 from hopbench.retrieve.question import question_mentions
 
 NER_CHOICES = ("llm", "spacy")
+SCORE_MERGES = ("max_target", "pair")
+BOOST_SCOPES = ("seeds", "fact_entities")
+ANCHOR_DIVISORS = ("own", "code")
 MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
 MAX_LINK_FACTS = 3        # linking facts shown per neighbour
 
@@ -81,6 +84,17 @@ class CatRAGRetriever(HippoRAGRetriever):
                  passage_boost: bool = True,
                  passage_multiplier: float = 3.5,  # 1 + beta, beta = 2.5 (paper)
                  passage_renormalise: bool = False,  # code: true (keep the seed's total passage weight)
+                 # how the code applies them (CatRAG.py graph_search_with_fact_entities)
+                 score_merge: str = "max_target",  # max_target (code): the best score any seed gave
+                                                  #   a target weights every seed's whole edge to it;
+                                                  #   pair (catrag_hb): a score weights only the
+                                                  #   relation part of the (seed, neighbour) edge
+                 boost_scope: str = "seeds",      # seeds (paper) | fact_entities (code: every
+                                                  #   subject/object of a kept fact)
+                 anchor_divisor: str = "own",     # own (paper: |passages(anchor)|) | code (the
+                                                  #   passage count of the previous phrase_key)
+                 summary_facts: int = MAX_SUMMARY_FACTS,  # facts given to the summariser (0: all, code)
+                 link_facts: int = MAX_LINK_FACTS,  # linking facts shown per neighbour (0: all, code)
                  **hipporag) -> None:
         """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, methods.md §1;
         the same defaults match CatRAG Table 6: synonym 2 x sim, d = 0.5; code: synonym 3.0)."""
@@ -99,6 +113,16 @@ class CatRAGRetriever(HippoRAGRetriever):
         self.tau, self.summaries, self.summary_max_tokens = tau, summaries, summary_max_tokens
         self.passage_boost, self.passage_multiplier = passage_boost, passage_multiplier
         self.passage_renormalise = passage_renormalise
+        for key, val, choices in (("score_merge", score_merge, SCORE_MERGES),
+                                  ("boost_scope", boost_scope, BOOST_SCOPES),
+                                  ("anchor_divisor", anchor_divisor, ANCHOR_DIVISORS)):
+            if val not in choices:
+                raise HopbenchError(f"retriever.{key} must be one of {choices}, got {val!r}")
+        for key, val in (("summary_facts", summary_facts), ("link_facts", link_facts)):
+            if int(val) < 0:
+                raise HopbenchError(f"retriever.{key} must be >= 0 (0: all), got {val}")
+        self.score_merge, self.boost_scope, self.anchor_divisor = score_merge, boost_scope, anchor_divisor
+        self.summary_facts, self.link_facts = int(summary_facts), int(link_facts)
         self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
 
     def prepare(self, kg, services: Services) -> None:
@@ -143,19 +167,35 @@ class CatRAGRetriever(HippoRAGRetriever):
             return qe.entities(reply)
         return []
 
-    def anchor(self, question, w: np.ndarray, trace: dict) -> np.ndarray:
-        """Add epsilon / |passages(e)| for each linked question entity that is not a seed yet."""
+    def anchor(self, question, w: np.ndarray, trace: dict, kept=None) -> np.ndarray:
+        """Add epsilon / divisor for each linked question entity that is not a seed yet.
+
+        ``anchor_divisor: own`` divides by the anchor's own passage count (paper). ``code``
+        does what CatRAG.py computes: the divisor is the passage count of the variable
+        ``phrase_key`` left from the previous loop, i.e. the object of the last kept fact for
+        the first anchor added, then the anchor added before; anchors are visited in the order
+        of the Python set of their node indices, as the code's ``list(set(...))``."""
         mentions = self.question_entities(question, trace)
         w = w.copy()
         anchors = []
         if mentions and len(self.kg.entity_embeddings):
-            linked = nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)
-            for m, e in zip(mentions, linked, strict=True):
+            linked = [int(e) for e in nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)]
+            if self.anchor_divisor == "code":
+                first = {}
+                for m, e in zip(mentions, linked, strict=True):
+                    first.setdefault(e, m)
+                pairs = [(first[e], e) for e in list(set(linked))]
+                prev = int(self.kg.fact_object[int(kept[-1])]) if kept is not None and len(kept) else None
+            else:
+                pairs = list(zip(mentions, linked, strict=True))
+            for m, e in pairs:
                 if w[e] > 0:
                     continue
-                c = self.passage_counts[e]
+                src = e if self.anchor_divisor == "own" else prev
+                c = self.passage_counts[src] if src is not None else 0
                 w[e] = self.epsilon / c if c > 0 else self.epsilon
                 anchors.append([m, self.kg.entity_names[e], float(w[e])])
+                prev = e
         trace["question_entities"] = mentions
         trace["anchors"] = anchors
         return w
@@ -201,7 +241,7 @@ class CatRAGRetriever(HippoRAGRetriever):
 
         kg = self.kg
         name = kg.entity_names[v]
-        triples = [kg.fact_triple(f) for f in facts[:MAX_SUMMARY_FACTS]]
+        triples = [kg.fact_triple(f) for f in (facts[:self.summary_facts] if self.summary_facts else facts)]
         calls = trace.setdefault("llm_calls", [])
         with fallback_on_bad_reply(trace, entity_summary.STEP, instead=f"the facts of {name!r}"):
             res = self.llm.chat(entity_summary.messages(name, triples), max_tokens=self.summary_max_tokens)
@@ -227,7 +267,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         for start in range(0, len(kept_nbrs), self.score_batch):
             batch = kept_nbrs[start:start + self.score_batch]
             items = [ns.Neighbour(kg.entity_names[v],
-                                  [kg.fact_triple(f) for f in sims[v][1][:MAX_LINK_FACTS]],
+                                  [kg.fact_triple(f) for f in (sims[v][1][:self.link_facts] if self.link_facts else sims[v][1])],
                                   self.context_of(v, fact_cos, trace)) for v in batch]
             msgs = ns.messages(question.text, retrieved, kg.entity_names[seed], items)
             with fallback_on_bad_reply(trace, ns.SCHEMA_NAME,
@@ -238,7 +278,12 @@ class CatRAGRetriever(HippoRAGRetriever):
         return out
 
     def adapt(self, question, w: np.ndarray, kept: np.ndarray, q_emb: np.ndarray, trace: dict):
-        """Edge multipliers for this question: ({(u, v): m} relation, {(u, p): m} context)."""
+        """Edge multipliers for this question: ({(u, v): m} entity edges, {(u, p): m} context).
+
+        ``score_merge: pair``: m applies to the relation part of A[u, v] only, from the score u's
+        own call gave v. ``max_target``: m applies to the whole entry A[u, v] (relation and
+        synonym), from the best score v got from any seed (`kernels.catrag.target_multipliers`);
+        `entity_multipliers_are_full` tells `adapted_graph` which."""
         kg = self.kg
         E = kg.n_entities
         order = np.flatnonzero(w > 0)
@@ -249,20 +294,41 @@ class CatRAGRetriever(HippoRAGRetriever):
         fact_cos = self.fact_emb @ np.asarray(q_emb, dtype=np.float64) if kg.n_facts else np.zeros(0)
         retrieved = [kg.fact_triple(int(f)) for f in kept]
         edges_trace = []
+        best: dict[int, int] = {}
+        skipped: set[int] = set()
         for u in (int(e) for e in order):
-            if self.edge_weighting:
-                sims = self.neighbour_sims(u, fact_cos)
+            if not self.edge_weighting:
+                continue
+            sims = self.neighbour_sims(u, fact_cos)
+            if self.score_merge == "pair":
                 ranked = cw.rank_neighbours(self.relation_csr, u, {v: s for v, (s, _) in sims.items()})
                 ranked = [v for v in ranked if v in sims]
-                keep, pruned = ranked[:self.k_edge], ranked[self.k_edge:]
+            else:  # the code: every entity sharing a fact with the seed (its edge may be a synonym one)
+                ranked = sorted(sims, key=lambda v: (-sims[v][0], v))
+            keep, pruned = ranked[:self.k_edge], ranked[self.k_edge:]
+            scores = self.score_neighbours(question, u, keep, sims, retrieved, fact_cos, trace)
+            if self.score_merge == "pair":
                 for v in pruned:
                     rel_m[(u, v)] = self.pruned_weight
-                scores = self.score_neighbours(question, u, keep, sims, retrieved, fact_cos, trace)
                 for v, s in scores.items():
                     rel_m[(u, v)] = cw.phi(s, self.phi_scale)
-                edges_trace.append({"seed": kg.entity_names[u], "pruned": len(pruned),
-                                    "scored": [[kg.entity_names[v], scores.get(v)] for v in keep]})
-            if self.passage_boost:
+            else:
+                skipped.update(pruned)
+                for v, s in scores.items():
+                    best[v] = max(best.get(v, s), s)
+            edges_trace.append({"seed": kg.entity_names[u], "pruned": len(pruned),
+                                "scored": [[kg.entity_names[v], scores.get(v)] for v in keep]})
+        if self.edge_weighting and self.score_merge == "max_target":
+            targets = {int(u): [int(v) for v in self.base.indices[self.base.indptr[u]:self.base.indptr[u + 1]]
+                                if v < E] for u in order}
+            rel_m = cw.target_multipliers(targets, best, skipped, self.phi_scale, self.pruned_weight)
+        if self.passage_boost:
+            if self.boost_scope == "seeds":
+                boost_entities = [int(e) for e in order]
+            else:  # the code: every subject and object of a kept fact, in first-seen order
+                boost_entities = list(dict.fromkeys(int(x) for f in kept
+                                                    for x in (kg.fact_subject[f], kg.fact_object[f])))
+            for u in boost_entities:
                 seed_facts = [int(f) for f in kept if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))]
                 boosted = {int(kg.fact_passage[f]) for f in seed_facts}
                 passages = [int(p) for p in kg.passages_of_entity(u)]
@@ -275,7 +341,8 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     # -- retrieval ---------------------------------------------------------------------------
     def adapted_graph(self, rel_m: dict, ctx_m: dict) -> sp.csr_matrix:
-        return cw.adapted_adjacency(self.base, self.relation_part, self.context_part, rel_m, ctx_m)
+        entity_part = self.base if self.score_merge == "max_target" else self.relation_part
+        return cw.adapted_adjacency(self.base, entity_part, self.context_part, rel_m, ctx_m)
 
     def retrieve(self, question, k: int) -> Retrieval:
         q_emb = self.services.query_embedding(question)
@@ -286,7 +353,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         if w is None:
             return self._finish(None, dense, trace, k)
         if self.anchoring:
-            w = self.anchor(question, w, trace)
+            w = self.anchor(question, w, trace, kept)
         if not np.any(w > 0):
             record_fallback(trace, DENSE, "no seed entity")
             return self._finish(None, dense, trace, k)
