@@ -11,10 +11,15 @@ Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset
    value 0.2; code: 0.3);
 3. stage II: the LLM scores each kept neighbour 0-10 given the question, the kept facts, the
    seed and the neighbour's context C(v) (its facts, or an LLM summary when it has more than
-   tau = 3 facts), in batches of `score_batch` (15); phi maps the score to a multiplier of the
-   relation edge seed -> neighbour only (the reverse edge is unchanged);
+   tau = 3 facts), in batches of `score_batch` (15); as the code does it (``score_merge:
+   max_target``), each target keeps the best score any seed gave it and phi of that score
+   multiplies every top seed's whole edge to it (relation and synonym parts); an edge to a
+   target some seed pruned and none scored gets `pruned_weight`; the reverse edges are
+   unchanged (``score_merge: pair``, catrag_hb: a score weights only the relation part of the
+   edge from the seed whose call produced it);
 4. key-fact passage enhancement: seed -> passage context edges whose passage holds a kept fact
-   of that seed get x `passage_multiplier` (paper: 1 + beta = 3.5);
+   of that seed get x `passage_multiplier` (paper: 1 + beta = 3.5; code, ``boost_scope:
+   fact_entities``: the edges of every subject and object of a kept fact);
 5. one PPR (damping 0.5) on the adapted, now directed, graph; passages ranked by PPR score.
    The base graph is never modified (`kernels.catrag.adapted_adjacency` builds a new matrix),
    so nothing leaks from one question into the next.
@@ -24,9 +29,11 @@ do. A reply that never matches its schema falls back for that step only (NER: no
 summary: the entity's facts; scoring: that batch's edges unchanged), recorded in
 ``trace["fallback"]``; a server that cannot be reached aborts the run (`hopbench.llm.policy`).
 
-``catrag_code`` (configs/retriever/catrag_code.yaml) is the code's variant: phi x 2, x2.5
-key-fact boost renormalised per seed, synonym weight 3 x sim, pruned edges x 0.3. The three
-components switch off with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
+``catrag`` runs on HippoRAG 2's graph construction, as the authors' code (a fork of HippoRAG 2)
+does; ``catrag_code`` (configs/retriever/catrag_code.yaml) has the code's constants where they
+depart from the paper; ``catrag_hb`` is hopbench's earlier reading (its own graph, pair
+scoring). docs/methods/catrag.md gives every setting's source. The three components switch off
+with ``anchoring``, ``edge_weighting`` and ``passage_boost``.
 """
 
 from __future__ import annotations
