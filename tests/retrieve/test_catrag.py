@@ -40,6 +40,14 @@ class RuleLLM:
     def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
         from hopbench.llm.client import LLMResult
 
+        user = messages[-1]["content"]
+        if "NEIGHBORS:" in user:       # prompts: lines, one `ID (name): score` line per neighbour
+            self.calls.append(("neighbour_scores", messages))
+            if self.fail_scoring:
+                return LLMResult(text="I cannot score these.", usage={})
+            names = [ln.split('"', 2)[1] for ln in user.splitlines() if ln.startswith("[")]
+            text = "\n".join(f"{i} ({n}): {self.score(n)} | scripted" for i, n in enumerate(names, 1))
+            return LLMResult(text=text, usage={"prompt_tokens": 1, "completion_tokens": 1})
         self.calls.append(("entity_summary", messages))
         return LLMResult(text="Summary: a scripted summary.", usage={"prompt_tokens": 1, "completion_tokens": 1})
 
@@ -212,7 +220,8 @@ def test_ppr_on_the_adapted_graph_equals_networkx_on_a_digraph(musique_kg, servi
 
 
 def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(musique_kg, services, musique_sub):
-    r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False)
+    r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False,
+                prompts="json", score_merge="pair")
     q = musique_sub.questions[0]
     _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
     assert set(rel_m.values()) <= {0.2} and trace["fallback"]
@@ -222,6 +231,17 @@ def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(musiqu
     h.prepare(musique_kg, services)
     if not any(e["pruned"] for e in trace["edge_scores"]):   # nothing pruned: the graph is HippoRAG's
         assert not rel_m and r.retrieve(q, 10).passage_ids == h.retrieve(q, 10).passage_ids
+
+
+def test_an_unparsed_reply_line_gets_the_codes_score_4_and_is_counted(musique_kg, services, musique_sub):
+    r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False)
+    q = musique_sub.questions[0]
+    _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
+    scored = [s for e in trace["edge_scores"] for _, s in e["scored"]]
+    assert scored and set(scored) == {4}
+    lines = [e for e in trace["fallback"] if e["step"] == "neighbour_lines"]
+    assert len(lines) == len(scored) and all("score 4" in e["reason"] for e in lines)
+    assert set(rel_m.values()) <= {cw.phi(4), 0.2}
 
 
 def test_summaries_only_for_entities_with_more_than_tau_facts(musique_kg, services, musique_sub):
@@ -252,6 +272,8 @@ def test_an_empty_summary_falls_back_to_facts_per_question_and_is_not_memoised(m
 
     class EmptySummaries(RuleLLM):
         def chat(self, messages, **kw):
+            if "NEIGHBORS:" in messages[-1]["content"]:
+                return super().chat(messages, **kw)
             self.calls.append(("entity_summary", messages))
             return LLMResult(text="  ", usage={"prompt_tokens": 1, "completion_tokens": 0})
 

@@ -59,8 +59,10 @@ NER_CHOICES = ("llm", "spacy")
 SCORE_MERGES = ("max_target", "pair")
 BOOST_SCOPES = ("seeds", "fact_entities")
 ANCHOR_DIVISORS = ("own", "code")
+PROMPTS = ("lines", "json", "official")
 MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
 MAX_LINK_FACTS = 3        # linking facts shown per neighbour
+SCORE_LINE_TOKENS = 40    # reply budget per neighbour line (name, score, a short reason)
 
 
 class CatRAGRetriever(HippoRAGRetriever):
@@ -102,6 +104,12 @@ class CatRAGRetriever(HippoRAGRetriever):
                                                   #   passage count of the previous phrase_key)
                  summary_facts: int = MAX_SUMMARY_FACTS,  # facts given to the summariser (0: all, code)
                  link_facts: int = MAX_LINK_FACTS,  # linking facts shown per neighbour (0: all, code)
+                 prompts: str = "lines",          # lines: the authors' design in hopbench's words
+                                                  #   (reply lines parsed as the code parses them,
+                                                  #   filter with demonstrations); json: hopbench's
+                                                  #   earlier JSON prompts; official: the authors'
+                                                  #   files from `official_prompts`
+                 official_prompts: str | None = None,  # a checkout of kwunhang/CatRAG (prompts: official)
                  **hipporag) -> None:
         """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, methods.md §1;
         the same defaults match CatRAG Table 6: synonym 2 x sim, d = 0.5; code: synonym 3.0)."""
@@ -130,9 +138,20 @@ class CatRAGRetriever(HippoRAGRetriever):
                 raise HopbenchError(f"retriever.{key} must be >= 0 (0: all), got {val}")
         self.score_merge, self.boost_scope, self.anchor_divisor = score_merge, boost_scope, anchor_divisor
         self.summary_facts, self.link_facts = int(summary_facts), int(link_facts)
+        if prompts not in PROMPTS:
+            raise HopbenchError(f"retriever.prompts must be one of {PROMPTS}, got {prompts!r}")
+        if prompts == "official" and not official_prompts:
+            raise HopbenchError("retriever.prompts=official needs retriever.official_prompts=<a checkout "
+                                "of kwunhang/CatRAG>")
+        self.prompts, self.official_prompts = prompts, official_prompts
         self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
 
     def prepare(self, kg, services: Services) -> None:
+        self.official = None
+        if self.prompts == "official":
+            from hopbench.llm.prompts.official_catrag import OfficialCatRAGPrompts
+
+            self.official = OfficialCatRAGPrompts(self.official_prompts)
         super().prepare(kg, services)
         self.llm = services.llm if self.needs_llm else None
         if self.anchoring and self.ner == "spacy":
@@ -168,11 +187,56 @@ class CatRAGRetriever(HippoRAGRetriever):
         from hopbench.llm.prompts import question_entities as qe
 
         calls = trace.setdefault("llm_calls", [])
+        if self.prompts == "official":
+            return self._official_entities(question, calls, trace)
         with fallback_on_bad_reply(trace, qe.SCHEMA_NAME, instead="no anchors"):
             reply = self.llm.chat_json(qe.messages(question.text), qe.SCHEMA, schema_name=qe.SCHEMA_NAME,
                                        max_tokens=96, trace=calls)
             return qe.entities(reply)
         return []
+
+    def _official_entities(self, question, calls: list, trace: dict) -> list[str]:
+        """The authors' ner_query; a reply their parser rejects gives no anchors (as the code)."""
+        from hopbench.kg.hipporag2 import text_processing
+        from hopbench.llm.prompts import official_catrag as oc
+
+        res = self.llm.chat(self.official.ner_messages(question.text), max_tokens=96)
+        calls.append({"schema": "official_ner_query", "cached": res.cached,
+                      "latency_s": round(res.latency_s, 3), **res.usage})
+        try:
+            return [e for e in (text_processing(x) for x in oc.ner_entities(res.text)) if e]
+        except (ValueError, AttributeError) as e:
+            record_fallback(trace, "official_ner_query", f"no anchors: {e}")
+            return []
+
+    def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
+        """The recognition filter: hopbench's JSON prompt (prompts: json) or, as the code,
+        demonstrations with facts in and out, mapped back by difflib in the reply's order."""
+        if self.prompts == "json":
+            return super()._filter(question, candidates, trace)
+        from hopbench.llm.errors import LLMFormatError
+        from hopbench.llm.policy import fallback_on_bad_reply
+        from hopbench.llm.prompts import fact_filter_demos as fd
+
+        triples = [self.kg.fact_triple(int(f)) for f in candidates]
+        calls: list = []
+        kept = candidates[:0]
+        step = "official_fact_filter" if self.prompts == "official" else fd.SCHEMA_NAME
+        with fallback_on_bad_reply(trace, step, instead="no fact kept"):
+            if self.prompts == "official":
+                res = self.llm.chat(self.official.filter_messages(question, triples), max_tokens=512)
+                calls.append({"schema": step, "cached": res.cached, "latency_s": round(res.latency_s, 3),
+                              **res.usage})
+                generated = fd.parse_official(res.text)
+                if not generated and "fact_after_filter" not in res.text:
+                    raise LLMFormatError(step, 1, "no fact_after_filter field", res.text)
+            else:
+                reply = self.llm.chat_json(fd.messages(question, triples), fd.SCHEMA, schema_name=fd.SCHEMA_NAME,
+                                           max_tokens=160, trace=calls)
+                generated = reply["fact"]
+            kept = candidates[fd.selected_positions(generated, triples, self.linking_top_k)]
+        trace["llm_calls"] = calls
+        return kept
 
     def anchor(self, question, w: np.ndarray, trace: dict, kept=None) -> np.ndarray:
         """Add epsilon / divisor for each linked question entity that is not a seed yet.
@@ -226,7 +290,9 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     def context_of(self, v: int, fact_cos: np.ndarray, trace: dict) -> str:
         """C(v): v's facts when it has at most tau of them, else a summary (LLM, memoised)."""
-        from hopbench.llm.prompts import neighbour_scores as ns
+        from hopbench.llm.prompts import neighbour_lines, neighbour_scores
+
+        ns = neighbour_scores if self.prompts == "json" else neighbour_lines
 
         kg = self.kg
         facts = [int(f) for f in kg.facts_of_entity(v)]
@@ -244,45 +310,79 @@ class CatRAGRetriever(HippoRAGRetriever):
         fallback is not memoised, so every question it affects records it."""
         from hopbench.llm.errors import LLMFormatError
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import entity_summary, neighbour_scores
+        from hopbench.llm.prompts import entity_summary, neighbour_lines, neighbour_scores
+        from hopbench.llm.prompts import official_catrag as oc
 
         kg = self.kg
         name = kg.entity_names[v]
         triples = [kg.fact_triple(f) for f in (facts[:self.summary_facts] if self.summary_facts else facts)]
         calls = trace.setdefault("llm_calls", [])
-        with fallback_on_bad_reply(trace, entity_summary.STEP, instead=f"the facts of {name!r}"):
-            res = self.llm.chat(entity_summary.messages(name, triples), max_tokens=self.summary_max_tokens)
-            calls.append({"schema": entity_summary.STEP, "cached": res.cached,
+        official = self.prompts == "official"
+        step = "official_node_summarize" if official else entity_summary.STEP
+        with fallback_on_bad_reply(trace, step, instead=f"the facts of {name!r}"):
+            msgs = self.official.summary_messages(name, triples) if official else entity_summary.messages(name, triples)
+            res = self.llm.chat(msgs, max_tokens=self.summary_max_tokens)
+            calls.append({"schema": step, "cached": res.cached,
                           "latency_s": round(res.latency_s, 3), **res.usage})
-            text = entity_summary.clean(res.text)
+            text = oc.summary_text(res.text) if official else entity_summary.clean(res.text)
             if not text:
-                raise LLMFormatError(entity_summary.STEP, 1, "empty summary", res.text)
+                raise LLMFormatError(step, 1, "empty summary", res.text)
             self._summaries[v] = text
             return text
-        return neighbour_scores.format_facts(triples[:self.tau])
+        fmt = neighbour_scores if self.prompts == "json" else neighbour_lines
+        return fmt.format_facts(triples[:self.tau])
 
     def score_neighbours(self, question, seed: int, kept_nbrs: list[int], sims: dict,
                          retrieved: list, fact_cos: np.ndarray, trace: dict) -> dict[int, int]:
-        """LLM scores 0-10 for the kept neighbours of one seed (a batch whose reply never matches
-        its schema gets none: its edges keep their base weight)."""
-        from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import neighbour_scores as ns
-
+        """LLM scores 0-10 for the kept neighbours of one seed. prompts=json: a batch whose
+        reply never matches its schema gets none (its edges keep their base weight);
+        lines/official: reply lines parsed as the code does, an unparsed neighbour gets the
+        code's default 4, recorded in trace["fallback"]."""
         kg = self.kg
         calls = trace.setdefault("llm_calls", [])
         out: dict[int, int] = {}
         for start in range(0, len(kept_nbrs), self.score_batch):
             batch = kept_nbrs[start:start + self.score_batch]
-            items = [ns.Neighbour(kg.entity_names[v],
-                                  [kg.fact_triple(f) for f in (sims[v][1][:self.link_facts] if self.link_facts else sims[v][1])],
-                                  self.context_of(v, fact_cos, trace)) for v in batch]
-            msgs = ns.messages(question.text, retrieved, kg.entity_names[seed], items)
-            with fallback_on_bad_reply(trace, ns.SCHEMA_NAME,
-                                       instead=f"edges of {kg.entity_names[seed]!r} unchanged"):
-                reply = self.llm.chat_json(msgs, ns.schema(len(batch)), schema_name=ns.SCHEMA_NAME,
-                                           max_tokens=8 + 4 * len(batch), trace=calls)
-                out.update({v: int(s) for v, s in zip(batch, reply["scores"], strict=True)})
+            names = [kg.entity_names[v] for v in batch]
+            links = [[kg.fact_triple(f) for f in (sims[v][1][:self.link_facts] if self.link_facts else sims[v][1])]
+                     for v in batch]
+            contexts = [self.context_of(v, fact_cos, trace) for v in batch]
+            if self.prompts == "json":
+                out.update(self._score_json(question, seed, batch, names, links, contexts, retrieved, calls, trace))
+                continue
+            from hopbench.llm.prompts import neighbour_lines as nl
+
+            if self.prompts == "official":
+                msgs = self.official.score_messages(question.text, retrieved, kg.entity_names[seed],
+                                                    list(zip(names, links, contexts, strict=True)))
+                step = "official_fact_score_with_sum"
+            else:
+                msgs = nl.messages(question.text, retrieved, kg.entity_names[seed],
+                                   [nl.Neighbour(n, lk, c) for n, lk, c in zip(names, links, contexts, strict=True)])
+                step = nl.STEP
+            res = self.llm.chat(msgs, max_tokens=SCORE_LINE_TOKENS * len(batch) + 16)
+            calls.append({"schema": step, "cached": res.cached, "latency_s": round(res.latency_s, 3),
+                          **res.usage})
+            for v, name, score in zip(batch, names, nl.parse(res.text, names), strict=True):
+                if score is None:
+                    record_fallback(trace, step, f"{name!r} (seed {kg.entity_names[seed]!r}) not in "
+                                    f"the reply: score {nl.DEFAULT_SCORE}")
+                    score = nl.DEFAULT_SCORE
+                out[v] = int(score)
         return out
+
+    def _score_json(self, question, seed, batch, names, links, contexts, retrieved, calls, trace) -> dict:
+        from hopbench.llm.policy import fallback_on_bad_reply
+        from hopbench.llm.prompts import neighbour_scores as ns
+
+        items = [ns.Neighbour(n, lk, c) for n, lk, c in zip(names, links, contexts, strict=True)]
+        msgs = ns.messages(question.text, retrieved, self.kg.entity_names[seed], items)
+        with fallback_on_bad_reply(trace, ns.SCHEMA_NAME,
+                                   instead=f"edges of {self.kg.entity_names[seed]!r} unchanged"):
+            reply = self.llm.chat_json(msgs, ns.schema(len(batch)), schema_name=ns.SCHEMA_NAME,
+                                       max_tokens=8 + 4 * len(batch), trace=calls)
+            return {v: int(s) for v, s in zip(batch, reply["scores"], strict=True)}
+        return {}
 
     def adapt(self, question, w: np.ndarray, kept: np.ndarray, q_emb: np.ndarray, trace: dict):
         """Edge multipliers for this question: ({(u, v): m} entity edges, {(u, p): m} context).
