@@ -60,6 +60,7 @@ SCORE_MERGES = ("max_target", "pair")
 BOOST_SCOPES = ("seeds", "fact_entities")
 ANCHOR_DIVISORS = ("own", "code")
 PROMPTS = ("lines", "json", "official")
+ANCHOR_TEXTS = ("processed", "raw")
 MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
 MAX_LINK_FACTS = 3        # linking facts shown per neighbour
 SCORE_LINE_TOKENS = 40    # reply budget per neighbour line (name, score, a short reason)
@@ -104,6 +105,8 @@ class CatRAGRetriever(HippoRAGRetriever):
                                                   #   passage count of the previous phrase_key)
                  summary_facts: int = MAX_SUMMARY_FACTS,  # facts given to the summariser (0: all, code)
                  link_facts: int = MAX_LINK_FACTS,  # linking facts shown per neighbour (0: all, code)
+                 anchor_text: str = "processed",  # processed (code: ner_query links HippoRAG's
+                                                  #   text_processing of each entity) | raw
                  prompts: str = "lines",          # lines: the authors' design in hopbench's words
                                                   #   (reply lines parsed as the code parses them,
                                                   #   filter with demonstrations); json: hopbench's
@@ -144,6 +147,9 @@ class CatRAGRetriever(HippoRAGRetriever):
             raise HopbenchError("retriever.prompts=official needs retriever.official_prompts=<a checkout "
                                 "of kwunhang/CatRAG>")
         self.prompts, self.official_prompts = prompts, official_prompts
+        if anchor_text not in ANCHOR_TEXTS:
+            raise HopbenchError(f"retriever.anchor_text must be one of {ANCHOR_TEXTS}, got {anchor_text!r}")
+        self.anchor_text = anchor_text
         self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
 
     def prepare(self, kg, services: Services) -> None:
@@ -181,6 +187,12 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     # -- 1. anchors (recognition memory is HippoRAG 2's `recognise`) ---------------------
     def question_entities(self, question, trace: dict) -> list[str]:
+        """The question's entities as the NER step returned them (recorded in the trace)."""
+        ents = self._question_entities(question, trace)
+        trace["question_entities"] = ents
+        return ents
+
+    def _question_entities(self, question, trace: dict) -> list[str]:
         if self.ner == "spacy":
             return question_mentions(question.text)
         from hopbench.llm.policy import fallback_on_bad_reply
@@ -247,6 +259,10 @@ class CatRAGRetriever(HippoRAGRetriever):
         the first anchor added, then the anchor added before; anchors are visited in the order
         of the Python set of their node indices, as the code's ``list(set(...))``."""
         mentions = self.question_entities(question, trace)
+        if self.anchor_text == "processed":
+            from hopbench.kg.hipporag2 import text_processing
+
+            mentions = [m for m in (text_processing(x) for x in mentions) if m]
         w = w.copy()
         anchors = []
         if mentions and len(self.kg.entity_embeddings):
@@ -267,7 +283,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                 w[e] = self.epsilon / c if c > 0 else self.epsilon
                 anchors.append([m, self.kg.entity_names[e], float(w[e])])
                 prev = e
-        trace["question_entities"] = mentions
+        trace["linked_mentions"] = mentions
         trace["anchors"] = anchors
         return w
 
