@@ -117,7 +117,8 @@ def replay_hopbench(cfg, dataset, kg, encoder, decisions) -> dict:
             res = retriever.retrieve(q, K)
             times[i].append(1000 * (time.perf_counter() - t))
             if rep == 0:
-                rows.append({"top": [kg.passage_index(p) for p in res.passage_ids], "trace": res.trace})
+                rows.append({"top": [kg.passage_index(p) for p in res.passage_ids], "scores": list(res.scores),
+                             "trace": res.trace})
     return {"rows": rows, "ms": [float(np.median(t)) for t in times], "undecided": len(llm.undecided),
             "services": services}
 
@@ -184,7 +185,7 @@ def main() -> int:
         row = {"id": q.id, "identical": same, "replay_equals_run": rep_top[i] == run_top[i],
                "same_set": set(run_top[i]) == set(off_top[i])}
         if same and not o["dense"]:   # the PPR scores of the same passages, side by side
-            ours = np.array(by_id[q.id]["scores"][:K], dtype=np.float64)
+            ours = np.array(by_id[q.id].get("scores") or hop["rows"][i]["scores"][:K], dtype=np.float64)
             row["max_abs_score_diff"] = float(np.max(np.abs(ours - np.array(o["scores"][:K]))))
         if not same:
             row["why"] = classify(hop["rows"][i]["trace"], o, kg)
