@@ -427,3 +427,42 @@ def test_boost_scope_fact_entities_covers_every_subject_and_object(hipporag2_kg,
             assert ctx_m[k] == pytest.approx(v)
         n_changed += len(want)
     assert n_changed > 0
+
+
+def test_neighbour_copies_follow_the_codes_parallel_out_edges(hipporag2_kg, services, musique_sub):
+    """The code's list: a neighbour once per out-edge of the seed to it (igraph successors())."""
+    kg = hipporag2_kg
+    r = _catrag(kg, services, RuleLLM(), anchoring=False, passage_boost=False, neighbour_copies=True, k_edge=4)
+    q_emb = services.query_embedding(musique_sub.questions[0])
+    fact_cos = r.fact_emb @ q_emb.astype(float)
+    pairs = {(int(a), int(b)) for a, b in zip(kg.fact_subject, kg.fact_object) if a != b}
+    for u in range(kg.n_entities):
+        sims = r.neighbour_sims(u, fact_cos)
+        if not sims:
+            continue
+        keep, pruned = r.listed_neighbours(u, sims)
+        entries = keep + pruned
+        for v in sims:   # by hand: one copy per direction that holds a fact or a synonym entry
+            syn = kg.synonym[u, v] > 0
+            want = max(int(syn or (u, v) in pairs) + int(syn or (v, u) in pairs), 1)
+            assert entries.count(v) == want
+        if len(entries) <= 4:
+            assert keep == sorted(keep) and not pruned           # node order, nothing cut
+        else:
+            assert len(keep) == 4
+            assert min(sims[v][0] for v in keep) >= max(sims[v][0] for v in pruned)
+
+
+def test_neighbour_copies_by_hand():
+    import scipy.sparse as sp
+
+    class KG:   # entity 0 the seed: facts 0->1 and 1->0, 0->2, a synonym 0~3 with a fact 3->0
+        synonym = sp.csr_matrix(([0.9, 0.9], ([0, 3], [3, 0])), shape=(5, 5))
+
+    r = CatRAGRetriever.__new__(CatRAGRetriever)
+    r.kg, r.k_edge = KG(), 15
+    r._fact_directions = {(0, 1), (1, 0), (0, 2), (3, 0), (0, 4)}
+    sims = {1: (0.5, []), 2: (0.9, []), 3: (0.1, []), 4: (0.7, [])}
+    assert r.listed_neighbours(0, sims) == ([1, 1, 2, 3, 3, 4], [])
+    r.k_edge = 3   # cut: best scores first, a stable sort (copies adjacent), the rest skipped
+    assert r.listed_neighbours(0, sims) == ([2, 4, 1], [1, 3, 3])

@@ -105,6 +105,9 @@ class CatRAGRetriever(HippoRAGRetriever):
                                                   #   passage count of the previous phrase_key)
                  summary_facts: int = MAX_SUMMARY_FACTS,  # facts given to the summariser (0: all, code)
                  link_facts: int = MAX_LINK_FACTS,  # linking facts shown per neighbour (0: all, code)
+                 neighbour_copies: bool = False,  # code: true (a neighbour is listed once per
+                                                  #   parallel out-edge, as igraph's successors()
+                                                  #   returns it, in node order when none is cut)
                  anchor_text: str = "processed",  # processed (code: ner_query links HippoRAG's
                                                   #   text_processing of each entity) | raw
                  prompts: str = "lines",          # lines: the authors' design in hopbench's words
@@ -150,6 +153,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         if anchor_text not in ANCHOR_TEXTS:
             raise HopbenchError(f"retriever.anchor_text must be one of {ANCHOR_TEXTS}, got {anchor_text!r}")
         self.anchor_text = anchor_text
+        self.neighbour_copies = bool(neighbour_copies)
         self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
 
     def prepare(self, kg, services: Services) -> None:
@@ -184,6 +188,8 @@ class CatRAGRetriever(HippoRAGRetriever):
         self.base = base
         self.relation_csr = sp.csr_matrix(kg.relation)
         self._summaries: dict[int, str] = {}
+        self._fact_directions = {(int(a), int(b)) for a, b in zip(kg.fact_subject, kg.fact_object, strict=True)
+                                 if a != b}
 
     # -- 1. anchors (recognition memory is HippoRAG 2's `recognise`) ---------------------
     def question_entities(self, question, trace: dict) -> list[str]:
@@ -304,6 +310,23 @@ class CatRAGRetriever(HippoRAGRetriever):
             out[v] = (best, sorted(facts, key=lambda f: (-fact_cos[f], f)))
         return out
 
+    def listed_neighbours(self, u: int, sims: dict) -> tuple[list[int], list[int]]:
+        """The code's stage I list (CatRAG.py, graph_search_with_fact_entities): every neighbour
+        sharing a fact, once per out-edge of u to it (a direction with a fact or a synonym entry
+        each give one), in node order; when more than k_edge entries, the k_edge best by
+        question-fact score (a stable sort), the others skipped."""
+        directed = self._fact_directions
+        syn = self.kg.synonym
+        entries: list[int] = []
+        for v in sorted(sims):
+            has_syn = syn[u, v] > 0
+            copies = int(has_syn or (u, v) in directed) + int(has_syn or (v, u) in directed)
+            entries += [v] * max(copies, 1)
+        if len(entries) <= self.k_edge:
+            return entries, []
+        order = sorted(range(len(entries)), key=lambda i: -sims[entries[i]][0])
+        return [entries[i] for i in order[:self.k_edge]], [entries[i] for i in order[self.k_edge:]]
+
     def context_of(self, v: int, fact_cos: np.ndarray, trace: dict) -> str:
         """C(v): v's facts when it has at most tau of them, else a summary (LLM, memoised)."""
         from hopbench.llm.prompts import neighbour_lines, neighbour_scores
@@ -384,7 +407,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                     record_fallback(trace, step, f"{name!r} (seed {kg.entity_names[seed]!r}) not in "
                                     f"the reply: score {nl.DEFAULT_SCORE}")
                     score = nl.DEFAULT_SCORE
-                out[v] = int(score)
+                out[v] = max(out.get(v, int(score)), int(score))   # copies: the code keeps the best
         return out
 
     def _score_json(self, question, seed, batch, names, links, contexts, retrieved, calls, trace) -> dict:
@@ -426,9 +449,13 @@ class CatRAGRetriever(HippoRAGRetriever):
             if self.score_merge == "pair":
                 ranked = cw.rank_neighbours(self.relation_csr, u, {v: s for v, (s, _) in sims.items()})
                 ranked = [v for v in ranked if v in sims]
+            elif self.neighbour_copies:
+                ranked = None
+                keep, pruned = self.listed_neighbours(u, sims)
             else:  # the code: every entity sharing a fact with the seed (its edge may be a synonym one)
                 ranked = sorted(sims, key=lambda v: (-sims[v][0], v))
-            keep, pruned = ranked[:self.k_edge], ranked[self.k_edge:]
+            if ranked is not None:
+                keep, pruned = ranked[:self.k_edge], ranked[self.k_edge:]
             scores = self.score_neighbours(question, u, keep, sims, retrieved, fact_cos, trace)
             if self.score_merge == "pair":
                 for v in pruned:
