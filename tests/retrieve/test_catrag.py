@@ -466,3 +466,54 @@ def test_neighbour_copies_by_hand():
     assert r.listed_neighbours(0, sims) == ([1, 1, 2, 3, 3, 4], [])
     r.k_edge = 3   # cut: best scores first, a stable sort (copies adjacent), the rest skipped
     assert r.listed_neighbours(0, sims) == ([2, 4, 1], [1, 3, 3])
+
+
+def test_prompts_official_runs_the_checkouts_templates_and_the_codes_parsers(hipporag2_kg, services, musique_sub,
+                                                                            tmp_path):
+    """prompts: official on a synthetic checkout (no authors' text in the repository): the
+    filter in DSPy's field format, NER in a code fence, scores after 'Answer:', as the code reads them."""
+    import json as _json
+    import re as _re
+
+    from hopbench.llm.client import LLMResult
+
+    t = tmp_path / "prompts" / "templates"
+    t.mkdir(parents=True)
+    for name, body in (("fact_score_with_sum", "S=${seed_entity}\n${neighbor_entities}"),
+                       ("node_summarize", "SUMMARISE ${entity}\n${fact_triplets}"), ("ner_query", "NER ${query}")):
+        (t / f"{name}.py").write_text(f"prompt_template = [{{'role': 'user', 'content': {body!r}}}]\n")
+    (tmp_path / "prompts" / "dspy_prompts").mkdir()
+    (tmp_path / "prompts" / "dspy_prompts" / "filter_x.json").write_text(_json.dumps({"prog": {"system": "S", "demos": []}}))
+
+    class OfficialFormats:
+        def __init__(self):
+            self.kinds = []
+
+        def chat(self, messages, **kw):
+            u = messages[-1]["content"]
+            if u.startswith("NER "):
+                self.kinds.append("ner")
+                return LLMResult(text='```json\n{"named_entities": ["Journal of Psychotherapy Integration"]}\n```')
+            if u.startswith("SUMMARISE "):
+                self.kinds.append("summary")
+                return LLMResult(text="Answer: a summary.")
+            if "[[ ## fact_before_filter ## ]]" in u:
+                self.kinds.append("filter")
+                facts = _json.loads(u.split("[[ ## fact_before_filter ## ]]\n", 1)[1].split("\n\n", 1)[0])["fact"]
+                return LLMResult(text="[[ ## fact_after_filter ## ]]\n" + _json.dumps({"fact": facts[:2]})
+                                 + "\n\n[[ ## completed ## ]]")
+            self.kinds.append("score")
+            names = _re.findall(r'^\[(\d+)\] "(.*?)" \| LINKING FACT:', u, _re.M)
+            return LLMResult(text="Answer:\n" + "\n".join(f"{i} ({n}): 8 | why" for i, n in names[1:]))
+
+    llm = OfficialFormats()
+    r = _catrag(hipporag2_kg, services, llm, ner="llm", filter=True, prompts="official",
+                official_prompts=str(tmp_path))
+    res = r.retrieve(musique_sub.questions[0], 10)
+    tr = res.trace
+    assert {"ner", "filter", "score"} <= set(llm.kinds)
+    assert len(tr["facts"]) == 2 and tr["question_entities"] == ["journal of psychotherapy integration"]
+    scored = [s for e in tr["edge_scores"] for _, s in e["scored"]]
+    assert 8 in scored and 4 in scored        # the first neighbour of each call is left out: default 4
+    missed = [e for e in tr["fallback"] if e["step"] == "official_fact_score_with_sum"]
+    assert len(missed) == sum(1 for e in tr["edge_scores"] if e["scored"])
