@@ -104,6 +104,7 @@ class DecisionReplay:
         self.d = decisions
         self.count = {"filter": 0, "ner": 0, "score_calls": 0, "neighbours": 0, "undecided": 0}
         self.undecided: list = []
+        self.asked: dict = {}    # question -> the nodes whose neighbours were scored, in call order
 
     def infer(self, messages=None, **kwargs):
         if isinstance(messages, dict) and messages.get("template") == "ner_query":
@@ -120,6 +121,9 @@ class DecisionReplay:
         for p in prompts:
             self.count["score_calls"] += 1
             q, seed = p["query"], p["seed_entity"]
+            self.asked.setdefault(q, [])
+            if seed not in self.asked[q]:
+                self.asked[q].append(seed)
             scores = self.d[q]["scores"].get(seed, {})
             lines = []
             for i, name in _NEIGHBOUR.findall(p["neighbor_entities"]):
@@ -202,6 +206,9 @@ def main() -> int:
         rows.append({"top": [int(i) for i in ids[:TOP]], "scores": [float(s) for s in sc[:TOP]],
                      "facts": [str(tuple(f)) for f in facts], "seeds": seeds, "dense": not resets,
                      "anchors": [contents[i] for i in ner]})
+    for q, row in zip(queries, rows):
+        row["asked_seeds"] = list(replay.asked.get(q, []))
+        row["undecided"] = sum(1 for u in replay.undecided if u[0] == q)
     counts = dict(replay.count)
     cr.run_ppr = run_ppr
     times = [[] for _ in queries]
