@@ -36,12 +36,15 @@ def test_a_composed_config_holds_every_setting_and_an_unlisted_one_only_where_se
         {k: v for k, v in expected.items() if k != "llm_name"}
     assert hipporag["graph_construction"] == "hipporag2"
     assert _retriever_cfg("hipporag_hb")["graph_construction"] == "hopbench"
-    for other in ("hipporag1", "catrag", "flow_diffusion_code"):
+    assert _retriever_cfg("catrag", "llm=none")["graph_construction"] == "hipporag2"
+    assert _retriever_cfg("catrag_hb", "llm=none")["graph_construction"] == "hopbench"
+    for other in ("hipporag1", "flow_diffusion_code"):
         assert "graph_construction" not in _retriever_cfg(other, "llm=none")
 
 
 def test_the_graph_construction_follows_the_retriever():
     for name, construction in (("hipporag", "hipporag2"), ("hipporag_hb", "hopbench"),
-                               ("catrag", "hopbench"), ("dense", "hopbench")):
+                               ("catrag", "hipporag2"), ("catrag_code", "hipporag2"),
+                               ("catrag_hb", "hopbench"), ("dense", "hopbench")):
         cfg = load_config([f"retriever={name}"])
         assert cfg.graph.construction == construction, name

@@ -13,7 +13,9 @@ from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
     entity_summary,
     fact_filter,
+    fact_filter_demos,
     keywords,
+    neighbour_lines,
     neighbour_scores,
     path_tracker,
     qa,
@@ -41,7 +43,10 @@ CASES = {
         descriptions.DESCRIPTION_SCHEMA),
     "entity_summary": lambda: _digest(entity_summary.messages("kiruna", TRIPLES)),
     "fact_filter": lambda: _digest(fact_filter.messages(QUESTION, TRIPLES), fact_filter.SCHEMA),
+    "fact_filter_demos": lambda: _digest(fact_filter_demos.messages(QUESTION, TRIPLES), fact_filter_demos.SCHEMA),
     "keywords": lambda: _digest(keywords.messages(QUESTION), keywords.SCHEMA),
+    "neighbour_lines": lambda: _digest(neighbour_lines.messages(
+        QUESTION, TRIPLES, "kiruna", [neighbour_lines.Neighbour("sweden", [TRIPLES[0]], "sweden is a nordic country. ")])),
     "neighbour_scores": lambda: _digest(neighbour_scores.messages(QUESTION, TRIPLES, "kiruna", NEIGHBOURS),
                                         neighbour_scores.schema(len(NEIGHBOURS))),
     "path_tracker": lambda: _digest(path_tracker.messages(
@@ -58,7 +63,9 @@ PINNED = {
     "entity_description": "61e90957003fb563",
     "entity_summary": "a9d7f062d53c3c3a",
     "fact_filter": "b3f78cec54a0ac42",
+    "fact_filter_demos": "12aa62e85cbf3e6d",
     "keywords": "45e11e24aedcd602",
+    "neighbour_lines": "5a8bd01eb0a7116e",
     "neighbour_scores": "f35a896b1a03b74c",
     "openie_ner": "08e6e46e7270a727",
     "openie_triples": "57818d28ec83daa6",

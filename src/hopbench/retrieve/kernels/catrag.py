@@ -91,3 +91,26 @@ def adapted_adjacency(base: sp.csr_matrix, relation_part: sp.csr_matrix, context
     out.eliminate_zeros()
     out.sort_indices()
     return out
+
+
+def target_multipliers(seed_targets: dict[int, Iterable[int]], best_score: dict[int, int],
+                       skipped: Iterable[int], scale: float, skipped_weight: float
+                       ) -> dict[tuple[int, int], float]:
+    """CatRAG's code (``graph_search_with_fact_entities``): scores become weights per *target*.
+
+    `best_score[v]` is the highest score any seed's LLM call gave v. Every seed u multiplies
+    its whole edge u -> v (relation and synonym parts, parallel edges included) by
+    phi(best_score[v]) x `scale`, whichever seed scored v; an edge to a target that some seed
+    pruned (`skipped`) and none scored gets `skipped_weight`; other edges keep their weight.
+    `seed_targets[u]`: the entity nodes u has an edge to.
+    """
+    skipped = set(int(v) for v in skipped)
+    out: dict[tuple[int, int], float] = {}
+    for u, targets in seed_targets.items():
+        for v in targets:
+            v = int(v)
+            if v in best_score:
+                out[(int(u), v)] = phi(best_score[v], scale)
+            elif v in skipped:
+                out[(int(u), v)] = skipped_weight
+    return out
