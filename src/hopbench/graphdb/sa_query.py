@@ -31,12 +31,17 @@ def template(name: str) -> str:
     return (resources.files("hopbench.graphdb") / "queries" / f"{name}.cypher").read_text(encoding="utf-8")
 
 
-def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Namespace) -> str:
+EDGE_WEIGHTS = {"pairs": "pairs", "facts": "count"}  # retriever.edges -> RELATES_TO property
+
+
+def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Namespace,
+                               edges: str = "pairs") -> str:
     """The full query for `form`, `depth` propagation steps, with or without the semantic gate,
     over the graph in `namespace` (its labels and vector indexes; see `ExportReport.namespace`).
 
+    `edges` picks the RELATES_TO weight (`EDGE_WEIGHTS`: a fixed property name, never user text).
     Parameters it expects: mentions [{name, emb}], k_per_mention, vector_candidates, vector_rerank,
-    qe, qe_norm,
+    seed_index, seed_norm_all, qe, qe_norm,
     decay, threshold, k, dense_candidates, and for the portable form search_steps.
     """
     if form not in FORMS:
@@ -44,7 +49,10 @@ def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Nam
     if not isinstance(depth, int) or depth < 0:
         raise HopbenchError(f"retriever.depth must be an integer >= 0, got {depth!r}")
     incoming = template("sa_incoming_gate" if gate else "sa_incoming_nogate").rstrip("\n")
-    step = template(f"sa_step_{form}").replace("{{INCOMING}}", incoming)
+    if edges not in EDGE_WEIGHTS:
+        raise HopbenchError(f"retriever.edges must be one of {', '.join(EDGE_WEIGHTS)}, got {edges!r}")
+    step = (template(f"sa_step_{form}").replace("{{INCOMING}}", incoming)
+            .replace("{{EDGE_WEIGHT}}", EDGE_WEIGHTS[edges]))
     rank = (template(f"sa_rank_{form}")
             .replace("{{RANK}}", template("sa_rank_scored").rstrip("\n"))
             .replace("{{FILL}}", template("sa_rank_fill").rstrip("\n")))

@@ -59,6 +59,9 @@ class SpreadingActivationNeo4jRetriever(Retriever):
                  dense_candidates: int = 100,   # passage vector-index hits for the dense fill (when
                                                 #   fewer than k passages are activated)
                  export_batch_size: int = 1000,  # rows per UNWIND write when the graph is exported
+                 seed_score: str = "index",     # as retriever=spreading_activation (activation_rules
+                 seed_norm: str = "all",        #   rule 2): the authors' seed scores and normalisation
+                 edges: str = "pairs",          # pairs: one edge per ordered pair (the authors'); facts
                  ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
@@ -72,6 +75,11 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.vector_candidates, self.dense_candidates = int(vector_candidates), int(dense_candidates)
         self.vector_rerank_margin = int(vector_rerank_margin)
         self.export_batch_size = int(export_batch_size)
+        for key, value, allowed in (("seed_score", seed_score, rules.SEED_SCORES),
+                                    ("seed_norm", seed_norm, rules.SEED_NORMS), ("edges", edges, rules.EDGE_RULES)):
+            if value not in allowed:
+                raise HopbenchError(f"retriever.{key} must be one of {', '.join(allowed)}, got {value!r}")
+        self.seed_score, self.seed_norm, self.edges = seed_score, seed_norm, edges
         self.db: GraphDB | None = None
         self.n_timeouts = 0
 
@@ -97,7 +105,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.export_seconds = time.perf_counter() - t0
         if self.export.exported:
             log.info("exported the graph to %s in %.1f s", db.uri, self.export.seconds)
-        self.cypher = spreading_activation_query(self.form, self.depth, self.gate, self.export.namespace)
+        self.cypher = spreading_activation_query(self.form, self.depth, self.gate, self.export.namespace,
+                                                 self.edges)
         self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
         self.vectors = TextVectors(services.encoder)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
@@ -121,6 +130,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             "mentions": [{"name": m, "emb": vecs[m].astype(np.float64).tolist() if m in vecs else None}
                          for m in mentions],
             "k_per_mention": kpm,
+            "seed_index": self.seed_score == "index", "seed_norm_all": self.seed_norm == "all",
             "vector_candidates": max(self.vector_candidates, kpm),
             "vector_rerank": kpm + self.vector_rerank_margin,
             "qe": qe.astype(np.float64).tolist(),
