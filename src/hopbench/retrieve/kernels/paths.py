@@ -145,3 +145,25 @@ def relationship_path_rows(adj: sp.csr_matrix, activation: dict[int, float], see
                 if len(rows) > budget:
                     return rows, False
     return rows, True
+
+
+def dedupe_path_rows(rows: list[tuple[list[str], float]]) -> list[tuple[list[str], float]]:
+    """The authors' clean-up of their top path rows, in order: keep the first of a node
+    sequence and its reverse, then drop a path that another kept path starts with (read
+    forwards) or ends with (read backwards)."""
+    seen: set[tuple] = set()
+    kept: list[tuple[list[str], float]] = []
+    for names, w in rows:
+        key = tuple(names)
+        if key in seen or key[::-1] in seen:
+            continue
+        seen.add(key)
+        kept.append((list(names), w))
+    out = []
+    for names, w in kept:
+        p = tuple(names)
+        inside = any(len(p) < len(o) and (o[:len(p)] == p or o[-len(p):] == p[::-1])
+                     for o in (tuple(n) for n, _ in kept))
+        if not inside:
+            out.append((names, w))
+    return out
