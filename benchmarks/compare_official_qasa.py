@@ -177,13 +177,15 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
     if settings.password:
         env["HOPBENCH_NEO4J_PASSWORD"] = settings.password
     t0 = time.perf_counter()
-    subprocess.run([str(py), str(WORKER), "--work", str(work), "--official-src", args.official_src,
-                    "--uri", settings.uri, "--user", settings.user, "--configs", args.depths,
-                    "--keep-maps", str(args.keep_maps), "--seed-search", args.seed_search,
-                    *(["--skip-load"] if args.skip_load else [])], check=True, env=env)
-    official = json.loads((work / f"official_{args.seed_search}.json").read_text())
+    done = work / f"official_{args.seed_search}.json"
+    if not (args.reuse and done.exists()):
+            subprocess.run([str(py), str(WORKER), "--work", str(work), "--official-src", args.official_src,
+                        "--uri", settings.uri, "--user", settings.user, "--configs", args.depths,
+                        "--keep-maps", str(args.keep_maps), "--seed-search", args.seed_search,
+                        *(["--skip-load"] if args.skip_load else [])], check=True, env=env)
+    official = json.loads(done.read_text())
     res = {"dataset": ds.name, "questions": len(questions), "entities": kg.n_entities,
-           "relates_to": official["loaded"]["relates_to"], "worker_s": time.perf_counter() - t0,
+           "relates_to": official["loaded"].get("relates_to", len(json.loads((work / "graph.json").read_text())["pairs"])), "worker_s": time.perf_counter() - t0,
            "query_changes": official["query_changes"], "runs": []}
     for run in official["runs"]:
         depth, gate = run["depth"], run["gate"]
@@ -209,7 +211,13 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
                 "entities_equal": sum(x["entities"]["equal"] for x in ok),
                 "entities_tie_only": sum(x["entities"]["tie_only"] for x in ok),
                 "entities_differ": sum(x["entities"].get("differs", False) for x in ok)}
+        ss = [x for x in ok if x["same_seeds"]]  # questions whose seeds agree: the propagation itself
+        summ.update({"same_seed_questions": len(ss),
+                     "entities_differ_same_seeds": sum(x["entities"].get("differs", False) for x in ss)})
         if depth == args.keep_maps:
+            summ.update({"same_keys_same_seeds": sum(x.get("same_keys", False) for x in ss),
+                         "max_abs_diff_same_seeds": max((x.get("max_abs_diff", 0.0) for x in ss), default=0.0),
+                         "paths_differ_same_seeds": sum(x["paths"].get("differs", False) for x in ss if "paths" in x)})
             summ.update({"same_keys": sum(x.get("same_keys", False) for x in ok),
                          "max_abs_diff": max((x.get("max_abs_diff", 0.0) for x in ok), default=0.0),
                          "paths_compared": sum("paths" in x for x in ok),
@@ -261,14 +269,17 @@ def markdown(res: dict) -> str:
                 "Parity at the depth whose full activation maps were kept (top lists: equal / "
                 "differ only inside exact ties at the cut / differ):", "",
                 "| gate | depth | same seeds | same activated set | max abs diff | top-30 entities | "
-                "raw top-30 paths (compared) |", "|---|---|---|---|---|---|---|"]
+                "raw top-30 paths (compared) | same-seed questions: same set / max abs diff / entities "
+                "differ / paths differ |", "|---|---|---|---|---|---|---|---|"]
         for r in d["runs"]:
             if "same_keys" not in r:
                 continue
             out.append(f"| {'on' if r['gate'] else 'off'} | {r['depth']} | {r['same_seeds']}/{r['n']} | "
                        f"{r['same_keys']}/{r['n']} | {r['max_abs_diff']:.1e} | {r['entities_equal']} / "
                        f"{r['entities_tie_only']} / {r['entities_differ']} | {r['paths_equal']} / "
-                       f"{r['paths_tie_only']} / {r['paths_differ']} ({r['paths_compared']}) |")
+                       f"{r['paths_tie_only']} / {r['paths_differ']} ({r['paths_compared']}) | "
+                       f"{r['same_keys_same_seeds']}/{r['same_seed_questions']} / {r['max_abs_diff_same_seeds']:.1e} / "
+                       f"{r['entities_differ_same_seeds']} / {r['paths_differ_same_seeds']} |")
         out += ["", "Latency of the authors' query run by their code (`QASARetriever.retrieve`, one "
                 "question at a time, after 3 warm-up questions), and activated-set sizes:", "",
                 "| depth | gated p50 ms | gated p95 | ungated p50 | ungated p95 | ungated/gated (means) | "
@@ -303,6 +314,7 @@ def main() -> int:
     ap.add_argument("--seed-search", choices=("theirs", "wide"), default="theirs",
                     help="theirs: their index call as written (HNSW breadth k); wide: 100 hits, best k kept")
     ap.add_argument("--skip-load", action="store_true", help="the database's :Entity graph is this one already")
+    ap.add_argument("--reuse", action="store_true", help="compare the worker output already in --work")
     ap.add_argument("--md-only", action="store_true", help="rewrite <out>.md from <out>.json")
     args = ap.parse_args()
     if args.md_only:
