@@ -148,3 +148,24 @@ def test_top_k_indices_equals_a_stable_full_sort():
         v = rng.integers(0, 5, size=rng.integers(1, 40)).astype(float)  # many ties
         k = int(rng.integers(1, 45))
         assert top_k_indices(v, k).tolist() == np.argsort(-v, kind="stable")[:k].tolist()
+
+
+def test_relationship_path_rows_count_relationships_and_sum_left_to_right_by_hand():
+    # 0 = 1 joined in both directions (2 relationships), 1 - 2 one; node 3 not activated
+    a = sp.csr_matrix(np.array([[0, 2, 0, 0], [2, 0, 1, 1], [0, 1, 0, 0], [0, 1, 0, 0]], dtype=float))
+    act = {0: 1.0, 1: 0.5, 2: 0.3}
+    rows, complete = path_kernels.relationship_path_rows(a, act, [0])
+    assert complete
+    got = sorted((p, round(w, 12)) for w, p in rows)
+    # 0-1 twice (two relationships), 0-1-2 twice (2 x 1); never through node 3
+    assert got == [((0, 1), 0.75), ((0, 1), 0.75), ((0, 1, 2), 0.6), ((0, 1, 2), 0.6)]
+    _, complete = path_kernels.relationship_path_rows(a, act, [0], budget=1)
+    assert not complete
+
+
+def test_dedupe_path_rows_drops_reverses_and_prefixes_as_the_authors():
+    rows = [(["a", "b", "c"], 0.9), (["c", "b", "a"], 0.9), (["a", "b"], 0.8), (["b", "c"], 0.7),
+            (["c", "b"], 0.6), (["d", "a"], 0.5)]
+    # a-b-c kept; its reverse dropped; a-b is a prefix of a-b-c; b-c is not (it is inside, not at
+    # an end); c-b is the reverse of b-c; d-a stays
+    assert path_kernels.dedupe_path_rows(rows) == [(["a", "b", "c"], 0.9), (["b", "c"], 0.7), (["d", "a"], 0.5)]
