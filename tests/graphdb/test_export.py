@@ -70,6 +70,11 @@ def test_export_writes_every_node_edge_and_embedding(graphdb, musique_kg):
     got = sp.csr_matrix(([r["c"] for r in rows], ([r["u"] for r in rows], [r["v"] for r in rows])),
                         shape=rel.shape)
     assert abs(got - rel).max() == 0
+    # and the number of ordered pairs with a fact (the authors' RELATES_TO multiplicity)
+    rows = q(f"MATCH (a:{ns.entity})-[r:RELATES_TO]->(b:{ns.entity}) RETURN a.idx AS u, b.idx AS v, r.pairs AS n")
+    directed = {(int(s), int(o)) for s, o in zip(kg.fact_subject, kg.fact_object) if s != o}
+    assert all(r["n"] == ((r["u"], r["v"]) in directed) + ((r["v"], r["u"]) in directed) for r in rows)
+    assert any(r["n"] == 2 for r in rows) or not any((o, s) in directed for s, o in directed)
     rows = q(f"MATCH (p:{ns.passage})-[:MENTIONS]->(e:{ns.entity}) RETURN p.idx AS p, e.idx AS e")
     assert sorted((r["p"], r["e"]) for r in rows) == sorted(zip(*kg.context.nonzero()))
     # and no relationship leaves the namespace

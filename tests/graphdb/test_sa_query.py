@@ -30,7 +30,8 @@ def test_query_repeats_the_step_block_depth_times(form):
         assert "{{" not in text
     assert ("apoc." in spreading_activation_query(form, 2, True, NS)) == (form == "apoc")
     gated, ungated = spreading_activation_query(form, 2, True, NS), spreading_activation_query(form, 2, False, NS)
-    assert "$qe_norm" in gated and "$qe_norm" not in ungated
+    assert "vector.similarity.cosine" in gated and "vector.similarity.cosine" not in ungated
+    assert "$qe_norm" in spreading_activation_query(form, 2, True, NS, gate_function="exact")
 
 
 @pytest.mark.parametrize("form", ["apoc", "portable"])
@@ -42,6 +43,21 @@ def test_query_reads_only_its_namespace(form):
     assert set(re.findall(r"queryNodes\('(\w+)'", text)) == {NS.entity_index, NS.passage_index}
     other = spreading_activation_query(form, 2, True, Namespace("f" * 16))
     assert NS.id not in other and other.replace("f" * 16, NS.id) == text
+
+
+@pytest.mark.parametrize("form", ["apoc", "portable"])
+def test_gate_function_and_path_block_choices(form):
+    native = spreading_activation_query(form, 2, True, NS)
+    exact = spreading_activation_query(form, 2, True, NS, gate_function="exact")
+    assert native.count("vector.similarity.cosine(dst.desc_emb, $qe)") == 2 and "gds." not in native
+    dot = "reduce(acc = 0.0, i IN range(0, size(de)"
+    assert "vector.similarity.cosine" not in exact and exact.count(dot) == native.count(dot) + 2
+    assert "RELATES_TO*1..4" in native and "toInteger(r.pairs)" in native
+    assert "toInteger(r.pairs)" not in spreading_activation_query(form, 2, True, NS, edges="facts")
+    bare = spreading_activation_query(form, 2, True, NS, paths=False)
+    assert "RELATES_TO*1..4" not in bare and "[] AS paths" in bare
+    with pytest.raises(HopbenchError, match="gate_function"):
+        spreading_activation_query(form, 2, True, NS, gate_function="gds")
 
 
 def test_bad_form_depth_or_namespace_is_refused():

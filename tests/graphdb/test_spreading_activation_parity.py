@@ -63,7 +63,7 @@ def exported(graphdb, musique_graph):
 def test_neo4j_query_equals_in_memory_method(form, gate, depth, graphdb, exported, musique_dataset,
                                              musique_services):
     kg = exported
-    neo = SpreadingActivationNeo4jRetriever(form=form, gate=gate, depth=depth)
+    neo = SpreadingActivationNeo4jRetriever(form=form, gate=gate, depth=depth, gate_function="exact")
     neo.prepare(kg, musique_services, db=graphdb)
     assert not neo.export.exported
     mem = SpreadingActivationRetriever(gate=gate, depth=depth, top_paths=0)
@@ -97,3 +97,44 @@ def test_neo4j_query_equals_in_memory_method(form, gate, depth, graphdb, exporte
     assert n_seeded >= 90
     assert n_spread >= 50
     assert n_swapped <= 3, f"{n_swapped} questions with tied passages in another order"
+
+
+@pytest.mark.parametrize("form", ["apoc", "portable"])
+def test_native_gate_agrees_to_float32_and_paths_follow_the_authors_rule(form, graphdb, exported, musique_dataset,
+                                                                      musique_services):
+    """The default query (the authors': built-in float32 cosine as the gate, their path block):
+    activations within 1e-5 relative of the float64 kernel, the same activated set on almost
+    every question, and the path rows equal to `relationship_path_rows` on the query's own
+    activations (weights to 1e-12, the node lists except inside ties at the cut)."""
+    from hopbench.retrieve.kernels.paths import relationship_path_rows
+    kg = exported
+    neo = SpreadingActivationNeo4jRetriever(form=form)
+    neo.prepare(kg, musique_services, db=graphdb)
+    mem = SpreadingActivationRetriever(top_paths=0)
+    mem.prepare(kg, musique_services)
+    other_sets = with_paths = 0
+    for q in musique_dataset.questions:
+        out = neo.run_query(neo.parameters(q, K))
+        _, idx, act, _ = mem.seeds(q)
+        res = spreading_activation(mem.adjacency, idx, act, mem.gate_vector(musique_services.query_embedding(q)),
+                                   decay=mem.decay, steps=mem.depth, threshold=mem.threshold)
+        expected = {kg.entity_names[i]: float(res.activation[i]) for i in np.flatnonzero(res.activated)}
+        if set(out["activation"]) != set(expected):
+            other_sets += 1
+            continue
+        names = sorted(expected)
+        np.testing.assert_allclose([out["activation"][n] for n in names], [expected[n] for n in names],
+                                   rtol=1e-5, err_msg=q.id)
+        act_idx = {kg.entity_index(n): a for n, a in out["activation"].items()}
+        rows, complete = relationship_path_rows(mem.adjacency, act_idx, [kg.entity_index(n) for n in out["seeds"]])
+        assert complete
+        rows.sort(key=lambda r: -r[0])
+        want = rows[:neo.top_paths]
+        got = out["path_rows"]
+        assert [w for _, w in got] == pytest.approx([w for w, _ in want], rel=1e-12, abs=1e-15), q.id
+        cut = want[-1][0] if len(want) == neo.top_paths else -1.0
+        assert sorted(tuple(n) for n, w in got if w > cut + 1e-12) == \
+            sorted(tuple(kg.entity_names[v] for v in p) for w, p in want if w > cut + 1e-12), q.id
+        with_paths += bool(got)
+    assert other_sets <= 2, f"{other_sets} questions whose activated set differs (a float32 gate at θ)"
+    assert with_paths >= 50

@@ -35,12 +35,14 @@ class OracleResult:
 def oracle_retrieve(kg, passage_emb: np.ndarray, q_emb: np.ndarray, mentions: list[str], embed, *,
                     decay: float = 0.7, depth: int = 3, threshold: float = 0.01, gate: bool = True,
                     seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL, top_paths: int = path_kernels.TOP_PATHS,
-                    path_max_hops: int = path_kernels.PATH_MAX_HOPS, path_budget: int = 200_000
+                    path_max_hops: int = path_kernels.PATH_MAX_HOPS, path_budget: int = 200_000,
+                    seed_score: str = "index", seed_norm: str = "all", edges: str = "pairs",
                     ) -> OracleResult:
     """Rules 2-5 for one question whose mentions (rule 1) are given."""
     desc = np.asarray(kg.description_embeddings, dtype=np.float64)
-    adj = sp.csr_matrix(kg.relation, dtype=np.float64)
-    idx, act, _ = rules.seed_activations(mentions, kg.entity_index, embed, desc, seed_fallback_k)
+    adj = sp.csr_matrix(rules.relation_matrix(kg, edges), dtype=np.float64)
+    idx, act, _ = rules.seed_activations(mentions, kg.entity_index, embed, desc, seed_fallback_k,
+                                         score=seed_score, norm=seed_norm)
     g = semantic_gate(desc, np.asarray(q_emb, dtype=np.float64)) if gate else None
     res = spreading_activation(adj, idx, act, g, decay=decay, steps=depth, threshold=threshold)
     dense = np.asarray(passage_emb, dtype=np.float64) @ np.asarray(q_emb, dtype=np.float64)

@@ -36,7 +36,7 @@ def test_retriever_equals_the_kernel_run_directly(musique_kg, services, musique_
         idx, act, _ = rules.seed_activations(mentions, kg.entity_index, encoder.encode,
                                              kg.description_embeddings)
         assert idx.size > 0
-        res = spreading_activation(kg.relation, idx, act, semantic_gate(kg.description_embeddings, q_emb),
+        res = spreading_activation(rules.relation_matrix(kg), idx, act, semantic_gate(kg.description_embeddings, q_emb),
                                    decay=0.7, steps=3, threshold=0.01)
         scores = kg.context.toarray() @ np.where(res.activated, res.activation, 0.0)
         dense = services.passage_embeddings @ q_emb
@@ -87,14 +87,21 @@ def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
 
 
 def test_llm_mentions_replace_spacy_when_asked(musique_kg, services, musique_sub, scripted_llm):
-    services.llm = scripted_llm({"keywords": ["Journal of Psychotherapy Integration", "president"]})
+    services.llm = scripted_llm({"entities": [
+        {"name": "Journal of Psychotherapy Integration", "search_hint": "journal of psychotherapy integration"},
+        {"name": "president", "search_hint": "president of the society"}]})
     r = SpreadingActivationRetriever(mentions="llm", llm_name="local")
     assert r.needs_llm
     r.prepare(musique_kg, services)
     got = r.retrieve(musique_sub.questions[0], 5)
     assert got.trace["mentions"] == ["journal of psychotherapy integration", "president"]
+    assert got.trace["search_hints"] == ["journal of psychotherapy integration", "president of the society"]
     assert got.trace["seeds"][0] == {"entity": "e:journal of psychotherapy integration", "activation": 1.0,
                                      "mention": "journal of psychotherapy integration", "match": "exact"}
+    # the unmatched mention is searched by its hint, not by its name
+    assert "president of the society" in r.vectors._memo
+    vec = [s for s in got.trace["seeds"] if s["match"] == "vector"]
+    assert vec and all(s["search_hint"] == "president of the society" for s in vec)
 
 
 def test_gate_vector_equals_semantic_gate(musique_kg, services, musique_sub):
@@ -128,14 +135,14 @@ def test_llm_mentions_bad_reply_falls_back_to_spacy_and_is_recorded(musique_kg, 
                                                                      keyword_server):
     q = musique_sub.questions[0]
     spacy = _prepared(musique_kg, services).retrieve(q, 10)
-    srv, llm = keyword_server([reply("not json at all")] * 3 + [reply('{"keywords": ["president"]}')])
+    srv, llm = keyword_server([reply("not json at all")] * 3 + [reply('{"entities": [{"name": "president", "search_hint": "president"}]}')])
     services.llm = llm
     r = SpreadingActivationRetriever(mentions="llm", llm_name="server")
     r.prepare(musique_kg, services)
     got = r.retrieve(q, 10)
     assert len(srv.requests) == 3                      # the schema retries, then the fallback
     [fb] = got.trace["fallback"]
-    assert fb["step"] == "question_keywords"
+    assert fb["step"] == "qasa_question_entities"
     assert "after 3 attempt(s)" in fb["reason"] and fb["reason"].endswith("; spaCy mentions instead")
     assert got.trace["mention_source"] == "spacy"
     assert len(got.trace["llm_calls"]) == 3            # every attempt is in the trace
@@ -161,11 +168,11 @@ def test_llm_mentions_unusable_server_aborts(musique_kg, services, musique_sub, 
 
 def test_llm_mentions_batch_keeps_each_questions_record(musique_kg, services, musique_sub, keyword_server):
     qs = musique_sub.questions[:2]
-    _, llm = keyword_server([reply("{}")] * 3 + [reply('{"keywords": ["president"]}')])
+    _, llm = keyword_server([reply("{}")] * 3 + [reply('{"entities": [{"name": "president", "search_hint": "president"}]}')])
     services.llm = llm
     r = SpreadingActivationRetriever(mentions="llm", llm_name="server")
     r.prepare(musique_kg, services)
     bad, good = r.retrieve_batch(qs, 10)
-    assert [e["step"] for e in bad.trace["fallback"]] == ["question_keywords"]
+    assert [e["step"] for e in bad.trace["fallback"]] == ["qasa_question_entities"]
     assert bad.trace["mentions"] == question_mentions(qs[0].text)
     assert "fallback" not in good.trace and good.trace["mentions"] == ["president"]

@@ -12,10 +12,12 @@ one database. Schema of one namespace:
   embedding is all zeros get none, so the gate reads 0 for them as in memory); ``desc_norm``
   its float64 norm, so the gate is the exact cosine `semantic_gate` computes.
 * ``(:Hopbench_<ns>_Passage {idx, id, emb})``: ``emb`` is the passage embedding (corpus order = idx).
-* ``-[:RELATES_TO {count}]->`` between two entities: one relationship per unordered pair
-  u < v of ``kg.relation`` with the number of facts joining them; traversed undirected, a
-  source contributes count x activation, exactly the kernel's A[u, v] x a_u. Self-loops are
-  left out (a node never activates itself).
+* ``-[:RELATES_TO {count, pairs}]->`` between two entities: one relationship per unordered pair
+  u < v of ``kg.relation``; ``count`` is the number of facts joining them, ``pairs`` the number
+  of ordered pairs (u, v), (v, u) with a fact (1 or 2: the relationships the authors' loader
+  would MERGE). Traversed undirected, a source contributes weight x activation, exactly the
+  kernel's A[u, v] x a_u for ``edges: facts`` or ``pairs``. Self-loops are left out (a node
+  never activates itself).
 * ``(passage)-[:MENTIONS]->(entity)``: the context edges.
 * Vector indexes ``hopbench_<ns>_entity_description`` (seed fallback) and
   ``hopbench_<ns>_passage_embedding`` (dense fill of the ranking), cosine, d dimensions,
@@ -80,10 +82,11 @@ import scipy.sparse as sp
 from hopbench.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB, GraphDBQueryError
 from hopbench.graphdb.namespace import LABEL_RE, Namespace
+from hopbench.retrieve.activation_rules import relation_matrix
 
 log = logging.getLogger("hopbench.graphdb.export")
 
-EXPORT_VERSION = 3  # bump when the schema above changes (3: per-graph namespaces)
+EXPORT_VERSION = 4  # bump when the schema above changes (3: per-graph namespaces; 4: r.pairs)
 REGISTRY_LABEL = "HopbenchGraph"
 _REGISTRY_CONSTRAINT = ("CREATE CONSTRAINT hopbench_graph_namespace IF NOT EXISTS "
                         "FOR (g:HopbenchGraph) REQUIRE g.namespace IS UNIQUE")
@@ -212,7 +215,7 @@ def _export(db: GraphDB, kg, ns: Namespace, claim: _Claim, batch_size: int) -> E
     stage("passages")
 
     _write(db, ns.cypher("UNWIND $rows AS r MATCH (a:{{ENTITY}} {idx: r.u}) MATCH (b:{{ENTITY}} {idx: r.v}) "
-                         "CREATE (a)-[:RELATES_TO {count: r.c}]->(b)"), rows["relations"], 5 * batch_size,
+                         "CREATE (a)-[:RELATES_TO {count: r.c, pairs: r.n}]->(b)"), rows["relations"], 5 * batch_size,
            "export: relations")
     stage("relations")
 
@@ -474,8 +477,10 @@ def _rows(kg) -> dict[str, list[dict]]:
     passages = [{"idx": j, "id": pid, "emb": pemb[j]} for j, pid in enumerate(kg.passage_ids)]
     rel = sp.triu(kg.relation, k=1).tocoo()
     keep = rel.data != 0
-    relations = [{"u": u, "v": v, "c": c} for u, v, c in zip(
-        rel.row[keep].tolist(), rel.col[keep].tolist(), rel.data[keep].astype(np.float64).tolist())]
+    row, col = rel.row[keep], rel.col[keep]
+    pairs = np.asarray(relation_matrix(kg, "pairs")[row, col], dtype=np.float64).ravel()
+    relations = [{"u": u, "v": v, "c": c, "n": n} for u, v, c, n in zip(
+        row.tolist(), col.tolist(), rel.data[keep].astype(np.float64).tolist(), pairs.tolist())]
     ctx = kg.context.tocoo()
     keep = ctx.data != 0
     mentions = [{"p": p, "e": e} for p, e in zip(ctx.row[keep].tolist(), ctx.col[keep].tolist())]

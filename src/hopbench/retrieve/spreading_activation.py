@@ -1,15 +1,19 @@
-"""QASA spreading activation with the semantic gate, in memory (methods.md §3).
+"""QASA spreading activation with the semantic gate, in memory (docs/methods/qasa.md).
 
-The method: the question's entity mentions seed entities with an activation a in (0, 1]
-(exact name match 1.0, else the nearest entity descriptions by cosine). For T synchronous
-steps every activated node u sends a(u) x δ x gate(v) along each relation edge (u, v), where
-gate(v) = the cosine of v's description and the question (no gate in the ablation); a node
-keeps the largest activation it receives, and is activated when that is at least θ.
-Passages are then ranked by the summed activation of the entities they contain, the rest by
-dense cosine; the trace keeps the heaviest seed -> target paths through activated nodes.
+The method: the question's entity mentions seed entities (exact name match 1.0, else the
+nearest entity descriptions of the mention's search text, scored (1 + cos) / 2 and divided by
+the largest seed score, as the authors' query does). For T synchronous steps every activated
+node u sends a(u) x δ x gate(v) along each relation edge (u, v), where gate(v) = max(0, cos of
+v's description and the question) (no gate in the ablation); a node ADDS what it receives in a
+step to what it had, only from sources more active than itself, and a new value is kept only
+when the step's input exceeds θ. Passages are then ranked by the summed activation of the
+entities they contain, the rest by dense cosine; the trace keeps the heaviest seed -> target
+paths through activated nodes and the top activated entities.
 Each step is a rule of `hopbench.retrieve.activation_rules`, shared with the Neo4j retriever;
 the update is `hopbench.retrieve.kernels.spread.spreading_activation`. Hyper-parameters:
-decay δ (0.7), depth T (3), threshold θ (0.01), gate on/off.
+decay δ (0.7), depth T (3), threshold θ (0.01), gate on/off; the authors' seed scores,
+normalisation and edge multiplicity by default, hopbench's earlier choices as settings
+(``seed_score: cosine``, ``seed_norm: mention``, ``edges: facts``).
 
 The plain implementation of these rules, full products and plain path enumeration, is the
 test oracle tests/retrieve/sa_oracle.py. This one gives the same numbers with less work per
@@ -75,9 +79,18 @@ class SpreadingActivationRetriever(Retriever):
                  path_budget: int = 200_000,  # partial paths grown at most; trace.paths_complete
                                             #   says if it was enough
                  mentions: str = "spacy",   # spacy: question.question_mentions (as the Neo4j
-                                            #   version); llm: the LLM names the entities (needs llm=;
-                                            #   a bad reply: spaCy's, in trace.fallback)
+                                            #   version); llm: the LLM names the entities with a
+                                            #   search hint (needs llm=; a bad reply: spaCy's, in
+                                            #   trace.fallback)
                  llm_name: str | None = None,
+                 prompts: str = "own",      # mentions: llm: own (prompts/qasa_entities.py) or official
+                                            #   (the authors' text, read from official_src at run time)
+                 official_src: str | None = None,  # the authors' checkout, for prompts: official
+                 seed_score: str = "index",  # index: (1 + cos) / 2 (the authors'); cosine: max(cos, 0)
+                 seed_norm: str = "all",     # all: / the largest seed score (the authors');
+                                            #   mention: / each mention's best
+                 edges: str = "pairs",      # pairs: one edge per ordered pair with a fact (the
+                                            #   authors'); facts: the number of facts
                  ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
@@ -90,6 +103,20 @@ class SpreadingActivationRetriever(Retriever):
             raise HopbenchError(f"retriever.mentions must be spacy or llm, got {mentions!r}")
         if mentions == "llm":
             resolve_llm_switch(True, llm_name, "mentions", "spreading_activation")
+        for key, value, allowed in (("seed_score", seed_score, rules.SEED_SCORES),
+                                    ("seed_norm", seed_norm, rules.SEED_NORMS),
+                                    ("edges", edges, rules.EDGE_RULES), ("prompts", prompts, ("own", "official"))):
+            if value not in allowed:
+                raise HopbenchError(f"retriever.{key} must be one of {', '.join(allowed)}, got {value!r}")
+        self.seed_score, self.seed_norm, self.edges = seed_score, seed_norm, edges
+        self.prompts, self.official_src = prompts, official_src
+        self._official_template = None
+        if mentions == "llm" and prompts == "official":
+            from hopbench.llm.prompts import qasa_entities
+            if not official_src:
+                raise HopbenchError("retriever.prompts=official needs retriever.official_src (the authors' "
+                                    "qasa-graph-rag checkout)")
+            self._official_template = qasa_entities.official_template(official_src)
         self.mentions = mentions
         self.needs_llm = mentions == "llm"
         self.last_parts: dict[str, float] = {}
@@ -97,7 +124,7 @@ class SpreadingActivationRetriever(Retriever):
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
-        self.adjacency = as_csr(kg.relation, "kg.relation")  # canonical float64, converted once
+        self.adjacency = as_csr(rules.relation_matrix(kg, self.edges), "kg.relation")  # once
         self.context = kg.context.tocsr()
         self.entity_passages = entity_passages(self.context)
         self.desc_emb = np.asarray(kg.description_embeddings, dtype=np.float64)
@@ -115,16 +142,19 @@ class SpreadingActivationRetriever(Retriever):
               ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
         if mentions is None:
             mentions = self.question_mentions(question, {} if trace is None else trace)
-        idx, act, detail = rules.seed_activations(mentions, self.kg.entity_index, self.vectors,
+        names, hints = rules.split_mentions(mentions)
+        idx, act, detail = rules.seed_activations(names, self.kg.entity_index, self.vectors,
                                                   self.desc_emb, self.seed_fallback_k,
-                                                  search=self.desc_search.search)
+                                                  search=self.desc_search.search, score=self.seed_score,
+                                                  norm=self.seed_norm, hints=hints)
         return mentions, idx, act, detail
 
     def analyse(self, question, trace: dict | None = None) -> list[str]:
         """Question analysis: the mentions, with the vectors of unmatched ones encoded (memoised).
         `trace` receives what the LLM step records (its calls, a fallback)."""
         mentions = self.question_mentions(question, {} if trace is None else trace)
-        self.vectors.warm([m for m in mentions if self.kg.entity_index(m) is None])
+        names, hints = rules.split_mentions(mentions)
+        self.vectors.warm([h for m, h in zip(names, hints) if self.kg.entity_index(m) is None])
         return mentions
 
     def question_mentions(self, question, trace: dict) -> list[str]:
@@ -133,24 +163,33 @@ class SpreadingActivationRetriever(Retriever):
             return self._llm_mentions(question, trace)
         return question_mentions(question.text)
 
-    def _llm_mentions(self, question, trace: dict) -> list[str]:
-        """QASA's own seeding: the LLM names the question's entities (normalised like spaCy's).
+    def _llm_mentions(self, question, trace: dict) -> list:
+        """QASA's own seeding: the LLM names the question's entities with a search hint
+        (`hopbench.llm.prompts.qasa_entities`; names normalised like spaCy's mentions).
 
-        Under `hopbench.llm.policy`: a reply that never matches the keywords schema falls back
-        to the spaCy mentions (what `mentions: spacy` and the Neo4j version use), recorded in
-        trace["fallback"] under the step question_keywords; an unusable server aborts the run.
+        Under `hopbench.llm.policy`: a reply that never matches the schema falls back to the
+        spaCy mentions, recorded in trace["fallback"] under the step qasa_question_entities; an
+        unusable server aborts the run.
         """
         from hopbench.llm.policy import ask_json
-        from hopbench.llm.prompts import keywords as kw
+        from hopbench.llm.prompts import qasa_entities as qe
 
-        reply = ask_json(self.services.llm, kw, kw.messages(question.text), trace,
-                         calls=trace.setdefault("llm_calls", []), max_tokens=96,
+        msgs = (qe.messages(question.text) if self._official_template is None
+                else qe.official_messages(self._official_template, question.text))
+        reply = ask_json(self.services.llm, qe, msgs, trace,
+                         calls=trace.setdefault("llm_calls", []), max_tokens=256,
                          instead="spaCy mentions instead")
         if reply is None:
             trace["mention_source"] = "spacy"
             return question_mentions(question.text)
         trace["mention_source"] = "llm"
-        return dedupe_mentions(reply["keywords"])
+        out, seen = [], set()
+        for name, hint in qe.pairs(reply):
+            n = dedupe_mentions([name])
+            if n and n[0] not in seen:
+                seen.add(n[0])
+                out.append(rules.Mention(n[0], hint))
+        return out
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
         """`semantic_gate(description embeddings, q)` with the row norms computed once in prepare()."""
@@ -174,7 +213,9 @@ class SpreadingActivationRetriever(Retriever):
         hot = hot[np.lexsort((hot, -activation[hot]))][:TOP_ACTIVATIONS]
         trace = {
             **(analysis or {}),   # the question analysis' record (LLM calls, fallback)
-            "mentions": mentions,
+            "mentions": rules.split_mentions(mentions)[0],
+            **({"search_hints": rules.split_mentions(mentions)[1]}
+               if any(isinstance(m, rules.Mention) for m in mentions) else {}),
             "seeds": [{**d, "entity": entity_node_id(names[d["entity"]])} for d in detail],
             "n_activated": int(activated.sum()),
             "activations": [[entity_node_id(names[e]), float(activation[e])] for e in hot],
@@ -219,7 +260,7 @@ class SpreadingActivationRetriever(Retriever):
         analyses: list[dict] = [{} for _ in questions]
         all_mentions = ([self._llm_mentions(q, a) for q, a in zip(questions, analyses)]
                         if self.mentions == "llm" else question_mentions_batch([q.text for q in questions]))
-        self.vectors.warm([m for ms in all_mentions for m in ms])  # one encoder call for the batch
+        self.vectors.warm([h for ms in all_mentions for h in rules.split_mentions(ms)[1]])  # one call
         seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
         gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
         res = spreading_activation_batch(self.adjacency, [(s[1], s[2]) for s in seeds], gates,

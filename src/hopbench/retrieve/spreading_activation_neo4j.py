@@ -7,7 +7,9 @@ vector indexes named after the graph's content hash, skipped when the stored exp
 matches; other graphs and a user's own data are left alone, so runs on different graphs can
 share a server at the same time), and each question sends only parameters: its mentions with
 their embeddings and the question embedding (`hopbench.retrieve.activation_rules`, computed in
-Python as the paper's LLM step is). The query (`hopbench.graphdb.sa_query`) returns the seeds,
+Python as the paper's LLM step is). The query (`hopbench.graphdb.sa_query`) is the authors'
+(docs/methods/qasa.md): seeds, T propagation blocks with the built-in cosine as the gate, their
+path block (top 30 rows; de-duplicated as they do, into the trace), and returns the seeds,
 every activation and the top-k passages, ranked by the same rule as the in-memory
 `SpreadingActivationRetriever`.
 
@@ -25,11 +27,12 @@ import numpy as np
 from hopbench.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB, QueryTimeout, check_apoc, connect
 from hopbench.graphdb.export import ensure_exported
-from hopbench.graphdb.sa_query import FORMS, spreading_activation_query
+from hopbench.graphdb.sa_query import FORMS, GATE_FUNCTIONS, spreading_activation_query
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
+from hopbench.retrieve.kernels.paths import dedupe_path_rows
 from hopbench.retrieve.question import question_mentions
 
 log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
@@ -59,6 +62,13 @@ class SpreadingActivationNeo4jRetriever(Retriever):
                  dense_candidates: int = 100,   # passage vector-index hits for the dense fill (when
                                                 #   fewer than k passages are activated)
                  export_batch_size: int = 1000,  # rows per UNWIND write when the graph is exported
+                 seed_score: str = "index",     # as retriever=spreading_activation (activation_rules
+                 seed_norm: str = "all",        #   rule 2): the authors' seed scores and normalisation
+                 edges: str = "pairs",          # pairs: one edge per ordered pair (the authors'); facts
+                 gate_function: str = "native",  # native: the authors' built-in cosine (float32);
+                                                #   exact: float64 in Cypher, the in-memory kernel's floats
+                 top_paths: int = 30,           # the authors' path block: its top rows into the trace
+                                                #   (0: no path block)
                  ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
@@ -72,6 +82,15 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.vector_candidates, self.dense_candidates = int(vector_candidates), int(dense_candidates)
         self.vector_rerank_margin = int(vector_rerank_margin)
         self.export_batch_size = int(export_batch_size)
+        for key, value, allowed in (("seed_score", seed_score, rules.SEED_SCORES),
+                                    ("seed_norm", seed_norm, rules.SEED_NORMS), ("edges", edges, rules.EDGE_RULES)):
+            if value not in allowed:
+                raise HopbenchError(f"retriever.{key} must be one of {', '.join(allowed)}, got {value!r}")
+        if gate_function not in GATE_FUNCTIONS:
+            raise HopbenchError(f"retriever.gate_function must be one of {', '.join(GATE_FUNCTIONS)}, "
+                                f"got {gate_function!r}")
+        self.seed_score, self.seed_norm, self.edges = seed_score, seed_norm, edges
+        self.gate_function, self.top_paths = gate_function, int(top_paths)
         self.db: GraphDB | None = None
         self.n_timeouts = 0
 
@@ -97,7 +116,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.export_seconds = time.perf_counter() - t0
         if self.export.exported:
             log.info("exported the graph to %s in %.1f s", db.uri, self.export.seconds)
-        self.cypher = spreading_activation_query(self.form, self.depth, self.gate, self.export.namespace)
+        self.cypher = spreading_activation_query(self.form, self.depth, self.gate, self.export.namespace,
+                                                 self.edges, self.gate_function, self.top_paths > 0)
         self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
         self.vectors = TextVectors(services.encoder)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
@@ -121,13 +141,14 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             "mentions": [{"name": m, "emb": vecs[m].astype(np.float64).tolist() if m in vecs else None}
                          for m in mentions],
             "k_per_mention": kpm,
+            "seed_index": self.seed_score == "index", "seed_norm_all": self.seed_norm == "all",
             "vector_candidates": max(self.vector_candidates, kpm),
             "vector_rerank": kpm + self.vector_rerank_margin,
             "qe": qe.astype(np.float64).tolist(),
             "qe_norm": float(np.linalg.norm(qe.astype(np.float64))) or 1.0,
             "decay": self.decay, "threshold": self.threshold, "k": int(k),
             "dense_candidates": max(self.dense_candidates, int(k)),
-            "search_steps": self.search_steps,
+            "search_steps": self.search_steps, "top_paths": max(self.top_paths, 1),
         }
 
     def run_query(self, params: dict) -> dict:
@@ -140,7 +161,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             names = self.kg.entity_names
             seeds = {names[i]: a for i, a in zip(row["seed_ids"], row["seed_acts"])}
             activation = {names[i]: a for i, a in zip(row["ids"], row["acts"])}
-        return {"seeds": seeds, "activation": activation, "ranked": row["ranked"]}
+        return {"seeds": seeds, "activation": activation, "ranked": row["ranked"],
+                "path_rows": [(p["names"], p["weight"]) for p in row["paths"]]}
 
     def run_metrics(self, rows: list[dict]) -> dict:
         """n_query_timeouts: the run's questions whose query timed out (they got the dense ranking)."""
@@ -173,5 +195,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             "query_ms": query_ms,
             "form": self.form,
         }
+        if self.top_paths:  # the authors' path rows after their de-duplication
+            trace["paths"] = [{"nodes": n, "weight": w} for n, w in dedupe_path_rows(out["path_rows"])]
         ranked = out["ranked"][:k]
         return Retrieval([r["id"] for r in ranked], [float(r["score"]) for r in ranked], trace)

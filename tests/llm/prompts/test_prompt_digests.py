@@ -19,6 +19,7 @@ from hopbench.llm.prompts import (
     neighbour_scores,
     path_tracker,
     qa,
+    qasa_entities,
     question_entities,
     verify,
 )
@@ -57,6 +58,7 @@ CASES = {
     "openie_ner": lambda: _digest(llm_extractor.ner_messages(PASSAGES[0])),
     "openie_triples": lambda: _digest(llm_extractor.triple_messages(PASSAGES[0], ["Kiruna", "Sweden"])),
     "question_entities": lambda: _digest(question_entities.messages(QUESTION), question_entities.SCHEMA),
+    "qasa_question_entities": lambda: _digest(qasa_entities.messages(QUESTION), qasa_entities.SCHEMA),
 }
 
 PINNED = {
@@ -72,6 +74,7 @@ PINNED = {
     "path_tracker": "1dee7b0370b813bb",
     "path_tracker_one_shot": "5e1418b29f861a66",
     "qa": "e288cd74490ebb6a",
+    "qasa_question_entities": "ab808dd0981deae2",
     "question_entities": "bf1fa206243e06b2",
     "verify": "09814e7a7b0da694",
 }

@@ -8,4 +8,4 @@ CALL (resource_map) {
 {{RANK}}
 }
 {{FILL}}
-RETURN seed_map, resource_map AS activation, scored + fill AS ranked
+RETURN seed_map, resource_map AS activation, scored + fill AS ranked, paths

@@ -8,4 +8,4 @@ CALL (ids, acts) {
 {{RANK}}
 }
 {{FILL}}
-RETURN seed_ids, seed_acts, ids, acts, scored + fill AS ranked
+RETURN seed_ids, seed_acts, ids, acts, scored + fill AS ranked, paths

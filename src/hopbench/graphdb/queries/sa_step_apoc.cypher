@@ -1,5 +1,5 @@
 // One synchronous step (kernels.spread): sources are read from the map of the step before,
-// the new values are merged after the subquery. Undirected RELATES_TO, count x activation,
+// the new values are merged after the subquery. Undirected RELATES_TO, edge weight (count or pairs) x activation,
 // added up source by source in `known` order (the kernel's order, so ties resolve alike).
 CALL (resource_map, known) {
     UNWIND range(0, size(known) - 1) AS pos
@@ -7,7 +7,7 @@ CALL (resource_map, known) {
     WHERE src_a > $threshold
     MATCH (:{{ENTITY}} {name: src_name})-[r:RELATES_TO]-(dst:{{ENTITY}})
     WHERE resource_map[dst.name] IS NULL OR resource_map[dst.name] < src_a
-    WITH dst, pos, src_a * r.count AS contribution
+    WITH dst, pos, src_a * r.{{EDGE_WEIGHT}} AS contribution
     ORDER BY pos
     WITH dst, collect(contribution) AS parts
     WITH dst, reduce(acc = 0.0, x IN parts | acc + x) AS s

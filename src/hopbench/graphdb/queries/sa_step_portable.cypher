@@ -11,7 +11,7 @@ CALL (ids, acts, known) {
     WITH ids, acts, pos, src, acts[spos] AS src_a
     WHERE src_a > $threshold
     MATCH (:{{ENTITY}} {idx: src})-[r:RELATES_TO]-(dst:{{ENTITY}})
-    WITH ids, acts, pos, src_a, r.count AS c, dst,
+    WITH ids, acts, pos, src_a, r.{{EDGE_WEIGHT}} AS c, dst,
          reduce(b = [0, size(ids)], it IN range(1, $search_steps) |
              CASE WHEN b[0] >= b[1] THEN b
                   WHEN ids[(b[0] + b[1]) / 2] < dst.idx THEN [(b[0] + b[1]) / 2 + 1, b[1]]

@@ -108,3 +108,62 @@ def walk_reach(adj: sp.csr_matrix, act: np.ndarray, activated: np.ndarray, steps
         reach[m, rows] = np.maximum.reduceat(act[nb] + reach[m - 1, nb], first)
     return reach
 
+
+
+def relationship_path_rows(adj: sp.csr_matrix, activation: dict[int, float], seeds, *,
+                           max_hops: int = PATH_MAX_HOPS, budget: int = 3_000_000
+                           ) -> tuple[list[tuple[float, tuple[int, ...]]], bool]:
+    """Every row the authors' path block enumerates, by plain depth-first search.
+
+    Their Cypher (``MATCH path = (seed)-[:RELATES_TO*1..4]-(target)`` over activated nodes,
+    simple, seed != target) yields one row per RELATIONSHIP sequence: with ``edges: pairs`` a
+    pair joined in both directions is two relationships, so adj[u, v] (1 or 2) multiplies the
+    rows. Weight: activations summed left to right from 0.0, divided by the node count, as
+    their ``reduce``. `activation` maps the activated nodes to their values. Returns
+    ([(weight, node tuple)] unsorted, complete); stops after `budget` rows (complete False).
+    """
+    indptr, indices, data = adj.indptr, adj.indices, adj.data
+    rows: list[tuple[float, tuple[int, ...]]] = []
+    for s in seeds:
+        s = int(s)
+        if s not in activation:
+            continue
+        stack = [((s,), 1)]
+        while stack:
+            path, mult = stack.pop()
+            for j in range(indptr[path[-1]], indptr[path[-1] + 1]):
+                v = int(indices[j])
+                if v not in activation or v in path:
+                    continue
+                p2, m2 = path + (v,), mult * int(data[j])
+                w = 0.0
+                for n in p2:
+                    w = w + activation[n]
+                rows.extend([(w / len(p2), p2)] * m2)
+                if len(p2) <= max_hops:
+                    stack.append((p2, m2))
+                if len(rows) > budget:
+                    return rows, False
+    return rows, True
+
+
+def dedupe_path_rows(rows: list[tuple[list[str], float]]) -> list[tuple[list[str], float]]:
+    """The authors' clean-up of their top path rows, in order: keep the first of a node
+    sequence and its reverse, then drop a path that another kept path starts with (read
+    forwards) or ends with (read backwards)."""
+    seen: set[tuple] = set()
+    kept: list[tuple[list[str], float]] = []
+    for names, w in rows:
+        key = tuple(names)
+        if key in seen or key[::-1] in seen:
+            continue
+        seen.add(key)
+        kept.append((list(names), w))
+    out = []
+    for names, w in kept:
+        p = tuple(names)
+        inside = any(len(p) < len(o) and (o[:len(p)] == p or o[-len(p):] == p[::-1])
+                     for o in (tuple(n) for n, _ in kept))
+        if not inside:
+            out.append((names, w))
+    return out
