@@ -451,13 +451,7 @@ class NeuroPathRetriever(Retriever):
             else:
                 old_len, locked = ref.next_hop(self.index, st, self.coref_others)
             record = {"hop": count, "kept": old_len, "new_before_pruning": len(st.paths) - old_len}
-            if self.pruning:
-                if not isinstance(goal, str):
-                    failures.append("requirement_not_text")
-                    record["stop"] = "expansion_requirements is not a string"
-                    st.drop_all()
-                    hops.append(record)
-                    break
+            if self.pruning:   # goal is text: a reply whose requirement is not was dropped
                 ref.prune(st, old_len, goal, self.vectors, self.filter_k)
             record["new_after_pruning"] = len(st.paths) - old_len
             record["goal"] = goal
