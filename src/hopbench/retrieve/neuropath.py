@@ -1,6 +1,20 @@
 """NeuroPath (methods.md §5): LLM-tracked paths over the fact graph, then dense completion.
 
-Read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) and the paper
+Two handlings (docs/methods/neuropath.md):
+
+* ``handling: reference`` (default, ``retriever=neuropath``): the authors' code's computation
+  (KennyCaty/NeuroPath c9ed3ac), step by step in `hopbench.retrieve.neuropath_reference`:
+  JSON-object-mode NER and tracker replies read with the reference's rules, no caps, a reply
+  it cannot apply drops every path (dense ranking), no NER entity gives the dense ranking;
+  prompts in our words after the authors' design, or theirs (``prompts: official``) read
+  from a checkout at run time.
+* ``handling: robust`` (``retriever=neuropath_robust``): hopbench's earlier, tolerant loop,
+  described below, with the compact ``path_tracker`` prompt and its caps.
+
+Both write ``trace["hop_stats"]`` (tracker calls, failed replies and why, whether the list
+differs from the plain dense one); `run_metrics` sums them into metrics.json.
+
+The robust handling, read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) and the paper
 (arXiv 2511.14096):
 
 * **Coreference sets** (L116-123): each entity's top-5 entities by name-embedding cosine,
