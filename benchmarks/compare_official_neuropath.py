@@ -276,8 +276,13 @@ def compare_run(run: Path, args, py: Path) -> dict:
 
 def write_fixture(path: Path, rows, per_q, kg, settings, n, res) -> None:
     sample = []
-    for row, q in list(zip(rows, per_q)):
-        if q.get("official_top") is None or len(sample) >= n:
+
+    def variety(pair):  # second hops first, then failed replies, then the rest
+        st = pair[1]["hop_stats"] or {}
+        return (-st.get("tracker_calls", 0), -st.get("failed_replies", 0))
+
+    for row, q in sorted(zip(rows, per_q), key=variety):
+        if q["status"] != "identical" or len(sample) >= n:
             continue
         sample.append({"id": row["id"], "replies": recorded_replies(row["trace"]),
                        "official_top10": [kg.passage_ids[i] for i in q["official_top"]],
