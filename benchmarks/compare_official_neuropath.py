@@ -258,7 +258,7 @@ def compare_run(run: Path, args, py: Path) -> dict:
                       "hopbench_ms": h["ms"], "official_ms": 1000 * o["seconds"],
                       "replay_same_as_run": h["same_as_run"], "calls": o.get("calls"),
                       "hop_stats": row["trace"].get("hop_stats")})
-    coref_same = [sorted(a) for a in off["coref"]] == [sorted(a) for a in retriever.coref_others]
+    coref_same = off["coref"] == retriever.coref_others  # sets and their order
     counts = {s: sum(q["status"] == s for q in per_q) for s in ("identical", "ties", "different", "official_failed")}
     hstats = [q["hop_stats"] for q in per_q if q["hop_stats"]]
     res = {"run": str(run), "config_hash": run.name, "retriever": cfg.retriever.name, "settings": settings,

@@ -194,7 +194,8 @@ class NeuroPathRetriever(Retriever):
             from hopbench.retrieve import neuropath_reference as ref
 
             self.index = ref.build_fact_index(kg)
-            self.coref_others = ref.coref_neighbours(self.coref)
+            self.coref_others = ref.coref_neighbours(kg.entity_embeddings, self.coref_top_k,
+                                                     self.coref_threshold)
             self.entity_emb32 = np.asarray(kg.entity_embeddings, dtype=np.float32)
             self.passage_emb32 = np.asarray(services.passage_embeddings, dtype=np.float32)
         if self.prompts == "official":

@@ -126,9 +126,21 @@ def build_fact_index(kg) -> FactIndex:
                      [sorted(s) for s in phrase_sets], fact_of)
 
 
-def coref_neighbours(coref: list[list[int]]) -> list[list[int]]:
-    """The reference keeps a phrase's near names without the phrase itself (L123)."""
-    return [[j for j in row if j != i] for i, row in enumerate(coref)]
+def coref_neighbours(embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8) -> list[list[int]]:
+    """Each phrase's near names as the reference finds them (L109-124): a faiss inner-product
+    search of the L2-normalised phrase vectors for the top_k nearest, kept at score >=
+    threshold, the phrase itself left out. faiss as in the reference (its CPU index), because
+    which of several exactly tied names makes the cut is faiss's choice, and a different
+    choice means different paths."""
+    import faiss
+
+    emb = np.array(embeddings, dtype=np.float32, copy=True)
+    faiss.normalize_L2(emb)
+    index = faiss.IndexFlatIP(emb.shape[1])
+    index.add(emb)
+    dist, idx = index.search(emb, top_k)
+    return [[int(j) for j, d in zip(idx[i], dist[i]) if d >= threshold and j != i]
+            for i in range(len(emb))]
 
 
 # ---- one question's path state --------------------------------------------------------------
