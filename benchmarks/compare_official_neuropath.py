@@ -17,6 +17,8 @@
    (phrase dict, unique facts, passage-fact and fact-phrase CSR matrices, phrase and passage
    vectors) and runs `NeuroPath.rank_docs` in the venv (official_neuropath_worker.py) with the
    same replies (path ids renumbered by path text) and hopbench's vectors as its encoder.
+Both sides run with the machine's default threads, as a run does.
+
 4. Compares the top-10 of every question: identical lists, lists that differ only inside exact
    score ties, and the rest with what differs (paths shown per hop, reply handling). Also the
    hop statistics of the run and the time per query of both sides (retrieval only, LLM replayed).
@@ -27,21 +29,17 @@ first --fixture-n questions for tests/retrieve/test_neuropath_parity.py.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import pickle  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
+import numpy as np
+import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
@@ -171,9 +169,10 @@ def write_vectors(work: Path, table: dict[str, np.ndarray]) -> None:
 
 
 def run_worker(py: Path, src: Path, work: Path) -> dict:
+    # threads as in a run (the default): faiss's near-name search can order near-equal
+    # scores differently at one thread
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                "TOKENIZERS_PARALLELISM": "false"})
+    env["TOKENIZERS_PARALLELISM"] = "false"
     log = work / "official.log"
     with open(log, "w") as fh:
         r = subprocess.run([str(py), str(WORKER), str(src), str(work)], env=env, stdout=fh,
