@@ -223,10 +223,13 @@ def main() -> int:
     args = ap.parse_args()
     py = ensure_venv(args.venv)
     results = {"official_src_commit": official_commit(args.official_src), "runs": []}
-    for i, run in enumerate(args.run):
-        results["runs"].append(compare_run(run, args, py, fixture=args.fixture if i == 0 else None))
+    sample: list[dict] = []
+    for run in args.run:
+        results["runs"].append(compare_run(run, args, py, sample, "local model"))
     for run in args.synthetic:
-        results["runs"].append({**compare_run(run, args, py, fixture=None), "synthetic": True})
+        results["runs"].append({**compare_run(run, args, py, sample, "scripted"), "synthetic": True})
+    if args.fixture:
+        write_fixture(args.fixture, sample, results)
     json.dump(results, open(args.out.with_suffix(".json"), "w"), indent=1)
     args.out.with_suffix(".md").write_text(markdown(results))
     print(args.out.with_suffix(".md").read_text())
@@ -237,7 +240,7 @@ SETTING_KEYS = ("handling", "prompts", "official_src", "max_hop", "filter_k", "c
                 "coref_threshold", "dense_pool", "pruning", "completion", "one_shot", "tracker_max_tokens")
 
 
-def compare_run(run: Path, args, py: Path, fixture: Path | None) -> dict:
+def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> dict:
     cfg = compose_run(run / "config.yaml", args.data_dir, args.cache_dir)
     _, rows = load_run(run)
     settings = {k: cfg.retriever[k] for k in SETTING_KEYS if k in cfg.retriever}
@@ -282,30 +285,41 @@ def compare_run(run: Path, args, py: Path, fixture: Path | None) -> dict:
            "official_init_s": off["init_seconds"],
            "run_metrics": retriever.run_metrics([{"trace": r["trace"]} for r in rows]),
            "n_with_stats": len(hstats), "questions": per_q}
-    if fixture:
-        write_fixture(fixture, rows, per_q, kg, settings, args.fixture_n, res)
+    res["fixture_settings"] = {k: v for k, v in settings.items() if k != "official_src"}
+    sample += pick_sample(rows, per_q, kg, args.fixture_n, source, run.name)
     return res
 
 
-def write_fixture(path: Path, rows, per_q, kg, settings, n, res) -> None:
-    sample = []
+def pick_sample(rows, per_q, kg, n, source: str, run: str) -> list[dict]:
+    """Up to n identical questions, taken in turn from each kind of outcome (tracker calls,
+    failure reasons, NER empty), so the fixture covers every branch the run reached."""
+    groups: dict[str, list] = {}
+    for row, q in zip(rows, per_q):
+        st = q["hop_stats"] or {}
+        if q["status"] == "identical":
+            key = json.dumps([st.get("tracker_calls"), st.get("failure_reasons"), st.get("ner_entities") == 0])
+            groups.setdefault(key, []).append((row, q))
+    picked = []
+    while len(picked) < n and any(groups.values()):
+        for key in sorted(groups):
+            if groups[key] and len(picked) < n:
+                picked.append(groups[key].pop(0))
+    return [{"id": row["id"], "source": source, "run": run, "replies": recorded_replies(row["trace"]),
+             "official_top10": [kg.passage_ids[i] for i in q["official_top"]], "status": q["status"]}
+            for row, q in picked]
 
-    def variety(pair):  # second hops first, then failed replies, then the rest
-        st = pair[1]["hop_stats"] or {}
-        return (-st.get("tracker_calls", 0), -st.get("failed_replies", 0))
 
-    for row, q in sorted(zip(rows, per_q), key=variety):
-        if q["status"] != "identical" or len(sample) >= n:
-            continue
-        sample.append({"id": row["id"], "replies": recorded_replies(row["trace"]),
-                       "official_top10": [kg.passage_ids[i] for i in q["official_top"]],
-                       "status": q["status"]})
+def write_fixture(path: Path, sample: list[dict], results: dict) -> None:
+    settings = {json.dumps(r["fixture_settings"], sort_keys=True) for r in results["runs"]}
+    if len(settings) != 1:
+        raise SystemExit("--fixture: the runs compared have different retriever settings")
     path.parent.mkdir(parents=True, exist_ok=True)
-    json.dump({"about": "top-10 of the authors' NeuroPath (KennyCaty/NeuroPath) on hopbench's spaCy "
-                        "MuSiQue graph and vectors, fed the recorded local-model replies below "
-                        "(benchmarks/compare_official_neuropath.py)",
-               "settings": {k: v for k, v in settings.items() if k != "official_src"},
-               "config_hash": res["config_hash"], "questions": sample}, open(path, "w"), indent=1)
+    json.dump({"about": "top-10 of the authors' NeuroPath (KennyCaty/NeuroPath "
+                        f"{results['official_src_commit'][:7]}) on hopbench's spaCy MuSiQue graph and "
+                        "vectors, fed the replies below: the local model's (source 'local model') or "
+                        "scripted ones that walk the reference's branches (source 'scripted'); "
+                        "written by benchmarks/compare_official_neuropath.py",
+               "settings": json.loads(settings.pop()), "questions": sample}, open(path, "w"), indent=1)
 
 
 def markdown(results: dict) -> str:
