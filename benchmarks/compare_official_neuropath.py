@@ -327,7 +327,15 @@ def markdown(results: dict) -> str:
            f"Official code: KennyCaty/NeuroPath at `{results['official_src_commit']}` (kept outside the "
            "repository), run in /work/venvs/official-neuropath; hopbench's spaCy MuSiQue graph exported "
            "in its index format, hopbench's all-MiniLM-L6-v2 vectors as its encoder, and the local "
-           "model's recorded replies (Qwen2.5-Coder-1.5B) fed to both sides, path ids renumbered by text.", ""]
+           "model's recorded replies (Qwen2.5-Coder-1.5B) fed to both sides, path ids renumbered by text.", "",
+           "Replaced on the official side, and only that: its LLM client (answers with the recorded "
+           "replies), its embedding model (a lookup of hopbench's vectors; a text hopbench did not embed "
+           "is reported), faiss-gpu (faiss-cpu's flat index), and the file-name parse in "
+           "`load_index_files` (L560-566), which fails for every model name at this commit because the "
+           "name appears twice in the file name since L65. Time per query: retrieval only with replies "
+           "replayed and vectors looked up (hopbench timed on a second pass with its vectors in memory), "
+           "machine default threads; other helpers' jobs were running (load average about 15-20 on 2 "
+           "cores), so only the ratio within a run means anything.", ""]
     for r in results["runs"]:
         c = r["counts"]
         source = ("scripted replies that walk the reference's branches (not model output)"
