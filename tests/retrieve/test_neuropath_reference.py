@@ -132,3 +132,15 @@ def test_reply_reading_follows_the_reference():
     assert ref.read_ner_reply('{"named_entities": ["St. Mary\'s", "X-Men"]}') == (["st  mary s", "x men"], None)
     assert ref.read_ner_reply('{"named_entities": [], "ok": true}')[0] == []
     assert ref.processing_phrases("  Hello, World! ") == "hello  world"
+
+
+def test_an_unusable_server_aborts_the_reference_too(musique_kg, services, musique_sub):
+    from hopbench.llm.errors import LLMUnavailableError
+
+    class Down:
+        def chat(self, messages, **kw):
+            raise LLMUnavailableError("LLM server at http://127.0.0.1:9/v1 is not reachable")
+
+    r = _prepared(musique_kg, services, Down())
+    with pytest.raises(LLMUnavailableError):
+        r.retrieve(musique_sub.questions[Q], 10)
