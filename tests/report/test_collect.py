@@ -245,3 +245,17 @@ def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
     older = Run(dir=tmp_path, metrics={"retriever": "hipporag"}, predictions=[],
                 config={"retriever": {"name": "hipporag"}, "graph": {"extractor": "spacy", "construction": "hipporag2"}})
     assert older.params_diff == {"graph": "spacy/hipporag2"}
+
+
+def test_breakdown_groups_neuropath_questions_by_tracker_calls():
+    from types import SimpleNamespace
+
+    from hopbench.report.breakdown import groups
+
+    run = SimpleNamespace(predictions=[
+        {"id": "a", "meta": {"hops": 2}, "trace": {"hop_stats": {"tracker_calls": 1}}},
+        {"id": "b", "meta": {"hops": 2}, "trace": {"hop_stats": {"tracker_calls": 2}}},
+        {"id": "c", "meta": {"hops": 3}, "trace": {"hop_stats": {"tracker_calls": 1}}},
+        {"id": "d", "meta": {"hops": 3}, "trace": {}}])
+    assert groups(run, "tracker_calls") == {"1": {"a", "c"}, "2": {"b"}}
+    assert groups(run, "hops") == {"2": {"a", "b"}, "3": {"c", "d"}}

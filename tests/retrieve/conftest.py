@@ -34,6 +34,17 @@ class ScriptedLLM:
             trace.append({"schema": schema_name, "scripted": True})
         return reply
 
+    def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
+        """Raw-text replies: a dict is sent as its JSON text, a string as is."""
+        import json
+        from types import SimpleNamespace
+
+        self.prompts.append(messages)
+        reply = self.replies.pop(0)
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        return SimpleNamespace(text=text, cached=False, latency_s=0.0, error=None,
+                               usage={"prompt_tokens": 0, "completion_tokens": 0})
+
 
 @pytest.fixture
 def scripted_llm():

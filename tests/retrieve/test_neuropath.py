@@ -1,4 +1,5 @@
-"""NeuroPath on the real MuSiQue sub-corpus graph with a scripted tracker: the exact mechanics.
+"""NeuroPath's robust handling (neuropath_robust) on the real MuSiQue sub-corpus graph with a
+scripted tracker: the exact mechanics.
 
 Coreference sets against a brute-force loop, seeds, pruning counts (and that kept paths are
 never pruned), the stop rules, the hop limit, the replay ordering and q', the two ablation
@@ -28,6 +29,7 @@ def _reply(valid=(), expand=(), cont=0, chain="", req=""):
 
 def _prepared(kg, services, llm, **kw):
     services.llm = llm
+    kw = {"handling": "robust", "prompts": "compact", "tracker_max_tokens": 200, **kw}
     r = NeuroPathRetriever(llm_name="scripted", **kw)
     r.prepare(kg, services)
     return r

@@ -1,8 +1,8 @@
 """`Retriever.run_metrics`: a method's own entries of metrics.json, merged by the runner.
 
-Only the Neo4j spreading-activation retriever has one (n_query_timeouts, which the runner
-used to count itself for every `needs_graphdb` retriever); the rest add nothing, so their
-metrics.json keys are what they were. No database needed: the hook reads the rows only.
+The Neo4j spreading-activation retriever has one (n_query_timeouts, which the runner used to
+count itself for every `needs_graphdb` retriever) and NeuroPath adds its hop statistics; the
+rest add nothing, so their metrics.json keys are what they were. No database needed: the hook reads the rows only.
 """
 
 from __future__ import annotations
@@ -30,13 +30,16 @@ def test_base_adds_nothing_and_neo4j_counts_its_timeouts():
     assert neo.run_metrics([]) == {"n_query_timeouts": 0}
 
 
-def test_only_the_database_retriever_has_metrics_of_its_own():
-    """Before the hook the runner added n_query_timeouts exactly for `needs_graphdb`; the
-    retrievers that override the hook are exactly those, so no other run's keys change."""
+def test_only_the_database_retriever_and_neuropath_have_metrics_of_their_own():
+    """Before the hook the runner added n_query_timeouts exactly for `needs_graphdb`; besides
+    those only NeuroPath (its hop statistics) overrides the hook, so no other run's keys change."""
+    from hopbench.retrieve.neuropath import NeuroPathRetriever
+
     classes = [c for c in configurable_classes() if issubclass(c, Retriever)]
     assert SpreadingActivationNeo4jRetriever in classes and len(classes) > 5
     own = {c for c in classes if c.run_metrics is not Retriever.run_metrics}
-    assert own == {c for c in classes if c.needs_graphdb} == {SpreadingActivationNeo4jRetriever}
+    assert {c for c in classes if c.needs_graphdb} == {SpreadingActivationNeo4jRetriever}
+    assert own == {SpreadingActivationNeo4jRetriever, NeuroPathRetriever}
 
 
 MODULE = '''

@@ -25,7 +25,10 @@ from hopbench.report.leaderboard import (
 from hopbench.report.markdown import DASH, MINUS, _table, fmt_ci, fmt_p
 from hopbench.report.runs import METRICS, Run, diff_label, params_label
 
-GROUP_KEYS = ("hops", "type")
+GROUP_KEYS = ("hops", "type", "tracker_calls")
+# A grouping read from the method's trace rather than the question's meta: NeuroPath's number of
+# tracker calls (trace.hop_stats), i.e. how far its loop got on that question.
+TRACE_KEYS = {"tracker_calls": ("hop_stats", "tracker_calls")}
 BREAKDOWN_METRICS = ("recall@5", "fcr@5", "em", "f1", "accuracy")
 BREAKDOWN_RESAMPLES = 2_000
 
@@ -38,10 +41,19 @@ def groups(run: Run, key: str) -> dict[str, set[str]]:
     """group value -> question ids, for the questions whose meta has `key`."""
     out: dict[str, set[str]] = {}
     for p in run.predictions:
-        v = _group_value((p.get("meta") or {}).get(key))
+        v = _group_value(_question_value(p, key))
         if v is not None:
             out.setdefault(v, set()).add(p["id"])
     return out
+
+
+def _question_value(p: dict, key: str):
+    if key in TRACE_KEYS:
+        node = p.get("trace") or {}
+        for part in TRACE_KEYS[key]:
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+    return (p.get("meta") or {}).get(key)
 
 
 def _sort_key(v: str):
@@ -90,7 +102,7 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
                                 else diff_label(row_diff(r)) for _, r in df.iterrows()])
     for (dataset, key), part in df.groupby(["dataset", "group_by"], sort=True):
         values = sorted(part["group"].unique(), key=_sort_key)
-        label = (lambda v: f"{v}-hop") if key == "hops" else (lambda v: v)
+        label = {"hops": lambda v: f"{v}-hop", "tracker_calls": lambda v: f"{v} tracker calls"}.get(key, lambda v: v)
         for metric in BREAKDOWN_METRICS:
             if part[metric].isna().all():
                 continue

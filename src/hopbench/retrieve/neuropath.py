@@ -1,6 +1,20 @@
 """NeuroPath (methods.md §5): LLM-tracked paths over the fact graph, then dense completion.
 
-Read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) and the paper
+Two handlings (docs/methods/neuropath.md):
+
+* ``handling: reference`` (default, ``retriever=neuropath``): the authors' code's computation
+  (KennyCaty/NeuroPath c9ed3ac), step by step in `hopbench.retrieve.neuropath_reference`:
+  JSON-object-mode NER and tracker replies read with the reference's rules, no caps, a reply
+  it cannot apply drops every path (dense ranking), no NER entity gives the dense ranking;
+  prompts in our words after the authors' design, or theirs (``prompts: official``) read
+  from a checkout at run time.
+* ``handling: robust`` (``retriever=neuropath_robust``): hopbench's earlier, tolerant loop,
+  described below, with the compact ``path_tracker`` prompt and its caps.
+
+Both write ``trace["hop_stats"]`` (tracker calls, failed replies and why, whether the list
+differs from the plain dense one); `run_metrics` sums them into metrics.json.
+
+The robust handling, read from KennyCaty/NeuroPath ``src/neuropath.py`` (line numbers of that file) and the paper
 (arXiv 2511.14096):
 
 * **Coreference sets** (L116-123): each entity's top-5 entities by name-embedding cosine,
@@ -113,6 +127,13 @@ class NeuroPathRetriever(Retriever):
     needs_llm = True
 
     def __init__(self, *,
+                 handling: str = "reference",   # reference: the authors' loop and reply rules
+                                                #   (neuropath_reference); robust: hopbench's
+                                                #   tolerant loop with caps (neuropath_robust)
+                 prompts: str = "own",          # own: the reference's design in our words;
+                                                #   official: the authors' text read from
+                                                #   official_src; compact: robust's short prompts
+                 official_src: str | None = None,  # checkout of KennyCaty/NeuroPath (prompts=official)
                  max_hop: int = 2,              # tracker calls / path length in triples (L51, script default)
                  filter_k: int = 30,            # new paths kept per hop by cosine to the previous
                                                 #   expansion requirement (L223)
@@ -125,20 +146,27 @@ class NeuroPathRetriever(Retriever):
                                                 #   path goes to the tracker
                  completion: bool = True,       # false = "w/o completion": no replay with q'; path
                                                 #   passages then the plain question's dense ranking
-                 one_shot: bool = False,        # true: a worked example in the tracker prompt (helps
-                                                #   the 1.5B local model; the reference is zero-shot)
-                 ner: str = "llm",              # query NER by the LLM (shared question_entities
-                                                #   prompt); spacy = spaCy mentions only
-                 tracker_max_tokens: int = 200,  # reply cap for the tracker (the schema bounds its
-                                                #   strings so a reply fits)
+                 one_shot: bool = False,        # true: a worked example in the tracker prompt (the
+                                                #   reference's --one_shot switch; off in its script)
+                 ner: str = "llm",              # query NER by the LLM; spacy = spaCy mentions only
+                                                #   (robust handling only)
+                 tracker_max_tokens: int = 4096,  # the reference sends no limit; 4096 is half the
+                                                #   local context (robust: 200, with its schema)
                  llm_name: str | None = None,   # configs pass ${llm.name}: the tracker needs an LLM
                  ) -> None:
+        if handling not in ("reference", "robust"):
+            raise HopbenchError(f"retriever.handling must be reference or robust, got {handling!r}")
+        allowed = ("own", "official") if handling == "reference" else ("compact",)
+        if prompts not in allowed:
+            raise HopbenchError(f"retriever.prompts must be one of {allowed} with "
+                                f"handling={handling}, got {prompts!r}")
         if max_hop < 1:
             raise HopbenchError(f"retriever.max_hop must be >= 1, got {max_hop}")
         if filter_k < 1:
             raise HopbenchError(f"retriever.filter_k must be >= 1, got {filter_k}")
-        if ner not in ("llm", "spacy"):
-            raise HopbenchError(f"retriever.ner must be llm or spacy, got {ner!r}")
+        if ner not in ("llm", "spacy") or (handling == "reference" and ner != "llm"):
+            raise HopbenchError(f"retriever.ner must be llm (or spacy with handling=robust), got {ner!r}")
+        self.handling, self.prompts, self.official_src = handling, prompts, official_src
         self.max_hop = max_hop
         self.filter_k = filter_k
         self.coref_top_k = coref_top_k
@@ -149,6 +177,9 @@ class NeuroPathRetriever(Retriever):
         self.one_shot = bool(one_shot)
         self.ner = ner
         self.tracker_max_tokens = tracker_max_tokens
+        if prompts == "official" and not official_src:
+            raise HopbenchError("retriever.prompts=official needs retriever.official_src: the "
+                                "path of a KennyCaty/NeuroPath checkout (it is never shipped)")
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
@@ -159,6 +190,18 @@ class NeuroPathRetriever(Retriever):
         self.coref = coreference_sets(kg.entity_embeddings, self.coref_top_k, self.coref_threshold)
         self.vectors = TextVectors(services.encoder)
         self.vectors.load_model()
+        if self.handling == "reference":
+            from hopbench.retrieve import neuropath_reference as ref
+
+            self.index = ref.build_fact_index(kg)
+            self.coref_others = ref.coref_neighbours(kg.entity_embeddings, self.coref_top_k,
+                                                     self.coref_threshold)
+            self.entity_emb32 = np.asarray(kg.entity_embeddings, dtype=np.float32)
+            self.passage_emb32 = np.asarray(services.passage_embeddings, dtype=np.float32)
+        if self.prompts == "official":
+            from hopbench.llm.prompts import neuropath_official
+
+            self.official = neuropath_official.load(self.official_src)
 
     # -- seeds -----------------------------------------------------------------------------
     def question_entities(self, question, trace: dict) -> list[str]:
@@ -334,12 +377,18 @@ class NeuroPathRetriever(Retriever):
         return self.passage_emb @ np.asarray(self.vectors([text])[0], dtype=np.float64)
 
     def retrieve(self, question, k: int) -> Retrieval:
+        if self.handling == "reference":
+            return self.retrieve_reference(question, k)
+        return self.retrieve_robust(question, k)
+
+    def retrieve_robust(self, question, k: int) -> Retrieval:
         trace: dict = {"pruning": self.pruning, "completion": self.completion, "llm_calls": []}
         q_dense = self.passage_emb @ np.asarray(self.services.query_embedding(question), dtype=np.float64)
         seeds = self.seeds(question, trace)
         if not seeds:
             record_fallback(trace, DENSE, "no seed entity")
             ids, scores = merge_ranking([], q_dense, k, max(self.dense_pool, k))
+            self._hop_stats(trace, ids, q_dense, k)
             return self._retrieval(ids, scores, trace)
         valid, chain, requirement = self.track(question, seeds, trace)
         on_paths = self.path_passages(valid)
@@ -351,7 +400,179 @@ class NeuroPathRetriever(Retriever):
         else:
             scores = q_dense
         ids, out_scores = merge_ranking(on_paths, scores, k, self.dense_pool)
+        self._hop_stats(trace, ids, q_dense, k)
         return self._retrieval(ids, out_scores, trace)
 
     def _retrieval(self, ids: list[int], scores: list[float], trace: dict) -> Retrieval:
         return Retrieval([self.kg.passage_ids[i] for i in ids], scores, trace)
+
+    # -- the reference's loop (handling=reference) ---------------------------------------------
+    def _ask(self, messages: list[dict], schema_name: str, max_tokens: int, trace: dict) -> str | None:
+        """The raw reply text of one JSON-object-mode request; None when the prompt does not fit
+        (the reference's client raises there and the caller's except clause takes over)."""
+        from hopbench.llm.errors import LLMContextOverflowError
+        from hopbench.llm.prompts.neuropath_tracker import SCHEMA
+
+        try:
+            res = self.llm.chat(messages, schema=SCHEMA, schema_name=schema_name, max_tokens=max_tokens)
+        except LLMContextOverflowError as exc:
+            trace["llm_calls"].append({"schema": schema_name, "error": str(exc)[:200]})
+            return None
+        trace["llm_calls"].append({"schema": schema_name, "cached": res.cached,
+                                   "latency_s": round(res.latency_s, 3), **res.usage,
+                                   "error": res.error})
+        return res.text
+
+    def reference_mentions(self, question, trace: dict) -> list[str]:
+        """Query NER as the reference reads it (``query_ner``, L531-549): processed mentions."""
+        from hopbench.llm.prompts import neuropath_ner as ner
+        from hopbench.retrieve.neuropath_reference import read_ner_reply
+
+        msgs = (self.official.ner_messages(question.text) if self.prompts == "official"
+                else ner.messages(question.text))
+        text = self._ask(msgs, ner.SCHEMA_NAME, ner.MAX_TOKENS, trace)
+        trace["ner_reply"] = text
+        if text is None:
+            trace["ner_problem"] = "prompt does not fit"
+            return []
+        mentions, problem = read_ner_reply(text)
+        if problem:
+            trace["ner_problem"] = problem
+        trace["mentions"] = mentions
+        return mentions
+
+    def tracker_messages(self, question_text: str, block: str) -> list[dict]:
+        from hopbench.llm.prompts import neuropath_tracker as nt
+
+        if self.prompts == "official":
+            return self.official.tracker_messages(question_text, block, one_shot=self.one_shot)
+        return nt.messages(question_text, block, one_shot=self.one_shot)
+
+    def track_reference(self, question, seeds: list[int], trace: dict):
+        """The reference's ``get_path_filtered_docs`` (L435-475): the final path state."""
+        from hopbench.llm.prompts import neuropath_tracker as nt
+        from hopbench.retrieve import neuropath_reference as ref
+
+        hops: list[dict] = []
+        trace["hops"] = hops
+        failures: list[str] = []
+        trace["reply_failures"] = failures
+        st = ref.PathState()
+        flag, count, goal = 1, 0, question.text
+        while count < self.max_hop and flag == 1:
+            count += 1
+            if count == 1:
+                st, old_len, locked = ref.first_hop(self.index, seeds, self.coref_others), 0, None
+            else:
+                old_len, locked = ref.next_hop(self.index, st, self.coref_others)
+            record = {"hop": count, "kept": old_len, "new_before_pruning": len(st.paths) - old_len}
+            if self.pruning:   # goal is text: a reply whose requirement is not was dropped
+                ref.prune(st, old_len, goal, self.vectors, self.filter_k)
+            record["new_after_pruning"] = len(st.paths) - old_len
+            record["goal"] = goal
+            block = ref.path_block(self.index, st, locked, nt.path_line)
+            record["paths"] = list(st.paths)
+            hops.append(record)
+            text = self._ask(self.tracker_messages(question.text, block), nt.SCHEMA_NAME,
+                             self.tracker_max_tokens, trace)
+            record["reply_text"] = text
+            reply, problem = ref.read_tracker_reply(text or "")
+            if text is None:
+                problem = "prompt_too_long"
+            flag, apply_problem = ref.apply_reply(st, reply)
+            problem = problem or apply_problem
+            if problem is None and not (isinstance(st.chain, str) and isinstance(st.requirement, str)):
+                # the reference's chain + requirement would raise and its run skip the question
+                problem = "chain_not_text"
+                st.drop_all()
+                flag = 0
+            if problem:
+                failures.append(problem)
+                record["problem"] = problem
+            goal = st.requirement
+            record["valid_paths"] = list(st.valid_paths)
+            record["expand_paths"] = list(st.need_expand)
+            record["continue"] = flag if isinstance(flag, int | float | str | bool) else str(flag)
+            if not st.valid_paths and not st.need_expand:
+                flag = 0
+        trace["valid_paths"] = list(st.valid_paths)
+        trace["current_chain"] = st.chain
+        trace["expansion_requirements"] = st.requirement
+        return st
+
+    def retrieve_reference(self, question, k: int) -> Retrieval:
+        """The reference's ``rank_docs`` (L479-527)."""
+        from hopbench.retrieve import neuropath_reference as ref
+
+        trace: dict = {"handling": "reference", "pruning": self.pruning,
+                       "completion": self.completion, "llm_calls": []}
+        plain = self.passage_emb32 @ self.vectors([question.text])[0]
+        mentions = self.reference_mentions(question, trace)
+        if not mentions:
+            record_fallback(trace, DENSE, "query NER gave no entity" +
+                            (f" ({trace['ner_problem']})" if trace.get("ner_problem") else ""))
+            ids, scores = merge_ranking([], plain, k, max(self.dense_pool, k))
+            self._hop_stats(trace, ids, plain, k)
+            return self._retrieval(ids, scores, trace)
+        sims = self.vectors(mentions) @ self.entity_emb32.T
+        seeds = [int(np.argmax(row)) for row in sims]
+        trace["linked"] = [self.kg.entity_names[e] for e in seeds]
+        st = self.track_reference(question, seeds, trace)
+        on_paths = ref.candidate_docs(st)
+        trace["path_passages"] = [self.kg.passage_ids[p] for p in on_paths]
+        if trace["reply_failures"]:
+            record_fallback(trace, DENSE if not on_paths else "neuropath_tracker",
+                            "tracker reply not usable (" + ", ".join(trace["reply_failures"]) +
+                            "): every path, the chain and the requirement dropped, as the reference does")
+        scores = plain
+        if self.completion:
+            q2 = question.text + st.chain + st.requirement
+            trace["replay_query"] = q2
+            if q2 != question.text:
+                scores = self.passage_emb32 @ self.vectors([q2])[0]
+        ids, out_scores = merge_ranking(on_paths, scores, k, self.dense_pool)
+        self._hop_stats(trace, ids, plain, k)
+        return self._retrieval(ids, out_scores, trace)
+
+    # -- per-question hop statistics (both handlings) ----------------------------------------
+    def _hop_stats(self, trace: dict, ids: list[int], plain_scores: np.ndarray, k: int) -> None:
+        """How far the tracker got: calls made, failed replies and why, path passages, and
+        whether the list differs from the plain question's dense list at all."""
+        dense_ids, _ = merge_ranking([], plain_scores, k, max(self.dense_pool, k))
+        hops = trace.get("hops") or []
+        calls = sum(1 for h in hops if "reply_text" in h or "reply" in h or
+                    str(h.get("stop", "")).startswith("tracker reply"))
+        failures = list(trace.get("reply_failures") or [])
+        if self.handling == "robust":
+            failures = [f"schema:{e['step']}" for e in trace.get("fallback", [])
+                        if e.get("step") != DENSE]
+        trace["hop_stats"] = {
+            "ner_entities": len(trace.get("mentions") or []),
+            "tracker_calls": calls,
+            "failed_replies": len(failures),
+            "failure_reasons": failures,
+            "path_passages": len(trace.get("path_passages") or []),
+            "differs_from_dense": [int(i) for i in ids] != [int(i) for i in dense_ids],
+        }
+
+    def run_metrics(self, rows: list[dict]) -> dict:
+        """NeuroPath's hop statistics over the run (from each row's trace.hop_stats)."""
+        stats = [(r.get("trace") or {}).get("hop_stats") for r in rows]
+        stats = [s for s in stats if s]
+        if not stats:
+            return {}
+        n = len(stats)
+        reasons: dict[str, int] = {}
+        for s in stats:
+            for why in s["failure_reasons"]:
+                reasons[why] = reasons.get(why, 0) + 1
+        calls = [s["tracker_calls"] for s in stats]
+        return {"neuropath_questions": n,
+                "neuropath_tracker_calls_mean": round(sum(calls) / n, 3),
+                "neuropath_tracker_calls_hist": {str(c): calls.count(c) for c in sorted(set(calls))},
+                "neuropath_second_hop_share": round(sum(c >= 2 for c in calls) / n, 4),
+                "neuropath_no_ner_share": round(sum(s["ner_entities"] == 0 for s in stats) / n, 4),
+                "neuropath_failed_replies": sum(s["failed_replies"] for s in stats),
+                "neuropath_failed_reply_reasons": dict(sorted(reasons.items())),
+                "neuropath_with_path_passages_share": round(sum(s["path_passages"] > 0 for s in stats) / n, 4),
+                "neuropath_differs_from_dense_share": round(sum(s["differs_from_dense"] for s in stats) / n, 4)}

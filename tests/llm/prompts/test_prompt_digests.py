@@ -17,6 +17,8 @@ from hopbench.llm.prompts import (
     keywords,
     neighbour_lines,
     neighbour_scores,
+    neuropath_ner,
+    neuropath_tracker,
     path_tracker,
     qa,
     qasa_entities,
@@ -55,6 +57,13 @@ CASES = {
         path_tracker.SCHEMA),
     "path_tracker_one_shot": lambda: _digest(path_tracker.messages(
         QUESTION, [path_tracker.render_path(TRIPLES[:1], None)], one_shot=True), path_tracker.SCHEMA),
+    "neuropath_tracker": lambda: _digest(neuropath_tracker.messages(
+        QUESTION, neuropath_tracker.render_paths(["kiruna->located in->sweden; "], ["sweden"])),
+        neuropath_tracker.SCHEMA),
+    "neuropath_tracker_one_shot": lambda: _digest(neuropath_tracker.messages(
+        QUESTION, neuropath_tracker.render_paths(["kiruna->located in->sweden; "], [None]), one_shot=True),
+        neuropath_tracker.SCHEMA),
+    "neuropath_ner": lambda: _digest(neuropath_ner.messages(QUESTION), neuropath_ner.SCHEMA),
     "openie_ner": lambda: _digest(llm_extractor.ner_messages(PASSAGES[0])),
     "openie_triples": lambda: _digest(llm_extractor.triple_messages(PASSAGES[0], ["Kiruna", "Sweden"])),
     "question_entities": lambda: _digest(question_entities.messages(QUESTION), question_entities.SCHEMA),
@@ -69,6 +78,9 @@ PINNED = {
     "keywords": "45e11e24aedcd602",
     "neighbour_lines": "5a8bd01eb0a7116e",
     "neighbour_scores": "f35a896b1a03b74c",
+    "neuropath_ner": "4030647f16b1180e",
+    "neuropath_tracker": "7635e07698244d38",
+    "neuropath_tracker_one_shot": "b1ed0c0d01398780",
     "openie_ner": "08e6e46e7270a727",
     "openie_triples": "57818d28ec83daa6",
     "path_tracker": "1dee7b0370b813bb",
