@@ -191,18 +191,20 @@ def compare(spec: str, args, py: Path) -> tuple[dict, dict]:
     res["speed_ratio_official_over_kernel_p50"] = (res["ms"]["official run_igraph_qafd"]["p50"]
                                                     / res["ms"]["hopbench kernel (code_flow_diffusion + ranking)"]["p50"])
     fixture = {"dataset": dataset_name, "graph": graph, "graph_key": kg.manifest.get("graph_key"),
-               "questions": []}
+               "official_commit": official_commit(Path(args.official_src)).splitlines()[2:3], "questions": []}
     for i in range(min(FIXTURE_QUESTIONS, n)):
         o = off["questions"][i]
-        xp = off["x"][i][kg.n_entities:]
-        top_nodes = np.argsort(-off["x"][i], kind="stable")[:20]
+        x = off["x"][i]
+        keep = range(kg.n_nodes) if kg.n_nodes <= 1000 else np.argsort(-x, kind="stable")[:50].tolist()
         fixture["questions"].append({
             "id": rows[i]["id"], "top10": [kg.passage_ids[j] for j in o["top"][:K]],
             "top10_scores": o["scores"][:K],
-            "x_top_nodes": {("e:" + kg.entity_names[j] if j < kg.n_entities else "p:" + kg.passage_ids[j - kg.n_entities]):
-                            float(off["x"][i][j]) for j in top_nodes.tolist()},
-            "x_passage_sum": float(xp.sum())})
+            "x": {node_name(kg, j): float(x[j]) for j in keep}})
     return res, fixture
+
+
+def node_name(kg, j: int) -> str:
+    return "e:" + kg.entity_names[j] if j < kg.n_entities else "p:" + kg.passage_ids[j - kg.n_entities]
 
 
 def markdown(res: dict) -> str:
@@ -251,7 +253,9 @@ def main() -> int:
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
     ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")))
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_qafd"))
-    ap.add_argument("--fixture", default=str(REPO / "tests" / "retrieve" / "data" / "official_qafd_musique.json"))
+    ap.add_argument("--fixture-run", default="musique_sub:spacy:3",
+                    help="the run whose official outputs become the test fixture (also compared)")
+    ap.add_argument("--fixture", default=str(REPO / "tests" / "retrieve" / "data" / "official_qafd_musique_sub.json"))
     ap.add_argument("--render-only", action="store_true")
     args = ap.parse_args()
     out = Path(args.out)
@@ -264,12 +268,13 @@ def main() -> int:
     py = ensure_venv(Path(args.venv))
     res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
            "official_commit": official_commit(Path(args.official_src)), "runs": []}
-    for spec in args.runs.split(","):
+    specs = [args.fixture_run] if args.fixture_run else []
+    for spec in specs + [s for s in args.runs.split(",") if s and s != args.fixture_run]:
         print(f"== {spec}", flush=True)
         r, fixture = compare(spec, args, py)
         res["runs"].append(r)
         print(json.dumps(r, indent=1), flush=True)
-        if spec.startswith("musique:spacy"):
+        if spec == args.fixture_run:
             Path(args.fixture).parent.mkdir(parents=True, exist_ok=True)
             Path(args.fixture).write_text(json.dumps(fixture, indent=1) + "\n")
     res["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
