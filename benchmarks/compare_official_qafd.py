@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compare_official_hipporag import compose, pct  # noqa: E402
 
-PINS = ["igraph==0.11.8", "texttable==1.7.0"]
+PINS = ["igraph==0.11.8", "texttable==1.7.0"]  # + compare_official_hipporag.PINS with --check-graph
 WORKER = Path(__file__).resolve().parent / "official_qafd_worker.py"
 K = 10
 FIXTURE_QUESTIONS = 10  # questions per run kept in the test fixture
@@ -146,6 +146,36 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
     return out
 
 
+def check_graph(spec: str, hop: dict, args, py: Path) -> dict:
+    """hopbench's reading of HippoRAG 2's igraph (kg/hipporag2_igraph.py) against the igraph the
+    official HippoRAG 2 package builds from the same triples and vectors (compare_official_hipporag.py's
+    worker, run in the same venv): vertex order, neighbour lists with multiplicity, and the weight
+    `get_eid` gives each pair."""
+    import compare_official_hipporag as cohr
+
+    from hopbench.kg.hipporag2_igraph import multigraph
+
+    kg, r = hop["kg"], hop["retriever"]
+    dataset = hop["dataset"]
+    r.services.encode_questions(list(dataset.questions))
+    work = Path(args.work_dir) / (spec.replace(":", "_") + "_hipporag")
+    docs = cohr.export_inputs(work, dataset, hop["cfg"], kg, r.services)
+    cohr.run_worker(py, work, "0")
+    z = np.load(work / "official_edges.npz", allow_pickle=False)
+    kinds, contents = z["kind"].tolist(), z["content"].tolist()
+    doc_index = {d: i for i, d in enumerate(docs)}
+    to_ours = np.array([kg.entity_index(c) if k == "entity" else kg.n_entities + doc_index[c]
+                        for k, c in zip(kinds, contents)], dtype=np.int64)
+    off = multigraph(kg.n_nodes, to_ours[z["src"]], to_ours[z["dst"]], z["weight"].astype(np.float64))
+    ours = r.graph
+    same_rows = bool(np.array_equal(off.indptr, ours.indptr) and np.array_equal(off.indices, ours.indices))
+    dw = np.abs(off.weight - ours.weight) if same_rows else np.array([np.inf])
+    return {"vertex_order_identical": bool(np.array_equal(to_ours, np.arange(kg.n_nodes))),
+            "official_edges": int(len(z["src"])), "hopbench_edges": int(len(hop["entries"][0])),
+            "neighbour_lists_identical": same_rows, "max_abs_pair_weight_difference": float(dw.max()),
+            "pairs_weight_differs_over_1e-6": int((dw > 1e-6).sum() // 2)}
+
+
 def inside_tie(ours: list[int], off: list[int], off_scores: list[float], our_scores: list[float]) -> bool:
     """Differences only among passages of exactly equal score (as the official scores them)."""
     if sorted(ours) != sorted(off) and off_scores[K - 1] != off_scores[min(K, len(off_scores) - 1)]:
@@ -188,6 +218,8 @@ def compare(spec: str, args, py: Path) -> tuple[dict, dict]:
                "hopbench retrieve (seeds + kernel)": pct([r["retrieve_ms"] for r in rows])},
         "hopbench_prepare_s": hop["prepare_s"], "worker_s": worker_s, "official_versions": off["versions"],
     }
+    if args.check_graph:
+        res["graph_vs_hipporag_package"] = check_graph(spec, hop, args, py)
     res["speed_ratio_official_over_kernel_p50"] = (res["ms"]["official run_igraph_qafd"]["p50"]
                                                     / res["ms"]["hopbench kernel (code_flow_diffusion + ranking)"]["p50"])
     fixture = {"dataset": dataset_name, "graph": graph, "graph_key": kg.manifest.get("graph_key"),
@@ -237,6 +269,12 @@ def markdown(res: dict) -> str:
     L += ["", "Graphs: " + "; ".join(f"{g['dataset']}/{g['graph']} `{g['graph_key']}`: {g['nodes']:,} vertices "
                                      f"({g['entities']:,} entities), {g['igraph_edges']:,} igraph edges; hopbench "
                                      f"config `{g['config_hash']}`" for g in res["runs"]) + ".", "",
+          *[f"Graph check ({g['dataset']}/{g['graph']}), hopbench's reading of HippoRAG 2's igraph against the one "
+            f"the official `hipporag==2.0.0a4` package builds from the same triples and vectors: vertex order identical "
+            f"{c['vertex_order_identical']}, {c['official_edges']:,} vs {c['hopbench_edges']:,} edges, neighbour lists "
+            f"(with parallel edges) identical {c['neighbour_lists_identical']}, pair weights as `get_eid` reads them: "
+            f"max difference {c['max_abs_pair_weight_difference']:.3g}, {c['pairs_weight_differs_over_1e-6']} pairs over 1e-6.\n"
+            for g in res["runs"] if (c := g.get("graph_vs_hipporag_package"))],
           "Random draws: QAFD-RAG's `IGraphQAFD.__init__` calls `random.seed(42)` for every question, so "
           "its draws never depend on earlier questions; hopbench uses a `random.Random(42)` per question, "
           "which is the same sequence. Reproducing a run-wide generator is therefore not needed and costs "
@@ -257,6 +295,9 @@ def main() -> int:
                     help="the run whose official outputs become the test fixture (also compared)")
     ap.add_argument("--fixture", default=str(REPO / "tests" / "retrieve" / "data" / "official_qafd_musique_sub.json"))
     ap.add_argument("--render-only", action="store_true")
+    ap.add_argument("--check-graph", action="store_true",
+                    help="also build the igraph with the official HippoRAG 2 package (its pins installed in "
+                         "the same venv) and compare it with hopbench's reading")
     args = ap.parse_args()
     out = Path(args.out)
     if args.render_only:
@@ -265,6 +306,9 @@ def main() -> int:
         print(text)
         return 0
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "official-qafd")
+    if args.check_graph:
+        import compare_official_hipporag as cohr
+        PINS[:] = sorted(set(PINS) | set(cohr.PINS))
     py = ensure_venv(Path(args.venv))
     res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
            "official_commit": official_commit(Path(args.official_src)), "runs": []}
