@@ -51,10 +51,8 @@ def test_execute_runs_each_graph_retriever(retriever, tmp_path, data_dir, cache_
                    f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub")
     metrics = execute(cfg)
     assert metrics["n_questions"] == 3 and metrics["retriever"] == retriever
-    # retriever=hipporag is run on HippoRAG 2's own graph construction, the others on hopbench's
-    assert metrics["graph"] == ("spacy/hipporag2" if retriever == "hipporag" else "spacy")
-    # retriever=hipporag is run on HippoRAG 2's own graph construction, the others on hopbench's
-    assert metrics["graph"] == ("spacy/hipporag2" if retriever == "hipporag" else "spacy")
+    # hipporag and flow_diffusion_code run on HippoRAG 2's own graph construction, the others on hopbench's
+    assert metrics["graph"] == ("spacy/hipporag2" if retriever in ("hipporag", "flow_diffusion_code") else "spacy")
     assert 0.0 < metrics["recall@5"] <= 1.0
     run = next(p for p in (tmp_path / "runs" / "musique_sub" / retriever).iterdir()
                if not p.name.startswith("."))  # not the run lock beside it

@@ -38,12 +38,14 @@ def test_a_composed_config_holds_every_setting_and_an_unlisted_one_only_where_se
     assert _retriever_cfg("hipporag_hb")["graph_construction"] == "hopbench"
     assert _retriever_cfg("catrag", "llm=none")["graph_construction"] == "hipporag2"
     assert _retriever_cfg("catrag_hb", "llm=none")["graph_construction"] == "hopbench"
-    for other in ("hipporag1", "flow_diffusion_code"):
+    for other in ("hipporag1",):
         assert "graph_construction" not in _retriever_cfg(other, "llm=none")
+    assert _retriever_cfg("flow_diffusion_code")["graph_construction"] == "hipporag2"
 
 
 def test_the_graph_construction_follows_the_retriever():
     for name, construction in (("hipporag", "hipporag2"), ("hipporag_hb", "hopbench"),
+                               ("flow_diffusion_code", "hipporag2"),
                                ("catrag", "hipporag2"), ("catrag_code", "hipporag2"),
                                ("catrag_hb", "hopbench"), ("dense", "hopbench")):
         cfg = load_config([f"retriever={name}"])

@@ -9,10 +9,12 @@ question_phrases`), else the question itself; the N best are the seeds. An LLM r
 never matches its schema, or names no keyword, falls back to the question phrases, and a
 question without seeds to the dense ranking; both are recorded in ``trace["fallback"]``.
 
-Code defaults (``variant: code``, flow_diffusion_code.yaml; QAFD-RAG's HippoRAG pipeline):
-HippoRAG 2's seeds (fact filter, phrase weights, 0.05 x dense on passages) on the HippoRAG
-graph weights, α = 2, the kernel's "code" variant (product weights on (cos+1)/2, ΣT = 10,
-warm start, step 0.2).
+This is hopbench's reading of the paper (docs/methods/qafd.md): no QAFD pipeline ranks passages
+by one joint diffusion. The authors' code is `flow_diffusion_code` (qafd_code.py).
+``variant: code`` (no config uses it; the earlier `flow_diffusion_code`) runs the vectorised
+kernel with some of the code's settings (product weights on (cos+1)/2, ΣT = 10, warm start, step
+0.2) but Jacobi sweeps, distinct-neighbour degrees and x divided by the query-aware degree: it is
+not the authors' computation.
 
 With α >= 1 the problem has no finite optimum (the source mass exceeds the capacity), so
 both stop after `max_pushes` node-pushes (the QAFD code's ``max_iterations = 500``); the

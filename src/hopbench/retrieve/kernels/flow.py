@@ -39,7 +39,8 @@ says whether the ε criterion was met. `is_bounded` checks it up front.
 Named variants (`QAFD_VARIANTS`, used by `qafd`):
 - "paper": Hybrid weights w̄ = H_uv·(a + b(s_u + s_v)) with a = 1, b = 1/4, s = cosine,
   T_v = deg(v), Δ = α·ΣT split over seeds by seed weight, x₀ = 0, full step.
-- "code" (Tarzanagh/QAFD-RAG ``src/passage_entity/graph_adapter.py`` IGraphQAFD and
+- "code" (an approximation, not the authors' computation, which is kernels/qafd_code.py;
+  read from Tarzanagh/QAFD-RAG ``src/passage_entity/graph_adapter.py`` IGraphQAFD and
   ``src/retrievers/flow_diffusion.py``): "multiply" weights w·s_u·s_v with
   s = (cos + 1)/2, T_v = max(deg, 1) rescaled so ΣT = 10, seed weights < 1e-5 dropped,
   x₀ from a 2-step lazy random walk from the seed distribution

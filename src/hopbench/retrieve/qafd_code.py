@@ -1,0 +1,78 @@
+"""`flow_diffusion_code`: QAFD as its authors' retrieval code computes it (docs/methods/qafd.md).
+
+Tarzanagh/QAFD-RAG ``src/passage_entity/retriever.py`` (``_graph_search``), the pipeline of
+their 2Wiki log: HippoRAG 2's seeds on HippoRAG 2's graph (graph.construction=hipporag2),
+with ``linking_top_k = 10`` candidate facts, the fact filter (on when an LLM is configured),
+the 10 best entities and 0.05 x min-max dense on every passage; then ``IGraphQAFD`` (the push
+loop of kernels/qafd_code.py) with ``config.py``'s settings (α = 2, ε = 0.01, 500 iterations,
+"multiply" weights, step 0.2, seed 42); passages by x at their node, in the code's order.
+
+Where their retriever departs from HippoRAG 2: a filter that keeps no fact gives the
+candidate facts unfiltered (not the dense ranking); that is recorded in ``trace["fallback"]``
+(step ``fact_filter``). The dense ranking is used only when no seed weight is left.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hopbench.fallback import DENSE, has_fallback, record_fallback
+from hopbench.kg.hipporag2_igraph import hipporag2_multigraph
+from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.graph_common import order_by, to_retrieval
+from hopbench.retrieve.hipporag import HippoRAGSeeding
+from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion, rank_passages
+
+
+class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
+    """HippoRAG 2 seeds -> the code's push loop -> passages by x (module docstring)."""
+
+    needs_graph = True
+    pinned = {"seeding": "hipporag2"}
+
+    def __init__(self, *,
+                 alpha: float = 2.0,           # config.py qafd_alpha: source mass α·ΣT
+                 epsilon: float = 0.01,        # qafd_epsilon: a node pushes while mass > T + ε
+                 max_iterations: int = 500,    # qafd_max_iterations (iterations, one push each)
+                 step_size: float = 0.2,       # qafd_step_size: x_v += step·excess / Σ w
+                 threshold: float = 1e-5,      # IGraphQAFD: seed weights below it are dropped
+                 warm_steps: int = 2,          # qa_warm_steps: lazy-walk warm start of x
+                 random_seed: int = 42,        # qafd_random_seed: reseeded for every question
+                 graph_construction: str = "hipporag2",  # the graph the code walks
+                 **hipporag) -> None:
+        """``**hipporag``: HippoRAGSeeding's settings (the config sets QAFD-RAG's linking_top_k 10)."""
+        super().__init__(**hipporag, **self.pinned)
+        self.alpha, self.epsilon, self.max_iterations = alpha, epsilon, max_iterations
+        self.step_size, self.threshold, self.warm_steps = step_size, threshold, warm_steps
+        self.random_seed, self.graph_construction = random_seed, graph_construction
+
+    def prepare(self, kg, services: Services) -> None:
+        super().prepare(kg, services)
+        self.graph = hipporag2_multigraph(kg)
+        self.node_emb = np.concatenate([np.asarray(kg.entity_embeddings, dtype=np.float32),
+                                        np.asarray(services.passage_embeddings, dtype=np.float32)])
+
+    def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
+        kept = super()._filter(question, candidates, trace)
+        if kept.size == 0:  # retriever.py: "Reranker rejected all facts -> use top facts by score"
+            record_fallback(trace, "fact_filter", "no fact kept: the candidate facts unfiltered "
+                                                  "(QAFD-RAG's retriever)")
+            return candidates
+        return kept
+
+    def retrieve(self, question, k: int) -> Retrieval:
+        reset, dense, trace = self.reset_vector(question)
+        trace["variant"] = "code"
+        if reset is None:
+            if not has_fallback(trace, DENSE):
+                record_fallback(trace, DENSE, "no seed")
+            return to_retrieval(self.kg.passage_ids, order_by(dense, dense), dense, k, trace)
+        q = np.asarray(self.services.query_embedding(question), dtype=np.float32)
+        res = code_flow_diffusion(self.graph, reset, self.node_emb, q, alpha=self.alpha,
+                                  epsilon=self.epsilon, max_iterations=self.max_iterations,
+                                  step_size=self.step_size, threshold=self.threshold,
+                                  warm_steps=self.warm_steps, seed=self.random_seed)
+        order, scores = rank_passages(res.x[self.kg.n_entities:])
+        trace.update({"converged": res.converged, "iterations": res.iterations, "pushes": res.pushes,
+                      "seed_nodes": res.seeds})
+        return to_retrieval(self.kg.passage_ids, order, scores, k, trace)

@@ -1,0 +1,68 @@
+"""`flow_diffusion_code` against what QAFD-RAG's own code computed on the same inputs.
+
+tests/retrieve/data/official_qafd_musique_sub.json was written by
+benchmarks/compare_official_qafd.py: the authors' ``run_igraph_qafd`` (Tarzanagh/QAFD-RAG
+``src/passage_entity/graph_adapter.py``, commit in the file) on the hipporag2 graph of the
+18-passage MuSiQue sub-corpus, hopbench's HippoRAG 2 seeds (fact filter off) and MiniLM vectors.
+Tolerance: x within 1e-12 at every vertex (the benchmark found them bit-identical), the
+top-10 identical.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hopbench.errors import HopbenchError
+from hopbench.retrieve.qafd_code import QAFDCodeRetriever
+
+FIXTURE = Path(__file__).parent / "data" / "official_qafd_musique_sub.json"
+
+
+@pytest.fixture(scope="module")
+def kg2(musique_sub, encoder, cache_dir):
+    from hopbench.kg import load_or_build
+
+    return load_or_build(musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir)
+
+
+def _node(kg, name: str) -> int:
+    kind, key = name.split(":", 1)
+    return kg.entity_names.index(key) if kind == "e" else kg.n_entities + kg.passage_ids.index(key)
+
+
+def test_matches_the_authors_code(kg2, services, musique_sub):
+    from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion
+
+    fx = json.loads(FIXTURE.read_text())
+    assert kg2.manifest["graph_key"] == fx["graph_key"], "the sub-corpus graph changed: rerun the benchmark"
+    r = QAFDCodeRetriever(filter=False, linking_top_k=10, top_phrases=10)
+    r.prepare(kg2, services)
+    by_id = {q.id: q for q in musique_sub.questions}
+    assert len(fx["questions"]) == 3
+    for row in fx["questions"]:
+        q = by_id[row["id"]]
+        assert r.retrieve(q, 10).passage_ids == row["top10"]
+        reset, _, _ = r.reset_vector(q)
+        x = code_flow_diffusion(r.graph, reset, r.node_emb, np.asarray(services.query_embedding(q), np.float32)).x
+        ours = np.array([x[_node(kg2, n)] for n in row["x"]])
+        assert len(row["x"]) == kg2.n_nodes
+        np.testing.assert_allclose(ours, np.array(list(row["x"].values())), rtol=0, atol=1e-12)
+
+
+def test_needs_the_hipporag2_graph(musique_kg, services):
+    with pytest.raises(HopbenchError, match="hipporag2"):
+        QAFDCodeRetriever(filter=False).prepare(musique_kg, services)
+
+
+def test_an_empty_filter_keeps_the_candidates(kg2, services, musique_sub, scripted_llm):
+    """QAFD-RAG's retriever: no fact kept -> the candidate facts, recorded as a fallback."""
+    r = QAFDCodeRetriever(filter=True, llm_name="local", linking_top_k=10, top_phrases=10)
+    services.llm = scripted_llm({"selected": []})
+    r.prepare(kg2, services)
+    res = r.retrieve(musique_sub.questions[0], 5)
+    assert [f["step"] for f in res.trace["fallback"]] == ["fact_filter"]
+    assert len(res.trace["facts"]) == 10 and res.trace["pushes"] > 0
