@@ -40,6 +40,13 @@ def request_key(model_identity: str, messages: list[dict], params: dict, schema:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     text: str
@@ -58,6 +65,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, check_same_thread=False,
                                      isolation_level=None)
+        # a row that is not valid UTF-8 (written by an older version, or damaged) is read with
+        # its bad bytes as lone surrogates, which the client's check refuses: a miss, not a crash
+        self._conn.text_factory = _text
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
