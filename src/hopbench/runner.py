@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.compose import build_dataset, build_llm, build_reader, build_retriever, build_services
 from hopbench.data.schema import Dataset, Question
 from hopbench.errors import HopbenchError
-from hopbench.evaluate.costs import cost_summary
+from hopbench.evaluate.costs import cost_summary, llm_totals
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate
 from hopbench.kg.settings import graph_label
@@ -203,7 +203,7 @@ def run_metrics(job: Job) -> dict:
     })
     metrics.update(p.retriever.run_metrics(done))  # the method's own counts (Retriever.run_metrics)
     if job.llm is not None:
-        metrics.update(job.llm.stats_dict())
+        metrics.update(llm_totals(done))  # every row's, not this process's (a resumed run)
     metrics.update(cost_summary(done))
     metrics.update(fallback_summary(done))
     if warning := fallback_warning(metrics):
