@@ -68,9 +68,14 @@ def save_npy(path: str | Path, array: np.ndarray) -> None:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
     data = buf.getbuffer()
-    write_text(sidecar(path), digest_bytes(data) + "\n")
-    with atomic_path(path, suffix=".npy") as tmp, open(tmp, "wb") as fh:
-        fh.write(data)
+    try:
+        write_text(sidecar(path), digest_bytes(data) + "\n")
+        with atomic_path(path, suffix=".npy") as tmp, open(tmp, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:  # write() names no file: say which
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
 
 
 def load_npy(path: str | Path) -> np.ndarray:

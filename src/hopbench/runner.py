@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -212,6 +213,16 @@ def run_metrics(job: Job) -> dict:
 
 
 # ---- the run -----------------------------------------------------------------------------
+@contextmanager
+def _named(folder: Path):
+    """An OSError raised by a write that did not say to which file (a full disk: `write()`
+    names none) gets the run folder, so the one line the user sees says where."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(folder)) from exc
+        raise
 def _completed(store: RunStore) -> dict:
     log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
     return json.loads(store.metrics_path.read_text())
@@ -223,7 +234,7 @@ def execute(cfg: DictConfig) -> dict:
     if p.skip:
         return _completed(p.store)
     llm, reader = build_models(p)
-    with p.store.lock():
+    with _named(p.store.dir), p.store.lock():
         if p.skip:  # finished by the launch this one waited for
             return _completed(p.store)
         job = prepare(p, llm, reader)
