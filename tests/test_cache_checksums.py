@@ -175,3 +175,20 @@ def test_a_damaged_sqlite_file_is_one_line_naming_it(tmp_path, damage):
     assert not isinstance(exc.value, sqlite3.Error)
 
 
+
+
+def test_a_digest_names_its_algorithm_and_either_is_read(tmp_path):
+    """XXH3 when xxhash is installed, BLAKE2b otherwise: a file written with one is checked
+    with the one its digest names."""
+    from hopbench import checksum
+
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    path = tmp_path / "a.npy"
+    checksum.save_npy(path, arr)
+    assert checksum.sidecar(path).read_text().startswith(
+        "xxh3_128:" if checksum.ALGORITHM == "xxh3_128" else tuple("0123456789abcdef"))
+    checksum.sidecar(path).write_text(checksum.digest_bytes(path.read_bytes(), "blake2b") + "\n")
+    assert np.array_equal(checksum.load_npy(path), arr)
+    _flip(path, at=0.9, n=2)
+    with pytest.raises(checksum.Damaged, match="do not match"):
+        checksum.load_npy(path)
