@@ -76,8 +76,8 @@ def main() -> None:
     (res / "cache_checksums.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / "cache_checksums.md").write_text(
         "# Cost of cache checksums at load (issue #28 item 5)\n\n"
-        f"`python benchmarks/bench_cache_checksums.py --repeats {args.repeats}`; BLAKE2b-128 "
-        f"(hashlib). Machine shared with other helpers' jobs, load average {out['load_average']}.\n\n"
+        f"`python benchmarks/bench_cache_checksums.py --repeats {args.repeats}`; {checksum.ALGORITHM} "
+        f"digests. Machine shared with other helpers' jobs, load average {out['load_average']}.\n\n"
         f"| what | bytes | with checks (s) | checks alone / plain (s) | ratio |\n|---|---|---|---|---|\n"
         f"| graph load ({out['dataset']}, {graph.name}) | {size} | {t_load:.3f} | {t_verify:.3f} | "
         f"{out['ratio_with_over_without']:.2f} |\n"
