@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def _alive(pids) -> list[int]:
 
 
 @pytest.mark.slow
-def test_kill_9_of_a_parallel_multirun_ends_its_jobs(tmp_path, data_dir, child_env):
+def test_kill_9_of_a_parallel_multirun_ends_its_jobs(tmp_path, data_dir, cache_dir, child_env):
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
 
     def respond(body):
@@ -42,9 +43,9 @@ def test_kill_9_of_a_parallel_multirun_ends_its_jobs(tmp_path, data_dir, child_e
     srv = ScriptedServer(respond=respond)
     cmd = [sys.executable, "-m", "hopbench.run", "-m", "hydra/launcher=local_parallel",
            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-           f"paths.cache_dir={tmp_path / 'cache'}", "progress=false", "dataset=musique",
+           f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique",
            "dataset.limit=60", "retriever=oracle", "reader=qa", "llm=server",
-           f"llm.base_url={srv.base_url}", "llm.model=scripted", "top_k=3,5"]
+           f"llm.base_url={srv.base_url}", f"llm.model=lifetime-{uuid.uuid4().hex[:8]}", "top_k=3,5"]
     workers: list[int] = []
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=child_env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
