@@ -4,7 +4,7 @@
 
 Four scenarios, each against a reference computed without interruption in folders of its own:
 
-  llm-run     retriever=oracle reader=qa llm=server concurrency=4 on 24 MuSiQue questions, against
+  llm-run     retriever=oracle reader=qa llm=server concurrency=4 on 60 MuSiQue questions, against
               a fake OpenAI-compatible server on 127.0.0.1 (plumbing only: its answers are fixed);
               killed once the server has seen a seeded number of requests
   graph       a cold knowledge-graph build (retriever=spreading_activation, empty cache folder),
@@ -118,15 +118,16 @@ def launch(cmd: list[str], cwd: Path, kill=None) -> dict:
             "stderr_tail": err[-500:] if proc.returncode not in (0, -9) else ""}
 
 
-def normalise_row(row: dict) -> dict:
-    row.pop("latency_ms", None)
-    for key in ("trace", "reader_trace"):
-        t = row.get(key)
-        if isinstance(t, dict):
-            t.pop("timings", None)
-            if isinstance(t.get("llm_cost"), dict):
-                for k in VOLATILE_COST:
-                    t["llm_cost"].pop(k, None)
+VOLATILE_KEYS = {"latency_ms", "latency_s", "cached", "timings", *VOLATILE_COST}
+
+
+def normalise_row(row):
+    """The row without what an interruption changes by design: timings, and whether an LLM
+    reply came from the cache (anywhere in it: a trace's `calls` record both per call)."""
+    if isinstance(row, dict):
+        return {k: normalise_row(v) for k, v in row.items() if k not in VOLATILE_KEYS}
+    if isinstance(row, list):
+        return [normalise_row(v) for v in row]
     return row
 
 
@@ -163,7 +164,7 @@ def by_seconds(s: float):
 def scenario_runs(name: str, work: Path, points: list, server: FakeLLM) -> dict:
     """llm-run, graph or multirun: reference, then the killed series, then the comparison."""
     llm = ["retriever=oracle", "reader=qa", "llm=server", f"llm.base_url={server.base_url}",
-           "llm.model=kill9", "dataset=musique", "dataset.limit=24", "concurrency=4"]
+           "llm.model=kill9", "dataset=musique", "dataset.limit=60", "concurrency=4"]
     if name == "llm-run":
         extra, multi = llm, False
     elif name == "multirun":
@@ -236,7 +237,7 @@ def main() -> None:
     points: dict[str, list] = {n: [] for n in names}
     for i in range(args.points):
         n = names[i % len(names)]
-        points[n].append(rng.randint(1, 20) if n in ("llm-run", "multirun")
+        points[n].append(rng.randint(1, 10) if n in ("llm-run", "multirun")
                          else round(rng.uniform(2.0, 40.0 if n == "graph" else 8.0), 1))
     server = FakeLLM()
     work = Path(tempfile.mkdtemp(prefix="hopbench-kill9-"))
