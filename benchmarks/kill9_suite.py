@@ -186,7 +186,7 @@ def scenario_runs(name: str, work: Path, points: list, server: FakeLLM) -> dict:
         kills.append({"point": p, **res})
     final = launch(run_cmd(test, test / "cache", *extra, multirun=multi), test)
     a, b = snapshot(ref / "runs"), snapshot(test / "runs")
-    return {"scenario": name, "kills": kills, "final_rc": final["rc"],
+    return {"scenario": name, "reference_seconds": r["seconds"], "kills": kills, "final_rc": final["rc"],
             "runs_compared": sorted(a), "identical": a == b and bool(a),
             "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
             "incomplete_after": incomplete(test / "runs")}
@@ -264,7 +264,8 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")
     lines = [f"# kill -9 suite (seed {args.seed}, {args.points} points, {n_kills} kills landed)", "",
-             f"`python benchmarks/kill9_suite.py --seed {args.seed} --points {args.points}`; "
+             f"`python benchmarks/kill9_suite.py --seed {args.seed} --points {args.points} "
+             f"--scenarios {args.scenarios}`; "
              f"{summary['minutes']} min, load average at the end {summary['load_average']}.", "",
              "| scenario | kill points | kills landed | identical after relaunch | incomplete / .tmp left |",
              "|---|---|---|---|---|"]

@@ -37,23 +37,23 @@ def test_kill_9_of_a_parallel_multirun_ends_its_jobs(tmp_path, data_dir, cache_d
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
 
     def respond(body):
-        time.sleep(1.0)  # each question takes a second: the jobs outlive the kill by far
+        time.sleep(3.0)  # each question takes 3 s: the jobs outlive the kill by far
         return reply(json.dumps({"reasoning": "r", "answer": "x"}))
 
     srv = ScriptedServer(respond=respond)
     cmd = [sys.executable, "-m", "hopbench.run", "-m", "hydra/launcher=local_parallel",
            f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique",
-           "dataset.limit=60", "retriever=oracle", "reader=qa", "llm=server",
+           "dataset.limit=12", "retriever=oracle", "reader=qa", "llm=server",
            f"llm.base_url={srv.base_url}", f"llm.model=lifetime-{uuid.uuid4().hex[:8]}", "top_k=3,5"]
     workers: list[int] = []
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=child_env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 600
-        while len(srv.requests) < 4 and proc.poll() is None and time.monotonic() < deadline:
+        deadline = time.monotonic() + 900
+        while len(srv.requests) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert proc.poll() is None and len(srv.requests) >= 4
+        assert proc.poll() is None and len(srv.requests) >= 2
         workers = [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
         assert workers
         os.kill(proc.pid, signal.SIGKILL)
