@@ -191,7 +191,10 @@ def finish(job: Job) -> dict:
 def run_metrics(job: Job) -> dict:
     """The scores of every row, the run's identity, timings, the retriever's own counts
     (`Retriever.run_metrics`), costs and software versions."""
-    p, cfg, done = job.plan, job.plan.cfg, job.done
+    p, cfg = job.plan, job.plan.cfg
+    # in id order, not the order questions finished (concurrency, resumption): float sums are
+    # then the same to the last bit however the run was interrupted
+    done = sorted(job.done, key=lambda r: str(r["id"]))
     metrics = aggregate(done)
     metrics.update({
         "dataset": p.dataset.name, "retriever": cfg.retriever.name, "config_hash": p.config_hash,
