@@ -22,7 +22,7 @@ from tqdm import tqdm
 from hopbench.concurrency import completed
 from hopbench.evaluate.score import score_question
 from hopbench.progress import LLMProgress
-from hopbench.records import COST_KEYS, Row
+from hopbench.records import COST_KEYS, EVENT_KEYS, Row
 
 
 def run_questions(todo: list, answer_one: Callable, on_row: Callable[[dict], None], *,
@@ -66,6 +66,8 @@ def cost_scope(llm):
 
 
 def llm_cost(scope) -> dict:
-    """LLM calls, tokens, seconds and cache hits counted in one question's `cost_scope`."""
+    """LLM calls, tokens, seconds and cache hits counted in one question's `cost_scope`, and its
+    failure counters that are not 0 (so rows without any keep the bytes they always had)."""
     d = scope.as_dict()
-    return {k: round(d[k], 3) if "seconds" in k else d[k] for k in COST_KEYS}
+    cost = {k: round(d[k], 3) if "seconds" in k else d[k] for k in COST_KEYS}
+    return {**cost, **{k: d[k] for k in EVENT_KEYS if d.get(k)}}

@@ -42,6 +42,9 @@ LLM_CACHED_SECONDS = "llm_cached_seconds"    # what the cache hits had cost when
 # the counters of one question's `llm_cost`, in the order a row writes them
 COST_KEYS = (LLM_CALLS, LLM_CACHE_HITS, LLM_PROMPT_TOKENS, LLM_COMPLETION_TOKENS, LLM_SECONDS,
              LLM_CACHED_SECONDS)
+# the failure counters (`hopbench.llm.client`): a row's `llm_cost` holds those that are not 0
+EVENT_KEYS = ("llm_failures", "llm_format_retries", "llm_timeouts", "llm_rate_limited",
+              "llm_context_overflows", "llm_bad_responses", "llm_server_errors")
 # derived in metrics.json's per-question summary
 LLM_TOKENS = "llm_tokens"                        # prompt + completion
 LLM_SECONDS_UNCACHED = "llm_seconds_uncached"    # seconds + cached seconds: an uncached run's cost

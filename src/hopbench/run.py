@@ -9,13 +9,16 @@ An entry point only: the run is `hopbench.runner.execute`, the objects it runs a
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
 
 import hydra
 from omegaconf import DictConfig
 
 from hopbench.errors import HopbenchError
+from hopbench.lifetime import die_with_parent
 from hopbench.paths import CONFIG_DIR
 from hopbench.private import private_umask
 from hopbench.runner import execute
@@ -26,13 +29,50 @@ log = logging.getLogger("hopbench.run")
 SUMMARY_KEYS = ["n_questions", "n_retrieval_scored", "recall@2", "recall@5", "fcr@5", "em", "f1", "latency_ms_p50"]
 
 
+# the pid of the process that launched the jobs, for the job processes of a local launcher
+LAUNCHER_PID = "HOPBENCH_LAUNCHER_PID"
+
+
+def main() -> None:
+    """The command: a run, or a multirun of them (Hydra parses the command line)."""
+    os.environ[LAUNCHER_PID] = str(os.getpid())
+    _job()
+
+
+def end_with_the_launcher() -> None:
+    """A job in a process of the joblib launcher (`hydra/launcher=local_parallel`) ends when the
+    multirun's process ends, even by kill -9: those processes are its children, and nothing
+    else would stop them (they went on computing for minutes, a loaded model each)."""
+    launcher = os.environ.get(LAUNCHER_PID)
+    if not launcher or int(launcher) == os.getpid():
+        return  # the launching process itself (a single run, or Hydra's basic launcher)
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        target = str(HydraConfig.get().launcher.get("_target_", ""))
+    except (ValueError, AttributeError):
+        return
+    if "joblib" in target.lower():
+        die_with_parent(int(launcher))  # exits at once if it is already gone
+
+
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
-def main(cfg: DictConfig) -> None:
+def _job(cfg: DictConfig) -> None:
+    end_with_the_launcher()
     try:
         metrics = execute(cfg)
     except HopbenchError as exc:
         log.error("%s", exc)
         print(f"hopbench: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO):
+            raise
+        # a full disk, a quota, a read-only or failing file system: what and where, once
+        where = f"{exc.filename}: " if exc.filename else ""
+        log.error("%s%s", where, exc.strerror)
+        print(f"hopbench: error: {where}{exc.strerror} (nothing was marked complete; free space "
+              f"and run the same command to resume)", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:  # the runner said what was kept and how to resume
         print("hopbench: interrupted", file=sys.stderr)

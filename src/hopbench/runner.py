@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -26,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.compose import build_dataset, build_llm, build_reader, build_retriever, build_services
 from hopbench.data.schema import Dataset, Question
 from hopbench.errors import HopbenchError
-from hopbench.evaluate.costs import cost_summary
+from hopbench.evaluate.costs import cost_summary, llm_totals
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate
 from hopbench.kg.settings import graph_label
@@ -192,7 +193,10 @@ def finish(job: Job) -> dict:
 def run_metrics(job: Job) -> dict:
     """The scores of every row, the run's identity, timings, the retriever's own counts
     (`Retriever.run_metrics`), costs and software versions."""
-    p, cfg, done = job.plan, job.plan.cfg, job.done
+    p, cfg = job.plan, job.plan.cfg
+    # in id order, not the order questions finished (concurrency, resumption): float sums are
+    # then the same to the last bit however the run was interrupted
+    done = sorted(job.done, key=lambda r: str(r["id"]))
     metrics = aggregate(done)
     metrics.update({
         "dataset": p.dataset.name, "retriever": cfg.retriever.name, "config_hash": p.config_hash,
@@ -205,7 +209,7 @@ def run_metrics(job: Job) -> dict:
     })
     metrics.update(p.retriever.run_metrics(done))  # the method's own counts (Retriever.run_metrics)
     if job.llm is not None:
-        metrics.update(job.llm.stats_dict())
+        metrics.update(llm_totals(done))  # every row's, not this process's (a resumed run)
     metrics.update(cost_summary(done))
     metrics.update(fallback_summary(done))
     if warning := fallback_warning(metrics):
@@ -214,6 +218,16 @@ def run_metrics(job: Job) -> dict:
 
 
 # ---- the run -----------------------------------------------------------------------------
+@contextmanager
+def _named(folder: Path):
+    """An OSError raised by a write that did not say to which file (a full disk: `write()`
+    names none) gets the run folder, so the one line the user sees says where."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(folder)) from exc
+        raise
 def _completed(store: RunStore) -> dict:
     log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
     return json.loads(store.metrics_path.read_text())  # readable: `store.complete` checked it
@@ -229,7 +243,7 @@ def execute(cfg: DictConfig) -> dict:
         p.store.tidy()  # a killed force=true rerun's staging folder, if no one is working on it
         return _completed(p.store)
     llm, reader = build_models(p)
-    with p.store.lock():
+    with _named(p.store.dir), p.store.lock():
         if p.skip:  # finished by the launch this one waited for
             return _completed(p.store)
         job = prepare(p, llm, reader)

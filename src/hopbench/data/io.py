@@ -160,7 +160,20 @@ def check_value(path, record_label, name: str, value: Any, kind: type | tuple[ty
         raise DataError(path, record_label, name, f"expected {_expected(kind)}, got {_type_name(value)} {value!r:.60}")
     if non_empty and isinstance(value, (str, list)) and not (value.strip() if isinstance(value, str) else value):
         raise DataError(path, record_label, name, "is empty")
+    if isinstance(value, str):
+        check_unicode(path, record_label, name, value)
     return value
+
+
+def check_unicode(path, record_label, name: str, text: str) -> str:
+    """`text`, when it is valid Unicode. JSON can escape a lone surrogate ("\\ud83d"), which no
+    UTF-8 file, cache key or prompt can hold: refused here, not as a crash later in the run."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DataError(path, record_label, name, f"not valid Unicode text: a lone surrogate "
+                                                  f"U+{ord(text[exc.start]):04X} at character {exc.start}") from None
+    return text
 
 
 def list_field(path, record_label, rec: Any, name: str, element: type | tuple[type, ...], *,

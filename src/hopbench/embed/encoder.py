@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hopbench.atomic import save_npy
+from hopbench import checksum
 from hopbench.embed.onnx_backend import BACKENDS
 from hopbench.errors import HopbenchError
 
@@ -121,7 +121,7 @@ class Encoder:
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())
 
-    def _encode_torch(self, texts: list[str], show: bool, desc: str) -> np.ndarray:
+    def _encode_torch(self, texts: list[str], show: bool, desc: str, alone: bool = False) -> np.ndarray:
         import torch
         from tqdm import tqdm
 
@@ -129,8 +129,11 @@ class Encoder:
 
         model = self.model
         # batches of equal TOKEN count (sentence-transformers would sort by characters)
-        lengths = token_lengths(model.tokenizer, texts, int(model.max_seq_length))
-        batches = list(length_sorted_batches(lengths, self.batch_size))
+        if alone:
+            batches = [np.array([i]) for i in range(len(texts))]
+        else:
+            lengths = token_lengths(model.tokenizer, texts, int(model.max_seq_length))
+            batches = list(length_sorted_batches(lengths, self.batch_size))
 
         def run(normalize: bool):
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -148,37 +151,47 @@ class Encoder:
         # normalise in float32 here (under autocast sentence-transformers would do it in bf16)
         return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)
 
-    def cache_key(self, texts: Sequence[str]) -> str:
-        h = hashlib.sha256(self.identity.encode())
+    def cache_key(self, texts: Sequence[str], alone: bool = False) -> str:
+        h = hashlib.sha256((self.identity + ("|alone" if alone else "")).encode())
         for t in texts:
             h.update(b"\x00")
             h.update(t.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
-    def encode(self, texts: Sequence[str], desc: str = "embedding") -> np.ndarray:
+    def encode(self, texts: Sequence[str], desc: str = "embedding", alone: bool = False) -> np.ndarray:
+        """L2-normalised vectors of `texts`. `alone`: each text is encoded on its own, so its
+        vector is the same whatever else is in `texts` (a batch's shape changes the order of
+        the floating-point sums by ~1e-7); for questions, whose set differs between a run and
+        its resumption. A corpus is always encoded whole, so it keeps the faster batches."""
         with self._lock:
-            return self._encode(list(texts), desc)
+            return self._encode(list(texts), desc, alone)
 
-    def _encode(self, texts: list[str], desc: str) -> np.ndarray:
+    def _encode(self, texts: list[str], desc: str, alone: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        path = self.cache_dir / f"{self.cache_key(texts)}.npy" if self.cache_dir else None
+        path = self.cache_dir / f"{self.cache_key(texts, alone)}.npy" if self.cache_dir else None
         if path is not None and path.exists():
-            arr = np.load(path, allow_pickle=False)
-            if arr.shape[0] == len(texts):
-                self.stats["cache_hits"] += 1
-                return arr
-            log.warning("embedding cache %s has the wrong shape; recomputing", path)
+            try:
+                arr = checksum.load_npy(path)
+            except checksum.Damaged as exc:
+                log.warning("embedding cache %s; encoding again", exc)
+                checksum.remove(path)
+            else:
+                if arr.ndim == 2 and arr.shape[0] == len(texts) and arr.dtype == np.float32:
+                    self.stats["cache_hits"] += 1
+                    return arr
+                log.warning("embedding cache %s has the wrong shape; recomputing", path)
         start = time.perf_counter()
         show = self.show_progress and len(texts) > self.batch_size
         if show:
             log.info("%s: %d texts with %s", desc, len(texts), self.model_name)
         if self.backend.startswith("torch"):
-            arr = self._encode_torch(texts, show, desc)
+            arr = self._encode_torch(texts, show, desc, alone)
         else:
-            arr = self.model.encode(texts, batch_size=self.batch_size, progress=show, desc=desc)
+            arr = self.model.encode(texts, batch_size=1 if alone else self.batch_size, progress=show,
+                                    desc=desc)
         self.stats["seconds"] += time.perf_counter() - start
         self.stats["texts_encoded"] += len(texts)
         if path is not None:
-            save_npy(path, arr)
+            checksum.save_npy(path, arr)
         return arr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hopbench.records import (
     COST_KEYS,
+    EVENT_KEYS,
     LLM_CACHED_SECONDS,
     LLM_COMPLETION_TOKENS,
     LLM_PROMPT_TOKENS,
@@ -36,3 +37,16 @@ def cost_summary(rows: list[dict]) -> dict:
         out[per_question(part, LLM_SECONDS_UNCACHED)] = (out[per_question(part, LLM_SECONDS)]
                                                          + out[per_question(part, LLM_CACHED_SECONDS)])
     return out
+
+
+def llm_totals(rows: list[dict]) -> dict:
+    """metrics.json's llm_* counters: the sum over every row (retrieval and reading) of its
+    `llm_cost`, so a resumed run counts the calls its earlier processes made. Calls made
+    outside a question (a graph build) are not a question's cost and are not counted."""
+    totals = dict.fromkeys((*COST_KEYS, *EVENT_KEYS), 0)
+    for r in rows:
+        for key in _TRACE_OF.values():
+            cost = (r.get(key) or {}).get("llm_cost") or {}
+            for k in totals:
+                totals[k] += cost.get(k, 0)
+    return {k: round(v, 3) if "seconds" in k else v for k, v in totals.items()}

@@ -17,13 +17,10 @@ dropped rather than becoming a hub linking every film.
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
 import sys
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -33,6 +30,7 @@ from hopbench.data.schema import Passage
 from hopbench.errors import HopbenchError
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.text import clean_text
+from hopbench.lifetime import die_with_parent
 
 RULES_VERSION = 3
 NUMERIC_LABELS = {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"}
@@ -121,7 +119,6 @@ def _extract_stream(nlp, passages: list[Passage], batch_size: int, resolve_prono
 
 # --- worker processes ------------------------------------------------------------------------------
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 _WORKER: dict = {}
 
 
@@ -133,37 +130,6 @@ def _worker_init(parent_pid: int, model: str) -> None:
 
 def _worker_extract(passages: list[Passage], batch_size: int, resolve_pronouns: bool) -> list[PassageExtraction]:
     return list(_extract_stream(_WORKER["nlp"], passages, batch_size, resolve_pronouns))
-
-
-def die_with_parent(parent_pid: int, poll_seconds: float = 0.5, use_prctl: bool = True) -> str:
-    """Make this (child) process end when `parent_pid`, its parent, ends, however it ends.
-
-    On Linux the kernel sends SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG; the signal
-    comes when the thread that forked this process exits, so fork from a long-lived thread).
-    Elsewhere, or if prctl fails, a daemon thread exits the process once it is re-parented. A
-    parent that died before this ran is caught by the getppid check. Returns the mechanism used
-    ("prctl" or "watcher"; `use_prctl=False` forces the watcher).
-    """
-    how = "watcher"
-    if use_prctl and sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
-                how = "prctl"
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
-    if how == "watcher":
-        threading.Thread(target=_watch_parent, args=(parent_pid, poll_seconds), daemon=True,
-                         name="die-with-parent").start()
-    return how
-
-
-def _watch_parent(parent_pid: int, poll_seconds: float) -> None:
-    while os.getppid() == parent_pid:
-        time.sleep(poll_seconds)
-    os._exit(1)
 
 
 _PIPELINES: dict[str, object] = {}

@@ -3,29 +3,39 @@
 A graph lives in its own folder named by its content hash. The folder is written under a
 temporary name and renamed into place in one step, with the manifest written last, so a reader
 sees either a complete graph or none. Nothing is pickled (np.load with allow_pickle=False).
+
+The manifest holds the checksum of every other file (`hopbench.checksum`), checked before a
+graph is loaded: a file whose bytes changed is refused with its name, never read as a graph.
+A graph written before checksums is loaded as it is and gets them added to its manifest.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hopbench import checksum
 from hopbench.atomic import fsync_path, fsync_tree, write_json
 from hopbench.errors import HopbenchError
 from hopbench.kg.graph import KnowledgeGraph
+
+log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 ARRAYS = "arrays.npz"
 _EMBEDDINGS = ("entity_embeddings", "description_embeddings", "passage_embeddings", "fact_embeddings")
 _MATRICES = ("relation", "synonym", "context")
+_FILES = (ARRAYS, "entities.parquet", "passages.parquet", "facts.parquet")
 
 
 def is_complete(folder: str | Path) -> bool:
@@ -56,6 +66,7 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
         manifest = dict(kg.manifest)
         manifest["format_version"] = FORMAT_VERSION
         manifest["failed_passages"] = list(kg.failed_passages)
+        manifest["checksums"] = checksum.digests(tmp, _FILES)
         write_json(tmp / MANIFEST, manifest)
         fsync_tree(tmp)  # every file durable before the folder's name says "complete"
         try:
@@ -77,16 +88,26 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
     folder = Path(folder)
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        if manifest.get("format_version") != FORMAT_VERSION:
-            raise HopbenchError(f"{folder / MANIFEST}: graph format {manifest.get('format_version')} "
+        if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
+            version = manifest.get("format_version") if isinstance(manifest, dict) else None
+            raise HopbenchError(f"{folder / MANIFEST}: graph format {version} "
                                 f"is not {FORMAT_VERSION}; delete the folder to rebuild")
+        sums = manifest.get("checksums")
+        if sums is not None:
+            checksum.verify(folder, sums)
         with np.load(folder / ARRAYS, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         ents = pd.read_parquet(folder / "entities.parquet")
         passages = pd.read_parquet(folder / "passages.parquet")
         facts = pd.read_parquet(folder / "facts.parquet")
-    except (OSError, ValueError, KeyError) as exc:
-        raise HopbenchError(f"{folder}: cannot read the cached graph ({exc}); delete the folder to rebuild") from exc
+    except checksum.Damaged as exc:
+        raise HopbenchError(f"{exc.path}: the cached graph is damaged ({exc.problem}); delete "
+                            f"{folder} to rebuild it") from None
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise HopbenchError(f"{folder}: cannot read the cached graph ({type(exc).__name__}: "
+                            f"{str(exc)[:200]}); delete the folder to rebuild") from None
+    if sums is None:
+        _add_checksums(folder, manifest)
     mats = {}
     for name in _MATRICES:
         shape = tuple(int(x) for x in arrays[f"{name}_shape"])
@@ -100,5 +121,16 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         fact_object=facts["object"].to_numpy(np.int64), fact_passage=facts["passage"].to_numpy(np.int64),
         **{name: arrays[name] for name in _EMBEDDINGS}, **mats,
         passage_title_entity=arrays["passage_title_entity"],
-        failed_passages=list(manifest.get("failed_passages", [])), manifest=manifest,
+        failed_passages=list(manifest.get("failed_passages", [])),
+        manifest={k: v for k, v in manifest.items() if k != "checksums"},
     )
+
+
+def _add_checksums(folder: Path, manifest: dict) -> None:
+    """A graph written before checksums: it loaded, so its files are recorded as they are now."""
+    try:
+        write_json(folder / MANIFEST, {**manifest, "checksums": checksum.digests(folder, _FILES)})
+    except OSError as exc:  # a read-only cache still loads; it is checked again next time
+        log.warning("%s: could not add checksums to the manifest (%s)", folder, exc)
+    else:
+        log.info("%s: checksums added to a graph written before them", folder)

@@ -8,20 +8,34 @@ the reply so a cached rerun still reports what the request cost when it was made
 
 The cache stores what it is given; the client gives it only replies that passed their
 checks, and overwrites (`replace=True`) a stored reply that no longer does.
+
+Each row's checksum (`hopbench.checksum.digest_text` of reply, tokens, latency) is kept in a
+table of its own (so versions without it still write rows): a row that does not match it is
+deleted and reported as a miss, so the reply is asked again instead of replayed. A row written
+without one (an older version) gets it the first time it is read. A file SQLite cannot read is
+one error naming it, not a traceback.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from hopbench.checksum import digest_text
+from hopbench.errors import HopbenchError
 from hopbench.private import make_private, private_umask
 from hopbench.storage import journal_mode_for, warn_once
+
+log = logging.getLogger(__name__)
+
+_CHECKSUMS = "CREATE TABLE IF NOT EXISTS checksums (key TEXT PRIMARY KEY, digest TEXT NOT NULL)"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -44,6 +58,13 @@ def request_key(model_identity: str, messages: list[dict], params: dict, schema:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     text: str
@@ -64,38 +85,85 @@ class ResponseCache:
             if p == self.path or p.exists():
                 make_private(p)
         self._lock = threading.Lock()
+        with self._readable():
+            self._open(busy_timeout_s)
+
+    @contextmanager
+    def _readable(self):
+        """sqlite3's errors (a damaged file, a full disk) as one line naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise HopbenchError(f"{self.path}: the LLM response cache cannot be used ({exc}); "
+                                f"free disk space, or move the file aside to start an empty "
+                                f"cache") from None
+
+    def _open(self, busy_timeout_s: float) -> None:
         self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, check_same_thread=False,
                                      isolation_level=None)
         warn_once(str(self.path.parent), "the LLM response cache")
+        # a row that is not valid UTF-8 (written by an older version, or damaged) is read with
+        # its bad bytes as lone surrogates, which the client's check refuses: a miss, not a crash
+        self._conn.text_factory = _text
         self._conn.execute(f"PRAGMA journal_mode={journal_mode_for(self.path)}")  # WAL: local disks only
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         self._conn.execute(_SCHEMA)
+        self._conn.execute(_CHECKSUMS)
 
     @classmethod
     def in_dir(cls, cache_dir: str | Path) -> "ResponseCache":
         return cls(Path(cache_dir) / "llm" / "responses.sqlite")
 
     def get(self, key: str) -> CachedResponse | None:
-        with self._lock:
+        """The stored reply, or None (not stored, or damaged: then it is deleted)."""
+        with self._lock, self._readable():
             row = self._conn.execute(
-                "SELECT response_text, prompt_tokens, completion_tokens, latency_s FROM responses "
-                "WHERE key = ?", (key,)).fetchone()
-        return CachedResponse(*row) if row else None
+                "SELECT r.response_text, r.prompt_tokens, r.completion_tokens, r.latency_s, c.digest "
+                "FROM responses r LEFT JOIN checksums c ON c.key = r.key WHERE r.key = ?",
+                (key,)).fetchone()
+            if row is None:
+                return None
+            *values, want = row
+            got = digest_text(*values)
+            if want is None:  # written by a version without checksums
+                self._conn.execute("INSERT OR IGNORE INTO checksums VALUES (?, ?)", (key, got))
+            elif want != got:
+                log.warning("%s: cached LLM reply %s does not match its checksum; asking again",
+                            self.path, key[:12])
+                self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+                self._conn.execute("DELETE FROM checksums WHERE key = ?", (key,))
+                return None
+        return CachedResponse(*values)
 
     def put(self, key: str, model_identity: str, request: dict, response: CachedResponse,
             replace: bool = False) -> None:
-        """Store a reply; the first write wins unless `replace` (overwriting a bad stored reply)."""
+        """Store a reply and its checksum; the first write wins unless `replace` (overwriting a
+        bad stored reply). The checksum is of the row stored, whichever process wrote it."""
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        with self._lock:
-            self._conn.execute(
-                f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model_identity, json.dumps(request, sort_keys=True, ensure_ascii=False),
-                 response.text, response.prompt_tokens, response.completion_tokens,
-                 response.latency_s, time.time()))
+        with self._lock, self._readable():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, model_identity, json.dumps(request, sort_keys=True, ensure_ascii=False),
+                     response.text, response.prompt_tokens, response.completion_tokens,
+                     response.latency_s, time.time()))
+                stored = self._conn.execute(
+                    "SELECT response_text, prompt_tokens, completion_tokens, latency_s FROM responses "
+                    "WHERE key = ?", (key,)).fetchone()
+                self._conn.execute("INSERT OR REPLACE INTO checksums VALUES (?, ?)",
+                                   (key, digest_text(*stored)))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                try:
+                    self._conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # nothing open (the failed statement ended it)
+                raise
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._readable():
             return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def close(self) -> None:

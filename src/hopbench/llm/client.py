@@ -16,7 +16,8 @@ Accounting (summed per run into metrics.json by `stats_dict`):
   llm_failures             chat_json calls that exhausted their retries (LLMFormatError)
   llm_format_retries       extra attempts made after a schema violation
   llm_bad_responses        HTTP 200 answers that were not a chat completion (body not JSON,
-                           no choices); retried like a server error, then LLMServerError
+                           no choices, longer than the transport's byte cap, text that is not
+                           valid Unicode); retried like a server error, then LLMServerError
   llm_server_errors        HTTP 5xx answers (retried up to `transient_retries` times)
   llm_timeouts, llm_rate_limited, llm_context_overflows: counted failure events
 
@@ -54,7 +55,13 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from hopbench.llm.transport import ChatTransport, HTTPStatusError, Response, error_detail
+from hopbench.llm.transport import (
+    ChatTransport,
+    HTTPStatusError,
+    ReplyTooLarge,
+    Response,
+    error_detail,
+)
 from hopbench.records import (
     LLM_CACHE_HITS,
     LLM_CACHED_SECONDS,
@@ -138,22 +145,36 @@ def _validator(schema: dict) -> jsonschema.Draft202012Validator:
     return v
 
 
+# what of a reply's problem goes into traces, logs and the retry prompt: the validator quotes
+# the offending value, which may be the whole (up to MAX_REPLY_BYTES) reply
+PROBLEM_CHARS = 300
+
+
+def shorten(text: str, limit: int = PROBLEM_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 def check_reply(text: str, schema: dict) -> tuple[Any, str | None]:
     """(parsed data, None) when text is JSON matching schema, else (None, what is wrong)."""
     try:
         data = parse_json_reply(text)
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON ({exc.msg})"
+    if not is_encodable(json.dumps(data, ensure_ascii=False)):
+        return None, "a JSON string in it is not valid Unicode (a lone surrogate such as \\ud83d)"
     errors = sorted(_validator(schema).iter_errors(data), key=lambda e: e.path)
     if errors:
         e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
-        return None, f"at {where}: {e.message}"
+        where = shorten("/".join(str(p) for p in e.absolute_path) or "(root)", 100)
+        return None, f"at {where}: {shorten(e.message)}"
     return data, None
 
 
 def reply_problem(text: str, schema: dict | None) -> str | None:
     """Why a reply may not be cached (None: it may): off-schema JSON, or empty plain text."""
+    if not is_encodable(text):
+        return "not valid Unicode (a lone surrogate)"
     if schema is not None:
         return check_reply(text, schema)[1]
     return None if text.strip() else "empty reply"
@@ -170,6 +191,15 @@ class _Transient(Exception):
     def __init__(self, why: str, cause: Exception, final):
         super().__init__(why)
         self.why, self.cause, self.final = why, cause, final
+
+
+def is_encodable(text: str) -> bool:
+    """True when `text` is valid Unicode (no lone surrogate), so it can be written as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _completion(body: bytes) -> tuple[str, dict, bool]:
@@ -190,6 +220,9 @@ def _completion(body: bytes) -> tuple[str, dict, bool]:
     content = message.get("content") if isinstance(message, dict) else None
     if content is not None and not isinstance(content, str):
         raise _BadResponse(f"the reply content is {type(content).__name__}, not text")
+    if content and not is_encodable(content):
+        # JSON may escape a lone surrogate ("\ud83d"); such text cannot be stored or written
+        raise _BadResponse("the reply content is not valid Unicode (a lone surrogate)")
     usage = resp.get("usage")
     return content or "", usage if isinstance(usage, dict) else {}, first.get("finish_reason") == "length"
 
@@ -311,6 +344,8 @@ class LLMClient:
             self._count(timeouts=1)
             raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
                                   f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
+        except ReplyTooLarge as exc:
+            self._bad_response(str(exc), exc)
         except (OSError, http.client.HTTPException) as exc:
             raise LLMUnavailableError(self._unreachable_message(exc)) from exc
         if resp.status_code >= 400:

@@ -42,10 +42,11 @@ class Services:
         return self._passage_emb
 
     def encode_questions(self, questions: list[Question]) -> None:
-        """Batch-encode questions once; retrievers then look their vector up (see query_embedding)."""
+        """Encode questions once; retrievers then look their vector up (see query_embedding).
+        Each question alone: a resumed run encodes fewer of them, and must get the same vectors."""
         missing = [q for q in questions if q.id not in self._query_emb]
         if missing:
-            vecs = self.encoder.encode([q.text for q in missing], desc="questions")
+            vecs = self.encoder.encode([q.text for q in missing], desc="questions", alone=True)
             self._query_emb.update({q.id: v for q, v in zip(missing, vecs, strict=True)})
 
     def query_embedding(self, question: Question) -> np.ndarray:

@@ -72,7 +72,8 @@ class TextVectors:
     def warm(self, texts: Sequence[str]) -> None:
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if missing:
-            vecs = self.encoder.encode(missing, desc="mentions")
+            # alone: which texts are missing depends on the questions before (a resumed run)
+            vecs = self.encoder.encode(missing, desc="mentions", alone=True)
             self._memo.update(zip(missing, vecs))
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
