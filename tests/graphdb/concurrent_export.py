@@ -46,7 +46,8 @@ def main(job_path: str, out_path: str, ready: str, go: str) -> None:
 
 def _result(row: dict) -> dict:
     """As `SpreadingActivationNeo4jRetriever.run_query` returns it (the apoc form)."""
-    return {"seeds": row["seed_map"], "activation": row["activation"], "ranked": row["ranked"]}
+    return {"seeds": row["seed_map"], "activation": row["activation"], "ranked": row["ranked"],
+            "path_rows": [(p["names"], p["weight"]) for p in row["paths"]]}
 
 
 if __name__ == "__main__":

@@ -36,5 +36,7 @@ def test_run_in_neo4j_matches_the_in_memory_run(variant, tmp_path, data_dir, cac
     assert [r["ranked_passage_ids"] for r in a] == [r["ranked_passage_ids"] for r in b]
     for ra, rb in zip(a, b):
         assert [e for e, _ in ra["trace"]["activations"]] == [e for e, _ in rb["trace"]["activations"]]
+        # the default gate is Neo4j's vector.similarity.cosine, computed in float32 (about 1e-7
+        # from the float64 cosine of the in-memory run)
         assert [x for _, x in ra["trace"]["activations"]] == pytest.approx(
-            [x for _, x in rb["trace"]["activations"]], rel=1e-6)
+            [x for _, x in rb["trace"]["activations"]], rel=1e-6, abs=1e-7)

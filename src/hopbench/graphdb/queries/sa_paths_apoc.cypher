@@ -11,7 +11,7 @@ CALL (seed_map, resource_map) {
     WITH path, reduce(w = 0.0, n IN nodes(path) | w + resource_map[n.name]) / size(nodes(path)) AS weight
     UNWIND range(1, {{PATH_COPIES}}) AS copy
     WITH [n IN nodes(path) | n.name] AS names, weight
-    ORDER BY weight DESC
+    ORDER BY weight DESC, names ASC  // names: equal weights in one order whatever else the database holds
     LIMIT $top_paths
     RETURN collect({names: names, weight: weight}) AS paths
 }

@@ -14,7 +14,7 @@ CALL (seed_ids, ids, acts) {
                       ELSE [b[0], (b[0] + b[1]) / 2] END)[0]]) / size(nodes(path)) AS weight
     UNWIND range(1, {{PATH_COPIES}}) AS copy
     WITH [n IN nodes(path) | n.name] AS names, weight
-    ORDER BY weight DESC
+    ORDER BY weight DESC, names ASC  // names: equal weights in one order whatever else the database holds
     LIMIT $top_paths
     RETURN collect({names: names, weight: weight}) AS paths
 }
