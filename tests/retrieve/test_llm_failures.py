@@ -48,7 +48,7 @@ RETRIEVERS = {
                                                     llm_name="server"), "question_entities"),
     "flow_diffusion": (lambda: FlowDiffusionRetriever(keywords=True, llm_name="server"), "question_keywords"),
     "spreading_activation": (lambda: SpreadingActivationRetriever(mentions="llm", llm_name="server"),
-                             "question_keywords"),
+                             "qasa_question_entities"),
 }
 
 FATAL = [LLMUnavailableError("LLM server at http://127.0.0.1:9/v1 is not reachable: start the server"),
