@@ -124,7 +124,7 @@ def test_label_shortening_against_the_method_yaml():
     # a variant's YAML inherits (`defaults: [spreading_activation, _self_]`) and overrides gate
     assert params_diff({**sa, "decay": 0.7, "gate": False}, "spreading_activation_nogate", config) == {}
     assert params_diff({**sa, "decay": 0.7, "gate": True}, "spreading_activation_nogate", config) == {"gate": True}
-    assert method_defaults("catrag_code")["synonym_weight"] == 3.0 and method_defaults("catrag")["synonym_weight"] == 2.0
+    assert method_defaults("catrag_code")["synonym_weight"] == 6.0 and method_defaults("catrag")["synonym_weight"] == 2.0
     # `llm_name: ${llm.name}` follows the run's LLM: shown only when set to something else
     assert params_diff({**sa, "decay": 0.7, "llm_name": "local"}, "spreading_activation", {"llm": {"name": "local"}}) == {}
     assert params_diff({**sa, "decay": 0.7, "llm_name": "x"}, "spreading_activation",
