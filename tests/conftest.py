@@ -109,6 +109,23 @@ def musique_kg(musique_sub, encoder, cache_dir):
     return load_or_build(musique_sub, None, encoder=encoder, cache_dir=cache_dir)
 
 
+@pytest.fixture(scope="session")
+def musique_dataset(data_dir):
+    """HippoRAG's 100-question MuSiQue subset over its 1,890 passages."""
+    from hopbench.data import load_dataset
+
+    return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",
+                        data_dir / "musique/musique_train_corpus.json")
+
+
+@pytest.fixture(scope="session")
+def musique_graph(musique_dataset, encoder, cache_dir):
+    """The spaCy graph of the 1,890 passages (minutes to build once; cached by content hash)."""
+    from hopbench.kg import load_or_build
+
+    return load_or_build(musique_dataset, None, encoder=encoder, cache_dir=cache_dir)
+
+
 class InFlight:
     """Wraps a function to count how many of its calls run at once and keep the peak: the
     concurrency tests' evidence that work really overlapped, and never beyond the limit."""

@@ -8,29 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from hopbench.llm.replay import ReplayLLM
 from hopbench.retrieve.base import Services
 from hopbench.retrieve.neuropath import NeuroPathRetriever
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "neuropath_official_top10.json"
-
-
-@pytest.fixture(scope="module")
-def musique_full(data_dir):
-    from hopbench.data import load_dataset
-
-    return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",
-                        data_dir / "musique/musique_train_corpus.json")
-
-
-@pytest.fixture(scope="module")
-def musique_full_kg(musique_full, encoder, cache_dir):
-    """The spaCy graph of the 1,890 passages (minutes to build once; cached by content hash)."""
-    from hopbench.kg import load_or_build
-
-    return load_or_build(musique_full, None, encoder=encoder, cache_dir=cache_dir)
 
 
 def test_the_fixture_is_a_real_sample():
@@ -39,13 +21,13 @@ def test_the_fixture_is_a_real_sample():
     assert all(len(q["official_top10"]) == 10 and q["status"] == "identical" for q in data["questions"])
 
 
-def test_replayed_replies_give_the_authors_top10(musique_full, musique_full_kg, encoder):
+def test_replayed_replies_give_the_authors_top10(musique_dataset, musique_graph, encoder):
     data = json.loads(FIXTURE.read_text())
     llm = ReplayLLM()
-    services = Services(dataset=musique_full, encoder=encoder, llm=llm)
+    services = Services(dataset=musique_dataset, encoder=encoder, llm=llm)
     r = NeuroPathRetriever(llm_name="replay", **data["settings"])
-    r.prepare(musique_full_kg, services)
-    by_id = {q.id: q for q in musique_full.questions}
+    r.prepare(musique_graph, services)
+    by_id = {q.id: q for q in musique_dataset.questions}
     for q in data["questions"]:
         llm.load(q["replies"])
         assert r.retrieve(by_id[q["id"]], 10).passage_ids == q["official_top10"], q["id"]

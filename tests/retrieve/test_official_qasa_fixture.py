@@ -26,21 +26,6 @@ TOL = 1e-6
 TOP = 30
 
 
-@pytest.fixture(scope="module")
-def musique_subset(data_dir):
-    from hopbench.data import load_dataset
-
-    return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",
-                        data_dir / "musique/musique_train_corpus.json")
-
-
-@pytest.fixture(scope="module")
-def musique_graph(musique_subset, encoder, cache_dir):
-    from hopbench.kg import load_or_build
-
-    return load_or_build(musique_subset, None, encoder=encoder, cache_dir=cache_dir)
-
-
 def above_cut(rows: list, key, value) -> list:
     """The keys of a top list that lie strictly above its last value (by more than TOL)."""
     rows = rows[:TOP]
@@ -52,16 +37,16 @@ def above_cut(rows: list, key, value) -> list:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("gate", ["gate", "nogate"])
-def test_activations_entities_and_paths_equal_the_authors(gate, musique_subset, musique_graph, encoder):
+def test_activations_entities_and_paths_equal_the_authors(gate, musique_dataset, musique_graph, encoder):
     from hopbench.retrieve.base import Services
 
     sample = json.loads(FIXTURE.read_text())["musique"]
     assert sample["depth"] == 3 and len(sample[gate]) >= 5
     kg = musique_graph
-    services = Services(dataset=musique_subset, encoder=encoder)
+    services = Services(dataset=musique_dataset, encoder=encoder)
     r = SpreadingActivationRetriever(gate=gate == "gate", depth=sample["depth"], top_paths=0)
     r.prepare(kg, services)
-    questions = {q.id: q for q in musique_subset.questions}
+    questions = {q.id: q for q in musique_dataset.questions}
     for want in sample[gate]:
         q = questions[want["id"]]
         _, idx, act, _ = r.seeds(q, want["mentions"])
