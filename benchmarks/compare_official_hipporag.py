@@ -51,6 +51,9 @@ import scipy.sparse as sp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import official_venv  # noqa: E402
 
 from hopbench.report.leaderboard import stable_seed  # noqa: E402
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
@@ -69,16 +72,7 @@ HEAD = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR
 
 # ---- the official package's environment --------------------------------------------------------
 def ensure_venv(venv: Path) -> Path:
-    py = venv / "bin" / "python"
-    marker = venv / ".hopbench-pins"
-    if py.exists() and marker.exists() and marker.read_text() == "\n".join(PINS):
-        return py
-    if not py.exists():
-        print(f"creating {venv} (--system-site-packages)", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", *PINS], check=True)
-    marker.write_text("\n".join(PINS))
-    return py
+    return official_venv.ensure_venv(venv, PINS, no_deps=True)
 
 
 def run_worker(py: Path, work: Path, hash_seed: str) -> dict:

@@ -45,6 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import official_venv  # noqa: E402
+
 PINS = ["langchain_core==0.3.59", "numpy==1.26.4", "pandas==2.2.3", "scipy==1.15.2", "faiss-cpu==1.9.0.post1"]
 WORKER = Path(__file__).resolve().parent / "official_neuropath_worker.py"
 K = 10
@@ -54,15 +56,7 @@ RETRIEVER_DIR = "sentence-transformers_all-MiniLM-L6-v2_mean"
 
 
 def ensure_venv(venv: Path) -> Path:
-    py = venv / "bin" / "python"
-    marker = venv / ".hopbench-pins"
-    if py.exists() and marker.exists() and marker.read_text() == "\n".join(PINS):
-        return py
-    if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", *PINS], check=True)
-    marker.write_text("\n".join(PINS))
-    return py
+    return official_venv.ensure_venv(venv, PINS, no_deps=False)
 
 
 def official_commit(src: Path) -> str:

@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import official_venv  # noqa: E402
 from compare_official_hipporag import compose, pct  # noqa: E402
 
 PINS = ["igraph==0.11.8", "texttable==1.7.0"]  # + compare_official_hipporag.PINS with --check-graph
@@ -51,15 +52,7 @@ FIXTURE_QUESTIONS = 10  # questions per run kept in the test fixture
 
 
 def ensure_venv(venv: Path) -> Path:
-    py = venv / "bin" / "python"
-    marker = venv / ".hopbench-pins"
-    if py.exists() and marker.exists() and marker.read_text() == "\n".join(PINS):
-        return py
-    if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", *PINS], check=True)
-    marker.write_text("\n".join(PINS))
-    return py
+    return official_venv.ensure_venv(venv, PINS, no_deps=True)
 
 
 def official_commit(src: Path) -> str:
