@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from hopbench.llm.prompts import chat
+from hopbench.llm.prompts.neighbour_scores import Neighbour  # noqa: F401 (the same item, both prompts)
 
 STEP = "neighbour_lines"   # the step's name in traces and fallbacks (plain text: no schema)
 DEFAULT_SCORE = 4          # CatRAG.py call_llm_score: a neighbour the reply does not name
@@ -84,13 +84,6 @@ EXAMPLE_2_REPLY = (
 )
 
 CLOSING = "One line per neighbor: `ID (Entity Name): Score | reason if Score >= 4`"
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    name: str
-    links: Sequence[tuple[str, str, str]]   # the fact(s) joining the seed and this neighbour
-    context: str                            # C(v): its facts, or its summary
 
 
 def quote_triple(t: tuple[str, str, str]) -> str:
