@@ -118,6 +118,38 @@ def test_facts_are_deduplicated_over_the_corpus_and_embedded_as_tuple_strings(kg
     np.testing.assert_allclose(kg.fact_embeddings, TableEncoder().encode([str(t) for t in want]), atol=ATOL)
 
 
+def test_every_passage_of_a_deduplicated_fact_is_kept(kg):
+    # ent_node_to_chunk_ids[node][chunk] holds the fact ids of that chunk, so a fact stated in p0
+    # and p1 belongs to both (CatRAG's key-fact boost reads it); fact_passage keeps the first only
+    want = {0: [0, 1], 1: [0], 2: [0], 3: [0], 4: [1], 5: [3]}
+    assert {f: kg.passages_of_fact(f).tolist() for f in range(kg.n_facts)} == want
+    assert kg.fact_sources.shape == (kg.n_facts, kg.n_passages)
+
+
+def test_fact_sources_survive_saving_and_are_derived_for_graphs_saved_without_them(kg, tmp_path):
+    from hopbench.kg.extraction import ExtractionLog
+    from hopbench.kg.store import load_graph, save_graph
+
+    root = tmp_path / "kg"
+    kg.manifest["extraction_key"] = "ext"
+    save_graph(kg, root / "graphs" / "g")
+    again = load_graph(root / "graphs" / "g")
+    assert (again.fact_sources != kg.fact_sources).nnz == 0
+
+    kg_old = load_graph(root / "graphs" / "g")
+    kg_old.fact_sources = None                       # a graph saved before the matrix existed
+    save_graph(kg_old, root / "graphs" / "old")
+    with pytest.raises(HopbenchError, match="no fact_sources"):
+        load_graph(root / "graphs" / "old").passages_of_fact(0)   # no extraction records beside it
+    (root / "extractions").mkdir()
+    log = ExtractionLog(root / "extractions" / "ext.jsonl")
+    for rec in RECORDS.values():
+        log.append(rec)
+    log.close()
+    derived = load_graph(root / "graphs" / "old")
+    assert (derived.fact_sources != kg.fact_sources).nnz == 0
+
+
 def test_passage_entity_edges_are_the_triple_entities_with_weight_1(kg):
     # add_fact_edges (ent_node_to_chunk_ids) and add_passage_edges: node_to_node_stats[(chunk, ent)] = 1.0
     idx = {n: i for i, n in enumerate(kg.entity_names)}

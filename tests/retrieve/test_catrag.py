@@ -152,7 +152,7 @@ def test_key_fact_boost_multiplies_seed_to_passage_edges_of_kept_facts(musique_k
     _, kept, rel_m, ctx_m, trace = _seeds_and_multipliers(r, q)
     assert not rel_m and ctx_m
     seeds = {kg.entity_index(n) for n in trace["stage1_seeds"]}
-    want = {(u, kg.n_entities + int(kg.fact_passage[f])) for f in kept for u in seeds
+    want = {(u, kg.n_entities + int(p)) for f in kept for p in kg.passages_of_fact(f) for u in seeds
             if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))}
     assert set(ctx_m) == want and set(ctx_m.values()) == {3.5}
     aq, a = r.adapted_graph(rel_m, ctx_m), r.base
@@ -414,7 +414,7 @@ def test_boost_scope_fact_entities_covers_every_subject_and_object(hipporag2_kg,
     for q in musique_sub.questions:
         _, kept, rel_m, ctx_m, trace = _seeds_and_multipliers(r, q)
         ents = {int(x) for f in kept for x in (kg.fact_subject[f], kg.fact_object[f])}
-        boosted = {(u, kg.n_entities + int(kg.fact_passage[f])) for f in kept for u in ents
+        boosted = {(u, kg.n_entities + int(p)) for f in kept for p in kg.passages_of_fact(f) for u in ents
                    if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))}
         want = {}
         for u in ents:   # by hand: x2.5 on boosted edges, then scaled so u's passage total is unchanged

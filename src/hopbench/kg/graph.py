@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from hopbench.errors import HopbenchError
+
 EDGE_TYPES = ("relation", "synonym", "context")
 ENTITY_PREFIX = "e:"
 
@@ -51,6 +53,9 @@ class KnowledgeGraph:
     passage_title_entity: np.ndarray     # (P,) int entity index of the title, -1 if none
     failed_passages: list[str] = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
+    # (F, P) 1 where the passage states the fact: only graphs whose facts are deduplicated over
+    # the corpus (graph.construction=hipporag2) have it; elsewhere a fact has one passage
+    fact_sources: sp.csr_matrix | None = None
 
     def __post_init__(self) -> None:
         self._entity_index = {n: i for i, n in enumerate(self.entity_names)}
@@ -106,6 +111,16 @@ class KnowledgeGraph:
     def fact_triple(self, i: int) -> tuple[str, str, str]:
         return (self.entity_names[self.fact_subject[i]], self.fact_relation[i],
                 self.entity_names[self.fact_object[i]])
+
+    def passages_of_fact(self, f: int) -> np.ndarray:
+        """Every passage that states fact f (CatRAG's key-fact boost needs them all)."""
+        if self.fact_sources is not None:
+            m = self.fact_sources
+            return m.indices[m.indptr[f]:m.indptr[f + 1]]
+        if self.manifest.get("construction") == "hipporag2":
+            raise HopbenchError("this hipporag2 graph has no fact_sources (facts are deduplicated over "
+                                "the corpus, so fact_passage is only the first source): rebuild it")
+        return self.fact_passage[f:f + 1]
 
     @property
     def entity_facts(self) -> sp.csr_matrix:

@@ -163,6 +163,7 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
     f_r = [f[1] for f in fact_list]
     f_o = np.array([index[f[2]] for f in fact_list], dtype=np.int64)
     f_p = np.array([facts[f] for f in fact_list], dtype=np.int64)
+    sources = fact_source_matrix(chunk_triples, {f: i for i, f in enumerate(fact_list)})
     context = sp.csr_matrix((np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)),
                             shape=(n_pas, n_ent))
     timings["assemble"] = time.perf_counter() - t
@@ -203,7 +204,38 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
         fact_passage=f_p, entity_embeddings=entity_emb, description_embeddings=desc_emb,
         passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,
         context=context, passage_title_entity=title_entity, failed_passages=failed, manifest=manifest,
+        fact_sources=sources,
     )
+
+
+def fact_source_matrix(chunk_triples: list[list[tuple[str, str, str]]],
+                       fact_index: dict[tuple[str, str, str], int]) -> sp.csr_matrix:
+    """(F x P) 1 where passage p states fact f. HippoRAG keeps every passage of a fact
+    (``ent_node_to_chunk_ids``); `fact_passage` keeps only the first."""
+    rows, cols = [], []
+    for p_idx, triples in enumerate(chunk_triples):
+        for f in dict.fromkeys(fact_index[t] for t in triples if t in fact_index):
+            rows.append(f)
+            cols.append(p_idx)
+    m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
+                      shape=(len(fact_index), len(chunk_triples)))
+    m.sum_duplicates()
+    m.data[:] = 1.0
+    m.sort_indices()
+    return m
+
+
+def fact_sources_from_records(kg: KnowledgeGraph, records: dict[str, PassageExtraction]) -> sp.csr_matrix:
+    """`fact_source_matrix` of a graph saved before it was stored, from its extraction records
+    (the same processing as `assemble_hipporag2`)."""
+    chunk_triples = []
+    for pid in kg.passage_ids:
+        rec = records.get(pid)
+        if rec is None:
+            raise HopbenchError(f"no extraction record for passage {pid}")
+        chunk_triples.append([tuple(text_processing(x) for x in raw) for raw in valid_triples(rec.triples)])
+    index = {kg.fact_triple(i): i for i in range(kg.n_facts)}
+    return fact_source_matrix(chunk_triples, index)
 
 
 def split_weights(counts: dict[tuple[int, int], int], syn: dict[tuple[int, int], float], n: int

@@ -55,6 +55,11 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
             arrays[f"{name}_indptr"] = m.indptr.astype(np.int64)
             arrays[f"{name}_shape"] = np.array(m.shape, dtype=np.int64)
         arrays["passage_title_entity"] = kg.passage_title_entity.astype(np.int64)
+        if kg.fact_sources is not None:
+            m = kg.fact_sources.tocsr()
+            arrays["fact_sources_indices"] = m.indices.astype(np.int32)
+            arrays["fact_sources_indptr"] = m.indptr.astype(np.int64)
+            arrays["fact_sources_shape"] = np.array(m.shape, dtype=np.int64)
         with open(tmp / ARRAYS, "wb") as fh:
             np.savez(fh, **arrays)
         pd.DataFrame({"name": kg.entity_names, "label": kg.entity_labels,
@@ -113,7 +118,12 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         shape = tuple(int(x) for x in arrays[f"{name}_shape"])
         mats[name] = sp.csr_matrix((arrays[f"{name}_data"], arrays[f"{name}_indices"],
                                     arrays[f"{name}_indptr"]), shape=shape)
-    return KnowledgeGraph(
+    sources = None
+    if "fact_sources_indptr" in arrays:
+        idx = arrays["fact_sources_indices"]
+        sources = sp.csr_matrix((np.ones(len(idx), dtype=np.float32), idx, arrays["fact_sources_indptr"]),
+                                shape=tuple(int(x) for x in arrays["fact_sources_shape"]))
+    kg = KnowledgeGraph(
         entity_names=ents["name"].tolist(), entity_labels=ents["label"].tolist(),
         entity_descriptions=ents["description"].tolist(),
         passage_ids=passages["passage_id"].tolist(),
@@ -123,7 +133,31 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         passage_title_entity=arrays["passage_title_entity"],
         failed_passages=list(manifest.get("failed_passages", [])),
         manifest={k: v for k, v in manifest.items() if k != "checksums"},
+        fact_sources=sources,
     )
+    if sources is None and manifest.get("construction") == "hipporag2":
+        kg.fact_sources = _fact_sources_of_older_graph(folder, kg)
+    return kg
+
+
+def _fact_sources_of_older_graph(folder: Path, kg: KnowledgeGraph) -> sp.csr_matrix | None:
+    """A hipporag2 graph saved before `fact_sources` was stored: derived from the extraction
+    records beside it (the cache layout `kg/graphs/<key>`, `kg/extractions/<key>.jsonl`), which
+    gives what a rebuild would; None when they are gone (`passages_of_fact` then says rebuild)."""
+    from hopbench.kg.extraction import ExtractionLog
+    from hopbench.kg.hipporag2 import fact_sources_from_records
+
+    path = folder.parent.parent / "extractions" / f"{kg.manifest.get('extraction_key')}.jsonl"
+    if not path.exists():
+        return None
+    records = ExtractionLog(path)
+    try:
+        return fact_sources_from_records(kg, records.records)
+    except HopbenchError as exc:
+        log.warning("%s: fact sources not derived from %s (%s)", folder, path, exc)
+        return None
+    finally:
+        records.close()
 
 
 def _add_checksums(folder: Path, manifest: dict) -> None:

@@ -480,7 +480,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                                                     for x in (kg.fact_subject[f], kg.fact_object[f])))
             for u in boost_entities:
                 seed_facts = [int(f) for f in kept if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))]
-                boosted = {int(kg.fact_passage[f]) for f in seed_facts}
+                boosted = {int(p) for f in seed_facts for p in kg.passages_of_fact(f)}
                 passages = [int(p) for p in kg.passages_of_entity(u)]
                 mult = cw.key_fact_multipliers(passages, boosted, self.passage_multiplier,
                                                self.passage_renormalise)
