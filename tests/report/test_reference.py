@@ -99,3 +99,21 @@ def test_a_rerun_under_a_new_hash_supersedes_the_stale_row(reference, tmp_path, 
                      update_reference=True)
     new = pd.read_parquet(reference / "leaderboard.parquet")
     assert sorted(new["config_hash"]) == ["5b0000000009", "5c0000000009", "d0000000000a"]
+
+
+def test_retire_drops_the_named_rows_and_refuses_unknown_hashes(reference, tmp_path, run_factory, capsys):
+    make_run, DENSE = run_factory
+    runs = tmp_path / "new-runs"
+    make_run(runs, "hover_toy", "dense", "f0000000000d", DENSE)
+    args = ["--runs-dir", str(runs), "--reference-dir", str(reference), "--update-reference",
+            "--no-figures", "--resamples", "200"]
+    before = _snapshot(reference)
+    assert cli([*args, "--retire", "0123456789ab"]) == 2          # names no row: nothing changes
+    assert "no reference row has this config hash" in capsys.readouterr().err
+    assert _snapshot(reference) == before
+    assert cli(["--runs-dir", str(runs), "--results-dir", str(tmp_path / "out"), "--retire",
+                "5a0000000001", "--no-figures", "--resamples", "200"]) == 2   # only with --update-reference
+    assert cli([*args, "--retire", "5a0000000001"]) == 0
+    new = pd.read_parquet(reference / "leaderboard.parquet")
+    assert sorted(new["config_hash"]) == ["d0000000000a", "f0000000000d"]
+    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])

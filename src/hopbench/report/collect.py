@@ -32,6 +32,7 @@ from hopbench.report.reference import (
     concat_rows,
     load_table,
     merge_rows,
+    retire_rows,
 )
 from hopbench.report.runs import load_runs
 from hopbench.report.stats import DEFAULT_RESAMPLES
@@ -102,13 +103,17 @@ def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "de
 
 def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples: int = DEFAULT_RESAMPLES,
                      dataset: str | None = None, figures: bool = True, reference_dir=None,
-                     update_reference: bool = False) -> tuple[pd.DataFrame, list[Path]]:
+                     update_reference: bool = False, retire: list[str] | None = None
+                     ) -> tuple[pd.DataFrame, list[Path]]:
     """Every result file of the runs under runs_dir, into results_dir.
 
     With `reference_dir`: the reference rows of the same datasets are shown beside the runs
     (results_dir must be another folder); with `update_reference`, the runs are merged into the
-    reference instead and every file of the reference folder is rewritten from the merged rows.
+    reference instead and every file of the reference folder is rewritten from the merged rows;
+    the reference rows whose config hash is in `retire` are dropped in the same step.
     """
+    if retire and not update_reference:
+        raise HopbenchError("--retire drops rows of the reference: use it with --update-reference")
     runs = load_runs(runs_dir)
     if dataset:
         runs = [r for r in runs if r.dataset == dataset]
@@ -118,8 +123,15 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
         # read, merge and rewrite under one lock: two updates at once must not both merge into
         # the same old reference (the second writer would drop the first one's rows)
         with exclusive(results_lock_path(reference_dir), f"the reference results in {reference_dir}"):
-            df = finish_table(merge_rows(load_table(reference_dir, "leaderboard"), df))  # one table again
-            bd = merge_rows(load_table(reference_dir, "breakdown"), bd)
+            old, retired = retire_rows(load_table(reference_dir, "leaderboard"), retire or [])
+            for row in retired.itertuples():
+                log.warning("retired from the reference: %s / %s / %s (reader %s, n %s)", row.dataset,
+                            row.retriever, row.config_hash, row.reader, row.n_questions)
+            df = finish_table(merge_rows(old, df))  # one table again
+            old_bd = load_table(reference_dir, "breakdown")
+            if not old_bd.empty and retire:
+                old_bd = old_bd[~old_bd["config_hash"].isin(retire)]
+            bd = merge_rows(old_bd, bd)
             return df, _write_all(df, bd, Path(reference_dir), baseline, None, figures)
     reference = None
     if reference_dir is not None:
@@ -181,6 +193,9 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--update-reference", action="store_true",
                         help="merge the runs into the reference results (rows of the same run are "
                              "replaced, every other row is kept) instead of writing --results-dir")
+    parser.add_argument("--retire", action="append", default=[], metavar="CONFIG_HASH",
+                        help="with --update-reference: drop the reference row of this config hash "
+                             "(a row the current code no longer computes); repeatable")
     parser.add_argument("--baseline", default="dense",
                         help="retriever every method is tested against, per dataset (default: dense)")
     parser.add_argument("--dataset", help="only this dataset")
@@ -198,7 +213,7 @@ def cli(argv: list[str]) -> int:
         df, paths = write_everything(args.runs_dir, args.results_dir, baseline=args.baseline,
                                      n_resamples=args.resamples, dataset=args.dataset,
                                      figures=not args.no_figures, reference_dir=reference_dir,
-                                     update_reference=args.update_reference)
+                                     update_reference=args.update_reference, retire=args.retire)
     except HopbenchError as exc:
         print(f"hopbench report: error: {exc}", file=sys.stderr)
         return 2

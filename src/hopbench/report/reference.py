@@ -6,6 +6,8 @@ marked `reference`; it refuses to write into the reference folder. The reference
 through `hopbench report --update-reference`, which merges the runs it finds into it: a row
 whose run (dataset, method, config hash) is among them is replaced, every other row is kept,
 so results computed on earlier machines are never lost because their run folders are gone.
+A row that the current code no longer computes (a method changed since) leaves only when named:
+`--retire <config hash>` drops it in the same update, and the update says so.
 """
 
 from __future__ import annotations
@@ -87,3 +89,17 @@ def beside(reference: pd.DataFrame, datasets) -> pd.DataFrame:
         return reference
     datasets = set(datasets)
     return reference[reference["dataset"].isin(datasets)] if datasets else reference
+
+
+def retire_rows(reference: pd.DataFrame, hashes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows kept, rows retired): the reference rows whose config hash is in `hashes`. A hash that
+    names no row is refused, so a typo never passes for a retired row."""
+    wanted = list(dict.fromkeys(hashes))
+    if not wanted:
+        return reference, reference.iloc[0:0]
+    present = set(reference["config_hash"]) if "config_hash" in reference else set()
+    missing = [h for h in wanted if h not in present]
+    if missing:
+        raise HopbenchError(f"--retire {missing[0]}: no reference row has this config hash")
+    gone = reference["config_hash"].isin(wanted)
+    return reference[~gone].reset_index(drop=True), reference[gone].reset_index(drop=True)
