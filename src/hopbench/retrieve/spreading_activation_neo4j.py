@@ -33,6 +33,7 @@ from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
 from hopbench.retrieve.kernels.paths import dedupe_path_rows
+from hopbench.retrieve.kernels.spread import TIE_FACTOR
 from hopbench.retrieve.question import question_mentions
 
 log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
@@ -146,7 +147,7 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             "vector_rerank": kpm + self.vector_rerank_margin,
             "qe": qe.astype(np.float64).tolist(),
             "qe_norm": float(np.linalg.norm(qe.astype(np.float64))) or 1.0,
-            "decay": self.decay, "threshold": self.threshold, "k": int(k),
+            "decay": self.decay, "threshold": self.threshold, "tie_factor": TIE_FACTOR, "k": int(k),
             "dense_candidates": max(self.dense_candidates, int(k)),
             "search_steps": self.search_steps, "top_paths": max(self.top_paths, 1),
         }
