@@ -96,3 +96,22 @@ def test_unusable_server_aborts(graphdb, musique_sub, musique_kg, encoder, graph
     neo.prepare(musique_kg, services, db=graphdb)
     with pytest.raises(LLMServerError):
         neo.retrieve(musique_sub.questions[0], 10)
+
+
+def test_timeout_keeps_the_mention_fallback(graphdb_settings, musique_sub, musique_kg, encoder, llm_server):
+    """A question whose LLM reply fell back and whose query then timed out records both steps."""
+    from hopbench.graphdb.connection import GraphDBSettings, connect
+
+    services = make_services(musique_sub, encoder, graphdb_settings)
+    _, services.llm = llm_server([reply("not json at all")] * 3)
+    db = connect(GraphDBSettings(uri=graphdb_settings.uri, user=graphdb_settings.user,
+                                 password=graphdb_settings.password, query_timeout=0.5))
+    try:
+        neo = SpreadingActivationNeo4jRetriever(mentions="llm", llm_name="server")
+        neo.prepare(musique_kg, services, db=db)
+        neo.cypher = "UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN x"  # runs for minutes
+        got = neo.retrieve(musique_sub.questions[0], 5)
+    finally:
+        db.close()
+    assert got.trace["query_timeout"] is True and got.trace["mention_source"] == "spacy"
+    assert [f["step"] for f in got.trace["fallback"]] == ["qasa_question_entities", "dense_fallback"]
