@@ -88,11 +88,13 @@ def main() -> int:
                     row = {"depth": depth, "form": form, "gate": gate, "ms": ms, "p50": pct(ms, 50), "p95": pct(ms, 95),
                            "mean": float(np.mean(ms)), "activated_mean": float(np.mean(sizes)),
                            "path_rows_mean": float(np.mean(paths)), "timeouts": timeouts,
-                           "query_timeout_s": db.settings.query_timeout}
+                           "query_timeout_s": db.settings.query_timeout,
+                           "load": list(os.getloadavg())}  # shared machine: load when this one ended
                     out["runs"].append(row)
                     Path(args.out + ".json").write_text(json.dumps({**res, "datasets": [*res["datasets"], out]}))
                     print(f"{name} depth {depth} {form} gate {gate!s:5}: p50 {row['p50']:.1f} ms p95 {row['p95']:.1f} "
-                          f"mean {row['mean']:.1f}, activated {row['activated_mean']:.0f}, timeouts {timeouts}", flush=True)
+                          f"mean {row['mean']:.1f}, activated {row['activated_mean']:.0f}, timeouts {timeouts}, "
+                          f"load {row['load'][0]:.1f}", flush=True)
         res["datasets"].append(out)
         Path(args.out + ".json").write_text(json.dumps(res))
     res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

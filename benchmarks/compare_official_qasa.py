@@ -204,6 +204,7 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
         ms = [r["ms"] for r in run["rows"] if "error" not in r]
         sizes = [r["n_activated"] for r in run["rows"] if r.get("n_activated") is not None]
         summ = {"depth": depth, "gate": gate, "n": len(per_q), "errors": len(per_q) - len(ok),
+                "load": run.get("load"),
                 "official_ms_p50": pct(ms, 50), "official_ms_p95": pct(ms, 95), "official_ms_mean": float(np.mean(ms)),
                 "activated_mean": float(np.mean(sizes)) if sizes else None,
                 "activated_p50": pct(sizes, 50),
@@ -280,6 +281,10 @@ def markdown(res: dict) -> str:
                        f"{r['paths_tie_only']} / {r['paths_differ']} ({r['paths_compared']}) | "
                        f"{r['same_keys_same_seeds']}/{r['same_seed_questions']} / {r['max_abs_diff_same_seeds']:.1e} / "
                        f"{r['entities_differ_same_seeds']} / {r['paths_differ_same_seeds']} |")
+        loads = [r["load"][0] for r in d["runs"] if r.get("load")]
+        if loads:
+            out += ["", f"Load average (1 min) at the end of each configuration: {min(loads):.1f}-{max(loads):.1f} "
+                    "(2 cores, shared with other jobs)."]
         out += ["", "Latency of the authors' query run by their code (`QASARetriever.retrieve`, one "
                 "question at a time, after 3 warm-up questions), and activated-set sizes:", "",
                 "| depth | gated p50 ms | gated p95 | ungated p50 | ungated p95 | ungated/gated (means) | "

@@ -224,7 +224,8 @@ def main() -> int:
             ms = [x["ms"] for x in rows if "error" not in x]
             print(f"depth {depth} gate {gate}: p50 {np.percentile(ms, 50):.1f} ms, "
                   f"{sum('error' in x for x in rows)} errors", flush=True)
-            out["runs"].append({"depth": depth, "gate": gate, "rows": rows})
+            # the machine is shared: the 1/5/15-minute load averages when this configuration ended
+            out["runs"].append({"depth": depth, "gate": gate, "rows": rows, "load": list(os.getloadavg())})
     out["embed_misses"] = vt.misses[:20]
     (work / f"official_{args.seed_search}.json").write_text(json.dumps(out))
     driver.close()

@@ -51,7 +51,8 @@ def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Nam
     ``paths`` is [] without it.
     Parameters it expects: mentions [{name, emb}], k_per_mention, vector_candidates, vector_rerank,
     seed_index, seed_norm_all, qe, qe_norm,
-    decay, threshold, k, dense_candidates, and for the portable form search_steps.
+    decay, threshold, tie_factor (kernels.spread.TIE_FACTOR), k, dense_candidates, and for the
+    portable form search_steps.
     """
     if form not in FORMS:
         raise HopbenchError(f"retriever.form must be one of {', '.join(FORMS)}, got {form!r}")

@@ -38,7 +38,6 @@ from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import (
     TextVectors,
     check_graph_matches,
-    resolve_llm_switch,
 )
 from hopbench.retrieve.kernels import paths as path_kernels
 from hopbench.retrieve.kernels._csr import as_csr
@@ -57,7 +56,8 @@ from hopbench.retrieve.kernels.spread import (
     unit_rows,
 )
 from hopbench.retrieve.kernels.topk import ExactTopK
-from hopbench.retrieve.question import dedupe_mentions, question_mentions, question_mentions_batch
+from hopbench.retrieve.qasa_mentions import QasaMentions
+from hopbench.retrieve.question import question_mentions, question_mentions_batch
 
 TOP_ACTIVATIONS = 30
 
@@ -99,26 +99,14 @@ class SpreadingActivationRetriever(Retriever):
         self.decay, self.depth, self.threshold, self.gate = decay, int(depth), threshold, bool(gate)
         self.seed_fallback_k = seed_fallback_k
         self.top_paths, self.path_max_hops, self.path_budget = top_paths, path_max_hops, path_budget
-        if mentions not in ("spacy", "llm"):
-            raise HopbenchError(f"retriever.mentions must be spacy or llm, got {mentions!r}")
-        if mentions == "llm":
-            resolve_llm_switch(True, llm_name, "mentions", "spreading_activation")
         for key, value, allowed in (("seed_score", seed_score, rules.SEED_SCORES),
-                                    ("seed_norm", seed_norm, rules.SEED_NORMS),
-                                    ("edges", edges, rules.EDGE_RULES), ("prompts", prompts, ("own", "official"))):
+                                    ("seed_norm", seed_norm, rules.SEED_NORMS), ("edges", edges, rules.EDGE_RULES)):
             if value not in allowed:
                 raise HopbenchError(f"retriever.{key} must be one of {', '.join(allowed)}, got {value!r}")
         self.seed_score, self.seed_norm, self.edges = seed_score, seed_norm, edges
-        self.prompts, self.official_src = prompts, official_src
-        self._official_template = None
-        if mentions == "llm" and prompts == "official":
-            from hopbench.llm.prompts import qasa_entities
-            if not official_src:
-                raise HopbenchError("retriever.prompts=official needs retriever.official_src (the authors' "
-                                    "qasa-graph-rag checkout)")
-            self._official_template = qasa_entities.official_template(official_src)
-        self.mentions = mentions
-        self.needs_llm = mentions == "llm"
+        self.mention_step = QasaMentions(mentions, llm_name, prompts, official_src, "spreading_activation")
+        self.mentions, self.prompts, self.official_src = mentions, prompts, official_src
+        self.needs_llm = self.mention_step.needs_llm
         self.last_parts: dict[str, float] = {}
 
     def prepare(self, kg, services: Services) -> None:
@@ -157,39 +145,9 @@ class SpreadingActivationRetriever(Retriever):
         self.vectors.warm([h for m, h in zip(names, hints) if self.kg.entity_index(m) is None])
         return mentions
 
-    def question_mentions(self, question, trace: dict) -> list[str]:
-        """`mentions: spacy`: question.question_mentions; `llm`: `_llm_mentions`."""
-        if self.mentions == "llm":
-            return self._llm_mentions(question, trace)
-        return question_mentions(question.text)
-
-    def _llm_mentions(self, question, trace: dict) -> list:
-        """QASA's own seeding: the LLM names the question's entities with a search hint
-        (`hopbench.llm.prompts.qasa_entities`; names normalised like spaCy's mentions).
-
-        Under `hopbench.llm.policy`: a reply that never matches the schema falls back to the
-        spaCy mentions, recorded in trace["fallback"] under the step qasa_question_entities; an
-        unusable server aborts the run.
-        """
-        from hopbench.llm.policy import ask_json
-        from hopbench.llm.prompts import qasa_entities as qe
-
-        msgs = (qe.messages(question.text) if self._official_template is None
-                else qe.official_messages(self._official_template, question.text))
-        reply = ask_json(self.services.llm, qe, msgs, trace,
-                         calls=trace.setdefault("llm_calls", []), max_tokens=256,
-                         instead="spaCy mentions instead")
-        if reply is None:
-            trace["mention_source"] = "spacy"
-            return question_mentions(question.text)
-        trace["mention_source"] = "llm"
-        out, seen = [], set()
-        for name, hint in qe.pairs(reply):
-            n = dedupe_mentions([name])
-            if n and n[0] not in seen:
-                seen.add(n[0])
-                out.append(rules.Mention(n[0], hint))
-        return out
+    def question_mentions(self, question, trace: dict) -> list:
+        """The configured mention source (`qasa_mentions.QasaMentions`)."""
+        return self.mention_step(question, self.services.llm, trace)
 
     def gate_vector(self, q_emb: np.ndarray) -> np.ndarray | None:
         """`semantic_gate(description embeddings, q)` with the row norms computed once in prepare()."""
@@ -258,7 +216,7 @@ class SpreadingActivationRetriever(Retriever):
         """Same results as `retrieve` per question, all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
         analyses: list[dict] = [{} for _ in questions]
-        all_mentions = ([self._llm_mentions(q, a) for q, a in zip(questions, analyses)]
+        all_mentions = ([self.question_mentions(q, a) for q, a in zip(questions, analyses)]
                         if self.mentions == "llm" else question_mentions_batch([q.text for q in questions]))
         self.vectors.warm([h for ms in all_mentions for h in rules.split_mentions(ms)[1]])  # one call
         seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]

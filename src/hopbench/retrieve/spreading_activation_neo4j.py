@@ -33,6 +33,8 @@ from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
 from hopbench.retrieve.kernels.paths import dedupe_path_rows
+from hopbench.retrieve.kernels.spread import TIE_FACTOR
+from hopbench.retrieve.qasa_mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions
 
 log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
@@ -69,6 +71,12 @@ class SpreadingActivationNeo4jRetriever(Retriever):
                                                 #   exact: float64 in Cypher, the in-memory kernel's floats
                  top_paths: int = 30,           # the authors' path block: its top rows into the trace
                                                 #   (0: no path block)
+                 mentions: str = "spacy",       # as retriever=spreading_activation (qasa_mentions):
+                                                #   spacy, or llm: {name, search_hint} pairs, the hint
+                                                #   is what the vector seeds embed (needs llm=)
+                 llm_name: str | None = None,
+                 prompts: str = "own",          # mentions: llm: own or official (the authors' text,
+                 official_src: str | None = None,  #   read from official_src at run time)
                  ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
@@ -91,6 +99,9 @@ class SpreadingActivationNeo4jRetriever(Retriever):
                                 f"got {gate_function!r}")
         self.seed_score, self.seed_norm, self.edges = seed_score, seed_norm, edges
         self.gate_function, self.top_paths = gate_function, int(top_paths)
+        self.mention_step = QasaMentions(mentions, llm_name, prompts, official_src, "spreading_activation_neo4j")
+        self.mentions, self.prompts, self.official_src = mentions, prompts, official_src
+        self.needs_llm = self.mention_step.needs_llm
         self.db: GraphDB | None = None
         self.n_timeouts = 0
 
@@ -121,7 +132,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         self.search_steps = max(1, int(kg.n_entities).bit_length() + 1)
         self.vectors = TextVectors(services.encoder)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
-        question_mentions("warm up")  # load spaCy once, outside any timed retrieval
+        if self.mentions == "spacy":
+            question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     def close(self) -> None:
         if self.db is not None:
@@ -129,24 +141,32 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             self.db = None
 
     # -- one question ---------------------------------------------------------------------
-    def parameters(self, question, k: int) -> dict:
-        """Everything the query needs, as parameters (never pasted into the Cypher text)."""
-        mentions = question_mentions(question.text)
-        unmatched = [m for m in mentions if self.kg.entity_index(m) is None]
+    def parameters(self, question, k: int, trace: dict | None = None) -> dict:
+        """Everything the query needs, as parameters (never pasted into the Cypher text).
+
+        `trace` receives what the mention step records (LLM calls, a fallback). A mention no
+        entity name matches is searched by its search hint's vector (the mention itself with
+        spaCy mentions, the LLM's hint with `mentions: llm`), as in memory."""
+        trace = {} if trace is None else trace
+        mentions = self.mention_step(question, self.services.llm, trace)
+        names, hints = rules.split_mentions(mentions)
+        if any(isinstance(m, rules.Mention) for m in mentions):
+            trace["search_hints"] = hints
+        unmatched = [h for m, h in zip(names, hints) if self.kg.entity_index(m) is None]
         vecs = dict(zip(unmatched, self.vectors(unmatched))) if unmatched else {}
         qe = np.asarray(self.services.query_embedding(question), dtype=np.float32)
         kpm = rules.fallback_k(len(mentions), self.seed_fallback_k)
         return {
             # exact matches need no vector; the query only searches for unmatched mentions
-            "mentions": [{"name": m, "emb": vecs[m].astype(np.float64).tolist() if m in vecs else None}
-                         for m in mentions],
+            "mentions": [{"name": m, "emb": vecs[h].astype(np.float64).tolist()
+                          if self.kg.entity_index(m) is None else None} for m, h in zip(names, hints)],
             "k_per_mention": kpm,
             "seed_index": self.seed_score == "index", "seed_norm_all": self.seed_norm == "all",
             "vector_candidates": max(self.vector_candidates, kpm),
             "vector_rerank": kpm + self.vector_rerank_margin,
             "qe": qe.astype(np.float64).tolist(),
             "qe_norm": float(np.linalg.norm(qe.astype(np.float64))) or 1.0,
-            "decay": self.decay, "threshold": self.threshold, "k": int(k),
+            "decay": self.decay, "threshold": self.threshold, "tie_factor": TIE_FACTOR, "k": int(k),
             "dense_candidates": max(self.dense_candidates, int(k)),
             "search_steps": self.search_steps, "top_paths": max(self.top_paths, 1),
         }
@@ -169,7 +189,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         return {"n_query_timeouts": sum(1 for r in rows if (r.get("trace") or {}).get("query_timeout"))}
 
     def retrieve(self, question, k: int) -> Retrieval:
-        params = self.parameters(question, k)
+        analysis: dict = {}  # the mention step's record (LLM calls, fallback), first in the trace
+        params = self.parameters(question, k, analysis)
         mentions = [m["name"] for m in params["mentions"]]
         t0 = time.perf_counter()
         try:
@@ -179,14 +200,17 @@ class SpreadingActivationNeo4jRetriever(Retriever):
             log.warning("question %s: %s; using the dense ranking", question.id, exc)
             dense = self.passage_emb @ np.asarray(params["qe"])
             order = np.lexsort((np.arange(dense.size), -dense))[:k]
+            fallback = [*analysis.pop("fallback", []),
+                        {"step": "dense_fallback", "reason": f"graph query timed out ({exc})"}]
             return Retrieval([self.kg.passage_ids[i] for i in order], [float(dense[i]) for i in order],
-                             {"mentions": mentions, "query_timeout": True,
-                              "timeout_s": self.db.settings.query_timeout, "fallback": [{"step": "dense_fallback", "reason": f"graph query timed out ({exc})"}]})
+                             {**analysis, "mentions": mentions, "query_timeout": True,
+                              "timeout_s": self.db.settings.query_timeout, "fallback": fallback})
         query_ms = 1000 * (time.perf_counter() - t0)
         act = out["activation"]
         hot = sorted(act.items(), key=lambda kv: (-kv[1], self.kg.entity_index(kv[0])))[:TOP_ACTIVATIONS]
         seeds = sorted(out["seeds"].items(), key=lambda kv: (-kv[1], self.kg.entity_index(kv[0])))
         trace = {
+            **analysis,
             "mentions": mentions,
             "seeds": [{"entity": entity_node_id(n), "activation": a} for n, a in seeds],
             "n_activated": len(act),

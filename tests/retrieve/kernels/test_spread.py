@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from hopbench.retrieve.kernels.spread import (
+    TIE_FACTOR,
     semantic_gate,
     spreading_activation,
     spreading_activation_batch,
@@ -17,7 +18,8 @@ from hopbench.retrieve.kernels.spread import (
 
 def reference_qasa(relationships, seeds: dict[int, float], gate, decay, steps, threshold):
     """Plain transcription of the reference Cypher: a dict `resource_map`, one row per
-    relationship matched in either direction, deltas from the old map merged after the step."""
+    relationship matched in either direction, deltas from the old map merged after the step;
+    "less active" with the kernel's tie factor (values within 1e-12 relative are a tie)."""
     rows_by_node = defaultdict(list)  # one entry per relationship row matched from that node
     for x, y in relationships:
         rows_by_node[x].append(y)
@@ -30,7 +32,7 @@ def reference_qasa(relationships, seeds: dict[int, float], gate, decay, steps, t
             if not src_res > threshold:
                 continue
             for dst in rows_by_node[src]:
-                if dst in resource and not resource[dst] < src_res:
+                if dst in resource and not resource[dst] < src_res * TIE_FACTOR:
                     continue
                 g = 1.0 if gate is None else gate[dst]
                 incoming[dst] += src_res * decay * max(g, 0.0)
@@ -165,3 +167,18 @@ def test_equals_reference_loop_on_real_mention_graph(musique_graph):
         assert set(np.flatnonzero(res.activated).tolist()) == set(ref)
         got = res.activation[list(ref)]
         np.testing.assert_allclose(got, list(ref.values()), rtol=1e-12)
+
+
+def test_values_one_ulp_apart_are_a_tie():
+    """Issue #27: two nodes equal in exact arithmetic whose float sums differ in the last bit
+    must not feed each other (a plain `<` let rounding add 0.4038 to "montana" on MuSiQue)."""
+    a = 0.5769075340003951
+    b = np.nextafter(a, 1.0)  # one ulp above: the same value, summed along another route
+    adj = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    res = spreading_activation(adj, np.array([0, 1]), np.array([a, b]), None, decay=0.7, steps=1,
+                               threshold=0.01)
+    np.testing.assert_array_equal(res.activation, [a, b])  # exactly unchanged: no flow either way
+    clear = 2 * a  # a real difference still flows
+    res = spreading_activation(adj, np.array([0, 1]), np.array([a, clear]), None, decay=0.7, steps=1,
+                               threshold=0.01)
+    np.testing.assert_allclose(res.activation, [a + 0.7 * clear, clear], rtol=1e-15)

@@ -1,6 +1,7 @@
 // One synchronous step (kernels.spread) on the sorted (ids, acts) lists: the deltas are
 // computed from the lists of the step before (sources in `known` order), then merged by
 // entity index (old + incoming).
+// `< src_a * $tie_factor`: values within 1e-12 relative are a tie (kernels.spread.TIE_FACTOR).
 CALL (ids, acts, known) {
     UNWIND range(0, size(known) - 1) AS pos
     WITH ids, acts, pos, known[pos] AS src,
@@ -18,7 +19,7 @@ CALL (ids, acts, known) {
                   ELSE [b[0], (b[0] + b[1]) / 2] END)[0] AS dpos
     WITH pos, src_a, c, dst,
          CASE WHEN dpos < size(ids) AND ids[dpos] = dst.idx THEN acts[dpos] END AS dst_a
-    WHERE dst_a IS NULL OR dst_a < src_a
+    WHERE dst_a IS NULL OR dst_a < src_a * $tie_factor
     WITH dst, pos, src_a * c AS contribution
     ORDER BY pos
     WITH dst, collect(contribution) AS parts

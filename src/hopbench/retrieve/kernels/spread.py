@@ -18,9 +18,16 @@ How the Cypher pins the details down:
   resource_map[dst] < src_res``). Every source has a_u > θ >= 0, so a node defined at 0
   accepts every source just as an undefined one does; the two differ in being in the
   map (`activated`: returned, usable in paths). A seed at or below θ never spreads.
-- a_v < a_u is an exact float comparison, as in Cypher. Without the gate, exact ties
-  are common (siblings fed by the same source); sums taken in another order can differ
-  in the last bit and flip such a tie, so results may differ from Neo4j's there.
+- a_v < a_u is read as in exact arithmetic: a_v < a_u * TIE_FACTOR (1 - 1e-12), so two
+  values within 1e-12 relative are a tie and neither feeds the other. Without the gate,
+  exact ties are common (siblings fed by the same sources, summed along different routes);
+  the float sums can differ in the last bit and a plain `<` then lets rounding decide.
+  Issue #27: on MuSiQue 2hop__65690_85374 (depth 4, no gate) "montana" and "south dakota"
+  are equal in exact arithmetic after step 3; this kernel's sums split them by one ulp and
+  fed montana 0.4038 more, while Neo4j's sums (hopbench's query and the authors' own,
+  run by their code) happened to round equal. hopbench's query uses the same factor
+  (`$tie_factor`), so both sides follow the exact rule whatever the summation order; the
+  authors' Cypher compares plainly (a named difference, docs/methods/qasa.md).
 - Edges are undirected: ``(src)-[:RELATES_TO]-(dst)`` matches either direction.
 - The ``relation`` property and any weight are unused, but Cypher returns one row per
   relationship, so a pair joined by k relationships (counting both directions)
@@ -76,6 +83,12 @@ def semantic_gate(desc_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray:
     qn[qn == 0] = 1.0
     return np.maximum(0.0, (e @ q.T) / en[:, None] / qn[None, :])
 
+
+# a_v < a_u * TIE_FACTOR is the step's "less active than the source": float sums of equal exact
+# values differ by a few ulps (n terms: ~n 2^-53 relative), far below 1e-12; real differences
+# between activations are far above it
+TIE_RTOL = 1e-12
+TIE_FACTOR = 1.0 - TIE_RTOL
 
 # cos of unit vectors is <= 1 up to rounding; the lazy gate's pre-filter assumes at most this
 GATE_MAX = 1.0 + 1e-9
@@ -222,7 +235,7 @@ def spreading_activation_batch(adj: sp.spmatrix,
         owner, v, w = gather_rows(a, u)
         a_src = flat_act[src][owner]
         dst = v * b + j[owner]
-        ok = ~flat_def[dst] | (flat_act[dst] < a_src)
+        ok = ~flat_def[dst] | (flat_act[dst] < a_src * TIE_FACTOR)
         dst, contrib = dst[ok], (w * a_src)[ok]
         if 8 * dst.size < n * b:  # few edges touched: aggregate locally, no O(n) pass
             keys, inv = np.unique(dst, return_inverse=True)
