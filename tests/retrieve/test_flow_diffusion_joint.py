@@ -49,8 +49,8 @@ def test_unbounded_alpha_needs_a_push_budget():
         JointFlowDiffusionRetriever(alpha=50.0, max_pushes=None)
 
 
-def test_code_variant_seeds_from_the_hipporag_reset(musique_kg, services, musique_sub):
-    r = _prepared(musique_kg, services, variant="code", alpha=2.0, seeding="hipporag", filter=False,
+def test_seeding_from_the_hipporag_reset(musique_kg, services, musique_sub):
+    r = _prepared(musique_kg, services, alpha=2.0, seeding="hipporag", filter=False,
                   node_embedding="name", uniform_seed_mass=False, relation_weight=2.0, synonym_weight=2.0)
     q = musique_sub.questions[1]
     reset, _, _ = r._hippo.reset_vector(q)
@@ -59,6 +59,6 @@ def test_code_variant_seeds_from_the_hipporag_reset(musique_kg, services, musiqu
     node_emb = np.concatenate([musique_kg.entity_embeddings, services.passage_embeddings])
     idx = np.flatnonzero(reset > 0)
     res = qafd(musique_kg.adjacency(relation=2, synonym=2), node_query_cosine(node_emb, services.query_embedding(q)),
-               idx, reset[idx], variant="code", alpha=2.0, epsilon=0.01, max_pushes=500)
+               idx, reset[idx], variant="paper", alpha=2.0, epsilon=0.01, max_pushes=500)
     x = res.x[musique_kg.n_entities:]
     assert got.scores == pytest.approx(sorted(x, reverse=True)[:10], rel=1e-12)

@@ -16,13 +16,9 @@ never matches its schema, or names no keyword, falls back to the question phrase
 question without seeds to the dense ranking; both are recorded in ``trace["fallback"]``.
 
 This is hopbench's reading of the paper (docs/methods/qafd.md).
-``variant: code`` (no config uses it; the earlier `flow_diffusion_code`) runs the vectorised
-kernel with some of the code's settings (product weights on (cos+1)/2, ΣT = 10, warm start, step
-0.2) but Jacobi sweeps, distinct-neighbour degrees and x divided by the query-aware degree: it is
-not the authors' computation.
 
 With α >= 1 the problem has no finite optimum (the source mass exceeds the capacity), so
-both stop after `max_pushes` node-pushes (the QAFD code's ``max_iterations = 500``); the
+the push loop stops after `max_pushes` node-pushes (the QAFD code's ``max_iterations = 500``); the
 trace records `converged` (the ε rule met) and the pushes used. Passage score = x at the
 passage node; passages with equal x (typically 0: not reached) follow by dense cosine.
 """
@@ -65,7 +61,7 @@ class JointFlowDiffusionRetriever(Retriever):
     needs_graph = True
 
     def __init__(self, *,
-                 variant: str = "paper",          # kernel settings (kernels.flow.QAFD_VARIANTS): paper | code
+                 variant: str = "paper",          # kernel settings (kernels.flow.QAFD_VARIANTS): paper
                  alpha: float = 50.0,             # source mass α·ΣT; α >= 1 has no finite optimum,
                                                   #   hence max_pushes
                  n_seeds: int = 40,
@@ -83,7 +79,7 @@ class JointFlowDiffusionRetriever(Retriever):
                  uniform_seed_mass: bool = True,  # paper: Δ split evenly over the seeds; false: by seed score
                  **hipporag_seeding) -> None:
         """``**hipporag_seeding``: `HippoRAGSeeding`'s settings, for ``seeding: hipporag``
-        (flow_diffusion_code.yaml adds them with ``schema/HippoRAGSeeding``)."""
+        (a config with ``seeding: hipporag`` adds them with ``schema/HippoRAGSeeding``)."""
         if variant not in QAFD_VARIANTS:
             raise HopbenchError(f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}")
         if seeding not in SEEDINGS:
