@@ -4,8 +4,8 @@ Design from QAFD-RAG ``summarize_clusters_batch_with_llm`` (``src/answering/clus
 several clusters per request (``batch_cluster_size`` 10), each given as its source entity and
 its entities with type, description and flow strength (largest flow first); the model
 answers with one line per cluster, ``Cluster <i>: <summary>``, which is how the reply is
-split. Our own wording. A cluster the reply does not cover gets the code's placeholder
-("Cluster summary not available"), counted in the trace.
+split. Our own wording. A cluster the reply does not cover gets a placeholder (MISSING), as
+the code puts one there, counted in the trace.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Sequence
 
 from hopbench.llm.prompts import chat
 
-MISSING = "Cluster summary not available"
+MISSING = "(no summary for this cluster)"
 
 SYSTEM = (
     "You describe groups of related entities from a knowledge graph. Each group grew from one "
