@@ -20,6 +20,7 @@ from typing import Callable
 from tqdm import tqdm
 
 from hopbench.concurrency import completed
+from hopbench.errors import HopbenchError
 from hopbench.evaluate.score import score_question
 from hopbench.progress import LLMProgress
 from hopbench.records import COST_KEYS, EVENT_KEYS, Row
@@ -46,13 +47,28 @@ def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
         latency_ms = 1000 * (time.perf_counter() - start)
     answer_text, reader_trace = None, None
     if reader is not None:
-        with cost_scope(llm) as reader_scope:
-            out = reader.answer(question, [dataset.passage(pid) for pid in result.passage_ids])
+        with cost_scope(llm) as reader_scope:  # the notes are for the answer: the reader pays them
+            notes = reader_notes(question, result, retriever, reader, llm)
+            passages = [dataset.passage(pid) for pid in result.passage_ids]
+            out = reader.answer(question, passages) if notes is None else \
+                reader.answer(question, passages, notes=notes)
         answer_text, reader_trace = out.answer, {**(out.trace or {}), "llm_cost": llm_cost(reader_scope)}
     if retrieval_scope is not None:
         result.trace["llm_cost"] = llm_cost(retrieval_scope)
     return Row.of(question, result, answer=answer_text, latency_ms=latency_ms, reader_trace=reader_trace,
                   metrics=score_question(question, result.passage_ids, answer_text))
+
+
+def reader_notes(question, result, retriever, reader, llm):
+    """The retriever's extra context for a reader with `context_extras` (None otherwise):
+    `retriever.reader_context(question, result, llm)`, e.g. QAFD's cluster summaries."""
+    if not getattr(reader, "context_extras", False):
+        return None
+    make = getattr(retriever, "reader_context", None)
+    if make is None:
+        raise HopbenchError(f"reader.context_extras: retriever {type(retriever).__name__} gives no "
+                            "reader context (flow_diffusion does)")
+    return make(question, result, llm)
 
 
 @contextmanager

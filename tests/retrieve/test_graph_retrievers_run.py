@@ -41,7 +41,7 @@ OFFLINE = offline_graph_retrievers()
 
 def test_discovery_finds_the_offline_graph_retrievers():
     assert {"hipporag", "hipporag_hb", "hipporag1", "spreading_activation", "spreading_activation_nogate",
-            "flow_diffusion", "flow_diffusion_code"} <= set(OFFLINE)
+            "flow_diffusion", "flow_diffusion_bench", "flow_diffusion_joint", "flow_diffusion_code"} <= set(OFFLINE)
     assert not {"dense", "oracle", "catrag", "neuropath", "spreading_activation_neo4j"} & set(OFFLINE)
 
 

@@ -18,6 +18,7 @@ from hopbench.llm.errors import (
 )
 from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever
+from hopbench.retrieve.flow_diffusion_joint import JointFlowDiffusionRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath import NeuroPathRetriever
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
@@ -46,7 +47,9 @@ RETRIEVERS = {
                                        passage_boost=False), "question_entities"),
     "neuropath_robust": (lambda: NeuroPathRetriever(handling="robust", prompts="compact", ner="llm",
                                                     llm_name="server"), "question_entities"),
-    "flow_diffusion": (lambda: FlowDiffusionRetriever(keywords=True, llm_name="server"), "question_keywords"),
+    "flow_diffusion": (lambda: FlowDiffusionRetriever(keywords=True, llm_name="server"), "qafd_keywords"),
+    "flow_diffusion_joint": (lambda: JointFlowDiffusionRetriever(keywords=True, llm_name="server"),
+                             "question_keywords"),
     "spreading_activation": (lambda: SpreadingActivationRetriever(mentions="llm", llm_name="server"),
                              "qasa_question_entities"),
 }

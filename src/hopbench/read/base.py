@@ -33,10 +33,16 @@ class Reader:
     prompt: Any = None        # module with messages(text, passages), SCHEMA, SCHEMA_NAME
     answer_field: str = ""    # the reply key that holds the answer
 
-    def __init__(self, top_k: int = 5, max_tokens: int = 256, retries: int = 2):
+    def __init__(self, top_k: int = 5, max_tokens: int = 256, retries: int = 2,
+                 context_extras: bool = False):
+        """context_extras: also show the retriever's notes for the reader (`reader_context`,
+        e.g. QAFD's cluster summaries) before the passages; configs/reader/qa_clusters.yaml."""
         if top_k < 1:
             raise HopbenchError(f"reader.top_k must be at least 1, got {top_k}")
+        if context_extras and not getattr(self.prompt, "TAKES_NOTES", False):
+            raise HopbenchError(f"reader '{self.name}' cannot show retriever notes (context_extras)")
         self.top_k = top_k
+        self.context_extras = bool(context_extras)
         self.max_tokens = max_tokens
         self.retries = retries
         self.llm = None
@@ -48,12 +54,16 @@ class Reader:
         self.llm = llm
         return self
 
-    def answer(self, question: Question, passages: Sequence[Passage]) -> ReaderOutput:
+    def answer(self, question: Question, passages: Sequence[Passage],
+               notes: Sequence[str] | None = None) -> ReaderOutput:
+        """notes: the retriever's extra context (context_extras), shown before the passages."""
         if self.llm is None:
             raise HopbenchError(f"reader '{self.name}' has no LLM: call bind(llm) first")
         shown = list(passages[: self.top_k])
         trace: dict[str, Any] = {"reader": self.name, "passage_ids": [p.id for p in shown],
                                  "calls": []}
+        if notes is not None:
+            trace["notes"] = len(notes)
         trimmed: list[str] = []
         answer = ""
         while True:
@@ -61,7 +71,7 @@ class Reader:
             try:  # an overflow we can still trim propagates out of the policy to here
                 with fallback_on_bad_reply(trace, self.prompt.SCHEMA_NAME, instead="empty answer",
                                            overflow=not can_trim):
-                    answer = self._ask(question, shown, trace["calls"])
+                    answer = self._ask(question, shown, trace["calls"], notes)
             except LLMContextOverflowError:
                 trimmed.append(shown.pop().id)
                 continue
@@ -71,8 +81,13 @@ class Reader:
             trace["passage_ids"] = [p.id for p in shown]
         return ReaderOutput(answer=answer, trace=trace)
 
-    def _ask(self, question: Question, passages: list[Passage], calls: list) -> str:
-        data = self._chat_json(self.prompt.messages, self.prompt.SCHEMA, self.prompt.SCHEMA_NAME,
+    def _ask(self, question: Question, passages: list[Passage], calls: list,
+             notes: Sequence[str] | None = None) -> str:
+        messages = self.prompt.messages
+        if notes:
+            def messages(text, shown):
+                return self.prompt.messages(text, shown, notes=notes)
+        data = self._chat_json(messages, self.prompt.SCHEMA, self.prompt.SCHEMA_NAME,
                                question.text, passages, calls)
         if calls:
             calls[-1]["reasoning"] = data["reasoning"]

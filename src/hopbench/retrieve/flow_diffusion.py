@@ -1,25 +1,29 @@
-"""QAFD flow diffusion retriever (methods.md §2) on the shared graph, entities and passages.
+"""QAFD's answering pipeline as a retriever (flow_diffusion, flow_diffusion_bench; issue #32).
 
-Paper defaults (``variant: paper``, configs/retriever/flow_diffusion.yaml): Hybrid weights
-w̄ = H_uv·(1 + ¼(s_u + s_v)) with s = cos(node, question), T_v = deg(v), source mass
-α·ΣT with α = 50 split evenly over N = 40 seeds. Seeds (Algorithm 1): score(v) =
-max_i cos(h(w_i), h(v)) over the entities, w_i the question keywords: from the LLM when one
-is configured (`keywords: auto`), else the question phrases (`question.
-question_phrases`), else the question itself; the N best are the seeds. An LLM reply that
-never matches its schema, or names no keyword, falls back to the question phrases, and a
-question without seeds to the dense ranking; both are recorded in ``trace["fallback"]``.
+What the authors' pipeline does for a question (Tarzanagh/QAFD-RAG ``src/answering``,
+docs/methods/qafd.md has every setting with its source):
 
-This is hopbench's reading of the paper (docs/methods/qafd.md): no QAFD pipeline ranks passages
-by one joint diffusion. The authors' code is `flow_diffusion_code` (qafd_code.py).
-``variant: code`` (no config uses it; the earlier `flow_diffusion_code`) runs the vectorised
-kernel with some of the code's settings (product weights on (cos+1)/2, ΣT = 10, warm start, step
-0.2) but Jacobi sweeps, distinct-neighbour degrees and x divided by the query-aware degree: it is
-not the authors' computation.
+1. keywords (``handler.py kg_query``): the LLM names high- and low-level keywords
+   (`llm.prompts.qafd_keywords`, or the authors' prompt with ``prompts: official``); each list
+   is joined with ", " into one query string;
+2. per keyword string (``context.py``; mode ``hybrid`` = low-level first, then high-level;
+   ``local`` = low-level only, ``global`` = high-level only): seeds = the `n_seeds` entities
+   whose vector is closest to the string's vector (``entities_vdb.query(..., top_k=
+   max_source_nodes)``);
+3. the seeds' text units in the authors' order (`qafd_text_units`) are the passages;
+4. one diffusion per seed (`kernels.qafd_seed_flow`), the clusters they form
+   (``clusters.py``), which an LLM summarises for the answer: here the clusters (node ids
+   and flow) go in the trace, and their summaries into the reader's context when the reader
+   asks for them (``reader.context_extras``, `reader_context`).
 
-With α >= 1 the problem has no finite optimum (the source mass exceeds the capacity), so
-both stop after `max_pushes` node-pushes (the QAFD code's ``max_iterations = 500``); the
-trace records `converged` (the ε rule met) and the pushes used. Passage score = x at the
-passage node; passages with equal x (typically 0: not reached) follow by dense cosine.
+The ranking is the units of the low-level seeds, then those of the high-level seeds (each
+passage once), then the remaining passages by dense cosine to fill k. Scores: a unit scores
+1 + the number of units after it (above every cosine), the fill its cosine.
+
+Fallbacks, each recorded in ``trace["fallback"]``: no LLM configured, or a reply that never
+matches the schema, or one without a keyword -> the question's spaCy phrases as low-level
+keywords (``keywords: false`` asks for that on purpose and is not a fallback); no seed or no
+unit -> the dense ranking.
 """
 
 from __future__ import annotations
@@ -27,148 +31,218 @@ from __future__ import annotations
 import numpy as np
 
 from hopbench.errors import HopbenchError
-from hopbench.fallback import DENSE, has_fallback, record_fallback
+from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import (
-    TextVectors,
-    check_graph_matches,
-    order_by,
-    resolve_llm_switch,
-    to_retrieval,
-)
-from hopbench.retrieve.hipporag import HippoRAGSeeding
-from hopbench.retrieve.kernels.flow import QAFD_VARIANTS, node_query_cosine, qafd
+from hopbench.retrieve.graph_common import TextVectors, check_graph_matches, resolve_llm_switch
+from hopbench.retrieve.kernels.qafd_seed_flow import SeedFlowDiffusion, keep_cluster, node_similarity
+from hopbench.retrieve.qafd_text_units import seed_text_units
 from hopbench.retrieve.question import question_phrases
-from hopbench.retrieve.registry import settings
 
-SEEDINGS = ("keywords", "hipporag")
+MODES = ("hybrid", "local", "global")
+PROMPTS = ("own", "official")
 NODE_EMBEDDINGS = ("description", "name")
-
-
-def keyword_seeds(keyword_vecs: np.ndarray, entity_emb: np.ndarray, n_seeds: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """QAFD Algorithm 1: score(v) = max_i cos(w_i, v); the n_seeds best entities (ties by index)."""
-    score = (np.asarray(entity_emb, dtype=np.float64) @ np.asarray(keyword_vecs, dtype=np.float64).T).max(axis=1)
-    top = np.lexsort((np.arange(len(score)), -score))[:n_seeds]
-    return top, score[top]
+KEYWORD_FALLBACK = "question_phrases"   # fallback step: phrases instead of LLM keywords
 
 
 class FlowDiffusionRetriever(Retriever):
-    """Query-aware flow diffusion from seed entities; passages ranked by x (see module docstring)."""
+    """QAFD's answering pipeline: LLM keywords -> seed entities -> their text units (module doc)."""
 
     needs_graph = True
 
     def __init__(self, *,
-                 variant: str = "paper",          # kernel settings (kernels.flow.QAFD_VARIANTS): paper | code
-                 alpha: float = 50.0,             # source mass α·ΣT; α >= 1 has no finite optimum,
-                                                  #   hence max_pushes
-                 n_seeds: int = 40,
-                 epsilon: float = 0.01,
-                 max_pushes: int | None = 500,    # the QAFD code's max_iterations; trace.converged
-                                                  #   says if ε was met first
-                 seeding: str = "keywords",       # keywords (Algorithm 1) | hipporag (HippoRAG 2's
-                                                  #   reset as seed weights)
-                 keywords="auto",                 # LLM keywords when llm= is set; else question phrases
+                 mode: str = "hybrid",            # QueryParam.mode: hybrid | local | global
+                 n_seeds: int = 40,               # QueryParam.max_source_nodes (seeds per keyword string)
+                 alpha: float = 50.0,             # QueryParam.alpha: seed mass α·ΣT·(1 + confidence)
+                 min_flow_threshold: float = 0.1, # QueryParam.min_flow_threshold: cluster kept if max x >= it
+                 confidence: float = 0.7,         # clusters.py: every seed's confidence
+                 epsilon: float = 0.02,           # flow_diffusion.py: excess tolerance
+                 step_size: float = 0.2,          # flow_diffusion.py: x += step·excess / Σw̄
+                 max_iterations: int = 500,       # flow_diffusion.py flow_diffusion()
+                 diffusion_seed: int = 42,        # flow_diffusion.py random_seed
+                 clusters: bool = True,           # run the per-seed diffusions (trace, reader context)
+                 keywords="auto",                 # auto: LLM keywords when llm= is set; false: phrases
+                 prompts: str = "own",            # own | official (the authors' keyword prompt)
+                 official_src: str | None = None, # checkout of Tarzanagh/QAFD-RAG (prompts=official)
                  llm_name: str | None = None,
-                 node_embedding: str = "description",  # entity vectors for seeds and s_v: description | name
-                 relation_weight: float = 1.0,    # H_uv = stored edge weight x these multipliers
-                 synonym_weight: float = 1.0,
-                 context_weight: float = 1.0,
-                 uniform_seed_mass: bool = True,  # paper: Δ split evenly over the seeds; false: by seed score
-                 **hipporag_seeding) -> None:
-        """``**hipporag_seeding``: `HippoRAGSeeding`'s settings, for ``seeding: hipporag``
-        (flow_diffusion_code.yaml adds them with ``schema/HippoRAGSeeding``)."""
-        if variant not in QAFD_VARIANTS:
-            raise HopbenchError(f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}")
-        if seeding not in SEEDINGS:
-            raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
+                 node_embedding: str = "description",  # entity vectors for seeds and s_v
+                 relation_weight: float = 1.0,    # entity graph: w = relation x this + synonym x that
+                 synonym_weight: float = 0.0,     #   (LightRAG's graph has relation edges only)
+                 summary_batch: int = 10,         # QueryParam.batch_cluster_size
+                 summary_max_tokens: int = 512) -> None:
+        if mode not in MODES:
+            raise HopbenchError(f"retriever.mode must be one of {MODES}, got {mode!r}")
+        if prompts not in PROMPTS:
+            raise HopbenchError(f"retriever.prompts must be one of {PROMPTS}, got {prompts!r}")
         if node_embedding not in NODE_EMBEDDINGS:
             raise HopbenchError(f"retriever.node_embedding must be one of {NODE_EMBEDDINGS}")
-        if alpha >= 1 and max_pushes is None:
-            raise HopbenchError(f"retriever.alpha={alpha} puts more mass in than the graph can absorb, so "
-                                "the push loop never meets ε: set retriever.max_pushes (code: 500)")
-        self.variant, self.alpha, self.n_seeds, self.epsilon = variant, alpha, n_seeds, epsilon
-        self.max_pushes, self.seeding, self.node_embedding = max_pushes, seeding, node_embedding
-        self.keywords, self.llm_name = keywords, llm_name
+        if n_seeds < 1 or summary_batch < 1:
+            raise HopbenchError("retriever.n_seeds and retriever.summary_batch must be at least 1")
+        self.mode, self.n_seeds, self.alpha = mode, n_seeds, alpha
+        self.min_flow_threshold, self.confidence, self.epsilon = min_flow_threshold, confidence, epsilon
+        self.step_size, self.max_iterations, self.diffusion_seed = step_size, max_iterations, diffusion_seed
+        self.clusters, self.keywords, self.prompts = clusters, keywords, prompts
+        self.official_src, self.llm_name, self.node_embedding = official_src, llm_name, node_embedding
         self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
-        self.context_weight = context_weight
-        self.uniform_seed_mass = uniform_seed_mass
-        self.use_keywords_llm = seeding == "keywords" and resolve_llm_switch(
-            keywords, llm_name, "keywords", "flow_diffusion")
-        unknown = sorted(set(hipporag_seeding) - set(settings(HippoRAGSeeding)))
-        if unknown:
-            raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
-        self.hipporag_seeding = hipporag_seeding
-        self._hippo = (HippoRAGSeeding(llm_name=llm_name, **hipporag_seeding) if seeding == "hipporag"
-                       else None)
-        self.needs_llm = self.use_keywords_llm or (self._hippo is not None and self._hippo.needs_llm)
+        self.summary_batch, self.summary_max_tokens = summary_batch, summary_max_tokens
+        self.use_llm = resolve_llm_switch(keywords, llm_name, "keywords", "flow_diffusion")
+        if prompts == "official" and not official_src:
+            raise HopbenchError("retriever.prompts=official needs retriever.official_src: a checkout "
+                                "of Tarzanagh/QAFD-RAG (its prompt text is not shipped)")
+        self.needs_llm = self.use_llm
+        self.official = None
 
+    # ---- per graph ------------------------------------------------------------------------
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
-        self.adjacency = kg.adjacency(relation=self.relation_weight, synonym=self.synonym_weight,
-                                      context=self.context_weight)
+        self.entity_graph = (self.relation_weight * kg.relation + self.synonym_weight * kg.synonym).tocsr()
+        self.entity_graph.eliminate_zeros()
+        self.entity_graph.sort_indices()
         ent = kg.description_embeddings if self.node_embedding == "description" else kg.entity_embeddings
         self.entity_emb = np.asarray(ent, dtype=np.float64)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
-        self.node_emb = np.concatenate([self.entity_emb, self.passage_emb])
         self.vectors = TextVectors(services.encoder)
-        if self._hippo is not None:
-            self._hippo.prepare(kg, services)
-        else:  # load spaCy and the encoder outside any timed retrieval
-            self.vectors.load_model()
-            question_phrases("warm up")
+        self.vectors.load_model()
+        question_phrases("warm up")
+        if self.prompts == "official":
+            from hopbench.llm.prompts import official_qafd
 
-    def _keywords(self, question, trace: dict) -> list[str]:
-        if self.use_keywords_llm:
+            self.official = official_qafd.load(self.official_src)
+
+    def _neighbours(self, e: int) -> np.ndarray:
+        g = self.entity_graph
+        return g.indices[g.indptr[e]:g.indptr[e + 1]]
+
+    # ---- step 1: keywords -------------------------------------------------------------------
+    def keywords_for(self, question, trace: dict) -> tuple[list[str], list[str]]:
+        """(high-level, low-level) keywords; phrases as low-level ones when the LLM gives none."""
+        if self.use_llm:
             from hopbench.llm.policy import fallback_on_bad_reply
-            from hopbench.llm.prompts import keywords as kw
+            from hopbench.llm.prompts import qafd_keywords as kw
 
+            msgs = self.official.messages(question.text) if self.official else kw.messages(question.text)
             calls: list = []
-            words: list[str] = []
+            high: list[str] = []
+            low: list[str] = []
             with fallback_on_bad_reply(trace, kw.SCHEMA_NAME, instead="question phrases instead") as out:
-                reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
-                                                    schema_name=kw.SCHEMA_NAME, max_tokens=96, trace=calls)
-                words = list(dict.fromkeys(w.strip() for w in reply["keywords"] if w.strip()))
+                reply = self.services.llm.chat_json(msgs, kw.SCHEMA, schema_name=kw.SCHEMA_NAME,
+                                                    max_tokens=192, trace=calls)
+                high, low = kw.parse(reply)
             trace["llm_calls"] = calls
-            if words:
-                return words
+            if high or low:
+                return high, low
             if not out.failed:
                 record_fallback(trace, kw.SCHEMA_NAME, "no keyword in the reply; question phrases instead")
-        return question_phrases(question.text)
+        elif self.keywords == "auto":
+            record_fallback(trace, KEYWORD_FALLBACK, "no LLM configured: question phrases as keywords")
+        return [], question_phrases(question.text)
 
-    def seeds(self, question, trace: dict) -> tuple[np.ndarray, np.ndarray | None] | None:
-        """(seed node indices, weights or None for an even split), or None for dense fallback."""
-        if self.seeding == "hipporag":
-            reset, _, htrace = self._hippo.reset_vector(question)
-            trace.update({k: v for k, v in htrace.items() if k not in ("seeding",)})
-            if reset is None:
-                return None
-            idx = np.flatnonzero(reset > 0)
-            return idx, reset[idx]
-        words = self._keywords(question, trace)
-        trace["keywords"] = words
-        vecs = self.vectors(words) if words else np.asarray(self.services.query_embedding(question))[None, :]
-        idx, score = keyword_seeds(vecs, self.entity_emb, self.n_seeds)
-        trace["seeds"] = [[entity_node_id(self.kg.entity_names[e]), float(s)] for e, s in zip(idx, score)]
-        return idx, None if self.uniform_seed_mass else np.maximum(score, 0.0)
+    # ---- step 2: seeds ------------------------------------------------------------------------
+    def seeds_for(self, keyword_string: str) -> tuple[np.ndarray, np.ndarray]:
+        """The n_seeds entities closest to the keyword string's vector (ties by index)."""
+        v = np.asarray(self.vectors([keyword_string])[0], dtype=np.float64)
+        score = self.entity_emb @ v
+        top = np.lexsort((np.arange(len(score)), -score))[:self.n_seeds]
+        return top, score[top]
 
+    def _strings(self, high: list[str], low: list[str]) -> list[tuple[str, str]]:
+        """(level, keyword string) in the order the pipeline reads them (context.py)."""
+        out = []
+        if self.mode in ("hybrid", "local") and low:
+            out.append(("low", ", ".join(low)))
+        if self.mode in ("hybrid", "global") and high:
+            out.append(("high", ", ".join(high)))
+        return out
+
+    # ---- step 4: clusters ---------------------------------------------------------------------
+    def seed_clusters(self, keyword_string: str, seeds: np.ndarray) -> list[dict]:
+        """One diffusion per seed on the entity graph, s from the keyword string's vector."""
+        q = self.vectors([keyword_string])[0]
+        fd = SeedFlowDiffusion(self.entity_graph, node_similarity(self.entity_emb, q), alpha=self.alpha,
+                               confidence=self.confidence, epsilon=self.epsilon, step_size=self.step_size,
+                               max_iterations=self.max_iterations, seed=self.diffusion_seed)
+        names = self.kg.entity_names
+        out = []
+        for s in seeds:
+            f = fd.run(int(s))
+            out.append({"seed": entity_node_id(names[int(s)]), "kept": keep_cluster(f, self.min_flow_threshold),
+                        "nodes": [[entity_node_id(names[int(v)]), float(x)] for v, x in zip(f.nodes, f.flow)],
+                        "iterations": f.iterations, "pushes": f.pushes, "converged": f.converged})
+        return out
+
+    # ---- the ranking ---------------------------------------------------------------------------
     def retrieve(self, question, k: int) -> Retrieval:
         kg = self.kg
         q_emb = np.asarray(self.services.query_embedding(question), dtype=np.float64)
         dense = self.passage_emb @ q_emb
-        trace: dict = {"variant": self.variant, "seeding": self.seeding}
-        seeds = self.seeds(question, trace) if kg.n_entities else None
-        if seeds is None or seeds[0].size == 0:
-            if not has_fallback(trace, DENSE):  # HippoRAG seeding records its own reason
-                record_fallback(trace, DENSE, "no seed entity" if kg.n_entities else "graph has no entities")
-            return to_retrieval(kg.passage_ids, order_by(dense, dense), dense, k, trace)
-        idx, weights = seeds
-        res = qafd(self.adjacency, node_query_cosine(self.node_emb, q_emb), idx, weights,
-                   variant=self.variant, alpha=self.alpha, epsilon=self.epsilon, max_pushes=self.max_pushes)
-        x = res.x[kg.n_entities:]
-        trace.update({"converged": bool(res.converged), "pushes": res.pushes,
-                      "sweeps": res.sweeps, "excess": res.excess, "stuck_excess": res.stuck_excess,
-                      "support": int((res.x > 0).sum()), "passages_reached": int((x > 0).sum())})
-        return to_retrieval(kg.passage_ids, order_by(x, dense), x, k, trace)
+        trace: dict = {"mode": self.mode}
+        units: list[int] = []
+        if kg.n_entities:
+            high, low = self.keywords_for(question, trace)
+            trace["keywords"] = {"high_level": high, "low_level": low}
+            levels = []
+            for level, text in self._strings(high, low):
+                seeds, score = self.seeds_for(text)
+                got = seed_text_units(seeds, kg.passages_of_entity, self._neighbours)
+                entry = {"level": level, "query": text,
+                         "seeds": [[entity_node_id(kg.entity_names[int(e)]), float(s)]
+                                   for e, s in zip(seeds, score)],
+                         "units": [[kg.passage_ids[u.passage], u.order, u.relation_count] for u in got]}
+                if self.clusters:
+                    entry["clusters"] = self.seed_clusters(text, seeds)
+                levels.append(entry)
+                units += [u.passage for u in got]
+            trace["levels"] = levels
+        units = list(dict.fromkeys(units))
+        if not units:
+            record_fallback(trace, DENSE, "no seed text unit" if kg.n_entities else "graph has no entities")
+        trace["n_units"] = len(units)
+        in_units = np.zeros(kg.n_passages, dtype=bool)
+        in_units[units] = True
+        rest = np.flatnonzero(~in_units)
+        rest = rest[np.lexsort((rest, -dense[rest]))]
+        order = units + rest.tolist()
+        n = len(units)
+        scores = [1.0 + (n - 1 - i) for i in range(n)] + [float(dense[i]) for i in rest]
+        top = order[:k]
+        return Retrieval([kg.passage_ids[i] for i in top], [float(s) for s in scores[:k]], trace)
+
+    # ---- the reader's context (reader.context_extras) -----------------------------------------
+    def reader_context(self, question, result: Retrieval, llm) -> list[str]:
+        """The kept clusters' LLM summaries, low-level clusters first (clusters.py), batched by
+        `summary_batch`; recorded in the trace as ``cluster_summaries``."""
+        from hopbench.llm.policy import fallback_on_bad_reply
+        from hopbench.llm.prompts import qafd_clusters as qc
+
+        kg = self.kg
+        trace = result.trace
+        if not self.clusters:
+            raise HopbenchError("reader.context_extras needs the clusters: set retriever.clusters=true")
+        kept = []
+        for level in trace.get("levels", []):
+            for c in level.get("clusters", []):
+                if c["kept"]:
+                    members = []
+                    for node, flow in c["nodes"]:
+                        e = kg.entity_index(node[len("e:"):])
+                        members.append((kg.entity_labels[e], kg.entity_descriptions[e] or "", flow))
+                    seed = kg.entity_index(c["seed"][len("e:"):])
+                    kept.append((kg.entity_labels[seed], members))
+        summaries: list[str] = []
+        missing = 0
+        calls: list = []
+        for i in range(0, len(kept), self.summary_batch):
+            batch = kept[i:i + self.summary_batch]
+            text = ""
+            with fallback_on_bad_reply(trace, "qafd_cluster_summary", instead="placeholder summaries"):
+                res = llm.chat(qc.messages(batch), max_tokens=self.summary_max_tokens * len(batch))
+                calls.append({"chars": len(res.text or "")})
+                text = res.text or ""
+            for s in qc.parse(text, len(batch)):
+                missing += s is None
+                summaries.append(s or qc.MISSING)
+        trace["cluster_summaries"] = summaries
+        if missing:
+            trace["cluster_summaries_missing"] = missing
+        return summaries

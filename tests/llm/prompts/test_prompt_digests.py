@@ -21,6 +21,8 @@ from hopbench.llm.prompts import (
     neuropath_tracker,
     path_tracker,
     qa,
+    qafd_clusters,
+    qafd_keywords,
     qasa_entities,
     question_entities,
     verify,
@@ -68,6 +70,11 @@ CASES = {
     "openie_triples": lambda: _digest(llm_extractor.triple_messages(PASSAGES[0], ["Kiruna", "Sweden"])),
     "question_entities": lambda: _digest(question_entities.messages(QUESTION), question_entities.SCHEMA),
     "qasa_question_entities": lambda: _digest(qasa_entities.messages(QUESTION), qasa_entities.SCHEMA),
+    "qafd_keywords": lambda: _digest(qafd_keywords.messages(QUESTION), qafd_keywords.SCHEMA),
+    "qafd_clusters": lambda: _digest(qafd_clusters.messages(
+        [("Kiruna", [("kiruna", "a town", 0.9), ("sweden", "a country", 0.25)])])),
+    "qa_with_notes": lambda: _digest(qa.messages(QUESTION, PASSAGES, notes=["Kiruna lies in Sweden."]),
+                                     qa.SCHEMA),
 }
 
 PINNED = {
@@ -86,6 +93,9 @@ PINNED = {
     "path_tracker": "1dee7b0370b813bb",
     "path_tracker_one_shot": "5e1418b29f861a66",
     "qa": "e288cd74490ebb6a",
+    "qa_with_notes": "19fad1604cefae23",
+    "qafd_clusters": "35c9fdb6191b1dfc",
+    "qafd_keywords": "9c8fdaf264ff732e",
     "qasa_question_entities": "ab808dd0981deae2",
     "question_entities": "bf1fa206243e06b2",
     "verify": "09814e7a7b0da694",

@@ -42,10 +42,23 @@ _EXAMPLE_REPLY = ('{"reasoning": "The Black Drin flows out of Lake Ohrid at Stru
                   'town in North Macedonia.", "answer": "North Macedonia"}')
 
 
+TAKES_NOTES = True  # reader.context_extras: the retriever's notes go before the passages
+NOTES_HEADING = "Summaries of related entities in the knowledge graph:"
+
+
+def format_notes(notes: Sequence[str]) -> str:
+    return "\n".join([NOTES_HEADING, *(f"- {n}" for n in notes)])
+
+
 def user_turn(passages_text: str, question: str) -> str:
     return f"{passages_text}\n\nQuestion: {question}"
 
 
-def messages(question: str, passages: Sequence[Passage]) -> list[dict]:
+def messages(question: str, passages: Sequence[Passage], notes: Sequence[str] | None = None) -> list[dict]:
+    """notes (reader.context_extras; QAFD's cluster summaries) precede the passages of the
+    question's turn; without notes the messages are the plain reader's, byte for byte."""
+    text = format_passages(passages)
+    if notes:
+        text = f"{format_notes(notes)}\n\n{text}"
     return chat(SYSTEM, user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_QUESTION), _EXAMPLE_REPLY,
-                user_turn(format_passages(passages), question))
+                user_turn(text, question))

@@ -36,20 +36,14 @@ the code's α = 2 or 50) is always in that regime, so in practice the result is 
 a fixed budget of pushes (`max_pushes`, the code's ``max_iterations``); `FlowResult`
 says whether the ε criterion was met. `is_bounded` checks it up front.
 
-Named variants (`QAFD_VARIANTS`, used by `qafd`):
+Named variants (`QAFD_VARIANTS`, used by `qafd`; retriever flow_diffusion_joint):
 - "paper": Hybrid weights w̄ = H_uv·(a + b(s_u + s_v)) with a = 1, b = 1/4, s = cosine,
   T_v = deg(v), Δ = α·ΣT split over seeds by seed weight, x₀ = 0, full step.
-- "code" (an approximation, not the authors' computation, which is kernels/qafd_code.py;
-  read from Tarzanagh/QAFD-RAG ``src/passage_entity/graph_adapter.py`` IGraphQAFD and
-  ``src/retrievers/flow_diffusion.py``): "multiply" weights w·s_u·s_v with
-  s = (cos + 1)/2, T_v = max(deg, 1) rescaled so ΣT = 10, seed weights < 1e-5 dropped,
-  x₀ from a 2-step lazy random walk from the seed distribution
-  (x ← (sw + Aᵀ(x / deg))/2, uniform over neighbours), and x_v += 0.2·excess / w_v while
-  the whole excess still moves (x and mass decoupled).
-The code's stored edge weight stands in for H_uv (the kernel takes it from the CSR).
-deg(v) is read as the number of distinct neighbours in the CSR. igraph's ``degree`` on
-HippoRAG's multigraph (every triple adds parallel edges) counts parallel edges instead;
-pass `capacity=` to `qafd` to use such degrees.
+The authors' own computations are elsewhere: kernels/qafd_code.py (their multi-hop retrieval
+code, `IGraphQAFD`) and kernels/qafd_seed_flow.py (the per-seed diffusion of their answering
+pipeline). An earlier "code" variant here approximated the former and was removed (issue #32).
+deg(v) is read as the number of distinct neighbours in the CSR; pass `capacity=` to `qafd`
+to use other degrees.
 """
 
 from __future__ import annotations
@@ -155,22 +149,6 @@ def source_mass(capacity: np.ndarray, seeds: np.ndarray, seed_weights: np.ndarra
     delta = np.zeros(capacity.shape[0])
     np.add.at(delta, seeds, alpha * capacity.sum() * sw / sw.sum())
     return delta
-
-
-def lazy_walk_warm_start(adj: sp.spmatrix, start: np.ndarray, steps: int = 2) -> np.ndarray:
-    """The code's warm start for x: x ← (start + Aᵀ(x / deg)) / 2, `steps` times, where each
-    node spreads uniformly over its neighbours (edge weights ignored; degree-0 nodes keep
-    nothing back, as in the code)."""
-    a = as_csr(adj)
-    pattern = a.copy()
-    pattern.data = np.ones_like(pattern.data)
-    deg = np.diff(pattern.indptr).astype(np.float64)
-    inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)
-    pt = pattern.T.tocsr()
-    x = np.asarray(start, dtype=np.float64).copy()
-    for _ in range(steps):
-        x = (start + pt @ (x * inv)) / 2.0
-    return x
 
 
 def is_bounded(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray) -> bool:
@@ -306,10 +284,7 @@ def solve_flow_exact(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndar
 
 QAFD_VARIANTS: dict[str, dict] = {
     "paper": {"scheme": "hybrid", "a": 1.0, "b": 0.25, "sim_mode": "cos", "min_degree": 0.0,
-              "capacity_total": None, "drop_below": 0.0, "warm_start_steps": 0, "step_size": 1.0},
-    "code": {"scheme": "product", "a": 1.0, "b": 0.25, "sim_mode": "normalized",
-             "min_degree": 1.0, "capacity_total": 10.0, "drop_below": 1e-5,
-             "warm_start_steps": 2, "step_size": 0.2},
+              "capacity_total": None, "drop_below": 0.0, "step_size": 1.0},
 }
 
 
@@ -345,12 +320,8 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
         if cfg["capacity_total"] is not None:
             T = cfg["capacity_total"] * T / T.sum()
     delta = source_mass(T, seeds, seed_weights, alpha, drop_below=cfg["drop_below"])
-    x0 = None
-    if cfg["warm_start_steps"] > 0:
-        start = delta / delta.sum()
-        x0 = lazy_walk_warm_start(a, start, cfg["warm_start_steps"])
     if solver == "exact":
-        if x0 is not None or cfg["step_size"] != 1.0:
+        if cfg["step_size"] != 1.0:
             raise ValueError("solver='exact' solves the dual QP; it has no warm start or step size")
         return solve_flow_exact(query_aware_weights(a, s, cfg["scheme"], cfg["a"], cfg["b"]),
                                 T, delta)
@@ -360,6 +331,6 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
         raise ValueError(f"QAFD with alpha={alpha} injects at least the graph's total capacity, "
                          "so no push schedule converges (see flow.py); set max_pushes (the "
                          "QAFD code stops after 500 pushes) or use alpha < 1")
-    return push_flow(a, T, delta, epsilon=epsilon, step_size=cfg["step_size"], x0=x0,
+    return push_flow(a, T, delta, epsilon=epsilon, step_size=cfg["step_size"],
                      max_pushes=max_pushes, max_sweeps=max_sweeps, node_sim=s,
                      scheme=cfg["scheme"], a=cfg["a"], b=cfg["b"])
