@@ -35,7 +35,11 @@ from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.graph_common import TextVectors, check_graph_matches, resolve_llm_switch
-from hopbench.retrieve.kernels.qafd_seed_flow import SeedFlowDiffusion, keep_cluster, node_similarity
+from hopbench.retrieve.kernels.qafd_seed_flow import (
+    SeedFlowDiffusion,
+    keep_cluster,
+    node_similarity,
+)
 from hopbench.retrieve.qafd_text_units import seed_text_units
 from hopbench.retrieve.question import question_phrases
 
