@@ -43,3 +43,18 @@ def test_reference_rows_are_migrated_on_load(tmp_path):
     assert got["param.graph_construction"].tolist()[:2] == ["hopbench", "hipporag2"]
     assert json.loads(got["params_json"][0])["graph_construction"] == "hopbench"
     assert migrate_rows(got).equals(got)  # idempotent
+
+
+def test_a_joint_flow_diffusion_run_is_flow_diffusion_joint():
+    """flow_diffusion ranked by one joint diffusion before issue #32; its `variant` setting says so."""
+    from pathlib import Path
+    old = Run(dir=Path("runs/musique/flow_diffusion/abc"), metrics={"retriever": "flow_diffusion"},
+              config={"retriever": {"name": "flow_diffusion", "variant": "paper", "alpha": 50.0}}, predictions=[])
+    assert old.retriever == "flow_diffusion_joint"
+    assert current_name("flow_diffusion", {"mode": "hybrid"})[0] == "flow_diffusion"
+    rows = pd.DataFrame([{"dataset": "musique", "retriever": "flow_diffusion", "param.variant": "paper",
+                          "params_json": json.dumps({"variant": "paper", "alpha": 50.0})},
+                         {"dataset": "musique", "retriever": "flow_diffusion", "params_json": "{}"}])
+    got = migrate_rows(rows)
+    assert got["retriever"].tolist() == ["flow_diffusion_joint", "flow_diffusion"]
+    assert migrate_rows(got).equals(got)

@@ -6,6 +6,11 @@ construction. That computation is ``retriever=hipporag_hb`` today: the same sett
 100/100 MuSiQue questions on both graphs). A run or reference row of ``hipporag`` without a
 ``graph_construction`` setting is therefore shown, compared and superseded as ``hipporag_hb``;
 its run folder and config hash stay what they were.
+
+Before QAFD's answering pipeline (issue #32), ``retriever=flow_diffusion`` ranked passages by one
+joint diffusion; that computation is ``retriever=flow_diffusion_joint`` today, with the same
+settings. A ``flow_diffusion`` run with a ``variant`` setting (the joint kernel's, which the
+pipeline does not have) is read as ``flow_diffusion_joint``.
 """
 
 from __future__ import annotations
@@ -21,10 +26,17 @@ def is_pre_construction_hipporag(retriever: str, params: dict) -> bool:
             and params.get("seeding", "hipporag2") != "hipporag1")
 
 
+def is_joint_flow_diffusion(retriever: str, params: dict) -> bool:
+    """A `flow_diffusion` run from before the answering pipeline (the joint ranking)."""
+    return retriever == "flow_diffusion" and "variant" in params
+
+
 def current_name(retriever: str, params: dict) -> tuple[str, dict]:
     """(retriever, params) under today's names."""
     if is_pre_construction_hipporag(retriever, params):
         return "hipporag_hb", {**params, "graph_construction": "hopbench"}
+    if is_joint_flow_diffusion(retriever, params):
+        return "flow_diffusion_joint", params
     return retriever, params
 
 
@@ -36,12 +48,20 @@ def migrate_rows(df: pd.DataFrame) -> pd.DataFrame:
         raw = row.get("params_json")
         if isinstance(raw, str) and raw:
             return json.loads(raw)
-        seeding = row.get("param.seeding")
-        construction = row.get("param.graph_construction")
-        out = {} if construction is None or pd.isna(construction) else {"graph_construction": construction}
-        return out | ({} if seeding is None or pd.isna(seeding) else {"seeding": seeding})
+        text = row.get("params")  # "k=v k=v": the only record of the settings in older tables
+        out = dict(kv.split("=", 1) for kv in text.split() if "=" in kv) if isinstance(text, str) else {}
+        for key in ("seeding", "graph_construction", "variant"):
+            v = row.get(f"param.{key}")
+            if v is not None and not pd.isna(v):
+                out[key] = v
+        return out
 
-    old = [is_pre_construction_hipporag(r.get("retriever"), params_of(r)) for r in df.to_dict("records")]
+    records = df.to_dict("records")
+    joint = [is_joint_flow_diffusion(r.get("retriever"), params_of(r)) for r in records]
+    if any(joint):
+        df = df.copy()
+        df.loc[pd.Series(joint, index=df.index), "retriever"] = "flow_diffusion_joint"
+    old = [is_pre_construction_hipporag(r.get("retriever"), params_of(r)) for r in records]
     if not any(old):
         return df
     df = df.copy()
