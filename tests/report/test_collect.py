@@ -175,7 +175,7 @@ def test_published_view_is_printed_on_request(toy_runs, tmp_path, capsys):
     assert "# Published numbers next to hopbench's" in out and "Not comparable as-is" in out
     pub = pd.read_csv(tmp_path / "r" / "published.csv")
     assert {"method", "dataset", "metric", "value", "source", "models", "split_size"} <= set(pub.columns)
-    # one spot check per paper against methods.md §7
+    # one spot check per paper against docs/published.md
     def value(method, dataset, metric, source):
         hit = pub[(pub["method"] == method) & (pub["dataset"] == dataset) & (pub["metric"] == metric)
                   & pub["source"].str.startswith(source)]

@@ -1,6 +1,7 @@
 """SQuAD-style answer metrics and multi-hop retrieval metrics (Recall@k, FCR@k, JSR@k).
 
-Definitions follow HippoRAG's eval utils and CatRAG's chain metrics (DESIGN.md, methods.md §1, §4).
+Definitions follow HippoRAG's eval utils and CatRAG's chain metrics (docs/architecture.md,
+Metrics; docs/methods/hipporag.md, Evaluation; docs/methods/catrag.md).
 """
 
 from __future__ import annotations

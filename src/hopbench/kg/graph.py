@@ -4,7 +4,7 @@ Nodes: entities first (indices 0..E-1), then passages (E..E+P-1, in `dataset.cor
 Stable string ids: an entity's id is ``"e:" + normalised name``; a passage's id is its
 `Passage.id`. Retrievers work on integer indices and report string ids.
 
-Edges, one sparse matrix per type (HippoRAG 2, reference methods.md section 1):
+Edges, one sparse matrix per type (HippoRAG 2: docs/methods/hipporag.md, The graph):
 
 * ``relation`` (E x E, symmetric): number of facts whose subject and object are the pair;
 * ``synonym``  (E x E, symmetric): cosine of the entity embeddings where >= threshold;

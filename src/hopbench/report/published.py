@@ -1,4 +1,4 @@
-"""The papers' published numbers (methods.md §7) next to hopbench's own rows.
+"""The papers' published numbers (docs/published.md) next to hopbench's own rows.
 
 The published rows come from different LLMs, embedders and (mostly 1,000-question) splits,
 so they are a sanity reference, not a target: the view labels every row with its source,

@@ -122,7 +122,8 @@ def mcnemar_exact_p(method, baseline) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
-# Which paired test each metric gets (DESIGN.md: bootstrap for F1/Recall, McNemar for 0/1 scores).
+# Which paired test each metric gets (docs/architecture.md, Metrics): bootstrap for F1/Recall,
+# McNemar for 0/1 scores.
 def paired_test_for(metric: str) -> str:
     if metric == "f1" or metric.startswith("recall@"):
         return "paired_bootstrap"

@@ -1,6 +1,6 @@
 """The rules of spreading-activation retrieval, shared by the in-memory and the Neo4j versions.
 
-QASA (methods.md §3) returns entities and paths, not passages, and seeds from an LLM. The
+QASA (docs/methods/qasa.md) returns entities and paths, not passages, and seeds from an LLM. The
 harness fixes every step, so the two implementations give the same ranking:
 
 1. Mentions: `hopbench.retrieve.question.question_mentions` (spaCy, the KG's own reading

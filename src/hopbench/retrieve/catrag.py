@@ -1,4 +1,4 @@
-"""CatRAG (methods.md §4): HippoRAG 2 with a query-adapted transition matrix.
+"""CatRAG (docs/methods/catrag.md): HippoRAG 2 with a query-adapted transition matrix.
 
 Per question, on top of HippoRAG 2's recognition memory, seeds and passage reset:
 
@@ -117,7 +117,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                                                   #   files from `official_prompts`
                  official_prompts: str | None = None,  # a checkout of kwunhang/CatRAG (prompts: official)
                  **hipporag) -> None:
-        """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, methods.md §1;
+        """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, docs/methods/hipporag.md;
         the same defaults match CatRAG Table 6: synonym 2 x sim, d = 0.5; code: synonym 3.0)."""
         super().__init__(**hipporag, **self.pinned)
         llm_name = self.llm_name

@@ -1,4 +1,4 @@
-"""HippoRAG 2 (methods.md §1): recognition memory over facts, then Personalized PageRank.
+"""HippoRAG 2 (docs/methods/hipporag.md): recognition memory over facts, then Personalized PageRank.
 
 Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_entities``):
 

@@ -1,4 +1,4 @@
-"""NeuroPath (methods.md §5): LLM-tracked paths over the fact graph, then dense completion.
+"""NeuroPath (docs/methods/neuropath.md): LLM-tracked paths over the fact graph, then dense completion.
 
 Two handlings (docs/methods/neuropath.md):
 
@@ -52,7 +52,7 @@ The robust handling, read from KennyCaty/NeuroPath ``src/neuropath.py`` (line nu
   order, each path's triples in order, first occurrence kept; score 1 as in the reference)
   followed by the top ``dense_pool`` (100) dense passages not already listed; top k returned.
 
-Switches (the paper's ablations, methods.md §7C):
+Switches (the paper's ablations, docs/methods/neuropath.md, Settings):
 
 * ``one_shot`` (default false, as the reference's ``rank_docs`` runs zero-shot) adds one
   worked tracker example before the question, a harness variant for small models: the 1.5B

@@ -1,6 +1,6 @@
 """QASA spreading activation inside Neo4j: the whole retrieval is ONE Cypher query per question.
 
-What QASA claims (methods.md §3): seed mapping, T gated propagation steps and top-K selection run
+What QASA claims (docs/methods/qasa.md): seed mapping, T gated propagation steps and top-K selection run
 in one round trip and the graph never leaves the database. Here the graph is exported once into
 its own namespace of the database (`hopbench.graphdb.export.ensure_exported`: labels and
 vector indexes named after the graph's content hash, skipped when the stored export key

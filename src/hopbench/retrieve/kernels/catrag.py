@@ -1,4 +1,4 @@
-"""CatRAG's query-adapted transition matrix as pure functions (methods.md §4).
+"""CatRAG's query-adapted transition matrix as pure functions (docs/methods/catrag.md).
 
 The base graph is HippoRAG 2's (relation, synonym and context edges, undirected). For one
 question CatRAG changes only edges that leave its seed entities, so the adapted graph is

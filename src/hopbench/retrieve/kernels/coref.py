@@ -1,4 +1,4 @@
-"""NeuroPath's coreference sets: each entity with its near-duplicate names (methods.md §5).
+"""NeuroPath's coreference sets: each entity with its near-duplicate names (docs/methods/neuropath.md).
 
 coref[e] = [e] + the other entities among e's `top_k` nearest by name-embedding cosine (self
 counted, as the reference's faiss search finds it) whose cosine is at least `threshold`.

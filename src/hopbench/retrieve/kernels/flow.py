@@ -2,7 +2,7 @@
 
 Source: QAFD-RAG, ICLR 2026 tex (Tarzanagh/QAFD-RAG ``ICLR2026/iclr2026_main.tex``,
 the weight variants eqn:weight_mean/product/hybrid, the dual eqn:dual:prob and Algorithm
-2, label alg:single_seed_query_diffusion) and methods.md §2. With query-aware edge weights w̄
+2, label alg:single_seed_query_diffusion) and docs/methods/qafd.md. With query-aware edge weights w̄
 (`query_aware_weights`), weighted Laplacian L = D - W̄, sink capacities T and source
 mass Δ, the dual problem is
 

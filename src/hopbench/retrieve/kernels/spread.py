@@ -2,7 +2,7 @@
 
 Source: kinfi4/qasa-graph-rag @dc8f948, ``qasa_rag/retrieval/qasa_retriever.py``
 (``_PROPAGATION_QA`` and ``_PROPAGATION_UNIFORM``, repeated ``max_steps`` times), and
-methods.md §3. One step, applied synchronously to the activation map of the step before:
+docs/methods/qasa.md. One step, applied synchronously to the activation map of the step before:
 
     I_v = δ · gate_v · Σ_{u : a_u defined, a_u > θ, (a_v undefined or a_v < a_u)} A[u, v] · a_u
     a_v ← (a_v if defined else 0) + I_v        only where I_v > θ (v becomes defined)
