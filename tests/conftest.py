@@ -153,3 +153,28 @@ class InFlight:
 @pytest.fixture
 def in_flight() -> InFlight:
     return InFlight()
+
+
+@pytest.fixture
+def scripted_http_llm():
+    """make(steps, identity) -> (ScriptedServer, LLMClient on it, no cache); both closed after
+    the test. The server lives in tests/llm/scripted_server.py."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
+    from scripted_server import ScriptedServer
+
+    from hopbench.llm.client import LLMClient
+
+    made = []
+
+    def make(steps, identity: str = "scripted"):
+        srv = ScriptedServer(steps)
+        llm = LLMClient(base_url=srv.base_url, model="scripted", identity=identity, cache=None,
+                        transient_retries=1, backoff_s=0.001)
+        made.append((srv, llm))
+        return srv, llm
+
+    yield make
+    for srv, llm in made:
+        llm.close()
+        srv.close()

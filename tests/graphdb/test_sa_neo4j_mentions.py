@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_server import ScriptedServer, error, reply  # noqa: E402
+from scripted_server import error, reply  # noqa: E402
 
-from hopbench.llm.client import LLMClient  # noqa: E402
 from hopbench.llm.errors import LLMServerError  # noqa: E402
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever  # noqa: E402
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever  # noqa: E402
@@ -28,21 +27,9 @@ PAIRS = ('{"entities": [{"name": "Journal of Psychotherapy Integration", '
 
 
 @pytest.fixture
-def llm_server():
-    """(ScriptedServer, LLMClient on it); both closed after the test."""
-    made = []
-
-    def make(steps):
-        srv = ScriptedServer(steps)
-        llm = LLMClient(base_url=srv.base_url, model="scripted", identity="scripted-sa-neo4j", cache=None,
-                        transient_retries=1, backoff_s=0.001)
-        made.append((srv, llm))
-        return srv, llm
-
-    yield make
-    for srv, llm in made:
-        llm.close()
-        srv.close()
+def llm_server(scripted_http_llm):
+    """(ScriptedServer, LLMClient on it), from the shared `scripted_http_llm`."""
+    return lambda steps: scripted_http_llm(steps, identity="scripted-sa-neo4j")
 
 
 def test_llm_pairs_seed_as_in_memory(graphdb, musique_sub, musique_kg, encoder, graphdb_settings, llm_server):

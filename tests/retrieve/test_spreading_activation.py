@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_server import ScriptedServer, error, reply  # noqa: E402
+from scripted_server import error, reply  # noqa: E402
 
-from hopbench.llm.client import LLMClient  # noqa: E402
 from hopbench.llm.errors import LLMServerError  # noqa: E402
 from hopbench.retrieve import activation_rules as rules  # noqa: E402
 from hopbench.retrieve.kernels.passages import rank_passages  # noqa: E402
@@ -114,21 +113,9 @@ def test_gate_vector_equals_semantic_gate(musique_kg, services, musique_sub):
 
 # ---- mentions: llm under hopbench.llm.policy, against a real HTTP server -------------------
 @pytest.fixture
-def keyword_server():
-    """(ScriptedServer, LLMClient on it); both closed after the test."""
-    made = []
-
-    def make(steps):
-        srv = ScriptedServer(steps)
-        llm = LLMClient(base_url=srv.base_url, model="scripted", identity="scripted-sa", cache=None,
-                        transient_retries=1, backoff_s=0.001)
-        made.append((srv, llm))
-        return srv, llm
-
-    yield make
-    for srv, llm in made:
-        llm.close()
-        srv.close()
+def keyword_server(scripted_http_llm):
+    """(ScriptedServer, LLMClient on it), from the shared `scripted_http_llm`."""
+    return lambda steps: scripted_http_llm(steps, identity="scripted-sa")
 
 
 def test_llm_mentions_bad_reply_falls_back_to_spacy_and_is_recorded(musique_kg, services, musique_sub,
