@@ -46,7 +46,7 @@ from hopbench.retrieve.kernels.ppr import personalized_pagerank  # noqa: E402
 from hopbench.retrieve.question import question_mentions  # noqa
 
 RETRIEVERS = ["dense", "hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
-              "flow_diffusion", "flow_diffusion_code"]
+              "flow_diffusion_joint", "flow_diffusion_code"]
 
 
 def compose_cfg(dataset: str, retriever: str, extra=()):

@@ -1,0 +1,156 @@
+"""Where hopbench's spreading activation and the authors' differ by more than float32, who holds
+the exact value? (issue #27: the ungated 2Wiki questions of compare_official_qasa.py.)
+
+    HOPBENCH_DATA_DIR=/work/shared/datasets nice python benchmarks/sa_exact_ties.py \\
+        --official ~/.cache/hopbench/official-qasa/2wikimultihopqa/official_wide.json \\
+        --dataset 2wiki --depth 3 --no-gate [--questions ID,ID] [--out benchmarks/results/sa_exact_ties]
+
+For each question (default: every question whose largest activation difference exceeds
+--min-diff), the propagation is recomputed in exact rational arithmetic (`fractions.Fraction`)
+from the same float64 seeds, decay, threshold and (gated) gate values hopbench uses, with the
+rule read exactly: a_v < a_u with no tie margin. Every entity whose two float activations differ
+by more than --min-diff is then listed with its exact value and which side holds it. When the
+exact values of two nodes are equal, their float sums can still differ in the last bit, and a
+plain `<` then lets one feed the other: the authors' code does that, hopbench's kernel reads
+`<` with a 1e-12 relative tie margin (kernels/spread.py, TIE_FACTOR) and keeps exact ties.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_neo4j_sa import load  # noqa: E402
+from compare_official_qasa import hopbench_activations  # noqa: E402
+
+
+def exact_spread(adj, seeds, seed_act, gate, *, decay: float, steps: int, threshold: float) -> dict[int, Fraction]:
+    """The QASA step of kernels/spread.py in exact rationals (no tie margin): the test of which
+    float sum rounded a tie apart. gate: None or a callable node -> float."""
+    d, th = Fraction(decay), Fraction(threshold)
+    act: dict[int, Fraction] = {int(i): Fraction(float(a)) for i, a in zip(seeds, seed_act)}
+    indptr, indices, data = adj.indptr, adj.indices, adj.data
+    for _ in range(steps):
+        incoming: dict[int, Fraction] = {}
+        for u, au in act.items():
+            if au <= th:
+                continue
+            for p in range(indptr[u], indptr[u + 1]):
+                v = int(indices[p])
+                if v in act and not act[v] < au:
+                    continue
+                incoming[v] = incoming.get(v, Fraction(0)) + Fraction(float(data[p])) * au
+        new = dict(act)
+        for v, x in incoming.items():
+            x = x * d
+            if gate is not None:
+                x = x * Fraction(gate(v))
+            if x > th:
+                new[v] = act.get(v, Fraction(0)) + x
+        act = new
+    return act
+
+
+def check_question(qid: str, official: dict, hop: dict, seeds_idx, seeds_act, adj, gate, names, args) -> dict:
+    exact = exact_spread(adj, seeds_idx, seeds_act, gate, decay=args.decay, steps=args.depth,
+                         threshold=args.threshold)
+    exact_by_name = {names[i]: v for i, v in exact.items()}
+    rows = []
+    for name, o in official.items():
+        h = hop.get(name)
+        if h is None or abs(o - h) <= args.min_diff:
+            continue
+        e = float(exact_by_name[name]) if name in exact_by_name else None
+        holder = ("hopbench" if e is not None and abs(h - e) <= 1e-9 * max(1.0, abs(e)) else
+                  "authors" if e is not None and abs(o - e) <= 1e-6 * max(1.0, abs(e)) else "neither")
+        rows.append({"entity": name, "authors": o, "hopbench": h, "exact": e, "holds_exact": holder})
+    worst = max((abs(float(exact_by_name[n]) - hop[n]) for n in hop if n in exact_by_name), default=0.0)
+    return {"id": qid, "same_keys_exact_hopbench": set(exact_by_name) == set(hop),
+            "max_abs_hopbench_vs_exact": worst, "differing": rows}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--official", type=Path, required=True,
+                    help="the worker output of compare_official_qasa.py (official_<seed search>.json, full maps kept)")
+    ap.add_argument("--dataset", default="2wiki", help="musique | 2wiki (as compare_official_qasa.py names them)")
+    ap.add_argument("--limit-2wiki", type=int, default=200)
+    ap.add_argument("--depth", type=int, default=3)
+    ap.add_argument("--no-gate", action="store_true")
+    ap.add_argument("--decay", type=float, default=0.7)
+    ap.add_argument("--threshold", type=float, default=0.01)
+    ap.add_argument("--questions", default=None, help="comma-separated ids (default: those that differ)")
+    ap.add_argument("--min-diff", type=float, default=1e-5, help="larger than float32's rounding of the gate")
+    ap.add_argument("--out", default=None, help="write <out>.json and <out>.md")
+    args = ap.parse_args()
+
+    from hopbench.embed import Encoder
+    from hopbench.kg import load_or_build
+    from hopbench.retrieve.base import Services
+    from hopbench.retrieve.question import question_mentions
+    from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+
+    gate_on = not args.no_gate
+    run = next((r for r in json.loads(args.official.read_text())["runs"]
+                if r["depth"] == args.depth and r["gate"] == gate_on), None)
+    if run is None:
+        print(f"{args.official}: no run at depth {args.depth} with gate {gate_on}", file=sys.stderr)
+        return 2
+    rows = {r["id"]: r for r in run["rows"] if "activation" in r}
+    ds = load(args.dataset, args.limit_2wiki)
+    encoder = Encoder()
+    kg = load_or_build(ds, None, encoder=encoder)
+    services = Services(dataset=ds, encoder=encoder)
+    services.encode_questions(ds.questions)
+    mentions = {q.id: question_mentions(q.text) for q in ds.questions}
+    hop, adj = hopbench_activations(kg, services, list(ds.questions), mentions, gate_on, args.depth)
+    if args.questions:
+        ids = args.questions.split(",")
+    else:
+        ids = [qid for qid, r in rows.items() if qid in hop and any(
+            abs(v - hop[qid][0].get(k, v)) > args.min_diff for k, v in r["activation"].items())]
+    r = SpreadingActivationRetriever(gate=gate_on, depth=args.depth, top_paths=0)
+    r.prepare(kg, services)
+    by_id = {q.id: q for q in ds.questions}
+    results = []
+    for qid in ids:
+        q = by_id[qid]
+        _, idx, act, _ = r.seeds(q, mentions[qid])
+        gate = None
+        if gate_on:
+            lg = r.lazy_gate(services.query_embedding(q))
+            gate = lambda v, lg=lg: float(lg.take(np.array([v]))[0])  # noqa: E731
+        res = check_question(qid, rows[qid]["activation"], hop[qid][0], idx, act, adj, gate, kg.entity_names, args)
+        results.append(res)
+        held = [x["holds_exact"] for x in res["differing"]]
+        print(f"{qid}: {len(held)} entities differ; exact value held by hopbench {held.count('hopbench')}, "
+              f"authors {held.count('authors')}, neither {held.count('neither')}; hopbench vs exact max "
+              f"{res['max_abs_hopbench_vs_exact']:.1e}", flush=True)
+        for x in res["differing"]:
+            print(f"    {x['entity']!r}: authors {x['authors']:.6f} hopbench {x['hopbench']:.6f} "
+                  f"exact {x['exact']:.6f} -> {x['holds_exact']}")
+    if args.out:
+        out = {"official": str(args.official), "dataset": ds.name, "depth": args.depth, "gate": gate_on,
+               "command": " ".join(sys.argv), "questions": results}
+        Path(args.out + ".json").write_text(json.dumps(out, indent=1) + "\n")
+        md = [f"# Exact-arithmetic check: {ds.name}, depth {args.depth}, gate {'on' if gate_on else 'off'}", "",
+              f"`{out['command']}`", "", "| question | entity | authors | hopbench | exact | holds the exact value |",
+              "|---|---|---|---|---|---|"]
+        for res in results:
+            for x in res["differing"]:
+                md.append(f"| {res['id']} | {x['entity']} | {x['authors']:.6f} | {x['hopbench']:.6f} | "
+                          f"{x['exact']:.6f} | {x['holds_exact']} |")
+        md += ["", "hopbench vs exact, largest difference over every activated entity: " + ", ".join(
+            f"{res['id']} {res['max_abs_hopbench_vs_exact']:.1e}" for res in results), ""]
+        Path(args.out + ".md").write_text("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
