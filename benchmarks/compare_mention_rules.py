@@ -30,7 +30,7 @@ import hopbench.retrieve.flow_diffusion as flow_module  # noqa: E402
 import hopbench.retrieve.hipporag as hipporag_module  # noqa: E402
 from hopbench.atomic import write_json, write_text  # noqa: E402
 from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
-from hopbench.evaluate.metrics import retrieval_metrics  # noqa: E402
+from hopbench.evaluate.score import score_question  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
 from hopbench.retrieve.question import question_mentions, question_phrases  # noqa
@@ -78,7 +78,7 @@ def main() -> None:
             r.prepare(kg, services)
             for rule_name, rule in RULES.items():
                 got = run_method(r, name, rule, qs)
-                rows = [retrieval_metrics(g.passage_ids, q.gold_passage_ids) for g, q in zip(got, qs)]
+                rows = [score_question(q, g.passage_ids, None) for g, q in zip(got, qs)]
                 res = {"dataset": ds_name, "method": name, "rule": rule_name, "questions": len(qs),
                        "no_specific_mention": n_generic,
                        **{m: 100 * float(np.mean([x[m] for x in rows])) for m in METRICS}}

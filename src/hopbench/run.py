@@ -18,6 +18,7 @@ import hydra
 from omegaconf import DictConfig
 
 from hopbench.errors import HopbenchError
+from hopbench.evaluate.metric_registry import SUMMARY, shown_in
 from hopbench.lifetime import die_with_parent
 from hopbench.paths import CONFIG_DIR
 from hopbench.private import private_umask
@@ -26,7 +27,10 @@ from hopbench.secret_values import move_secret_overrides
 
 log = logging.getLogger("hopbench.run")
 
-SUMMARY_KEYS = ["n_questions", "n_retrieval_scored", "recall@2", "recall@5", "fcr@5", "em", "f1", "latency_ms_p50"]
+
+def summary_keys() -> list[str]:
+    """What the line printed at the end of a run shows: counts, the metrics declared for it, latency."""
+    return ["n_questions", "n_retrieval_scored", *shown_in(SUMMARY), "latency_ms_p50"]
 
 
 # the pid of the process that launched the jobs, for the job processes of a local launcher
@@ -78,7 +82,7 @@ def _job(cfg: DictConfig) -> None:
         print("hopbench: interrupted", file=sys.stderr)
         sys.exit(130)
     print(" ".join(f"{k}={metrics.get(k):.4g}" if isinstance(metrics.get(k), float) else f"{k}={metrics.get(k)}"
-                   for k in SUMMARY_KEYS))
+                   for k in summary_keys()))
 
 
 def entry() -> None:

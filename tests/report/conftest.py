@@ -12,8 +12,8 @@ import json
 import pytest
 import yaml
 
-from hopbench.evaluate.metrics import answer_metrics, joint_success, retrieval_metrics
-from hopbench.evaluate.score import aggregate
+from hopbench.data.schema import Question
+from hopbench.evaluate.score import aggregate, score_question
 
 # id, hops, gold passage ids (hop order), gold answers
 QUESTIONS = [
@@ -76,12 +76,8 @@ def make_run(runs_dir, dataset, retriever, h, table, *, params=None, reader="qa"
     rows = []
     for qid, hops, gold, answers in QUESTIONS:
         ranked, answer, latency = table[qid]
-        metrics = retrieval_metrics(ranked, gold)
-        if reader != "none":
-            a = answer_metrics(answer, answers)
-            metrics.update(em=a["em"], f1=a["f1"])
-            metrics["jsr@5"] = joint_success(metrics["fcr@5"], a["em"])
-            metrics["jsr_contain@5"] = joint_success(metrics["fcr@5"], a["contain"])
+        metrics = score_question(Question(id=qid, text=TEXT[qid], answers=answers, gold_passage_ids=gold),
+                                 ranked, answer if reader != "none" else None)
         rows.append({"id": qid, "question": TEXT[qid], "gold_answers": answers, "gold_passage_ids": gold,
                      "gold_complete": True, "kind": "qa", "label": None, "meta": {"hops": hops},
                      "ranked_passage_ids": ranked, "scores": [1.0 / (i + 1) for i in range(len(ranked))],

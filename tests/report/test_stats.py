@@ -97,6 +97,27 @@ def test_mcnemar_hand_worked_and_input_checks():
 def test_which_test_each_metric_gets():
     assert paired_test_for("f1") == paired_test_for("recall@5") == "paired_bootstrap"
     assert {paired_test_for(m) for m in ("em", "fcr@5", "jsr@5", "jsr_contain@5", "accuracy")} == {"mcnemar"}
+    # continuous rank metrics: McNemar would refuse their fractions and stop the report
+    assert paired_test_for("mrr@10") == paired_test_for("ndcg@10") == "paired_bootstrap"
+    with pytest.raises(KeyError, match="no metric 'mrr@5' is declared"):
+        paired_test_for("mrr@5")  # a name is looked up, never guessed from its spelling
+
+
+def test_mrr_and_ndcg_get_the_paired_bootstrap_in_the_leaderboard(toy_runs):
+    from hopbench.report.collect import collect
+    from hopbench.report.leaderboard import stable_seed
+    from hopbench.report.runs import load_runs
+
+    df = collect(toy_runs, n_resamples=2_000).set_index("retriever")
+    dense, spread = sorted(load_runs(toy_runs), key=lambda r: r.retriever)
+    seed = stable_seed(spread.config_hash, dense.config_hash)
+    for metric in ("mrr@10", "ndcg@10"):
+        a = [spread.scores(metric)[q] for q in sorted(spread.scores(metric))]
+        b = [dense.scores(metric)[q] for q in sorted(spread.scores(metric))]
+        assert len(set(a) | set(b)) > 2  # fractions: McNemar would raise on them
+        assert df.loc["spreading_activation", f"p_{metric}"] == pytest.approx(
+            paired_bootstrap_p(a, b, n_resamples=2_000, seed=seed))
+        assert df.loc["spreading_activation", f"delta_{metric}"] == pytest.approx(np.mean(np.subtract(a, b)))
 
 
 def test_all_metrics_share_resamples_and_match_one_at_a_time():

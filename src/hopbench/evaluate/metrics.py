@@ -1,36 +1,20 @@
-"""SQuAD-style answer metrics and multi-hop retrieval metrics (Recall@k, FCR@k, JSR@k).
+"""The per-question metric functions: SQuAD-style answer metrics and multi-hop retrieval
+metrics (Recall@k, FCR@k, JSR@k, MRR@k, nDCG@k).
 
-Definitions follow HippoRAG's eval utils and CatRAG's chain metrics (docs/architecture.md,
-Metrics; docs/methods/hipporag.md, Evaluation; docs/methods/catrag.md).
+Pure functions of a ranking, gold ids, an answer and gold answers; which of them a run scores,
+under which name, and how the report tests them is declared once in
+`hopbench.evaluate.metric_registry`. Definitions follow HippoRAG's eval utils and CatRAG's chain
+metrics (docs/architecture.md, Metrics; docs/methods/hipporag.md, Evaluation;
+docs/methods/catrag.md).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
 from typing import Iterable, Sequence
-
-RECALL_KS = (1, 2, 5, 10)
-FCR_KS = (2, 5, 10)
-JSR_K = 5
-
-# The per-question metric names (a row's `metrics`, metrics.json, the report's columns), defined
-# here once, in the order the report shows them.
-RETRIEVAL_KEYS = [f"recall@{k}" for k in RECALL_KS] + [f"fcr@{k}" for k in FCR_KS]
-ANSWER_KEYS = ["em", "f1", f"jsr@{JSR_K}", f"jsr_contain@{JSR_K}"]
-CLAIM_KEYS = ["accuracy"]
-METRIC_KEYS = RETRIEVAL_KEYS + ANSWER_KEYS + CLAIM_KEYS
-
-
-def retrieval_scored(metrics: dict) -> bool:
-    """A question's `metrics` scored its retrieval (its gold passages are complete)."""
-    return RETRIEVAL_KEYS[0] in metrics
-
-
-def answer_scored(metrics: dict) -> bool:
-    """A question's `metrics` scored an answer (a reader ran): EM for a question, accuracy for a claim."""
-    return "em" in metrics or "accuracy" in metrics
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
@@ -89,15 +73,36 @@ def full_chain_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float
     return float(set(gold) <= set(ranked[:k]))
 
 
-def retrieval_metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
-    out = {f"recall@{k}": recall_at_k(ranked, gold, k) for k in RECALL_KS}
-    out.update({f"fcr@{k}": full_chain_at_k(ranked, gold, k) for k in FCR_KS})
-    return out
+def _gold_ranks(ranked: Sequence[str], gold: Sequence[str], k: int) -> list[int]:
+    """The 1-based ranks in the top k that hold a gold passage (a passage counts once, at its
+    first rank)."""
+    gold_set, seen, ranks = set(gold), set(), []
+    for rank, pid in enumerate(ranked[:k], start=1):
+        if pid in gold_set and pid not in seen:
+            ranks.append(rank)
+        seen.add(pid)
+    return ranks
 
 
-def answer_metrics(prediction: str | None, golds: Sequence[str]) -> dict[str, float]:
-    return {"em": exact_match(prediction, golds), "f1": f1_score(prediction, golds),
-            "contain": answer_contains(prediction, golds)}
+def mrr_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
+    """Reciprocal rank of the first gold passage in the top k, 0 when none is there: averaged
+    over questions, MRR@k (Voorhees, TREC-8 Question Answering Track Report, 1999; @10 as in
+    MS MARCO passage ranking, Nguyen et al. 2016)."""
+    ranks = _gold_ranks(ranked, gold, k)
+    return 1.0 / ranks[0] if ranks else 0.0
+
+
+def ndcg_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
+    """nDCG@k with binary relevance (a gold passage has gain 1, any other 0): DCG@k =
+    sum over ranks i <= k holding a gold passage of 1 / log2(i + 1), divided by the DCG@k of
+    the ideal ranking, every gold passage first: sum_{i=1}^{min(|gold|, k)} 1 / log2(i + 1)
+    (Järvelin & Kekäläinen, ACM TOIS 20(4), 2002; the log2(i + 1) discount of trec_eval and
+    BEIR). 0 for no gold passages."""
+    n_ideal = min(len(set(gold)), k)
+    if n_ideal == 0:
+        return 0.0
+    dcg = sum(1.0 / math.log2(rank + 1) for rank in _gold_ranks(ranked, gold, k))
+    return dcg / sum(1.0 / math.log2(rank + 1) for rank in range(1, n_ideal + 1))
 
 
 def claim_accuracy(predicted_label: str | None, gold_label: str) -> float:

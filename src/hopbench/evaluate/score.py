@@ -7,42 +7,24 @@ from typing import Sequence
 
 import numpy as np
 
-from hopbench.data.schema import Question
-from hopbench.evaluate.metrics import (
-    JSR_K,
-    METRIC_KEYS,
-    answer_metrics,
+from hopbench.evaluate.metric_registry import (
+    Outcome,
     answer_scored,
-    claim_accuracy,
-    joint_success,
-    retrieval_metrics,
+    backfilled,
+    names,
     retrieval_scored,
+    score,
 )
 
 
-def score_question(question: Question, ranked_ids: Sequence[str], answer: str | None) -> dict:
-    """Metrics of one question; keys are absent (not zero) when they do not apply."""
-    out: dict[str, float] = {}
-    if question.retrieval_scorable:
-        out.update(retrieval_metrics(list(ranked_ids), question.gold_passage_ids))
-    if answer is not None:
-        if question.kind == "claim":
-            if question.label is not None:
-                out["accuracy"] = claim_accuracy(answer, question.label)
-                if question.retrieval_scorable:  # CatRAG's HoVer JSR: full chain and the right label
-                    ok = joint_success(out[f"fcr@{JSR_K}"], out["accuracy"])
-                    out[f"jsr@{JSR_K}"] = out[f"jsr_contain@{JSR_K}"] = ok
-        else:
-            a = answer_metrics(answer, question.answers)
-            out["em"], out["f1"] = a["em"], a["f1"]
-            if question.retrieval_scorable:
-                out[f"jsr@{JSR_K}"] = joint_success(out[f"fcr@{JSR_K}"], a["em"])
-                out[f"jsr_contain@{JSR_K}"] = joint_success(out[f"fcr@{JSR_K}"], a["contain"])
-    return out
+def score_question(question, ranked_ids: Sequence[str], answer: str | None) -> dict:
+    """Metrics of one question (every declared metric that applies, hopbench.evaluate.metric_registry);
+    keys are absent (not zero) when they do not apply."""
+    return score(Outcome.of(question, ranked_ids, answer))
 
 
 def _mean(rows: list[dict], key: str) -> float | None:
-    values = [r["metrics"][key] for r in rows if key in r["metrics"]]
+    values = [r[key] for r in rows if key in r]
     return float(np.mean(values)) if values else None
 
 
@@ -54,8 +36,9 @@ def aggregate(rows: list[dict]) -> dict:
         "n_retrieval_scored": sum(retrieval_scored(r["metrics"]) for r in rows),
         "n_answer_scored": sum(answer_scored(r["metrics"]) for r in rows),
     }
-    for key in METRIC_KEYS:
-        out[key] = _mean(rows, key)
+    scored = [backfilled(r) for r in rows]  # a run resumed across a new metric: scored on every row
+    for key in names():
+        out[key] = _mean(scored, key)
     if len(latencies):
         out["latency_ms_mean"] = float(latencies.mean())
         out["latency_ms_p50"] = float(np.percentile(latencies, 50))

@@ -13,9 +13,11 @@ import json
 
 import pandas as pd
 
+from hopbench.evaluate import metric_registry
 from hopbench.report.leaderboard import (
     all_scores,
     choose_baseline,
+    metrics,
     paired_pvalues,
     row_diff,
     sort_rows,
@@ -23,13 +25,12 @@ from hopbench.report.leaderboard import (
     summaries,
 )
 from hopbench.report.markdown import DASH, MINUS, _table, fmt_ci, fmt_p
-from hopbench.report.runs import METRICS, Run, diff_label, params_label
+from hopbench.report.runs import Run, diff_label, params_label
 
 GROUP_KEYS = ("hops", "type", "tracker_calls")
 # A grouping read from the method's trace rather than the question's meta: NeuroPath's number of
 # tracker calls (trace.hop_stats), i.e. how far its loop got on that question.
 TRACE_KEYS = {"tracker_calls": ("hop_stats", "tracker_calls")}
-BREAKDOWN_METRICS = ("recall@5", "fcr@5", "em", "f1", "accuracy")
 BREAKDOWN_RESAMPLES = 2_000
 
 
@@ -76,12 +77,12 @@ def breakdown(runs: list[Run], baseline: str = "dense",
                        "config_hash": run.config_hash,
                        "group_by": key, "group": value, "n": len(ids),
                        "baseline_config_hash": base.config_hash if base is not None else None}
-                scores = {m: {i: v for i, v in run_scores[m].items() if i in ids} for m in METRICS}
+                scores = {m: {i: v for i, v in run_scores[m].items() if i in ids} for m in metrics()}
                 seed = stable_seed(run.config_hash, key, value)
                 for m, (mean, lo, hi) in summaries(scores, seed, n_resamples).items():
                     row.update({m: mean, f"{m}_lo": lo, f"{m}_hi": hi})
                 tests = paired_pvalues(scores, base_scores, seed, n_resamples) if paired else {}
-                for m in METRICS:
+                for m in metrics():
                     row[f"p_{m}"] = tests[m][0] if paired else float("nan")
                     row[f"delta_{m}"] = tests[m][2] if paired else float("nan")
                 rows.append(row)
@@ -103,8 +104,8 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     for (dataset, key), part in df.groupby(["dataset", "group_by"], sort=True):
         values = sorted(part["group"].unique(), key=_sort_key)
         label = {"hops": lambda v: f"{v}-hop", "tracker_calls": lambda v: f"{v} tracker calls"}.get(key, lambda v: v)
-        for metric in BREAKDOWN_METRICS:
-            if part[metric].isna().all():
+        for metric in metric_registry.shown_in(metric_registry.BREAKDOWN):
+            if metric not in part or part[metric].isna().all():  # a table from before it was declared
                 continue
             rows = []
             runs = sort_rows(part.drop_duplicates("config_hash"))

@@ -3,9 +3,9 @@
 Every metric M gets columns M (mean over the questions where it applies), M_lo / M_hi
 (percentile bootstrap), p_M (paired test against the baseline run on the same dataset,
 on the questions both runs scored; see stats.py for which test) and delta_M (mean of
-method - baseline on those paired questions). The p-values of the headline metrics
-(HEADLINE_METRICS, the ones leaderboard.md shows) are Holm-corrected across every comparison
-of the table: p_adj_M. `n_fallback` and `fallback_rate` (questions ranked or answered by a
+method - baseline on those paired questions). The metrics and their tests are the declared ones
+(hopbench.evaluate.metric_registry); the p-values of the headline metrics (`headline_metrics()`,
+the ones leaderboard.md shows) are Holm-corrected across every comparison of the table: p_adj_M. `n_fallback` and `fallback_rate` (questions ranked or answered by a
 fallback, `hopbench.evaluate.fallbacks`) come from metrics.json and are missing, not 0, for
 runs written before they were counted.
 
@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from hopbench.evaluate import metric_registry
 from hopbench.evaluate.fallbacks import fallback_summary
-from hopbench.evaluate.metrics import answer_scored, retrieval_scored
+from hopbench.evaluate.metric_registry import answer_scored, retrieval_scored
 from hopbench.records import (
     LLM_CALLS,
     LLM_COMPLETION_TOKENS,
@@ -36,7 +37,6 @@ from hopbench.records import (
     per_question,
 )
 from hopbench.report.runs import (
-    METRICS,
     Run,
     diff_label,
     params_diff,
@@ -57,28 +57,33 @@ COST_COLUMNS = ["latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_toke
                 "llm_seconds_per_q"]
 FALLBACK_COLUMNS = ["n_fallback", "fallback_rate"]
 TEST_COLUMNS = ["baseline", "baseline_config_hash", "n_paired"]
-# The metrics leaderboard.md shows; their p-values form the family of the Holm correction.
-HEADLINE_METRICS = ["recall@2", "recall@5", "recall@10", "fcr@5", "em", "f1", "jsr@5", "jsr_contain@5",
-                    "accuracy"]
 CORRECTION = "Holm"
-# metric -> the number of scored questions it is averaged over (for deltas of old tables)
-_RETRIEVAL = [m for m in METRICS if m.startswith(("recall@", "fcr@"))]
 
 
-def metric_columns(metrics=METRICS) -> list[str]:
-    return [c for m in metrics for c in (m, f"{m}_lo", f"{m}_hi")]
+def metrics() -> list[str]:
+    """Every declared metric, in column order (read at each call: a metric declared later counts)."""
+    return metric_registry.names()
 
 
-def p_columns(metrics=METRICS) -> list[str]:
-    return [f"p_{m}" for m in metrics]
+def headline_metrics() -> list[str]:
+    """The metrics leaderboard.md shows; their p-values form the family of the Holm correction."""
+    return metric_registry.shown_in(metric_registry.LEADERBOARD)
 
 
-def delta_columns(metrics=METRICS) -> list[str]:
-    return [f"delta_{m}" for m in metrics]
+def metric_columns(names=None) -> list[str]:
+    return [c for m in (names or metrics()) for c in (m, f"{m}_lo", f"{m}_hi")]
 
 
-def p_adj_columns(metrics=HEADLINE_METRICS) -> list[str]:
-    return [f"p_adj_{m}" for m in metrics]
+def p_columns(names=None) -> list[str]:
+    return [f"p_{m}" for m in (names or metrics())]
+
+
+def delta_columns(names=None) -> list[str]:
+    return [f"delta_{m}" for m in (names or metrics())]
+
+
+def p_adj_columns(names=None) -> list[str]:
+    return [f"p_adj_{m}" for m in (names or headline_metrics())]
 
 
 def holm(pvalues) -> np.ndarray:
@@ -110,21 +115,26 @@ def stable_seed(*parts: str) -> int:
 
 
 def _by_question_set(scores: dict[str, dict[str, float]], metrics) -> list[tuple[list[str], list[str]]]:
-    """Metrics scored on the same questions, grouped: (metrics, sorted question ids)."""
-    groups: dict[tuple[str, ...], list[str]] = {}
+    """Metrics scored on the same questions, grouped: (metrics, sorted question ids). Every group
+    draws the same resamples; a group is one matrix product, whose rounding depends on its width,
+    so only legacy metrics share one (their numbers as before the registry, Metric.legacy) and
+    any other metric is a group of its own."""
+    groups: dict[tuple, list[str]] = {}
     for m in metrics:
         ids = tuple(sorted(scores.get(m, {})))
         if ids:
-            groups.setdefault(ids, []).append(m)
-    return [(ms, list(ids)) for ids, ms in groups.items()]
+            alone = None if metric_registry.get(m).legacy else m
+            groups.setdefault((ids, alone), []).append(m)
+    return [(ms, list(ids)) for (ids, _), ms in groups.items()]
 
 
 def summaries(scores: dict[str, dict[str, float]], seed: int,
               n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float, float]]:
-    """metric -> (mean, lo, hi) for every metric in METRICS (NaNs where it has no scores).
+    """metric -> (mean, lo, hi) for every declared metric (NaNs where it has no scores).
     Metrics on the same questions share one set of resamples."""
-    out = {m: (float("nan"),) * 3 for m in METRICS}
-    for ms, ids in _by_question_set(scores, METRICS):
+    names = metrics()
+    out = {m: (float("nan"),) * 3 for m in names}
+    for ms, ids in _by_question_set(scores, names):
         v = np.array([[scores[m][i] for m in ms] for i in ids])
         lo, hi = bootstrap_cis(v, n_resamples=n_resamples, seed=seed)
         for j, m in enumerate(ms):
@@ -136,17 +146,18 @@ def paired_pvalues(scores: dict[str, dict[str, float]], base: dict[str, dict[str
                    n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, int, float]]:
     """metric -> (p-value against the baseline, number of paired questions, mean difference
     method - baseline on those questions)."""
-    out = {m: (float("nan"), 0, float("nan")) for m in METRICS}
+    names = metrics()
+    out = {m: (float("nan"), 0, float("nan")) for m in names}
     shared = {m: {i: (s, base[m][i]) for i, s in scores.get(m, {}).items() if i in base.get(m, {})}
-              for m in METRICS}
-    boot = [m for m in METRICS if paired_test_for(m) == "paired_bootstrap"]
+              for m in names}
+    boot = [m for m in names if paired_test_for(m) == "paired_bootstrap"]
     for ms, ids in _by_question_set({m: shared[m] for m in boot}, boot):
         a = np.array([[shared[m][i][0] for m in ms] for i in ids])
         b = np.array([[shared[m][i][1] for m in ms] for i in ids])
         ps = paired_bootstrap_ps(a, b, n_resamples=n_resamples, seed=seed)
         for j, (m, p) in enumerate(zip(ms, ps, strict=True)):
             out[m] = (float(p), len(ids), float(np.mean(a[:, j] - b[:, j])))
-    for m in METRICS:
+    for m in names:
         if m not in boot and shared[m]:
             pairs = np.array(list(shared[m].values()))
             out[m] = (mcnemar_exact_p(pairs[:, 0], pairs[:, 1]), len(pairs),
@@ -155,7 +166,7 @@ def paired_pvalues(scores: dict[str, dict[str, float]], base: dict[str, dict[str
 
 
 def all_scores(run: Run) -> dict[str, dict[str, float]]:
-    return {m: run.scores(m) for m in METRICS}
+    return {m: run.scores(m) for m in metrics()}
 
 
 def choose_baseline(run: Run, runs: list[Run], baseline: str) -> Run | None:
@@ -222,9 +233,9 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     paired = base is not None and base is not run
     tests = (paired_pvalues(scores, all_scores(base), stable_seed(run.config_hash, base.config_hash),
                             n_resamples) if paired else {})
-    for metric in METRICS:
+    for metric in metrics():
         row[f"p_{metric}"] = tests[metric][0] if paired else float("nan")
-    for metric in METRICS:
+    for metric in metrics():
         row[f"delta_{metric}"] = tests[metric][2] if paired else float("nan")
     row["n_paired"] = max(k for _, k, _ in tests.values()) if paired else None
     row["run_dir"] = str(run.dir)
@@ -233,7 +244,7 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         row[f"param.{k}"] = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
     # everything else metrics.json holds (timings, LLM counters), for the csv/parquet
     for k, v in m.items():
-        if k not in row and k not in METRICS:
+        if k not in row and k not in metric_registry.names():
             row[k] = v
     return row
 
@@ -347,8 +358,7 @@ def typed_params(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scored(row, metric: str):
-    col = "n_retrieval_scored" if metric in _RETRIEVAL else "n_answer_scored"
-    return row.get(col)
+    return row.get(metric_registry.get(metric).counted_by)
 
 
 def _table_delta(row, base, metric: str) -> float:
@@ -379,7 +389,7 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
     out["params_diff"] = [diff_label(row_diff(r)) if _missing(r.get("params_diff")) else r["params_diff"]
                           for _, r in out.iterrows()]
     by_hash = {(r["dataset"], r["config_hash"]): r for _, r in out.iterrows()}
-    for m in METRICS:
+    for m in metrics():
         col = f"delta_{m}"
         if col not in out:
             out[col] = np.nan
@@ -393,7 +403,7 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
             else:
                 fill.append(r[col])
         out[col] = pd.Series(fill, index=out.index, dtype=float)
-    family = [m for m in HEADLINE_METRICS if f"p_{m}" in out]
+    family = [m for m in headline_metrics() if f"p_{m}" in out]
     adjusted = holm(out[[f"p_{m}" for m in family]].to_numpy(dtype=float).ravel()).reshape(len(out), -1)
     for j, m in enumerate(family):
         out[f"p_adj_{m}"] = adjusted[:, j]
@@ -402,7 +412,7 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def n_comparisons(df: pd.DataFrame) -> int:
     """The size of the table's Holm family (p-values of the headline metrics)."""
-    cols = [f"p_{m}" for m in HEADLINE_METRICS if f"p_{m}" in df]
+    cols = [f"p_{m}" for m in headline_metrics() if f"p_{m}" in df]
     return int(df[cols].notna().to_numpy().sum()) if cols else 0
 
 
@@ -440,7 +450,7 @@ def long_table(df: pd.DataFrame) -> pd.DataFrame:
                  "baseline": None if _missing(r.get("baseline_config_hash")) else r["baseline_config_hash"],
                  "source": None if _missing(r.get("source")) else r["source"]}
         paired = ident["baseline"] is not None and ident["baseline"] != ident["run"]
-        for m in METRICS:
+        for m in metrics():
             if _missing(r.get(m)):
                 continue
             rows.append({**ident, "metric": m, "value": r[m], "low": r.get(f"{m}_lo"),

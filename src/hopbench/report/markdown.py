@@ -12,12 +12,10 @@ import math
 
 import pandas as pd
 
+from hopbench.evaluate import metric_registry
 from hopbench.evaluate.fallbacks import WARN_RATE, is_high
-from hopbench.report.leaderboard import CORRECTION, HEADLINE_METRICS, finish_table, n_comparisons
+from hopbench.report.leaderboard import CORRECTION, finish_table, headline_metrics, n_comparisons
 
-# metric -> column header in markdown
-HEADLINE = dict(zip(HEADLINE_METRICS, ["R@2", "R@5", "R@10", "FCR@5", "EM", "F1", "JSR@5", "JSRc@5", "Acc"],
-                    strict=True))
 DASH = "–"
 MINUS = "−"
 SIGNIFICANT = 0.05
@@ -100,11 +98,17 @@ def _table(rows: list[dict], columns: list[str]) -> str:
     return df.to_markdown(index=False, disable_numparse=True) + "\n"
 
 
+def headline_headers() -> dict[str, str]:
+    """metric -> its column header in leaderboard.md, for the headline metrics ('recall@5': 'R@5')."""
+    return {m: metric_registry.get(m).header for m in headline_metrics()}
+
+
 def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     """The scores table and the paired-tests table of one leaderboard (one Holm family)."""
     if df.empty:
         return "_no complete runs yet_\n"
     df = finish_table(df)
+    HEADLINE = headline_headers()
     rows, tests = [], []
     for _, r in df.iterrows():
         params = fmt_params(r.get("params_diff"), r.get("params"))

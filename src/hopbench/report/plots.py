@@ -35,15 +35,13 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from hopbench.atomic import atomic_path  # noqa: E402
+from hopbench.evaluate import metric_registry  # noqa: E402
 from hopbench.report.leaderboard import row_diff, row_params  # noqa: E402
 from hopbench.report.runs import diff_label  # noqa: E402
 
-RECALL_KS = (1, 2, 5, 10)
 SWEEP_PARAMS = ("depth", "decay", "damping")  # the sensitivity table's methods (sensitivity.csv)
-QUALITY_METRICS = ("recall@5", "f1", "accuracy")
-METRIC_NAMES = {"recall@5": "Recall@5", "f1": "F1", "accuracy": "Accuracy", "em": "EM",
-                "latency_ms_p50": "latency p50 (ms)", "latency_ms_p95": "latency p95 (ms)",
-                "llm_calls_per_q": "LLM calls / question"}
+COST_NAMES = {"latency_ms_p50": "latency p50 (ms)", "latency_ms_p95": "latency p95 (ms)",
+              "llm_calls_per_q": "LLM calls / question"}
 COST_METRICS = ("latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_tokens_per_q", "llm_seconds_per_q")
 COLUMN_WIDTH = 3.4   # inches: one column of a two-column paper
 PANEL_HEIGHT = 2.3   # inches per panel, legend not included
@@ -201,8 +199,20 @@ def _scale(metric: str) -> float:
     return 1.0 if metric in COST_METRICS else 100.0
 
 
+def quality_metrics() -> list[str]:
+    """The metrics with a panel in the quality-vs-latency and sensitivity figures (declared in
+    hopbench.evaluate.metric_registry)."""
+    return metric_registry.shown_in(metric_registry.FIGURES)
+
+
+def recall_ks() -> list[int]:
+    """The k of the recall@k curves: every declared recall@k."""
+    return metric_registry.family_ks("recall")
+
+
 def _ylabel(metric: str) -> str:
-    name = METRIC_NAMES.get(metric, metric)
+    name = COST_NAMES.get(metric) or (metric_registry.get(metric).label
+                                      if metric in metric_registry.names() else metric)
     return name if _scale(metric) == 1.0 else f"{name} (%)"
 
 
@@ -238,15 +248,16 @@ def recall_figure(part: pd.DataFrame, title: str = ""):
         labels = {i: run_label(r) + notes[i] for i, r in rows.iterrows()}
         fig, (ax,) = _figure(1, list(labels.values()), ncol)
         offsets = _offsets(len(rows), 0.25 * math.log(2))  # a quarter of the gap between k=1 and k=2
+        ks = recall_ks()
         for off, (i, r) in zip(offsets, rows.iterrows(), strict=True):
             style = method_style(r["retriever"])
-            xs = np.array(RECALL_KS, dtype=float) * math.exp(off)
-            ys = [100 * r[f"recall@{k}"] for k in RECALL_KS]
-            err = np.hstack([_err(rows.loc[[i]], f"recall@{k}") for k in RECALL_KS])
+            xs = np.array(ks, dtype=float) * math.exp(off)
+            ys = [100 * r[f"recall@{k}"] for k in ks]
+            err = np.hstack([_err(rows.loc[[i]], f"recall@{k}") for k in ks])
             ax.errorbar(xs, ys, yerr=err, label=labels[i], elinewidth=0.6, alpha=0.95,
                         markeredgewidth=0, **style)
         ax.set_xscale("log")
-        ax.set_xticks(RECALL_KS, [str(k) for k in RECALL_KS])
+        ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
         ax.set(xlabel="k (passages retrieved)", ylabel="Recall@k (%)", ylim=(0, 100), title=title)
         ax.grid(axis="y", linewidth=0.3, alpha=0.5)
@@ -281,7 +292,7 @@ def quality_latency_figure(part: pd.DataFrame, title: str = ""):
     """metric (95% CI) against retrieval latency p50 (log), one point per method, one panel per
     quality metric with values; None without latency."""
     part = part.dropna(subset=["latency_ms_p50"])
-    metrics = [m for m in QUALITY_METRICS if m in part and part[m].notna().any()]
+    metrics = [m for m in quality_metrics() if m in part and part[m].notna().any()]
     if part.empty or not metrics:
         return None
     panels = {m: representative_runs(part, m) for m in metrics}
@@ -360,11 +371,11 @@ def _key(v) -> str:
     return json.dumps(v, sort_keys=True, default=str)
 
 
-def sweeps(df: pd.DataFrame, metrics=QUALITY_METRICS) -> list[Sweep]:
+def sweeps(df: pd.DataFrame, metrics=None) -> list[Sweep]:
     """Every sweep in the table: for each dataset x method x reader x question count x models and
     numeric parameter p, the runs grouped by all their other parameters; a group is a line when
     it has at least two values of p, a sweep has at least one line."""
-    metrics = [m for m in metrics if m in df]
+    metrics = [m for m in (metrics or quality_metrics()) if m in df]
     if df.empty or not metrics:
         return []
     df = df[df[metrics].notna().any(axis=1)]
@@ -403,12 +414,12 @@ def _fmt_tick(v, integer: bool) -> str:
     return str(int(v)) if integer else f"{v:g}"
 
 
-def sensitivity_figure(sweep: Sweep, metrics=QUALITY_METRICS):
+def sensitivity_figure(sweep: Sweep, metrics=None):
     """metric (95% CI) against the swept parameter, a line per setting of the other parameters,
     error bars dodged; ticks at the values run (integers for an integer parameter). A cost
     metric (latency_ms_p50, ...) is drawn in its own unit, without error bars."""
     rows_all = pd.concat([rows for _, rows in sweep.lines])
-    metrics = [m for m in metrics if m in rows_all and rows_all[m].notna().any()]
+    metrics = [m for m in (metrics or quality_metrics()) if m in rows_all and rows_all[m].notna().any()]
     if not metrics:
         return None
     labels = sweep.line_labels()

@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 from hopbench.errors import DataError
-from hopbench.evaluate.metrics import METRIC_KEYS
+from hopbench.evaluate.metric_registry import backfilled
 from hopbench.metrics_file import read_metrics
 from hopbench.paths import RETRIEVER_CONFIGS  # a method's defaults are its YAML there
 from hopbench.records import BadLine, read_rows
@@ -32,8 +32,6 @@ log = logging.getLogger(__name__)
 DENSE_ONLY = {"dense", "oracle"}   # retrievers that read no knowledge graph
 DEFAULT_GRAPH = "spacy"
 
-# The per-question metric keys the report knows, in display order (hopbench.evaluate.metrics).
-METRICS = METRIC_KEYS
 # Config keys that say where things live, not what was computed: never shown as "params".
 _RETRIEVER_SKIP = {"name", "_target_"}
 
@@ -152,7 +150,10 @@ def load_run(run_dir: str | Path) -> Run:
     pred_path = run_dir / "predictions.jsonl"
     if not pred_path.exists():
         raise DataError(pred_path, "file", None, "missing: a complete run needs its predictions")
-    return Run(dir=run_dir, metrics=metrics, config=config, predictions=read_predictions(pred_path))
+    predictions = read_predictions(pred_path)
+    for p in predictions:  # metrics declared since the run was written, from its rankings and answers
+        p["metrics"] = backfilled(p)
+    return Run(dir=run_dir, metrics=metrics, config=config, predictions=predictions)
 
 
 def load_runs(runs_dir: str | Path) -> list[Run]:

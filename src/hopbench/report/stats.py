@@ -9,9 +9,11 @@ sensitive than comparing two independent intervals.
   `scipy.stats.bootstrap(method="percentile")`).
 - `paired_bootstrap_p`: two-sided p-value of the mean paired difference, by inverting the
   percentile bootstrap interval of the differences (p < 0.05 exactly when the 95% interval
-  of the difference excludes 0). Used for continuous scores (F1, Recall@k).
+  of the difference excludes 0). Used for continuous scores (F1, Recall@k, MRR, nDCG).
 - `mcnemar_exact_p`: exact-binomial McNemar test on the discordant pairs. Used for 0/1
   scores (EM, FCR, JSR, accuracy).
+
+Which one a metric gets is its declared kind (`paired_test_for`, hopbench.evaluate.metric_registry).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 from math import comb
 
 import numpy as np
+
+from hopbench.evaluate import metric_registry
 
 DEFAULT_RESAMPLES = 10_000
 _BATCH = 1_000  # resamples per batch: bounds memory at _BATCH x n counts
@@ -122,9 +126,8 @@ def mcnemar_exact_p(method, baseline) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
-# Which paired test each metric gets (docs/architecture.md, Metrics): bootstrap for F1/Recall,
-# McNemar for 0/1 scores.
-def paired_test_for(metric: str) -> str:
-    if metric == "f1" or metric.startswith("recall@"):
-        return "paired_bootstrap"
-    return "mcnemar"
+def paired_test_for(name: str) -> str:
+    """The paired test of a metric, by its declared kind: 'paired_bootstrap' for a continuous
+    score, 'mcnemar' for a binary one (docs/architecture.md, Metrics). An undeclared name is a
+    KeyError, never a guess."""
+    return metric_registry.get(name).paired_test
