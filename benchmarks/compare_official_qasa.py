@@ -169,7 +169,7 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
     kg = load_or_build(ds, None, encoder=encoder, cache_dir=args.cache_dir)
     services = Services(dataset=ds, encoder=encoder)
     services.encode_questions(ds.questions)
-    questions = list(ds.questions)
+    questions = [q for q in ds.questions if not args.only or q.id in args.only.split(",")]
     mentions = {q.id: question_mentions(q.text) for q in questions}
     work = Path(args.work) / name
     export_inputs(work, kg, services, questions, mentions)
@@ -316,6 +316,7 @@ def main() -> int:
     ap.add_argument("--work", default=str(Path.home() / ".cache" / "hopbench" / "official-qasa"))
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_qasa"))
     ap.add_argument("--fixture", default=None)
+    ap.add_argument("--only", default=None, help="comma-separated question ids (e.g. to recheck a few)")
     ap.add_argument("--seed-search", choices=("theirs", "wide"), default="theirs",
                     help="theirs: their index call as written (HNSW breadth k); wide: 100 hits, best k kept")
     ap.add_argument("--skip-load", action="store_true", help="the database's :Entity graph is this one already")

@@ -8,20 +8,24 @@
 #
 #   HOPBENCH_NEO4J_PORT=7703 HOPBENCH_DATA_DIR=/work/shared/datasets \
 #       benchmarks/qasa_latency_run.sh /path/to/qasa-graph-rag [out-prefix]
+# QASA_LIMIT_2WIKI=N: 2Wiki questions for the latency tables (default 200); QASA_SKIP_WIDE=1: stop after step 2.
 set -euo pipefail
 OFFICIAL="${1:?usage: $0 OFFICIAL_SRC [OUT_PREFIX]}"
 OUT="${2:-$(dirname "$0")/results/official_qasa}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 export PYTHONPATH="$HERE/../src${PYTHONPATH:+:$PYTHONPATH}"
+LIMIT_2WIKI="${QASA_LIMIT_2WIKI:-200}"   # 2Wiki questions for the latency tables
 py() { nice -n 15 python "$@"; }
 load() { echo "== $(date -u +%H:%M:%S) $1, load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 
 load "start"
 py "$HERE/compare_official_qasa.py" --official-src "$OFFICIAL" --datasets musique,2wiki --depths 1,2,3,4 \
-    --out "${OUT}_latency"
+    --limit-2wiki "$LIMIT_2WIKI" --out "${OUT}_latency"
 load "authors' code done"
-py "$HERE/bench_qasa_query.py" --datasets musique,2wiki --depths 1,2,3,4 --out "${OUT}_hopbench_query"
+py "$HERE/bench_qasa_query.py" --datasets musique,2wiki --depths 1,2,3,4 --limit-2wiki "$LIMIT_2WIKI" \
+    --out "${OUT}_hopbench_query"
 load "hopbench's query done"
+[ -n "${QASA_SKIP_WIDE:-}" ] && exit 0
 py "$HERE/compare_official_qasa.py" --official-src "$OFFICIAL" --datasets 2wiki --depths 3 --seed-search wide \
     --skip-load --out "${OUT}_2wiki_wide"
 load "end"
