@@ -204,3 +204,27 @@ def test_a_resumed_run_records_the_union_of_its_keys_once(tmp_path, data_dir, mu
     got = run_keys(run)
     assert got.keys == cached and got.unrecorded_rows == 0 and got.complete
     assert (m["llm_calls"], m["llm_cache_hits"]) == (3, 1)   # the redone question, from the cache
+
+
+def test_a_reply_that_failed_its_check_was_never_cached_so_export_says_so(tmp_path, data_dir,
+                                                                           musique_sub, capsys):
+    """An off-schema first attempt (then a format retry) is recorded in the row but not cached:
+    the run cannot be regenerated from the cache alone, and export names those keys."""
+    gold = {q.text: q.answers[0] for q in musique_sub.questions}
+
+    def respond(body):
+        if not body["messages"][-1]["content"].startswith("That reply does not match"):
+            return reply('{"reasoning": "r"}')
+        question = body["messages"][-3]["content"].rsplit("Question: ", 1)[1]
+        return reply(json.dumps({"reasoning": "r", "answer": gold[question]}))
+
+    srv = ScriptedServer(respond=respond)
+    try:
+        m = execute(_cfg(data_dir, tmp_path / "runs", tmp_path / "cache", srv.base_url))
+    finally:
+        srv.close()
+    assert m["llm_format_retries"] == 3
+    run = next((tmp_path / "runs").glob("musique_sub/oracle/*/"))
+    assert len(run_keys(run).keys) == 6 and len(_keys_in(tmp_path / "cache")) == 3
+    assert _export(tmp_path / "runs", tmp_path / "cache", tmp_path / "r.jsonl.gz") == 2
+    assert "3 key(s) not in the cache" in capsys.readouterr().err
