@@ -61,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run_dirs(args) -> list[Path]:
     if not args.run_dirs:
+        if not Path(args.runs_dir).is_dir():
+            raise HopbenchError(f"{args.runs_dir}: no such runs folder (--runs-dir)")
         dirs = complete_runs(args.runs_dir)
     else:
         dirs = []
