@@ -2,9 +2,10 @@
 PYTHON   ?= python3
 DATA_DIR ?= ../shared/datasets
 SWEEP    ?= dataset=musique,hotpotqa,2wikimultihopqa retriever=dense
+REPLIES  ?= results/reference/llm_replies.jsonl.gz
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install install-latest lock test test-fast run-experiment sweep report lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
+.PHONY: help install install-latest lock test test-fast run-experiment sweep report replies-export lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -40,6 +41,9 @@ sweep:           ## Hydra multirun over $(SWEEP)
 
 report:          ## collect every complete run into results/ (leaderboard, breakdowns, figures)
 	$(PYTHON) -m hopbench.cli report
+
+replies-export:  ## the LLM replies the reference runs used -> $(REPLIES) (`hopbench replies import` loads them)
+	$(PYTHON) -m hopbench.cli replies export --reference results/reference/leaderboard.csv --out $(REPLIES)
 
 bench:           ## speed measurements (benchmarks/, not tests)
 	$(PYTHON) benchmarks/bench_dense.py --data-dir $(DATA_DIR)

@@ -138,3 +138,41 @@ def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_onl
         srv.close()
     assert m["n_questions"] == 12 and len(_rows(tmp_path)) == 12
     assert len(srv.requests) == 12   # the kept rows were not asked again
+
+
+def test_a_row_records_the_request_key_of_each_llm_call_once(scripted_http_llm, musique_sub):
+    """Retrieval and reading each list the cache keys of their calls, in first-use order, each
+    once (`hopbench replies export` reads them); a part without calls writes no `llm_keys`."""
+    from types import SimpleNamespace
+
+    from hopbench.question_loop import answer
+    from hopbench.retrieve.base import Retrieval
+
+    srv, llm = scripted_http_llm([])
+    srv.respond = lambda body: (200, completion("r: " + body["messages"][-1]["content"]), 0.0)
+    q = musique_sub.questions[0]
+    made: dict[str, list[str]] = {"retrieval": [], "reader": []}
+
+    def ask(part, text):
+        made[part].append(llm.chat([{"role": "user", "content": text}]).key)
+
+    class Stub:
+        def __init__(self, prompts):
+            self.prompts = prompts
+
+        def retrieve(self, question, k):
+            for p in self.prompts:
+                ask("retrieval", p)
+            return Retrieval([p.id for p in musique_sub.corpus[:k]], [1.0] * k, {})
+
+        def answer(self, question, passages):
+            ask("reader", "read")
+            return SimpleNamespace(answer="a", trace={})
+
+    row = answer(q, retriever=Stub(["one", "two", "one"]), reader=Stub([]), dataset=musique_sub,
+                 llm=llm, top_k=2).to_dict()
+    assert row["trace"]["llm_keys"] == made["retrieval"][:2] and made["retrieval"][2] == made["retrieval"][0]
+    assert row["trace"]["llm_cost"]["llm_calls"] == 3
+    assert row["reader_trace"]["llm_keys"] == made["reader"]
+    quiet = answer(q, retriever=Stub([]), reader=None, dataset=musique_sub, llm=llm, top_k=2).to_dict()
+    assert "llm_keys" not in quiet["trace"] and quiet["trace"]["llm_cost"]["llm_calls"] == 0

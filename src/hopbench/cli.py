@@ -4,10 +4,11 @@
     hopbench report                                   # collect runs into results/
     hopbench kg-stats dataset=musique                 # knowledge-graph statistics
     hopbench kg-export dataset=musique --out x.json   # its triples as a HippoRAG 2 OpenIE file
+    hopbench replies export --out r.jsonl.gz          # the LLM replies runs used (and `import`)
 
 An entry point, like `hopbench.run`: the subcommands that compose a run config (kg-stats,
 kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.compose` and the library;
-`report` and `show` are the report package's own. No module of the library imports this one.
+`report` and `show` are the report package's own, `replies` the LLM package's. No module of the library imports this one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ SUBCOMMANDS = {
     "kg-stats": ("hopbench.cli:kg_stats", "statistics of the knowledge graph of a dataset"),
     "kg-export": ("hopbench.cli:kg_export", "write a graph's extraction as a HippoRAG 2 OpenIE file"),
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
+    "replies": ("hopbench.llm.replies_cli:cli", "export the LLM replies runs used to a file, or import one "
+                                                "into the response cache"),
     "graphdb-check": ("hopbench.cli:graphdb_check", "check the configured Neo4j server and APOC, list hopbench graphs"),
     "graphdb-drop": ("hopbench.cli:graphdb_drop", "remove hopbench graphs from the Neo4j server"),
 }

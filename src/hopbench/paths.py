@@ -21,6 +21,12 @@ def runs_dir_default() -> str:
     return os.environ.get("HOPBENCH_RUNS_DIR") or "runs"
 
 
+def cache_dir_default() -> str:
+    """The caches' folder, as `paths.cache_dir` defaults: HOPBENCH_CACHE_DIR, else ~/.cache/hopbench."""
+    return os.environ.get("HOPBENCH_CACHE_DIR") or os.path.join(os.environ.get("HOME") or ".",
+                                                                 ".cache", "hopbench")
+
+
 def results_dir_default() -> str:
     return os.environ.get("HOPBENCH_RESULTS_DIR") or "results"
 

@@ -23,7 +23,7 @@ from hopbench.concurrency import completed
 from hopbench.errors import HopbenchError
 from hopbench.evaluate.score import score_question
 from hopbench.progress import LLMProgress
-from hopbench.records import COST_KEYS, EVENT_KEYS, Row
+from hopbench.records import COST_KEYS, EVENT_KEYS, LLM_KEYS, Row
 
 
 def run_questions(todo: list, answer_one: Callable, on_row: Callable[[dict], None], *,
@@ -40,7 +40,7 @@ def run_questions(todo: list, answer_one: Callable, on_row: Callable[[dict], Non
 
 def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
     """One question: retrieve (timed), read (when a reader is set), score; each part's LLM cost
-    goes into its trace as `llm_cost`."""
+    goes into its trace as `llm_cost`, and the request keys of its calls as `llm_keys`."""
     with cost_scope(llm) as retrieval_scope:
         start = time.perf_counter()
         result = retriever.retrieve(question, top_k)
@@ -52,9 +52,11 @@ def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
             passages = [dataset.passage(pid) for pid in result.passage_ids]
             out = reader.answer(question, passages) if notes is None else \
                 reader.answer(question, passages, notes=notes)
-        answer_text, reader_trace = out.answer, {**(out.trace or {}), "llm_cost": llm_cost(reader_scope)}
+        answer_text, reader_trace = out.answer, {**(out.trace or {}), "llm_cost": llm_cost(reader_scope),
+                                                 **llm_keys(reader_scope)}
     if retrieval_scope is not None:
         result.trace["llm_cost"] = llm_cost(retrieval_scope)
+        result.trace.update(llm_keys(retrieval_scope))
     return Row.of(question, result, answer=answer_text, latency_ms=latency_ms, reader_trace=reader_trace,
                   metrics=score_question(question, result.passage_ids, answer_text))
 
@@ -87,3 +89,11 @@ def llm_cost(scope) -> dict:
     d = scope.as_dict()
     cost = {k: round(d[k], 3) if "seconds" in k else d[k] for k in COST_KEYS}
     return {**cost, **{k: d[k] for k in EVENT_KEYS if d.get(k)}}
+
+
+def llm_keys(scope) -> dict:
+    """{"llm_keys": [request key, ...]} of the calls made in one question's `cost_scope`, in the
+    order first made (nothing when none, e.g. without an LLM): the response cache entries the
+    row depends on, which `hopbench replies export` collects."""
+    keys = list(scope.keys) if scope is not None else []
+    return {LLM_KEYS: keys} if keys else {}

@@ -3,7 +3,7 @@
 A row is written by the question loop (`hopbench.runner`) and read by the report and
 `hopbench show`; its fields and their order are fixed here, so rows written by any version
 stay comparable byte for byte. A trace is what a retriever (or reader) says about how it got
-its ranking (its answer). Every method's trace shares four fields; the rest is the method's own:
+its ranking (its answer). Every method's trace shares five fields; the rest is the method's own:
 
   seeds      the graph nodes the method started from, as `Seed(node, weight, extra)`; methods
              have written three shapes ([node, weight] pairs, bare names, records with an
@@ -11,6 +11,8 @@ its ranking (its answer). Every method's trace shares four fields; the rest is t
   fallback   [{"step", "reason"}] where the question did not get the method as described
              (`hopbench.fallback`; the older ways of flagging it are read too)
   llm_cost   the question's LLM calls, tokens and seconds (`COST_KEYS`), added by the loop
+  llm_keys   the response cache keys of those calls (`LLM_KEYS`), added by the loop when
+             there were any: the replies the row depends on (`hopbench replies export`)
   timings    seconds of the method's parts, when it records them
   extra      everything else, in the order the method wrote it
 
@@ -39,6 +41,7 @@ LLM_PROMPT_TOKENS = "llm_prompt_tokens"
 LLM_COMPLETION_TOKENS = "llm_completion_tokens"
 LLM_SECONDS = "llm_seconds"                  # waiting for the server (0 for cache hits)
 LLM_CACHED_SECONDS = "llm_cached_seconds"    # what the cache hits had cost when first computed
+LLM_KEYS = "llm_keys"    # a trace's list of the request keys of its LLM calls (not a counter)
 # the counters of one question's `llm_cost`, in the order a row writes them
 COST_KEYS = (LLM_CALLS, LLM_CACHE_HITS, LLM_PROMPT_TOKENS, LLM_COMPLETION_TOKENS, LLM_SECONDS,
              LLM_CACHED_SECONDS)
@@ -94,6 +97,7 @@ class Trace:
     llm_cost: dict | None = None
     timings: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    llm_keys: list[str] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "Trace":
@@ -106,8 +110,10 @@ class Trace:
             d.pop(key, None)
         llm_cost = d.pop("llm_cost", None)
         timings = d.pop("timings", None)
+        keys = d.pop(LLM_KEYS, None)
         return cls(seeds=seeds, fallback=entries, llm_cost=llm_cost if isinstance(llm_cost, dict) else None,
-                   timings=timings if isinstance(timings, dict) else {}, extra=d)
+                   timings=timings if isinstance(timings, dict) else {}, extra=d,
+                   llm_keys=[k for k in keys if isinstance(k, str)] if isinstance(keys, list) else [])
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
@@ -117,6 +123,8 @@ class Trace:
             out[FIELD] = list(self.fallback)
         if self.llm_cost is not None:
             out["llm_cost"] = dict(self.llm_cost)
+        if self.llm_keys:
+            out[LLM_KEYS] = list(self.llm_keys)
         if self.timings:
             out["timings"] = dict(self.timings)
         return {**out, **self.extra}

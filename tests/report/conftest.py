@@ -93,6 +93,13 @@ def make_run(runs_dir, dataset, retriever, h, table, *, params=None, reader="qa"
 
 
 @pytest.fixture
+def run_maker():
+    """(make_run, SPREAD) for a test that writes runs of its own (under --import-mode=importlib
+    a test module cannot import this conftest)."""
+    return make_run, SPREAD
+
+
+@pytest.fixture
 def toy_runs(tmp_path):
     """Two complete runs on the same six questions, plus an interrupted one."""
     runs = tmp_path / "runs"

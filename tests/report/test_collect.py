@@ -259,3 +259,26 @@ def test_breakdown_groups_neuropath_questions_by_tracker_calls():
         {"id": "d", "meta": {"hops": 3}, "trace": {}}])
     assert groups(run, "tracker_calls") == {"1": {"a", "c"}, "2": {"b"}}
     assert groups(run, "hops") == {"2": {"a", "b"}, "3": {"c", "d"}}
+
+
+def test_latency_adds_back_the_seconds_cached_replies_cost_when_first_made(tmp_path, run_maker):
+    """A rerun whose retrieval replies came from the response cache reports the latency the
+    first run had: each row's retrieval `llm_cached_seconds` is added back (reading is not
+    retrieval latency, so the reader's are not)."""
+    make_run, spread = run_maker
+    cached = {"q1": 0.5, "q2": 1.0, "q3": 0.0, "q4": 2.0, "q5": 0.25, "q6": 4.0}
+
+    def trace(qid):
+        return {"llm_cost": {"llm_calls": 2, "llm_cache_hits": 2, "llm_seconds": 0.0,
+                             "llm_cached_seconds": cached[qid]}}
+
+    runs = tmp_path / "runs"
+    run = make_run(runs, "musique_toy", "catrag", "ca0000000001", spread, trace=trace)
+    rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["reader_trace"] = {"llm_cost": {"llm_cached_seconds": 100.0}}
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    first = [spread[q][2] + 1000 * cached[q] for q in sorted(cached)]
+    row = collect(runs, n_resamples=50).iloc[0]
+    assert row["latency_ms_p50"] == pytest.approx(np.percentile(first, 50))
+    assert row["latency_ms_p95"] == pytest.approx(np.percentile(first, 95))

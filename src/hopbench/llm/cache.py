@@ -136,6 +136,13 @@ class ResponseCache:
                 return None
         return CachedResponse(*values)
 
+    def model_identity(self, key: str) -> str | None:
+        """The model identity a stored reply was made by (None: not stored)."""
+        with self._lock, self._readable():
+            row = self._conn.execute("SELECT model_identity FROM responses WHERE key = ?",
+                                     (key,)).fetchone()
+        return None if row is None else row[0]
+
     def put(self, key: str, model_identity: str, request: dict, response: CachedResponse,
             replace: bool = False) -> None:
         """Store a reply and its checksum; the first write wins unless `replace` (overwriting a

@@ -103,6 +103,7 @@ class LLMStats:
     context_overflows: int = 0
     bad_responses: int = 0
     server_errors: int = 0
+    keys: list = field(default_factory=list)   # request keys, first use order (scopes only)
 
     def as_dict(self) -> dict:
         return {LLM_CALLS: self.calls, LLM_PROMPT_TOKENS: self.prompt_tokens,
@@ -288,6 +289,7 @@ class LLMClient:
         key = request_key(self.identity, messages, params,
                           {"name": schema_name, "schema": schema} if schema is not None else None)
         self._count(calls=1)
+        self._note_key(key)
         hit = self.cache.get(key) if self.cache is not None else None
         stale = False
         if hit is not None:
@@ -406,6 +408,14 @@ class LLMClient:
             for target in (self.stats, *getattr(self._scopes, "stack", ())):
                 for k, v in deltas.items():
                     setattr(target, k, getattr(target, k) + v)
+
+    def _note_key(self, key: str) -> None:
+        """Record a request key in every cost scope open in this thread (once per scope): a
+        question's row lists the cache entries it used (`hopbench replies export`)."""
+        with self._lock:
+            for scope in getattr(self._scopes, "stack", ()):
+                if key not in scope.keys:
+                    scope.keys.append(key)
 
     @contextmanager
     def cost_scope(self):

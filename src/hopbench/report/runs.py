@@ -24,7 +24,7 @@ from hopbench.errors import DataError
 from hopbench.evaluate.metric_registry import backfilled
 from hopbench.metrics_file import read_metrics
 from hopbench.paths import RETRIEVER_CONFIGS  # a method's defaults are its YAML there
-from hopbench.records import BadLine, read_rows
+from hopbench.records import LLM_CACHED_SECONDS, BadLine, read_rows
 from hopbench.report.legacy import current_name
 
 log = logging.getLogger(__name__)
@@ -111,8 +111,18 @@ class Run:
         return {p["id"]: float(p["metrics"][metric]) for p in self.predictions if metric in p["metrics"]}
 
     def latencies(self) -> np.ndarray:
-        return np.array([p["latency_ms"] for p in self.predictions if p.get("latency_ms") is not None],
-                        dtype=float)
+        """Retrieval latency per question as first computed: a row whose LLM replies came from
+        the response cache measured cache lookups, so the seconds those replies cost when they
+        were made (its retrieval `llm_cost`'s `llm_cached_seconds`) are added back."""
+        return np.array([p["latency_ms"] + 1000 * cached_seconds(p) for p in self.predictions
+                         if p.get("latency_ms") is not None], dtype=float)
+
+
+def cached_seconds(row: dict) -> float:
+    """The retrieval LLM seconds a row got from the cache (0 without an LLM or a cost record)."""
+    cost = (row.get("trace") or {}).get("llm_cost") or {}
+    v = cost.get(LLM_CACHED_SECONDS, 0)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
 
 
 def read_predictions(path: Path) -> list[dict]:

@@ -244,6 +244,8 @@ def render_trace(trace: dict, name: _Namer, top: int) -> list[str]:
         lines += render_value("timings", t.timings, name, top)
     if t.llm_cost:
         lines.append(_clip("  llm_cost: " + " ".join(f"{k}={_fmt(v)}" for k, v in t.llm_cost.items())))
+    if t.llm_keys:
+        lines.append(_clip(f"  llm_keys ({len(t.llm_keys)}): " + " ".join(k[:12] for k in t.llm_keys)))
     return lines
 
 

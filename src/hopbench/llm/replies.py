@@ -1,0 +1,99 @@
+"""Export the response cache entries runs used into a reply file; import a reply file into a cache.
+
+Why: so that the LLM rows of the reference can be regenerated anywhere from cache hits
+(`hopbench.llm.reply_file` says what the file holds). Export refuses to write a file that
+would not reproduce its runs (a key a run used that the cache does not hold) unless told to;
+import never overwrites a different stored reply unless told to, since that would change rows
+already computed from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hopbench.errors import HopbenchError
+from hopbench.llm.cache import CachedResponse, ResponseCache
+from hopbench.llm.reply_file import FORMAT, VERSION, Reply, read_reply_file, write_reply_file
+from hopbench.llm.reply_keys import RunKeys
+
+SHOWN = 5   # keys named per run in an error; the rest are counted
+
+
+class MissingReplies(HopbenchError):
+    """Keys runs used that the cache does not hold (or rows that recorded no keys)."""
+
+
+@dataclass
+class Export:
+    header: dict
+    missing: dict[str, list[str]] = field(default_factory=dict)   # run label -> keys not in the cache
+    unrecorded: dict[str, int] = field(default_factory=dict)      # run label -> rows without keys
+
+
+@dataclass
+class Import:
+    added: int = 0
+    same: int = 0                      # already stored with the same reply text: skipped
+    replaced: int = 0                  # conflicts overwritten (--force)
+    conflicts: list[tuple[Reply, str]] = field(default_factory=list)   # (file's, stored text)
+
+
+def _gaps(missing: dict[str, list[str]], unrecorded: dict[str, int]) -> str:
+    lines = []
+    for label, keys in missing.items():
+        more = f" and {len(keys) - SHOWN} more" if len(keys) > SHOWN else ""
+        lines.append(f"  {label}: {len(keys)} key(s) not in the cache: {', '.join(keys[:SHOWN])}{more}")
+    for label, n in unrecorded.items():
+        lines.append(f"  {label}: {n} row(s) made LLM calls but record no keys (written before "
+                     "runs recorded them; rerun with force=true, which answers from the cache)")
+    return "\n".join(lines)
+
+
+def export_replies(runs: list[RunKeys], cache: ResponseCache, out: str | Path, *,
+                   allow_missing: bool = False) -> Export:
+    """Write the entries `runs` used to `out`. A key not in the cache (a reply that failed its
+    check is never cached; another machine's cache) raises `MissingReplies` naming the run and
+    key, and nothing is written, unless `allow_missing` (then it is counted in the result)."""
+    found: dict[str, Reply] = {}
+    missing: dict[str, list[str]] = {}
+    for run in runs:
+        for key in run.keys:
+            if key in found:
+                continue
+            hit = cache.get(key)
+            model = cache.model_identity(key) if hit is not None else None
+            if hit is None or model is None:
+                missing.setdefault(run.label, []).append(key)
+                continue
+            found[key] = Reply(key, model, hit.text, hit.prompt_tokens, hit.completion_tokens,
+                               hit.latency_s)
+    unrecorded = {r.label: r.unrecorded_rows for r in runs if r.unrecorded_rows}
+    if (missing or unrecorded) and not allow_missing:
+        raise MissingReplies(f"the cache {cache.path} cannot reproduce these runs (--allow-missing "
+                             f"writes the file anyway):\n{_gaps(missing, unrecorded)}")
+    head = write_reply_file(out, found.values(), {r.label: len(r.keys) for r in runs})
+    return Export(head, missing, unrecorded)
+
+
+def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = False) -> Import:
+    """Load a reply file into `cache`. An entry already stored with the same text is skipped; one
+    stored with a different text is a conflict, kept as stored unless `force`."""
+    _, replies = read_reply_file(path)
+    result = Import()
+    request = {"imported": f"{FORMAT} v{VERSION}"}   # the prompts are not in the file
+    for r in replies:
+        stored = cache.get(r.key)
+        if stored is not None and stored.text == r.text:
+            result.same += 1
+            continue
+        if stored is not None:
+            result.conflicts.append((r, stored.text))
+            if not force:
+                continue
+            result.replaced += 1
+        else:
+            result.added += 1
+        cache.put(r.key, r.model, request, CachedResponse(r.text, r.prompt_tokens, r.completion_tokens,
+                                                          r.seconds), replace=stored is not None)
+    return result

@@ -1,0 +1,191 @@
+"""The reply file: response cache entries (request key -> reply and its recorded cost) in a file.
+
+Why: the rows of the LLM methods are exact only through the response cache, which lives on one
+machine. A reply file carries the entries a set of runs used, so a fresh clone loads them into
+its cache (`hopbench replies import`) and regenerates every LLM row from cache hits, without a
+model or a server, and a reader can audit any reply. Prompts are not stored: the key is the
+SHA-256 of the model identity, messages, sampling parameters and schema
+(`hopbench.llm.cache.request_key`), so the run that asks again finds its reply. The cache keeps
+only the reply text (the parsed JSON is read from it), so that is what is stored.
+
+Format, version 1: gzip-compressed UTF-8 JSON lines.
+
+  line 1   {"format": "hopbench-llm-replies", "version": 1, "n_entries": N,
+            "models": {model identity: entries}, "runs": {"dataset/retriever/hash": keys used}}
+  then     {"key", "model", "text", "prompt_tokens", "completion_tokens", "seconds"} per entry,
+           sorted by key, each key once
+
+Written deterministically (no time or file name in the gzip header, sorted keys): the same
+entries give the same bytes. Read strictly: anything else is one `ReplyFileError` naming the
+file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from hopbench.atomic import atomic_path
+from hopbench.errors import HopbenchError
+
+FORMAT = "hopbench-llm-replies"
+VERSION = 1
+FIELDS = ("key", "model", "text", "prompt_tokens", "completion_tokens", "seconds")
+_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One cache entry: its request key, the model identity that made it, the reply text and
+    what it cost when first made (the cache's `latency_s` as `seconds`)."""
+
+    key: str
+    model: str
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+class ReplyFileError(HopbenchError):
+    """A file that is not a reply file this version reads: where, which field, what is wrong."""
+
+    def __init__(self, path, problem: str, line: int | None = None, field: str | None = None):
+        where = str(path) + (f", line {line}" if line is not None else "") + (f", {field}" if field else "")
+        super().__init__(f"{where}: {problem}")
+        self.path, self.line, self.field, self.problem = str(path), line, field, problem
+
+
+def header(replies: list[Reply], runs: dict[str, int]) -> dict:
+    models: dict[str, int] = {}
+    for r in replies:
+        models[r.model] = models.get(r.model, 0) + 1
+    return {"format": FORMAT, "version": VERSION, "n_entries": len(replies),
+            "models": dict(sorted(models.items())), "runs": dict(sorted(runs.items()))}
+
+
+def _line(obj: dict) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def write_reply_file(path: str | Path, replies: Iterable[Reply], runs: dict[str, int]) -> dict:
+    """Write the entries sorted by key (atomically: the file is whole or absent); return the header."""
+    entries = sorted(replies, key=lambda r: r.key)
+    for a, b in zip(entries, entries[1:]):
+        if a.key == b.key:
+            raise ValueError(f"reply {a.key} given twice")
+    head = header(entries, runs)
+    with atomic_path(path, suffix=".gz") as tmp, open(tmp, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
+        gz.write(_line(head))
+        for r in entries:
+            gz.write(_line({f: getattr(r, f) for f in FIELDS}))
+    return head
+
+
+# ---- reading -------------------------------------------------------------------------------
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of the file, gzip or plain; a damaged gzip stream is one error."""
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gzipped else open
+    try:
+        with opener(path, "rb") as fh:
+            yield from enumerate(fh, start=1)
+    except EOFError:
+        raise ReplyFileError(path, "the gzip stream is cut short (an incomplete copy?)") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise ReplyFileError(path, f"not a readable gzip file ({exc})") from None
+
+
+def _json(path: Path, n: int, raw: bytes) -> dict:
+    try:
+        obj = json.loads(raw)
+    except UnicodeDecodeError:
+        raise ReplyFileError(path, "not UTF-8 text", n) from None
+    except json.JSONDecodeError as exc:
+        raise ReplyFileError(path, f"not valid JSON ({exc.msg})", n) from None
+    if not isinstance(obj, dict):
+        raise ReplyFileError(path, f"expected a JSON object, got {type(obj).__name__}", n)
+    return obj
+
+
+def _check_header(path: Path, head: dict) -> None:
+    if head.get("format") != FORMAT:
+        raise ReplyFileError(path, f"expected {FORMAT!r}, got {head.get('format')!r} (not a hopbench "
+                                   "reply file)", 1, "format")
+    version = head.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ReplyFileError(path, f"expected an integer, got {version!r}", 1, "version")
+    if version != VERSION:
+        newer = " (written by a newer hopbench: update this one)" if version > VERSION else ""
+        raise ReplyFileError(path, f"version {version} is not read by this hopbench (it reads "
+                                   f"version {VERSION}){newer}", 1, "version")
+    n = head.get("n_entries")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ReplyFileError(path, f"expected a count, got {n!r}", 1, "n_entries")
+    for name in ("models", "runs"):
+        if not isinstance(head.get(name), dict):
+            raise ReplyFileError(path, f"expected an object, got {head.get(name)!r}", 1, name)
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _reply(path: Path, n: int, obj: dict) -> Reply:
+    for f in FIELDS:
+        if f not in obj:
+            raise ReplyFileError(path, "missing", n, f)
+    extra = sorted(set(obj) - set(FIELDS))
+    if extra:
+        raise ReplyFileError(path, f"unknown field (version {VERSION} has {', '.join(FIELDS)})", n, extra[0])
+    checks = {"key": lambda v: isinstance(v, str) and _KEY.fullmatch(v) is not None,
+              "model": lambda v: isinstance(v, str) and v != "",
+              "text": lambda v: isinstance(v, str),
+              "prompt_tokens": _count, "completion_tokens": _count,
+              "seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+              and math.isfinite(v) and v >= 0}
+    wanted = {"key": "64 lower-case hex digits", "model": "a model identity", "text": "a string",
+              "prompt_tokens": "a count", "completion_tokens": "a count",
+              "seconds": "a number of seconds"}
+    for f, ok in checks.items():
+        if not ok(obj[f]):
+            shown = repr(obj[f])
+            raise ReplyFileError(path, f"expected {wanted[f]}, got {shown[:80]}", n, f)
+    return Reply(obj["key"], obj["model"], obj["text"], obj["prompt_tokens"], obj["completion_tokens"],
+                 float(obj["seconds"]))
+
+
+def read_reply_file(path: str | Path) -> tuple[dict, list[Reply]]:
+    """(header, entries) of a reply file, every line checked (see the module's docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReplyFileError(path, "no such file")
+    head: dict | None = None
+    replies: list[Reply] = []
+    for n, raw in _lines(path):
+        if not raw.strip():
+            raise ReplyFileError(path, "blank line", n)
+        obj = _json(path, n, raw)
+        if head is None:
+            _check_header(path, obj)
+            head = obj
+            continue
+        r = _reply(path, n, obj)
+        if replies and r.key <= replies[-1].key:
+            raise ReplyFileError(path, "not after the previous line's key (entries are sorted by key, "
+                                       "each once)", n, "key")
+        replies.append(r)
+    if head is None:
+        raise ReplyFileError(path, "empty: no header line", 1)
+    if len(replies) != head["n_entries"]:
+        raise ReplyFileError(path, f"the header says {head['n_entries']} entries, the file has "
+                                   f"{len(replies)} (cut short?)", 1, "n_entries")
+    return head, replies
