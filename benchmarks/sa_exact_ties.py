@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -69,7 +70,13 @@ def check_question(qid: str, official: dict, hop: dict, seeds_idx, seeds_act, ad
         e = float(exact_by_name[name]) if name in exact_by_name else None
         holder = ("hopbench" if e is not None and abs(h - e) <= 1e-9 * max(1.0, abs(e)) else
                   "authors" if e is not None and abs(o - e) <= 1e-6 * max(1.0, abs(e)) else "neither")
-        rows.append({"entity": name, "authors": o, "hopbench": h, "exact": e, "holds_exact": holder})
+        v = names.index(name)
+        # neighbours holding exactly the same value: the tie a float sum can split (then, with a
+        # plain `<`, the one rounded higher feeds this one decay x its activation)
+        ties = [names[int(u)] for u in adj.indices[adj.indptr[v]:adj.indptr[v + 1]]
+                if int(u) != v and exact.get(int(u)) == exact.get(v)]
+        rows.append({"entity": name, "authors": o, "hopbench": h, "exact": e, "holds_exact": holder,
+                     "exact_tie_neighbours": ties, "excess_over_decay_times_exact": (o - h) / (args.decay * e) if e else None})
     worst = max((abs(float(exact_by_name[n]) - hop[n]) for n in hop if n in exact_by_name), default=0.0)
     return {"id": qid, "same_keys_exact_hopbench": set(exact_by_name) == set(hop),
             "max_abs_hopbench_vs_exact": worst, "differing": rows}
@@ -87,6 +94,8 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, default=0.01)
     ap.add_argument("--questions", default=None, help="comma-separated ids (default: those that differ)")
     ap.add_argument("--min-diff", type=float, default=1e-5, help="larger than float32's rounding of the gate")
+    ap.add_argument("--cache-dir", type=Path,
+                    default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")))
     ap.add_argument("--out", default=None, help="write <out>.json and <out>.md")
     args = ap.parse_args()
 
@@ -104,8 +113,8 @@ def main() -> int:
         return 2
     rows = {r["id"]: r for r in run["rows"] if "activation" in r}
     ds = load(args.dataset, args.limit_2wiki)
-    encoder = Encoder()
-    kg = load_or_build(ds, None, encoder=encoder)
+    encoder = Encoder(cache_dir=args.cache_dir, show_progress=False)
+    kg = load_or_build(ds, None, encoder=encoder, cache_dir=args.cache_dir)
     services = Services(dataset=ds, encoder=encoder)
     services.encode_questions(ds.questions)
     mentions = {q.id: question_mentions(q.text) for q in ds.questions}
@@ -134,18 +143,20 @@ def main() -> int:
               f"{res['max_abs_hopbench_vs_exact']:.1e}", flush=True)
         for x in res["differing"]:
             print(f"    {x['entity']!r}: authors {x['authors']:.6f} hopbench {x['hopbench']:.6f} "
-                  f"exact {x['exact']:.6f} -> {x['holds_exact']}")
+                  f"exact {x['exact']:.6f} -> {x['holds_exact']}; tied neighbours {x['exact_tie_neighbours']}, "
+                  f"(authors - hopbench) / (decay x exact) = {x['excess_over_decay_times_exact']:.12f}")
     if args.out:
         out = {"official": str(args.official), "dataset": ds.name, "depth": args.depth, "gate": gate_on,
                "command": " ".join(sys.argv), "questions": results}
         Path(args.out + ".json").write_text(json.dumps(out, indent=1) + "\n")
         md = [f"# Exact-arithmetic check: {ds.name}, depth {args.depth}, gate {'on' if gate_on else 'off'}", "",
-              f"`{out['command']}`", "", "| question | entity | authors | hopbench | exact | holds the exact value |",
-              "|---|---|---|---|---|---|"]
+              f"`{out['command']}`", "", "| question | entity | authors | hopbench | exact | holds the exact value | neighbours tied exactly | (authors − hopbench) / (δ · exact) |",
+              "|---|---|---|---|---|---|---|---|"]
         for res in results:
             for x in res["differing"]:
                 md.append(f"| {res['id']} | {x['entity']} | {x['authors']:.6f} | {x['hopbench']:.6f} | "
-                          f"{x['exact']:.6f} | {x['holds_exact']} |")
+                          f"{x['exact']:.6f} | {x['holds_exact']} | {', '.join(x['exact_tie_neighbours'])} | "
+                          f"{x['excess_over_decay_times_exact']:.12f} |")
         md += ["", "hopbench vs exact, largest difference over every activated entity: " + ", ".join(
             f"{res['id']} {res['max_abs_hopbench_vs_exact']:.1e}" for res in results), ""]
         Path(args.out + ".md").write_text("\n".join(md))
