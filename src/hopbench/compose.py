@@ -8,6 +8,7 @@ the library packages (data, embed, llm, kg, retrieve, read) and below the entry 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hydra.errors import InstantiationException
@@ -44,11 +45,37 @@ def build_dataset(cfg: DictConfig) -> Dataset:
                         "at your files") from None
 
 
-def build_encoder(cfg: DictConfig) -> Encoder:
+def server_encoder_settings(cfg: DictConfig) -> dict:
+    """The `embedding=server` settings as ServerEncoder's arguments, the key read from the
+    environment variable `embedding.api_key_env` names (never from the config)."""
+    e = OmegaConf.to_container(cfg.embedding, resolve=True)
+    key_env = e.get("api_key_env")
+    api_key = os.environ.get(key_env) if key_env else None
+    if key_env and not api_key:
+        raise HopbenchError(f"embedding.api_key_env names {key_env}, which is not set in the environment")
+    optional = ("identity", "query_instruction", "passage_instruction", "dim", "batch_size",
+                "concurrency", "timeout", "transient_retries", "backoff_s")
+    return {"base_url": e.get("base_url"), "model": e.get("model"),
+            **{k: e[k] for k in optional if e.get(k) is not None}, "api_key": api_key,
+            "api_key_env": key_env, "cache_dir": cfg.paths.cache_dir, "show_progress": cfg.progress}
+
+
+def build_encoder(cfg: DictConfig):
+    """The local `Encoder`, or with `embedding=server` a `ServerEncoder` (same interface)."""
     e = cfg.embedding
+    if e.get("name") == "server":
+        from hopbench.embed.server import ServerEncoder
+
+        return ServerEncoder(**server_encoder_settings(cfg))
     return Encoder(model=e.model, batch_size=e.batch_size, cache_dir=cfg.paths.cache_dir,
                    max_seq_length=e.get("max_seq_length"), show_progress=cfg.progress,
                    backend=e.get("backend", "torch"), threads=e.get("threads"))
+
+
+def check_encoder(cfg: DictConfig) -> None:
+    """`embedding=server` settings checked before a run writes anything (nothing is sent)."""
+    if cfg.embedding.get("name") == "server":
+        build_encoder(cfg).close()
 
 
 def _instantiate(group: str, cfg: DictConfig):

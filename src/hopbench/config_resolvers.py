@@ -5,6 +5,10 @@ settings with their defaults, read from its constructor (configs/retriever/*.yam
 `hopbench.kg.settings.register_schema`: ``graph/schema/settings``, every graph setting with its
 default (configs/graph/*.yaml start from it).
 
+`hopbench.embedding_instruction`: the query or passage instruction of an embedding model
+(`hopbench.embed.server.KNOWN_INSTRUCTIONS`), resolved into the config so that the run's
+config.yaml shows it and its hash covers it.
+
 `hopbench.dataset_name`: a dataset group's name only for its own bundled file. A user who points
 `dataset=musique` at their own questions file gets runs filed under `musique-<file stem>`,
 not under `musique`, so the report never pairs their numbers with the subset's baseline;
@@ -30,9 +34,17 @@ def dataset_name(group: str, questions_path, bundled_path) -> str:
     return f"{group}-{re.sub(r'[^A-Za-z0-9._-]+', '_', stem).strip('_') or 'file'}"
 
 
+def embedding_instruction(model, kind: str):
+    from hopbench.embed.server import instruction_for
+
+    return instruction_for(model, kind)
+
+
 def register() -> None:
     if not OmegaConf.has_resolver("hopbench.dataset_name"):
         OmegaConf.register_new_resolver("hopbench.dataset_name", dataset_name)
+    if not OmegaConf.has_resolver("hopbench.embedding_instruction"):
+        OmegaConf.register_new_resolver("hopbench.embedding_instruction", embedding_instruction)
     from hopbench.kg.settings import register_schema
     from hopbench.retrieve.registry import register_configs
 

@@ -46,8 +46,9 @@ def check_run_config(cfg: DictConfig) -> None:
         if not isinstance(v, str) or not _FOLDER_NAME.match(v):
             raise HopbenchError(f"{key} must be a single folder name (letters, digits and _ . + -, "
                                 f"not starting with '.'; it names the run's folder under runs_dir), got {v!r}")
-    if problem := url_credentials_error("llm.base_url", (cfg.get("llm") or {}).get("base_url")):
-        raise HopbenchError(problem)
+    for group in ("llm", "embedding"):
+        if problem := url_credentials_error(f"{group}.base_url", (cfg.get(group) or {}).get("base_url")):
+            raise HopbenchError(problem)
     wanted = (cfg.get("retriever") or {}).get("graph_construction")
     built = (cfg.get("graph") or {}).get("construction")
     if wanted is not None and built is not None and wanted != built:  # before a graph is built for nothing

@@ -24,7 +24,14 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from hopbench.compose import build_dataset, build_llm, build_reader, build_retriever, build_services
+from hopbench.compose import (
+    build_dataset,
+    build_llm,
+    build_reader,
+    build_retriever,
+    build_services,
+    check_encoder,
+)
 from hopbench.data.schema import Dataset, Question
 from hopbench.errors import HopbenchError
 from hopbench.evaluate.costs import cost_summary, llm_totals
@@ -44,7 +51,9 @@ log = logging.getLogger("hopbench.run")
 
 # Keys that change where things live or how they are shown, never what is computed.
 _DATASET_PATH_KEYS = ("questions_path", "corpus_path", "data_dir")
-_EMBEDDING_RUNTIME_KEYS = ("batch_size", "show_progress", "device")
+_EMBEDDING_RUNTIME_KEYS = ("batch_size", "show_progress", "device",
+                           # embedding=server: how requests are sent, and a check of the reply
+                           "concurrency", "api_key_env", "timeout", "transient_retries", "backoff_s", "dim")
 _LLM_RUNTIME_KEYS = ("api_key", "api_key_env", "timeout", "model_dir", "n_threads", "verbosity", "cache")
 
 
@@ -100,6 +109,7 @@ class Plan:
 def plan(cfg: DictConfig) -> Plan:
     started = time.perf_counter()
     check_run_config(cfg)
+    check_encoder(cfg)
     dataset = build_dataset(cfg)
     retriever = build_retriever(cfg)
     h = config_hash(semantic_config(cfg, dataset, retriever))
@@ -178,6 +188,8 @@ def loop(job: Job) -> None:
         job.work.close()
         if hasattr(p.retriever, "close"):
             p.retriever.close()
+        if hasattr(job.services.encoder, "close"):  # embedding=server: its request threads
+            job.services.encoder.close()
 
 
 # ---- 4. finish ---------------------------------------------------------------------------

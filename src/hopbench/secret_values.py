@@ -12,8 +12,8 @@ Three ways a secret could reach the disk, and what happens to each:
 - credentials inside a URL (`http://user:token@host/v1`) would land in config.yaml, the LLM
   response cache keys and the run hash (and, given on the command line, in Hydra's records):
   it is moved into the environment like a secret override, `url_credentials_error` then
-  refuses it (put the token in the environment variable named by `llm.api_key_env`), and
-  `redact_url` hides credentials wherever a URL is shown.
+  refuses it (put the token in the environment variable named by `llm.api_key_env`, or
+  `embedding.api_key_env`), and `redact_url` hides credentials wherever a URL is shown.
 """
 
 from __future__ import annotations
@@ -51,9 +51,10 @@ def url_credentials_error(key: str, url) -> str | None:
     """One line refusing a URL that carries credentials, or None when it carries none."""
     if not has_url_credentials(url):
         return None
+    group = key.rsplit(".", 1)[0] if "." in key else "llm"  # llm.base_url -> llm.api_key_env
     return (f"{key}={redact_url(url)} holds credentials (user:token@host), which would be recorded in "
             "the run's config, its hash and the response cache: remove them and put the token in an "
-            "environment variable named by llm.api_key_env (sent as a Bearer token)")
+            f"environment variable named by {group}.api_key_env (sent as a Bearer token)")
 
 
 def secret_env_name(key: str) -> str:

@@ -43,6 +43,15 @@ def test_cache_key_depends_on_texts_order_and_model_settings(tmp_path):
     assert a.cache_key(["x"]) != b.cache_key(["x"])
 
 
+def test_query_flag_changes_nothing_for_the_packaged_model(tmp_path):
+    """Questions are encoded with query=True (for servers with a query instruction); MiniLM has
+    none, so the same cache entry and the same vectors (existing caches and graphs stay valid)."""
+    enc = Encoder(cache_dir=tmp_path, show_progress=False)
+    plain = enc.encode(["Who founded Publix?"], alone=True)
+    np.testing.assert_array_equal(enc.encode(["Who founded Publix?"], alone=True, query=True), plain)
+    assert enc.stats["cache_hits"] == 1
+
+
 def test_empty_input(tmp_path):
     assert Encoder(cache_dir=tmp_path).encode([]).shape == (0, 384)
 

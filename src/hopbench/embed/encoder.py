@@ -158,11 +158,14 @@ class Encoder:
             h.update(t.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
-    def encode(self, texts: Sequence[str], desc: str = "embedding", alone: bool = False) -> np.ndarray:
+    def encode(self, texts: Sequence[str], desc: str = "embedding", alone: bool = False,
+               query: bool = False) -> np.ndarray:
         """L2-normalised vectors of `texts`. `alone`: each text is encoded on its own, so its
         vector is the same whatever else is in `texts` (a batch's shape changes the order of
         the floating-point sums by ~1e-7); for questions, whose set differs between a run and
-        its resumption. A corpus is always encoded whole, so it keeps the faster batches."""
+        its resumption. A corpus is always encoded whole, so it keeps the faster batches.
+        `query` is for encoders with a query instruction (`ServerEncoder`); the packaged models
+        take none, so it changes nothing here (nor the cache key)."""
         with self._lock:
             return self._encode(list(texts), desc, alone)
 

@@ -1,5 +1,5 @@
 """The HTTP under every chat request: a JSON POST to `<base_url>/chat/completions`, over the
-standard library's `http.client`.
+standard library's `http.client` (and under every embedding request, to `<base_url>/embeddings`).
 
 Why not the `openai` SDK or httpx: with many questions in flight the client's own CPU per
 request, not the server, capped the harness (it gets one core's worth of Python under the GIL),
@@ -119,10 +119,14 @@ class Response:
 
 
 class ChatTransport:
-    def __init__(self, base_url: str, api_key: str, timeout: float, max_reply_bytes: int = MAX_REPLY_BYTES):
-        parts = urlsplit(base_url.rstrip("/") + "/chat/completions")
+    """JSON POSTs to one endpoint under `base_url`: `/chat/completions` by default, `/embeddings`
+    for the embedding server (`hopbench.embed.server`); `setting` names the config key in errors."""
+
+    def __init__(self, base_url: str, api_key: str, timeout: float, max_reply_bytes: int = MAX_REPLY_BYTES,
+                 path: str = "/chat/completions", setting: str = "llm.base_url"):
+        parts = urlsplit(base_url.rstrip("/") + path)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise HopbenchError(f"llm.base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, "
+            raise HopbenchError(f"{setting} must be an http(s) URL such as http://127.0.0.1:8000/v1, "
                                 f"got {base_url!r}")
         self.url = parts.geturl()
         self.timeout = timeout

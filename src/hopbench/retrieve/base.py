@@ -46,7 +46,7 @@ class Services:
         Each question alone: a resumed run encodes fewer of them, and must get the same vectors."""
         missing = [q for q in questions if q.id not in self._query_emb]
         if missing:
-            vecs = self.encoder.encode([q.text for q in missing], desc="questions", alone=True)
+            vecs = self.encoder.encode([q.text for q in missing], desc="questions", alone=True, query=True)
             self._query_emb.update({q.id: v for q, v in zip(missing, vecs, strict=True)})
 
     def query_embedding(self, question: Question) -> np.ndarray:

@@ -189,6 +189,7 @@ class NeuroPathRetriever(Retriever):
         self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
         self.coref = coreference_sets(kg.entity_embeddings, self.coref_top_k, self.coref_threshold)
         self.vectors = TextVectors(services.encoder)
+        self.query_vectors = TextVectors(services.encoder, query=True)  # question-like texts vs passages
         self.vectors.load_model()
         if self.handling == "reference":
             from hopbench.retrieve import neuropath_reference as ref
@@ -374,7 +375,7 @@ class NeuroPathRetriever(Retriever):
 
     # -- retrieval -------------------------------------------------------------------------
     def dense(self, text: str) -> np.ndarray:
-        return self.passage_emb @ np.asarray(self.vectors([text])[0], dtype=np.float64)
+        return self.passage_emb @ np.asarray(self.query_vectors([text])[0], dtype=np.float64)
 
     def retrieve(self, question, k: int) -> Retrieval:
         if self.handling == "reference":
@@ -506,7 +507,7 @@ class NeuroPathRetriever(Retriever):
 
         trace: dict = {"handling": "reference", "pruning": self.pruning,
                        "completion": self.completion, "llm_calls": []}
-        plain = self.passage_emb32 @ self.vectors([question.text])[0]
+        plain = self.passage_emb32 @ self.query_vectors([question.text])[0]
         mentions = self.reference_mentions(question, trace)
         if not mentions:
             record_fallback(trace, DENSE, "query NER gave no entity" +
@@ -529,7 +530,7 @@ class NeuroPathRetriever(Retriever):
             q2 = question.text + st.chain + st.requirement
             trace["replay_query"] = q2
             if q2 != question.text:
-                scores = self.passage_emb32 @ self.vectors([q2])[0]
+                scores = self.passage_emb32 @ self.query_vectors([q2])[0]
         ids, out_scores = merge_ranking(on_paths, scores, k, self.dense_pool)
         self._hop_stats(trace, ids, plain, k)
         return self._retrieval(ids, out_scores, trace)
