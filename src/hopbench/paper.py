@@ -55,6 +55,7 @@ class Row:
     retriever: str
     overrides: tuple[str, ...]
     uses_llm: bool
+    n_extra: int = 0          # the last overrides are the command line's, passed to every run
 
     def override(self, key: str) -> str | None:
         for o in reversed(self.overrides):
@@ -69,8 +70,8 @@ class Row:
     @property
     def shown(self) -> str:
         """The overrides beyond dataset= and retriever=, as the plan prints them."""
-        skip = ("dataset=", "retriever=", "paths.")
-        return " ".join(o for o in self.overrides if not o.startswith(skip))
+        own = self.overrides[:len(self.overrides) - self.n_extra]
+        return " ".join(o for o in own if not o.startswith(("dataset=", "retriever=")))
 
 
 def load_grid(settings: Iterable[str] = (), path: str | Path | None = None):
@@ -97,21 +98,21 @@ def expand(grid, extra: Iterable[str] = (), sizes: Callable[[str], int] | None =
             for g in graphs:
                 rows.append(Row("cpu", ds, item.retriever,
                                 (f"dataset={ds}", f"retriever={item.retriever}", f"graph={g}", "reader=none",
-                                 "llm=none", *cpu_ov, *(item.get("overrides") or ()), *extra), False))
+                                 "llm=none", *cpu_ov, *(item.get("overrides") or ()), *extra), False, len(extra)))
         limit = () if sizes is not None and sizes(ds) <= n_llm else (f"dataset.limit={n_llm}",)
         for item in grid.get("llm") or ():
             reader = spec.reader if item.get("reader", "dataset") == "dataset" else item.reader
             for g in graphs:
                 rows.append(Row("llm", ds, item.retriever,
                                 (f"dataset={ds}", f"retriever={item.retriever}", f"graph={g}", f"reader={reader}",
-                                 f"llm={p.llm}", *limit, *(item.get("overrides") or ()), *extra), True))
+                                 f"llm={p.llm}", *limit, *(item.get("overrides") or ()), *extra), True, len(extra)))
     for sw in grid.get("sweeps") or ():
         keys = list(sw.params)
         for values in itertools.product(*(list(sw.params[k]) for k in keys)):
             rows.append(Row("sweep", sw.dataset, sw.retriever,
                             (f"dataset={sw.dataset}", f"retriever={sw.retriever}", "graph=spacy", "reader=none",
                              "llm=none", *(sw.get("overrides") or ()),
-                             *(f"{k}={v}" for k, v in zip(keys, values)), *extra), False))
+                             *(f"{k}={v}" for k, v in zip(keys, values)), *extra), False, len(extra)))
     return rows
 
 
@@ -262,6 +263,9 @@ class Costs:
         if (retriever, reader) in self.rows:
             s, c = self.rows[(retriever, reader)]
             return s, c, "reference"
+        if not retriever_calls_llm and ("dense", reader) in self.rows:  # reading only: as dense's
+            s, c = self.rows[("dense", reader)]
+            return s, c, "reference (dense's reading)"
         return *self.default, "default"
 
 
@@ -317,9 +321,17 @@ def format_plan(planned: list[Planned], max_llm_hours: float | None) -> str:
 
 
 # ---- running -----------------------------------------------------------------------------------
+def child_env() -> dict[str, str]:
+    """The environment of a run's process: this package's code first on its path, so the run
+    computes the very config hash the plan showed (whatever other checkout is installed)."""
+    src = str(Path(__file__).resolve().parents[1])
+    path = [src, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != src)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
 def launch(row: Row) -> int:
     """One run through the run entry point (a process of its own)."""
-    return subprocess.call([sys.executable, "-m", "hopbench.run", *row.overrides])
+    return subprocess.call([sys.executable, "-m", "hopbench.run", *row.overrides], env=child_env())
 
 
 @dataclass
@@ -452,6 +464,8 @@ def cli(argv: list[str]) -> int:
               "command again to go on, or raise paper.max_llm_hours" if max_h is not None else
               f"hopbench paper: stopped with {len(out.left)} run(s) left: run the same command again to go on")
     if "--no-report" not in flags:
-        rc = subprocess.call([sys.executable, "-m", "hopbench.cli", "report"], env=os.environ.copy())
+        cfg = load_config(extra)
+        rc = subprocess.call([sys.executable, "-m", "hopbench.cli", "report", "--runs-dir", str(cfg.paths.runs_dir),
+                              "--results-dir", str(cfg.paths.results_dir)], env=child_env())
         status = status or (1 if rc else 0)
     return status
