@@ -230,3 +230,11 @@ def test_an_llm_row_takes_a_whole_set_no_larger_than_llm_questions():
     rows = paper.expand(paper.load_grid(["paper.llm_questions=20", "paper.llm=server"]), sizes=sizes.__getitem__)
     assert {r.override("dataset.limit") for r in rows if r.kind == "llm"} == {"20"}
     assert {r.override("llm") for r in rows if r.kind == "llm"} == {"server"}
+
+
+def test_llm_settings_go_to_the_llm_rows_only():
+    sizes = {"musique": 100, "2wikimultihopqa": 1000, "hotpotqa": 100, "hover": 3436}
+    rows = paper.expand(paper.load_grid(), ["concurrency=4"], sizes=sizes.__getitem__,
+                        llm_extra=["llm.timeout=600"])
+    assert all("concurrency=4" in r.overrides for r in rows)
+    assert {("llm.timeout=600" in r.overrides) == (r.kind == "llm") for r in rows} == {True}

@@ -83,11 +83,12 @@ def load_grid(settings: Iterable[str] = (), path: str | Path | None = None):
     return grid
 
 
-def expand(grid, extra: Iterable[str] = (), sizes: Callable[[str], int] | None = None) -> list[Row]:
+def expand(grid, extra: Iterable[str] = (), sizes: Callable[[str], int] | None = None,
+           llm_extra: Iterable[str] = ()) -> list[Row]:
     """Every row of the grid (before hashing: rows that come to the same run are merged later).
     `sizes(dataset)` gives the number of questions of a bundled set (an LLM row takes all of a
     set no larger than paper.llm_questions, without a limit, as the reference runs did)."""
-    extra = tuple(extra)
+    extra, llm_extra = tuple(extra), tuple(extra) + tuple(llm_extra)  # llm.X=...: the LLM rows only
     p = grid.paper
     n_llm = int(p.llm_questions)
     rows: list[Row] = []
@@ -105,7 +106,8 @@ def expand(grid, extra: Iterable[str] = (), sizes: Callable[[str], int] | None =
             for g in graphs:
                 rows.append(Row("llm", ds, item.retriever,
                                 (f"dataset={ds}", f"retriever={item.retriever}", f"graph={g}", f"reader={reader}",
-                                 f"llm={p.llm}", *limit, *(item.get("overrides") or ()), *extra), True, len(extra)))
+                                 f"llm={p.llm}", *limit, *(item.get("overrides") or ()), *llm_extra), True,
+                                len(llm_extra)))
     for sw in grid.get("sweeps") or ():
         keys = list(sw.params)
         for values in itertools.product(*(list(sw.params[k]) for k in keys)):
@@ -386,7 +388,7 @@ USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--grid FILE] [pape
   --grid FILE   another grid declaration (default: configs/paper.yaml)
   paper.llm_questions=N    questions per set for the LLM rows (default 100)
   paper.max_llm_hours=H    LLM budget for this invocation (default: no limit)
-  llm=X                    the LLM of the LLM rows (default local)
+  llm=X                    the LLM of the LLM rows (default local); llm.KEY=VALUE: theirs only
   KEY=VALUE                passed to every run (paths.data_dir=DIR, concurrency=32, ...)
 """
 
@@ -421,13 +423,15 @@ def cli(argv: list[str]) -> int:
         return 2
     settings = [w for w in words if w.startswith("paper.")]
     settings += [f"paper.llm={w.split('=', 1)[1]}" for w in words if w.startswith("llm=")]
-    extra = [w for w in words if not w.startswith(("paper.", "llm="))]
+    extra = [w for w in words if not w.startswith(("paper.", "llm=", "llm."))]
+    llm_extra = [w for w in words if w.startswith("llm.")]
     try:
         grid = load_grid(settings, grid_path)
         max_h = grid.paper.max_llm_hours
         max_h = None if max_h is None else float(max_h)
         planner = Planner()
-        rows = expand(grid, extra, sizes=lambda ds: planner.size(ds, [e for e in extra if e.startswith("paths.")]))
+        rows = expand(grid, extra, sizes=lambda ds: planner.size(ds, [e for e in extra if e.startswith("paths.")]),
+                      llm_extra=llm_extra)
         planned = plan_grid(rows, planner)
     except Exception as exc:  # noqa: BLE001 - a grid that does not compose: one line
         print(f"hopbench paper: error: {type(exc).__name__}: {exc}", file=sys.stderr)
