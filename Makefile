@@ -3,9 +3,10 @@ PYTHON   ?= python3
 DATA_DIR ?= ../shared/datasets
 SWEEP    ?= dataset=musique,hotpotqa,2wikimultihopqa retriever=dense
 REPLIES  ?= results/reference/llm_replies.jsonl.gz
+PAPER    ?=
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install install-latest lock test test-fast run-experiment sweep report replies-export lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
+.PHONY: help install install-latest lock test test-fast run-experiment sweep paper report replies-export lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -38,6 +39,9 @@ run-experiment:  ## the default experiment (dense on the MuSiQue subset), then t
 sweep:           ## Hydra multirun over $(SWEEP)
 	$(RUN) -m $(SWEEP)
 	$(PYTHON) -m hopbench.cli report
+
+paper:           ## the whole comparison (configs/paper.yaml): plan, runs within a budget, report; PAPER="--plan-only paper.max_llm_hours=4"
+	$(PYTHON) -m hopbench.cli paper paths.data_dir=$(DATA_DIR) $(PAPER)
 
 report:          ## collect every complete run into results/ (leaderboard, breakdowns, figures)
 	$(PYTHON) -m hopbench.cli report

@@ -5,6 +5,7 @@
     hopbench kg-stats dataset=musique                 # knowledge-graph statistics
     hopbench kg-export dataset=musique --out x.json   # its triples as a HippoRAG 2 OpenIE file
     hopbench replies export --out r.jsonl.gz          # the LLM replies runs used (and `import`)
+    hopbench paper --plan-only                        # the whole comparison grid and its plan
 
 An entry point, like `hopbench.run`: the subcommands that compose a run config (kg-stats,
 kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.compose` and the library;
@@ -24,6 +25,8 @@ SUBCOMMANDS = {
     "report": ("hopbench.report.collect:cli", "collect complete runs into results/ (parquet, csv, markdown)"),
     "kg-stats": ("hopbench.cli:kg_stats", "statistics of the knowledge graph of a dataset"),
     "kg-export": ("hopbench.cli:kg_export", "write a graph's extraction as a HippoRAG 2 OpenIE file"),
+    "paper": ("hopbench.paper:cli", "the whole comparison grid: print its plan, run it within an LLM budget, "
+                                    "then the report (--plan-only, --help)"),
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
     "replies": ("hopbench.llm.replies_cli:cli", "export the LLM replies runs used to a file, or import one "
                                                 "into the response cache"),
