@@ -30,9 +30,9 @@ from hopbench.report.leaderboard import (
     _missing,
     finish_table,
     parse_params_label,
-    read_leaderboard,
 )
 from hopbench.report.markdown import DASH, _table, fmt_delta, fmt_params, headline_headers
+from hopbench.report.reference import concat_rows, load_table
 
 PAPER_TABLES = "paper_tables.md"
 OTHER_QUESTIONS = "†"
@@ -198,7 +198,12 @@ def main(argv: list[str]) -> int:
         print("usage: python -m hopbench.report.paper_tables RESULTS_DIR", file=sys.stderr)
         return 2
     folder = Path(argv[0])
-    df = read_leaderboard(folder)
+    df = load_table(folder, "leaderboard")  # as --update-reference reads it (legacy names migrated)
+    if df.empty:
+        print(f"no {folder / 'leaderboard.parquet'}", file=sys.stderr)
+        return 2
+    if "source" in df:  # runs and reference beside them: each its own table (Holm family)
+        df = concat_rows([finish_table(g) for _, g in df.groupby("source", sort=False)])
     baseline = next(iter(df["baseline"].dropna()), "dense") if "baseline" in df else "dense"
     reference = None
     if "source" in df and (df["source"] == "reference").any():  # a report's runs and the reference beside
