@@ -7,6 +7,7 @@ leaderboard.py  one row per dataset x method x config, CIs, paired tests against
                 (differences, Holm-corrected p-values), and the long (tidy) table
 breakdown.py    the same per hop count / question type
 markdown.py     readable markdown views (value ±half-width, signed differences, corrected p)
+paper_tables.py per dataset, methods x headline metrics with intervals and the difference to dense
 plots.py        recall@k curves, quality vs latency, sensitivity of sweeps (PNG + PDF, one column)
 published.py    the papers' numbers (published.csv) next to ours
 collect.py      `hopbench report`

@@ -3,6 +3,7 @@
 Writes, under --results-dir (default results/):
   leaderboard.{parquet,csv,md}   one row per dataset x method x config; CIs; paired tests
   leaderboard_long.{parquet,csv} the same as one row per run x metric (leaderboard.long_table)
+  paper_tables.md                per dataset, one paper-style table of the same rows (paper_tables)
   breakdown.{parquet,csv,md}     the same per hop count / question type
   sensitivity.csv                rows of methods with depth/decay (for sweeps)
   figures/*.{png,pdf}            recall@k curves, quality vs latency, parameter sensitivity
@@ -26,6 +27,7 @@ from hopbench.paths import reference_dir_default, results_dir_default, runs_dir_
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import finish_table, leaderboard, long_table
 from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
+from hopbench.report.paper_tables import PAPER_TABLES, write_paper_tables
 from hopbench.report.reference import (
     beside,
     check_not_reference,
@@ -98,7 +100,9 @@ def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "de
                  "The project's own runs of the same datasets, for comparison; not recomputed here, "
                  "and not paired with the runs above.\n\n" + leaderboard_markdown(reference, baseline))
     write_text(stem.with_suffix(".md"), text)
-    return paths + [stem.with_suffix(".md")]
+    # the same finished frames as leaderboard.md: no statistic is computed twice
+    paper = write_paper_tables(df, results_dir / PAPER_TABLES, baseline, reference)
+    return paths + [stem.with_suffix(".md"), paper]
 
 
 def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples: int = DEFAULT_RESAMPLES,
@@ -224,5 +228,9 @@ def cli(argv: list[str]) -> int:
         print(f"hopbench report: warning: {warning}", file=sys.stderr)
     if args.published:
         print((paths[0].parent / "published_vs_ours.md").read_text(encoding="utf-8"))
+    paper = next((p for p in paths if p.name == PAPER_TABLES), None)
+    if paper is not None:
+        print(f"paper-style tables (per dataset: methods x headline metrics, 95% intervals, "
+              f"difference to {args.baseline}): {paper}")
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
