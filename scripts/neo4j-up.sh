@@ -3,7 +3,7 @@
 # Idempotent: if our server is already running on this port, say so and exit 0.
 # Builds neo4j/ with Maven first if the jar is missing.
 #   HOPBENCH_NEO4J_PORT (7687)  HOPBENCH_NEO4J_START_TIMEOUT (300 s)
-#   HOPBENCH_NEO4J_JAVA_OPTS (-Xms256m -Xmx1g)  HOPBENCH_NEO4J_PAGE_CACHE (256m)
+#   HOPBENCH_NEO4J_JAVA_OPTS (-Xms256m -Xmx4g)  HOPBENCH_NEO4J_PAGE_CACHE (256m)
 #   HOPBENCH_NEO4J_STATE_DIR (~/.cache/hopbench/neo4j, or $HOPBENCH_CACHE_DIR/neo4j)
 #   HOPBENCH_NEO4J_DATA_DIR (STATE_DIR/PORT/home)
 # Auth is on: the first start of a state directory writes a random password to
