@@ -4,8 +4,11 @@ tests/retrieve/data/official_qafd_musique_sub.json was written by
 benchmarks/compare_official_qafd.py: the authors' ``run_igraph_qafd`` (Tarzanagh/QAFD-RAG
 ``src/passage_entity/graph_adapter.py``, commit in the file) on the hipporag2 graph of the
 18-passage MuSiQue sub-corpus, hopbench's HippoRAG 2 seeds (fact filter off) and MiniLM vectors.
-Tolerance: x within 1e-12 at every vertex (the benchmark found them bit-identical), the
-top-10 identical.
+Tolerance: the top-10 identical, x within a relative 1e-5 (absolute 1e-10) at every vertex. The
+benchmark found x bit-identical when both sides read the same vectors; here the MiniLM vectors
+are recomputed, and float32 encodings differ in their last bits between CPUs (AVX2 against
+AVX-512 kernels), which moves x by up to 2e-6 relative. A different push rule, schedule or stop
+moves it by orders of magnitude more.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def test_matches_the_authors_code(kg2, services, musique_sub):
         x = code_flow_diffusion(r.graph, reset, r.node_emb, np.asarray(services.query_embedding(q), np.float32)).x
         ours = np.array([x[_node(kg2, n)] for n in row["x"]])
         assert len(row["x"]) == kg2.n_nodes
-        np.testing.assert_allclose(ours, np.array(list(row["x"].values())), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ours, np.array(list(row["x"].values())), rtol=1e-5, atol=1e-10)
 
 
 def test_needs_the_hipporag2_graph(musique_kg, services):
