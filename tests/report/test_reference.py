@@ -117,3 +117,46 @@ def test_retire_drops_the_named_rows_and_refuses_unknown_hashes(reference, tmp_p
     new = pd.read_parquet(reference / "leaderboard.parquet")
     assert sorted(new["config_hash"]) == ["d0000000000a", "f0000000000d"]
     assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
+
+
+def test_the_same_settings_on_another_graph_is_another_row(reference, tmp_path, run_factory):
+    """A spaCy-graph run and an OpenIE-graph run of the same settings stand side by side: an update
+    with one of them keeps the other (the leaderboard row and its breakdown rows), while a rerun on
+    the same graph still supersedes its stale row."""
+    make_run, DENSE = run_factory
+    params = {"depth": 2, "decay": 0.5}
+    first = tmp_path / "first"
+    make_run(first, "musique_toy", "spreading_activation", "0e0000000001", DENSE, params=params,
+             llm={"graph": "openie"})
+    write_everything(first, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+    second = tmp_path / "second"
+    make_run(second, "musique_toy", "spreading_activation", "5e0000000002", DENSE, params=params,
+             llm={"graph": "spacy"})
+    write_everything(second, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+    new = pd.read_parquet(reference / "leaderboard.parquet")
+    sa = new[new["retriever"] == "spreading_activation"]
+    assert sorted(zip(sa["config_hash"], sa["graph"])) == [("0e0000000001", "openie"), ("5e0000000002", "spacy")]
+    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
+    third = tmp_path / "third"
+    make_run(third, "musique_toy", "spreading_activation", "5e0000000003", DENSE, params=params,
+             llm={"graph": "spacy"})
+    write_everything(third, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+    new = pd.read_parquet(reference / "leaderboard.parquet")
+    assert sorted(new[new["retriever"] == "spreading_activation"]["config_hash"]) == ["0e0000000001", "5e0000000003"]
+    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
+
+
+def test_an_update_keeps_the_breakdown_of_every_row_it_keeps(reference, tmp_path, run_factory):
+    """Breakdown rows have no parameters: they leave with their run's leaderboard row, never
+    because another run of the same method was merged."""
+    make_run, DENSE = run_factory
+    runs = tmp_path / "new-runs"
+    make_run(runs, "musique_toy", "spreading_activation", "5f0000000004", DENSE, params={"depth": 4, "decay": 0.9})
+    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+    new = pd.read_parquet(reference / "leaderboard.parquet")
+    assert {"5a0000000001", "5f0000000004"} <= set(new["config_hash"])
+    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])

@@ -32,7 +32,9 @@ from hopbench.report.reference import (
     beside,
     check_not_reference,
     concat_rows,
+    kept_reference,
     load_table,
+    merge_breakdown,
     merge_rows,
     retire_rows,
 )
@@ -131,11 +133,10 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
             for row in retired.itertuples():
                 log.warning("retired from the reference: %s / %s / %s (reader %s, n %s)", row.dataset,
                             row.retriever, row.config_hash, row.reader, row.n_questions)
+            kept = old[kept_reference(old, df)] if not old.empty else old
             df = finish_table(merge_rows(old, df))  # one table again
-            old_bd = load_table(reference_dir, "breakdown")
-            if not old_bd.empty and retire:
-                old_bd = old_bd[~old_bd["config_hash"].isin(retire)]
-            bd = merge_rows(old_bd, bd)
+            bd = merge_breakdown(load_table(reference_dir, "breakdown"), bd,
+                                 kept["config_hash"] if not kept.empty else [])
             return df, _write_all(df, bd, Path(reference_dir), baseline, None, figures)
     reference = None
     if reference_dir is not None:

@@ -63,23 +63,62 @@ def _keys(df: pd.DataFrame, params: list[str]) -> tuple[list[tuple], list[tuple]
     return norm(df, RUN_KEY), norm(df, SETTINGS_KEY + params)
 
 
-def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Reference rows superseded by none of `new`, then `new`; sorted by run key.
+def _graph(v) -> str:
+    return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
+
+
+def kept_reference(reference: pd.DataFrame, new: pd.DataFrame) -> list[bool]:
+    """Per reference row: not superseded by any of `new`.
 
     A reference row is superseded by a new row of the same run (dataset, method, config hash)
     or of the same settings under another hash (a config key added since, with its default,
-    changes every hash: the rerun replaces the stale row instead of standing beside it)."""
+    changes every hash: the rerun replaces the stale row instead of standing beside it). Two
+    runs of the same settings on different graphs (spaCy, OpenIE) are different rows: a row
+    supersedes another only on the same graph, or when one of them predates the `graph`
+    column (the legacy rows' graph is unknown)."""
+    if reference.empty:
+        return []
+    if new.empty:
+        return [True] * len(reference)
+    params = sorted({c for c in [*reference.columns, *new.columns] if c.startswith("param.")})
+    new_runs, new_settings = _keys(new, params)
+    new_graphs: dict[tuple, set[str]] = {}
+    for s, g in zip(new_settings, new.get("graph", pd.Series([None] * len(new), index=new.index))):
+        new_graphs.setdefault(s, set()).add(_graph(g))
+    new_runs = set(new_runs)
+    ref_runs, ref_settings = _keys(reference, params)
+    ref_graphs = reference.get("graph", pd.Series([None] * len(reference), index=reference.index))
+
+    def superseded(run, settings, graph) -> bool:
+        if run in new_runs:
+            return True
+        graphs = new_graphs.get(settings)
+        return bool(graphs) and (not graph or "" in graphs or graph in graphs)
+    return [not superseded(r, s, _graph(g)) for r, s, g in zip(ref_runs, ref_settings, ref_graphs)]
+
+
+def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Reference rows superseded by none of `new` (`kept_reference`), then `new`; sorted by run key."""
     if reference.empty:
         return new.reset_index(drop=True)
     if new.empty:
         return reference.reset_index(drop=True)
-    params = sorted({c for c in [*reference.columns, *new.columns] if c.startswith("param.")})
-    new_runs, new_settings = map(set, _keys(new, params))
-    ref_runs, ref_settings = _keys(reference, params)
-    kept = reference[[r not in new_runs and s not in new_settings
-                      for r, s in zip(ref_runs, ref_settings)]]
-    out = concat_rows([kept, new])
+    out = concat_rows([reference[kept_reference(reference, new)], new])
     return out.sort_values([c for c in RUN_KEY + ["reader"] if c in out], kind="stable").reset_index(drop=True)
+
+
+def merge_breakdown(reference_bd: pd.DataFrame, new_bd: pd.DataFrame, kept_hashes) -> pd.DataFrame:
+    """The breakdown rows of the reference runs the leaderboard merge kept, then the new runs'.
+
+    A breakdown row has no settings of its own (no parameters, no graph): it follows its run's
+    leaderboard row, so it leaves exactly when that row leaves."""
+    kept_hashes = set(kept_hashes)
+    old = reference_bd[reference_bd["config_hash"].isin(kept_hashes)] if not reference_bd.empty else reference_bd
+    if old.empty:
+        return new_bd.reset_index(drop=True)
+    if new_bd.empty:
+        return old.reset_index(drop=True)
+    return concat_rows([old, new_bd]).reset_index(drop=True)
 
 
 def beside(reference: pd.DataFrame, datasets) -> pd.DataFrame:
