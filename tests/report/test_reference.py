@@ -23,6 +23,12 @@ def reference(toy_runs, tmp_path):
     return ref
 
 
+def _update_reference(runs, reference):
+    """hopbench report --update-reference of the runs in `runs` into `reference`."""
+    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
+                     update_reference=True)
+
+
 def _snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -63,8 +69,7 @@ def test_update_reference_replaces_its_own_run_and_keeps_the_others(reference, t
     make_run(runs, "musique_toy", "dense", "d0000000000a", rerun)
     make_run(runs, "hover_toy", "dense", "f0000000000d", DENSE)
     old = pd.read_parquet(reference / "leaderboard.parquet")
-    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
+    _update_reference(runs, reference)
     new = pd.read_parquet(reference / "leaderboard.parquet")
     assert sorted(new["config_hash"]) == ["5a0000000001", "d0000000000a", "f0000000000d"]
     kept = new[new["config_hash"] == "5a0000000001"].iloc[0]
@@ -95,8 +100,7 @@ def test_a_rerun_under_a_new_hash_supersedes_the_stale_row(reference, tmp_path, 
              params={"depth": 2, "decay": 0.5})
     make_run(runs, "musique_toy", "spreading_activation", "5c0000000009", DENSE,
              params={"depth": 3, "decay": 0.5})
-    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
+    _update_reference(runs, reference)
     new = pd.read_parquet(reference / "leaderboard.parquet")
     assert sorted(new["config_hash"]) == ["5b0000000009", "5c0000000009", "d0000000000a"]
 
@@ -124,29 +128,20 @@ def test_the_same_settings_on_another_graph_is_another_row(reference, tmp_path, 
     with one of them keeps the other (the leaderboard row and its breakdown rows), while a rerun on
     the same graph still supersedes its stale row."""
     make_run, DENSE = run_factory
-    params = {"depth": 2, "decay": 0.5}
-    first = tmp_path / "first"
-    make_run(first, "musique_toy", "spreading_activation", "0e0000000001", DENSE, params=params,
-             llm={"graph": "openie"})
-    write_everything(first, None, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
-    second = tmp_path / "second"
-    make_run(second, "musique_toy", "spreading_activation", "5e0000000002", DENSE, params=params,
-             llm={"graph": "spacy"})
-    write_everything(second, None, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
-    new = pd.read_parquet(reference / "leaderboard.parquet")
-    sa = new[new["retriever"] == "spreading_activation"]
-    assert sorted(zip(sa["config_hash"], sa["graph"])) == [("0e0000000001", "openie"), ("5e0000000002", "spacy")]
-    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
-    third = tmp_path / "third"
-    make_run(third, "musique_toy", "spreading_activation", "5e0000000003", DENSE, params=params,
-             llm={"graph": "spacy"})
-    write_everything(third, None, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
-    new = pd.read_parquet(reference / "leaderboard.parquet")
-    assert sorted(new[new["retriever"] == "spreading_activation"]["config_hash"]) == ["0e0000000001", "5e0000000003"]
-    assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
+
+    def merge(config_hash, graph):
+        runs = tmp_path / config_hash
+        make_run(runs, "musique_toy", "spreading_activation", config_hash, DENSE,
+                 params={"depth": 2, "decay": 0.5}, llm={"graph": graph})
+        _update_reference(runs, reference)
+        new = pd.read_parquet(reference / "leaderboard.parquet")
+        assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])
+        sa = new[new["retriever"] == "spreading_activation"]
+        return sorted(zip(sa["config_hash"], sa["graph"]))
+
+    merge("0e0000000001", "openie")
+    assert merge("5e0000000002", "spacy") == [("0e0000000001", "openie"), ("5e0000000002", "spacy")]
+    assert merge("5e0000000003", "spacy") == [("0e0000000001", "openie"), ("5e0000000003", "spacy")]
 
 
 def test_an_update_keeps_the_breakdown_of_every_row_it_keeps(reference, tmp_path, run_factory):
@@ -155,8 +150,7 @@ def test_an_update_keeps_the_breakdown_of_every_row_it_keeps(reference, tmp_path
     make_run, DENSE = run_factory
     runs = tmp_path / "new-runs"
     make_run(runs, "musique_toy", "spreading_activation", "5f0000000004", DENSE, params={"depth": 4, "decay": 0.9})
-    write_everything(runs, None, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
+    _update_reference(runs, reference)
     new = pd.read_parquet(reference / "leaderboard.parquet")
     assert {"5a0000000001", "5f0000000004"} <= set(new["config_hash"])
     assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(new["config_hash"])

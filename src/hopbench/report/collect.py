@@ -32,7 +32,6 @@ from hopbench.report.reference import (
     beside,
     check_not_reference,
     concat_rows,
-    kept_reference,
     load_table,
     merge_breakdown,
     merge_rows,
@@ -133,10 +132,9 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
             for row in retired.itertuples():
                 log.warning("retired from the reference: %s / %s / %s (reader %s, n %s)", row.dataset,
                             row.retriever, row.config_hash, row.reader, row.n_questions)
-            kept = old[kept_reference(old, df)] if not old.empty else old
-            df = finish_table(merge_rows(old, df))  # one table again
-            bd = merge_breakdown(load_table(reference_dir, "breakdown"), bd,
-                                 kept["config_hash"] if not kept.empty else [])
+            merged = merge_rows(old, df)
+            bd = merge_breakdown(load_table(reference_dir, "breakdown"), bd, merged, df)
+            df = finish_table(merged)  # one table again
             return df, _write_all(df, bd, Path(reference_dir), baseline, None, figures)
     reference = None
     if reference_dir is not None:

@@ -63,8 +63,10 @@ def _keys(df: pd.DataFrame, params: list[str]) -> tuple[list[tuple], list[tuple]
     return norm(df, RUN_KEY), norm(df, SETTINGS_KEY + params)
 
 
-def _graph(v) -> str:
-    return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
+def _graphs(frame: pd.DataFrame) -> list[str]:
+    """Each row's graph label, "" where the row has none (legacy rows, or no `graph` column)."""
+    col = frame["graph"] if "graph" in frame else [None] * len(frame)
+    return ["" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v) for v in col]
 
 
 def kept_reference(reference: pd.DataFrame, new: pd.DataFrame) -> list[bool]:
@@ -83,18 +85,17 @@ def kept_reference(reference: pd.DataFrame, new: pd.DataFrame) -> list[bool]:
     params = sorted({c for c in [*reference.columns, *new.columns] if c.startswith("param.")})
     new_runs, new_settings = _keys(new, params)
     new_graphs: dict[tuple, set[str]] = {}
-    for s, g in zip(new_settings, new.get("graph", pd.Series([None] * len(new), index=new.index))):
-        new_graphs.setdefault(s, set()).add(_graph(g))
+    for s, g in zip(new_settings, _graphs(new)):
+        new_graphs.setdefault(s, set()).add(g)
     new_runs = set(new_runs)
     ref_runs, ref_settings = _keys(reference, params)
-    ref_graphs = reference.get("graph", pd.Series([None] * len(reference), index=reference.index))
 
     def superseded(run, settings, graph) -> bool:
         if run in new_runs:
             return True
         graphs = new_graphs.get(settings)
         return bool(graphs) and (not graph or "" in graphs or graph in graphs)
-    return [not superseded(r, s, _graph(g)) for r, s, g in zip(ref_runs, ref_settings, ref_graphs)]
+    return [not superseded(r, s, g) for r, s, g in zip(ref_runs, ref_settings, _graphs(reference))]
 
 
 def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -107,13 +108,17 @@ def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values([c for c in RUN_KEY + ["reader"] if c in out], kind="stable").reset_index(drop=True)
 
 
-def merge_breakdown(reference_bd: pd.DataFrame, new_bd: pd.DataFrame, kept_hashes) -> pd.DataFrame:
+def merge_breakdown(reference_bd: pd.DataFrame, new_bd: pd.DataFrame, merged: pd.DataFrame,
+                    new: pd.DataFrame) -> pd.DataFrame:
     """The breakdown rows of the reference runs the leaderboard merge kept, then the new runs'.
 
     A breakdown row has no settings of its own (no parameters, no graph): it follows its run's
-    leaderboard row, so it leaves exactly when that row leaves."""
-    kept_hashes = set(kept_hashes)
-    old = reference_bd[reference_bd["config_hash"].isin(kept_hashes)] if not reference_bd.empty else reference_bd
+    leaderboard row, so it stays exactly while that row is in `merged` and was not rerun (`new`)."""
+    def hashes(frame: pd.DataFrame) -> set:
+        return set(frame["config_hash"]) if "config_hash" in frame else set()
+
+    keep = hashes(merged) - hashes(new)
+    old = reference_bd[reference_bd["config_hash"].isin(keep)] if not reference_bd.empty else reference_bd
     if old.empty:
         return new_bd.reset_index(drop=True)
     if new_bd.empty:
