@@ -118,12 +118,13 @@ def build_reader(cfg: DictConfig, llm):
     return reader
 
 
-def build_graph(cfg: DictConfig, dataset: Dataset, encoder: Encoder, llm=None):
-    """The knowledge graph of `graph` over the dataset's corpus (built once, then cached)."""
+def build_graph(cfg: DictConfig, dataset: Dataset, encoder: Encoder, llm=None, descriptions: bool = True):
+    """The knowledge graph of `graph` over the dataset's corpus (built once, then cached);
+    `descriptions`: with its description vectors (`Retriever.needs_descriptions`)."""
     from hopbench.kg import load_or_build
 
     return load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir,
-                         concurrency=int(cfg.get("concurrency", 1)))
+                         concurrency=int(cfg.get("concurrency", 1)), descriptions=descriptions)
 
 
 def build_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, llm):
@@ -133,5 +134,6 @@ def build_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, llm)
     graphdb = (OmegaConf.to_container(cfg.graphdb, resolve=True)
                if retriever.needs_graphdb and "graphdb" in cfg else None)
     services = Services(dataset=dataset, encoder=encoder, llm=llm, graphdb=graphdb)
-    kg = build_graph(cfg, dataset, encoder, llm) if retriever.needs_graph else None
+    kg = (build_graph(cfg, dataset, encoder, llm, descriptions=retriever.needs_descriptions)
+          if retriever.needs_graph else None)
     return services, kg

@@ -27,7 +27,9 @@ from tqdm import tqdm
 
 from hopbench.data.schema import Dataset, Passage
 from hopbench.errors import HopbenchError
+from hopbench.kg.description_layer import add_description_layer, encode_descriptions
 from hopbench.kg.descriptions import default_description, llm_description
+from hopbench.kg.encoding import encode_unique, short_text_batches
 from hopbench.kg.extraction import ExtractionLog, PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph
 from hopbench.kg.llm_extractor import LLMExtractor, client_identity, is_passage_failure
@@ -86,7 +88,7 @@ def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=No
         "build_version": BUILD_VERSION,
         "format_version": FORMAT_VERSION,
     }
-    with _batch_size(encoder, settings["short_text_batch_size"]):
+    with short_text_batches(encoder, settings["short_text_batch_size"]):
         short_identity = encoder.identity
     if short_identity != inputs["embedding"]:
         # int8 backends: names and facts are batched differently from passages, and their
@@ -111,11 +113,13 @@ def extract_corpus(corpus: list[Passage], extractor, cache_dir) -> dict[str, Pas
 
 
 def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_dir, extractor=None,
-                  concurrency: int = 1) -> KnowledgeGraph:
+                  concurrency: int = 1, descriptions: bool = True) -> KnowledgeGraph:
     """The graph of `dataset.corpus` for these settings: from cache if it exists, else built and saved.
 
     `extractor` overrides the one named by `graph_cfg.extractor` (tests and benchmarks use it);
-    `concurrency`: passages sent to the LLM at once by `graph.extractor=llm` (the run's setting).
+    `concurrency`: passages sent to the LLM at once by `graph.extractor=llm` (the run's setting);
+    `descriptions`: the caller reads `description_embeddings` (`Retriever.needs_descriptions`);
+    False leaves them to the first caller that does (kg/description_layer.py).
     """
     t0 = time.perf_counter()
     private_umask()  # graph folders and files are the user's only (hopbench.private)
@@ -125,20 +129,24 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
     ext_key, graph_key, inputs = cache_keys(corpus, settings, extractor, encoder, llm)
     root = Path(cache_dir) / "kg"
     folder = root / "graphs" / graph_key
+    lock = root / "locks" / f"{graph_key}.lock"
     if not is_complete(folder):
         # one build per graph, however many processes (Hydra jobs) need it at once
-        with exclusive(root / "locks" / f"{graph_key}.lock", f"knowledge graph {graph_key}"):
+        with exclusive(lock, f"knowledge graph {graph_key}"):
             if not is_complete(folder):  # else built by the process this one waited for
                 return _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key,
-                              inputs, root, folder, t0)
+                              inputs, root, folder, t0, descriptions)
     kg = load_graph(folder)
     kg.manifest["cache_hit"] = True
+    if descriptions and kg.description_embeddings is None:
+        with exclusive(lock, f"knowledge graph {graph_key}"):
+            add_description_layer(kg, folder, encoder, settings)
     log.info("knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0)
     return kg
 
 
 def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key, inputs, root,
-           folder, t0) -> KnowledgeGraph:
+           folder, t0, descriptions: bool = True) -> KnowledgeGraph:
     log.info("building knowledge graph %s for %s (%d passages, extractor %s)", graph_key, dataset.name,
              len(corpus), settings["extractor"])
     timings: dict[str, float] = {}
@@ -158,7 +166,8 @@ def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_ke
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
-    kg = assemble_graph(corpus, records, encoder, settings, passage_emb, llm=llm, timings=timings)
+    kg = assemble_graph(corpus, records, encoder, settings, passage_emb, llm=llm, timings=timings,
+                        descriptions=descriptions)
     kg.manifest.update({
         "graph_key": graph_key, "extraction_key": ext_key, "inputs": inputs,
         "settings": semantic_settings(settings), "dataset": dataset.name,
@@ -233,16 +242,19 @@ def run_extraction(corpus: list[Passage], extractor, log_path: Path, timings: di
 
 
 def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction], encoder, settings: dict,
-                   passage_emb: np.ndarray, llm=None, timings: dict | None = None) -> KnowledgeGraph:
+                   passage_emb: np.ndarray, llm=None, timings: dict | None = None,
+                   descriptions: bool = True) -> KnowledgeGraph:
     """Normalise names, intern entities, deduplicate facts, build the three matrices and embeddings.
 
-    `settings["construction"]` hipporag2: HippoRAG 2's own construction instead (kg/hipporag2.py)."""
+    `settings["construction"]` hipporag2: HippoRAG 2's own construction instead (kg/hipporag2.py).
+    `descriptions` False: text-mode description vectors are deferred (kg/description_layer.py)."""
     timings = {} if timings is None else timings
     if settings.get("construction", "hopbench") == "hipporag2":
         from hopbench.kg.hipporag2 import assemble_hipporag2
 
         return assemble_hipporag2(corpus, records, encoder, settings, passage_emb,
-                                  describe_and_embed=describe_and_embed, llm=llm, timings=timings)
+                                  describe_and_embed=describe_and_embed, llm=llm, timings=timings,
+                                  descriptions=descriptions)
     t = time.perf_counter()
     index: dict[str, int] = {}
     labels: list[str] = []
@@ -314,9 +326,9 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
     timings["assemble"] = time.perf_counter() - t
 
     fact_texts = [f"{names[s]} {r} {names[o]}" for s, r, o in zip(f_s, f_r, f_o)]
-    descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
+    entity_descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
         corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder, settings,
-        passage_emb, llm, timings)
+        passage_emb, llm, timings, descriptions)
 
     syn = settings["synonym"]
     with _timed(timings, "synonyms"):
@@ -332,39 +344,15 @@ def assemble_graph(corpus: list[Passage], records: dict[str, PassageExtraction],
                    "llm_descriptions": timings.pop("llm_descriptions", 0),
                    "llm_description_failures": timings.pop("llm_description_failures", 0)},
     }
+    if desc_emb is None:
+        manifest["description_embeddings"] = "deferred"
     return KnowledgeGraph(
-        entity_names=names, entity_labels=labels, entity_descriptions=descriptions,
+        entity_names=names, entity_labels=labels, entity_descriptions=entity_descriptions,
         passage_ids=[p.id for p in corpus], fact_subject=f_s, fact_relation=f_r, fact_object=f_o,
         fact_passage=f_p, entity_embeddings=entity_emb, description_embeddings=desc_emb,
         passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,
         context=context, passage_title_entity=title_entity, failed_passages=failed, manifest=manifest,
     )
-
-
-@contextmanager
-def _batch_size(encoder, size: int):
-    """Names, facts and descriptions in larger batches than passages (`short_text_batch_size`).
-    For fp32 backends the batch size changes speed only; int8 backends' vectors depend on it,
-    so it is in their `Encoder.identity` (embedding cache key), and `cache_keys` records it."""
-    old = getattr(encoder, "batch_size", None)
-    if old is None or not size:
-        yield
-        return
-    encoder.batch_size = max(old, int(size))
-    try:
-        yield
-    finally:
-        encoder.batch_size = old
-
-
-def _encode_unique(encoder, texts: list[str], desc: str) -> np.ndarray:
-    """Encode each distinct text once (facts repeat across passages), then scatter back."""
-    uniq = list(dict.fromkeys(texts))
-    emb = encoder.encode(uniq, desc=desc)
-    if len(uniq) == len(texts):
-        return emb
-    pos = {t: i for i, t in enumerate(uniq)}
-    return emb[[pos[t] for t in texts]] if texts else emb
 
 
 def composed_description_embeddings(entity_emb: np.ndarray, fact_emb: np.ndarray, passage_emb: np.ndarray,
@@ -446,21 +434,25 @@ def _describe(corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dict, llm, 
 
 
 def describe_and_embed(corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder,
-                       settings: dict, passage_emb: np.ndarray, llm, timings: dict):
+                       settings: dict, passage_emb: np.ndarray, llm, timings: dict,
+                       embed_descriptions: bool = True):
     """Entity descriptions and the embeddings of names, facts and descriptions: the same for
-    every graph construction. (descriptions, entity_emb, fact_emb, desc_emb)."""
+    every graph construction. (descriptions, entity_emb, fact_emb, desc_emb); desc_emb is None
+    when text-mode description vectors are deferred (`embed_descriptions` False)."""
     descriptions, described_facts = _describe(corpus, names, labels, first_seen, f_s, f_r, f_o,
                                               settings["description"], llm, timings)
-    with _batch_size(encoder, settings["short_text_batch_size"]):
+    with short_text_batches(encoder, settings["short_text_batch_size"]):
         with _timed(timings, "embed_entities"):
             entity_emb = encoder.encode(names, desc="entities")
         with _timed(timings, "embed_facts"):
-            fact_emb = _encode_unique(encoder, fact_texts, "facts")
-        with _timed(timings, "embed_descriptions"):
-            if settings["description"]["embedding"] == "composed":
+            fact_emb = encode_unique(encoder, fact_texts, "facts")
+        desc_emb = None  # text mode, deferred: made by the first retriever that reads them
+        if settings["description"]["embedding"] == "composed":
+            with _timed(timings, "embed_descriptions"):
                 desc_emb = composed_description_embeddings(
                     entity_emb, fact_emb, passage_emb, described_facts,
                     np.array([p for p, _ in first_seen], dtype=np.int64))
-            else:
-                desc_emb = _encode_unique(encoder, descriptions, "descriptions")
+        elif embed_descriptions:
+            with _timed(timings, "embed_descriptions"):
+                desc_emb = encode_descriptions(encoder, descriptions, settings)
     return descriptions, entity_emb, fact_emb, desc_emb

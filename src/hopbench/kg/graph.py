@@ -44,7 +44,8 @@ class KnowledgeGraph:
     fact_object: np.ndarray              # (F,) int entity index
     fact_passage: np.ndarray             # (F,) int passage index (provenance)
     entity_embeddings: np.ndarray        # (E, d) float32, L2-normalised
-    description_embeddings: np.ndarray   # (E, d)
+    description_embeddings: np.ndarray | None  # (E, d); None until a retriever that reads them
+                                         # asks (kg/description_layer.py)
     passage_embeddings: np.ndarray       # (P, d)
     fact_embeddings: np.ndarray          # (F, d), of fact_text(i)
     relation: sp.csr_matrix              # (E, E)

@@ -116,9 +116,10 @@ def directed_synonyms(embeddings: np.ndarray, names: list[str], threshold: float
 
 def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtraction], encoder,
                        settings: dict, passage_emb: np.ndarray, *, describe_and_embed, llm=None,
-                       timings: dict | None = None) -> KnowledgeGraph:
+                       timings: dict | None = None, descriptions: bool = True) -> KnowledgeGraph:
     """The hipporag2 graph (module docstring). The builder passes its `describe_and_embed`, so
-    descriptions and embeddings are made as for every graph."""
+    descriptions and embeddings are made as for every graph (`descriptions` False: text-mode
+    description vectors deferred, kg/description_layer.py)."""
     timings = {} if timings is None else timings
     t = time.perf_counter()
     failed, n_empty = [], 0
@@ -171,9 +172,9 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
     labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
     first_seen = [surfaces[nm] for nm in names]
     fact_texts = [fact_string(*f) for f in fact_list]
-    descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
+    entity_descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
         corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder, settings,
-        passage_emb, llm, timings)
+        passage_emb, llm, timings, descriptions)
 
     syn_cfg = settings["synonym"]
     from hopbench.kg.builder import _timed as timed  # the builder imports this module lazily
@@ -198,8 +199,10 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
                    "llm_descriptions": timings.pop("llm_descriptions", 0),
                    "llm_description_failures": timings.pop("llm_description_failures", 0)},
     }
+    if desc_emb is None:
+        manifest["description_embeddings"] = "deferred"
     return KnowledgeGraph(
-        entity_names=names, entity_labels=labels, entity_descriptions=descriptions,
+        entity_names=names, entity_labels=labels, entity_descriptions=entity_descriptions,
         passage_ids=[p.id for p in corpus], fact_subject=f_s, fact_relation=f_r, fact_object=f_o,
         fact_passage=f_p, entity_embeddings=entity_emb, description_embeddings=desc_emb,
         passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,

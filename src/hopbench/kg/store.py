@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from hopbench import checksum
 from hopbench.atomic import fsync_path, fsync_tree, write_json
 from hopbench.errors import HopbenchError
+from hopbench.kg.description_layer import load_layer
 from hopbench.kg.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,9 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
     try:
-        arrays: dict[str, np.ndarray] = {name: getattr(kg, name) for name in _EMBEDDINGS}
+        # description vectors may be deferred (None): kg/description_layer.py adds them later
+        arrays: dict[str, np.ndarray] = {name: getattr(kg, name) for name in _EMBEDDINGS
+                                         if getattr(kg, name) is not None}
         for name in _MATRICES:
             m: sp.csr_matrix = getattr(kg, name).tocsr()
             arrays[f"{name}_data"] = m.data.astype(np.float32)
@@ -129,7 +132,10 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         passage_ids=passages["passage_id"].tolist(),
         fact_subject=facts["subject"].to_numpy(np.int64), fact_relation=facts["relation"].tolist(),
         fact_object=facts["object"].to_numpy(np.int64), fact_passage=facts["passage"].to_numpy(np.int64),
-        **{name: arrays[name] for name in _EMBEDDINGS}, **mats,
+        **{name: arrays[name] for name in _EMBEDDINGS if name != "description_embeddings"},
+        description_embeddings=(arrays["description_embeddings"] if "description_embeddings" in arrays
+                                else load_layer(folder)),
+        **mats,
         passage_title_entity=arrays["passage_title_entity"],
         failed_passages=list(manifest.get("failed_passages", [])),
         manifest={k: v for k, v in manifest.items() if k != "checksums"},

@@ -63,13 +63,16 @@ class Retriever(Configurable):
     What a run provides is read from the class (or, where a setting decides it, the
     instance): `needs_graph` (the knowledge graph is built or loaded, and its settings join
     the run hash), `needs_llm` (the run needs llm=..., whose settings join the hash),
-    `needs_graphdb` (prepare() connects to the Neo4j server in `services.graphdb`).
+    `needs_graphdb` (prepare() connects to the Neo4j server in `services.graphdb`),
+    `needs_descriptions` (prepare() reads `kg.description_embeddings`; a graph built for a
+    retriever that does not is saved without them, kg/description_layer.py).
     A method with counts of its own in metrics.json overrides `run_metrics`.
     """
 
     needs_graph: bool = False
     needs_llm: bool = False
     needs_graphdb: bool = False
+    needs_descriptions: bool = True  # the safe default; methods that never read them say False
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
         raise NotImplementedError

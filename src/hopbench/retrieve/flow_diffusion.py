@@ -54,6 +54,10 @@ class FlowDiffusionRetriever(Retriever):
 
     needs_graph = True
 
+    @property
+    def needs_descriptions(self) -> bool:
+        return self.node_embedding == "description"
+
     def __init__(self, *,
                  mode: str = "hybrid",            # QueryParam.mode: hybrid | local | global
                  n_seeds: int = 40,               # QueryParam.max_source_nodes (seeds per keyword string)

@@ -60,6 +60,10 @@ class JointFlowDiffusionRetriever(Retriever):
 
     needs_graph = True
 
+    @property
+    def needs_descriptions(self) -> bool:
+        return self.node_embedding == "description"
+
     def __init__(self, *,
                  variant: str = "paper",          # kernel settings (kernels.flow.QAFD_VARIANTS): paper
                  alpha: float = 50.0,             # source mass α·ΣT; α >= 1 has no finite optimum,

@@ -225,6 +225,7 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
     component's reset vector, then PPR. ``**seeding_settings``: `HippoRAGSeeding`'s."""
 
     needs_graph = True
+    needs_descriptions = False
     unlisted = ("graph_construction",)
 
     def __init__(self, *,

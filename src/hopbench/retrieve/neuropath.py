@@ -124,6 +124,7 @@ class NeuroPathRetriever(Retriever):
     """NeuroPath's Dynamic Path Tracking + Post-retrieval Completion (see module docstring)."""
 
     needs_graph = True
+    needs_descriptions = False
     needs_llm = True
 
     def __init__(self, *,

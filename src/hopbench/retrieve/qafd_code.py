@@ -28,6 +28,7 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
     """HippoRAG 2 seeds -> the code's push loop -> passages by x (module docstring)."""
 
     needs_graph = True
+    needs_descriptions = False
     pinned = {"seeding": "hipporag2"}
 
     def __init__(self, *,
