@@ -175,7 +175,8 @@ def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_ke
     })
     if extraction_report is not None:
         kg.manifest["extraction_report"] = extraction_report
-    save_graph(kg, folder)
+    with _timed(timings, "save"):  # after the manifest is written: in memory only
+        save_graph(kg, folder)
     kg.manifest["cache_hit"] = False
     log.info("knowledge graph %s: %d entities, %d facts, %d passages (%d failed) in %.1fs", graph_key,
              kg.n_entities, kg.n_facts, kg.n_passages, len(kg.failed_passages), time.perf_counter() - t0)
