@@ -46,6 +46,9 @@ STAGES = ("extract", "embed_passages", "assemble", "describe", "embed_entities",
           "synonyms", "save", "embed_descriptions")
 
 
+GRAPH = os.environ.get("HOPBENCH_COST_CURVE_GRAPH", "spacy")  # --graph, passed on to the children
+
+
 def compose(dataset: str, retriever: str, data_dir: str, cache_dir: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
@@ -54,7 +57,7 @@ def compose(dataset: str, retriever: str, data_dir: str, cache_dir: str):
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         return hydra_compose(config_name="config", overrides=[
-            f"dataset={dataset}", f"retriever={retriever}", "progress=false",
+            f"dataset={dataset}", f"retriever={retriever}", f"graph={GRAPH}", "progress=false",
             f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}"])
 
 
@@ -108,7 +111,7 @@ def child_build(args) -> dict:
            "peak_rss_mib_build": _rss_mib()}
     folder = Path(args.cache) / "kg" / "graphs" / kg.manifest["graph_key"]
     out["graph_mib"] = round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20, 1)
-    if retriever.needs_descriptions or args.descriptions:
+    if kg.description_embeddings is None and (retriever.needs_descriptions or args.descriptions):
         t2, c2 = time.perf_counter(), _cpu()
         kg = load_or_build(ds, cfg.graph, encoder=encoder, cache_dir=args.cache, descriptions=True)
         out["descriptions_s"], out["cpu_descriptions_s"] = time.perf_counter() - t2, _cpu() - c2
@@ -158,7 +161,7 @@ def run_child(mode: str, args, size: str, cache: Path, **extra) -> dict:
            "--questions-per-dataset", str(args.questions_per_dataset)]
     for k, v in extra.items():
         cmd += [f"--{k.replace('_', '-')}", str(v)]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TQDM_DISABLE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TQDM_DISABLE": "1", "HOPBENCH_COST_CURVE_GRAPH": GRAPH}
     r = subprocess.run(cmd, env=env)
     if r.returncode:
         raise SystemExit(f"{mode} child failed for size {size} (exit {r.returncode})")
@@ -194,7 +197,8 @@ def markdown(res: dict) -> str:
     L = ["# Cost curve: cold graph build and query latency against corpus size (issue #31)", "",
          f"`{res['command']}`, started {res['started']} UTC, load average {res['loadavg_start']} "
          f"before and {res['loadavg_end']} after; {res['cpus']} cores, embedding backend "
-         f"`{res['backend']}` (the default profile). Corpora: prefixes of one seeded permutation of "
+         f"`{res['backend']}`, `graph={res.get('graph', 'spacy')}`"
+         f"{' (the default profile)' if res.get('graph', 'spacy') == 'spacy' else ''}. Corpora: prefixes of one seeded permutation of "
          f"the union of the four bundled corpora ({res['union_passages']:,} distinct passages); "
          f"latency over {res['questions']} probe questions (k = {K}, one pass after 5 warm-up "
          "questions, no LLM). Each build and each latency pass ran in a process of its own.", "",
@@ -285,6 +289,8 @@ def main() -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--sizes", default="1000,2000,4000,6000,all", help="passages per corpus, or all (the union)")
     ap.add_argument("--retrievers", default=",".join(RETRIEVERS))
+    ap.add_argument("--graph", default="spacy", help="the graph config: spacy (the default profile: "
+                    "torch fp32, text-encoded descriptions) or spacy_fast (int8 ONNX, composed descriptions)")
     ap.add_argument("--questions-per-dataset", type=int, default=25)
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
     ap.add_argument("--work-dir", default=None, help="cache folders of the builds (default "
@@ -299,6 +305,8 @@ def main() -> int:
     ap.add_argument("--retriever", help=argparse.SUPPRESS)
     ap.add_argument("--descriptions", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global GRAPH
+    GRAPH = args.graph if not (args.child_build or args.child_latency) else GRAPH
     if args.child_build or args.child_latency:
         res = child_build(args) if args.child_build else child_latency(args)
         Path(args.out_json).write_text(json.dumps(res, indent=1), encoding="utf-8")
@@ -318,7 +326,7 @@ def main() -> int:
                "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
                "loadavg_start": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
                "torch_threads": torch.get_num_threads(),
-               "backend": build_encoder(compose("musique", "dense", args.data_dir, str(work))).backend,
+               "graph": GRAPH, "backend": build_encoder(compose("musique", "dense", args.data_dir, str(work))).backend,
                "union_passages": n_union, "questions": 4 * args.questions_per_dataset,
                "retrievers": args.retrievers.split(","), "sizes": []}
         for size in args.sizes.split(","):
