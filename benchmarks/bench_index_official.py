@@ -1,9 +1,9 @@
 """Cold index build, hopbench against the official HippoRAG 2 package, same corpus and triples (issue #31).
 
-    PYTHONPATH=src HOPBENCH_DATA_DIR=/work/shared/datasets \\
-        nice /work/venv/bin/python benchmarks/bench_index_official.py \\
+    PYTHONPATH=src HOPBENCH_DATA_DIR=../shared/datasets \\
+        nice python benchmarks/bench_index_official.py \\
         [--datasets musique,2wikimultihopqa] [--repeats 1] [--limit-passages N] \\
-        [--venv /work/venvs/official-hipporag] [--out benchmarks/results/index_official]
+        [--venv <repo>/.cache/official-hipporag] [--out benchmarks/results/index_official]
 
 Per dataset (`--datasets`; the configs' corpora: MuSiQue 1,890 passages, 2Wiki 6,119):
 
@@ -65,7 +65,7 @@ LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 CHILD_ENV = {"PYTHONHASHSEED": "0", "TQDM_DISABLE": "1", "TOKENIZERS_PARALLELISM": "false",
              "OPENAI_API_KEY": "sk-offline"}
-DEFAULT_VENV = "/work/venvs/official-hipporag"
+DEFAULT_VENV = str(REPO / ".cache" / "official-hipporag")  # gitignored, as compare_official_hipporag.py
 OFFICIAL_BATCH = 16  # hipporag BaseConfig.embedding_batch_size default
 
 
