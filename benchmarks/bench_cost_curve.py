@@ -297,6 +297,8 @@ def main() -> int:
                     "<HOPBENCH_CACHE_DIR or ~/.cache/hopbench>/bench-cost-curve; emptied per size)")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "cost_curve"))
     ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md and .png from <out>.json")
+    ap.add_argument("--latency-only", action="store_true",
+                    help="add --retrievers' latency to <out>.json, on the graphs a full run left in --work-dir")
     for mode in ("build", "latency"):
         ap.add_argument(f"--child-{mode}", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--size", help=argparse.SUPPRESS)
@@ -312,11 +314,18 @@ def main() -> int:
         Path(args.out_json).write_text(json.dumps(res, indent=1), encoding="utf-8")
         return 0
     out = Path(args.out)
-    if args.render_only:
+    cache_root = Path(os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")))
+    work = Path(args.work_dir or cache_root / "bench-cost-curve")
+    if args.render_only or args.latency_only:
         res = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
-    else:
-        cache_root = Path(os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")))
-        work = Path(args.work_dir or cache_root / "bench-cost-curve")
+    if args.latency_only:
+        GRAPH = res.get("graph", "spacy")
+        for s in res["sizes"]:
+            lat = run_child("latency", args, s["size"], work / f"size_{s['size']}", retrievers=args.retrievers)
+            s["latency"].update({k: v for k, v in lat.items() if k != "peak_rss_mib"})
+        res["retrievers"] += [r for r in args.retrievers.split(",") if r not in res["retrievers"]]
+        out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+    elif not args.render_only:
         import torch
 
         from hopbench.compose import build_encoder
