@@ -125,7 +125,8 @@ def load_corpus_dataset(cfg, limit: int | None):
 def extraction_log(corpus, cfg) -> tuple[str, str]:
     """(extraction key, log path relative to a cache folder) as `load_or_build` names it."""
     from hopbench.compose import build_encoder
-    from hopbench.kg.builder import cache_keys, make_extractor
+    from hopbench.kg.cache_keys import cache_keys
+    from hopbench.kg.extraction_run import make_extractor
     from hopbench.kg.settings import resolve_settings
 
     settings = resolve_settings(cfg.graph)
@@ -136,7 +137,7 @@ def extraction_log(corpus, cfg) -> tuple[str, str]:
 def child_extract(args) -> int:
     """--child-extract: extract the corpus into the (new) cache folder --child-cache, timed."""
     clock = Clock()
-    from hopbench.kg.builder import extract_corpus, make_extractor
+    from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.settings import resolve_settings
 
     cfg = composed(args.child_dataset, args, args.child_cache)
@@ -177,7 +178,8 @@ def write_official_inputs(work: Path, corpus, records, model_path: str, batch_si
 def child_hopbench(args) -> int:
     """--child-hopbench: a cold `load_or_build` in the cache folder --child-cache, timed per stage."""
     clock = Clock()
-    import hopbench.kg.builder as builder
+    import hopbench.kg.descriptions as descriptions
+    import hopbench.kg.graph_vectors as graph_vectors
     import hopbench.kg.hipporag2 as h2
     from hopbench.compose import build_encoder
     from hopbench.kg import load_or_build
@@ -212,9 +214,9 @@ def child_hopbench(args) -> int:
 
         setattr(module, attr, wrapped)
 
-    probe(h2, "assemble_hipporag2", enter="assemble")  # the builder imports it at call time
-    probe(builder, "describe_and_embed", enter="describe_and_embed")
-    probe(builder, "_describe", stage="describe")
+    probe(h2, "assemble_hipporag2", enter="assemble")  # called as a module attribute
+    probe(graph_vectors, "describe_and_embed", enter="describe_and_embed")
+    probe(descriptions, "describe_entities", stage="describe")
 
     clock = Clock()
     kg = load_or_build(dataset, cfg.graph, encoder=encoder, cache_dir=args.child_cache,
@@ -327,7 +329,7 @@ def fresh(path: Path) -> Path:
 
 def bench_dataset(name: str, args, py: Path) -> dict:
     from hopbench.embed.encoder import resolve_model_path
-    from hopbench.kg.builder import extract_corpus, make_extractor
+    from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.settings import resolve_settings
 
     tag = name + (f"_first{args.limit_passages}" if args.limit_passages else "")

@@ -130,7 +130,7 @@ def run_hopbench(cfg, dataset, kg, encoder) -> dict:
 
 def export_inputs(work: Path, dataset, cfg, kg, services) -> list[str]:
     """The OpenIE file, passage texts, questions and vectors the worker reads; returns the docs."""
-    from hopbench.kg.builder import extract_corpus, make_extractor
+    from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.openie_file import openie_document
     from hopbench.kg.settings import resolve_settings
 

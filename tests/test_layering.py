@@ -61,3 +61,31 @@ def test_no_module_imports_an_entry_point(module):
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.split(".")[1:2] and m.split(".")[1] in LIBRARY))
 def test_the_library_does_not_import_the_assembly(module):
     assert not _hits(MODULES[module], ASSEMBLY), f"{module} imports the run assembly"
+
+
+def _module_edges(path: Path) -> set[str]:
+    """The package's modules a file imports; `from pkg import sub` is an edge to `pkg.sub` only
+    (importing a submodule runs the package's __init__, which is not a dependency on its names)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                out.add(full if full in MODULES else node.module)
+    return out & set(MODULES)
+
+
+def test_no_import_circle():
+    """No module reaches itself through imports, lazy ones included (a circle forces an import
+    inside a function and hides which module owns what)."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for path in sorted(SRC.rglob("*.py")):
+        module = _module_name(path)
+        graph.add_node(module)
+        graph.add_edges_from((module, m) for m in _module_edges(path) if m != module)
+    circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert not circles, f"import circles: {circles}"

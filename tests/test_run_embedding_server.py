@@ -18,7 +18,8 @@ from embedding_server import EmbeddingServer  # noqa: E402
 from hopbench.compose import build_dataset, build_encoder, build_retriever, load_config  # noqa: E402
 from hopbench.embed import Encoder  # noqa: E402
 from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.kg.builder import cache_keys, make_extractor  # noqa: E402
+from hopbench.kg.cache_keys import cache_keys
+from hopbench.kg.extraction_run import make_extractor  # noqa: E402
 from hopbench.kg.settings import resolve_settings  # noqa: E402
 from hopbench.runner import execute, semantic_config  # noqa: E402
 from hopbench.runstore import config_hash  # noqa: E402

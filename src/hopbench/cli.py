@@ -121,7 +121,7 @@ entities or triples (counted on stderr).
 def kg_export(argv: list[str]) -> int:
     from hopbench.atomic import atomic_path
     from hopbench.compose import build_dataset, build_llm, load_config
-    from hopbench.kg.builder import extract_corpus, make_extractor
+    from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.openie_file import openie_document
     from hopbench.kg.settings import resolve_settings
 

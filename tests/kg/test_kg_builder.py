@@ -12,7 +12,7 @@ from kg_helpers import Counting, DiesAfter, Killed, assert_same_graph
 from hopbench.data.schema import Dataset, Passage
 from hopbench.errors import HopbenchError
 from hopbench.kg import load_or_build
-from hopbench.kg.builder import make_extractor
+from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.settings import resolve_settings
 from hopbench.kg.spacy_extractor import SpacyExtractor
 

@@ -8,7 +8,8 @@ import pytest
 
 from hopbench.errors import HopbenchError
 from hopbench.kg import load_or_build
-from hopbench.kg.builder import cache_keys, make_extractor
+from hopbench.kg.cache_keys import cache_keys
+from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.settings import resolve_settings
 
 COMPOSED = {"description": {"embedding": "composed"}}

@@ -14,7 +14,8 @@ import pytest
 
 from hopbench.data.schema import Passage
 from hopbench.errors import HopbenchError
-from hopbench.kg.builder import assemble_graph, cache_keys
+from hopbench.kg.assembly import assemble_graph
+from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.hipporag2 import directed_synonyms, split_weights, text_processing, valid_triples
 from hopbench.kg.settings import graph_label, resolve_settings, semantic_settings

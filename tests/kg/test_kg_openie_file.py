@@ -15,7 +15,8 @@ from hopbench.cli import main as hopbench_main
 from hopbench.data import load_dataset
 from hopbench.errors import HopbenchError
 from hopbench.kg import load_or_build, normalize_name
-from hopbench.kg.builder import cache_keys, make_extractor
+from hopbench.kg.cache_keys import cache_keys
+from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.openie_file import OpenIEFileExtractor, chunk_id, match_openie
 from hopbench.kg.settings import resolve_settings, semantic_settings
 

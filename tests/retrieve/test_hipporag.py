@@ -151,7 +151,7 @@ def test_the_graph_must_be_of_the_construction_asked_for(musique_sub, musique_kg
     want, _ = _hand_reset(kg2, services, q)  # the divisors: passages whose triples name the entity
     np.testing.assert_allclose(reset, want, rtol=1e-9, atol=1e-12)
     # HippoRAG.add_fact_edges: ent_node_to_chunk_ids = the passages whose triples contain the entity
-    from hopbench.kg.builder import extract_corpus, make_extractor
+    from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.settings import resolve_settings
 
     records = extract_corpus(list(musique_sub.corpus), make_extractor(resolve_settings(None)), cache_dir)

@@ -44,8 +44,10 @@ import scipy.sparse as sp
 
 from hopbench.data.schema import Passage
 from hopbench.errors import HopbenchError
+from hopbench.kg import graph_vectors
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph
+from hopbench.kg.stage_timing import timed
 
 CONSTRUCTION = "hipporag2"
 KNN_TOP_K = 2047  # BaseConfig.synonymy_edge_topk
@@ -115,11 +117,11 @@ def directed_synonyms(embeddings: np.ndarray, names: list[str], threshold: float
 
 
 def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtraction], encoder,
-                       settings: dict, passage_emb: np.ndarray, *, describe_and_embed, llm=None,
+                       settings: dict, passage_emb: np.ndarray, *, llm=None,
                        timings: dict | None = None, descriptions: bool = True) -> KnowledgeGraph:
-    """The hipporag2 graph (module docstring). The builder passes its `describe_and_embed`, so
-    descriptions and embeddings are made as for every graph (`descriptions` False: text-mode
-    description vectors deferred, kg/description_layer.py)."""
+    """The hipporag2 graph (module docstring). Descriptions and vectors are made as for every
+    graph (kg/graph_vectors.py; `descriptions` False: text-mode description vectors deferred,
+    kg/description_layer.py)."""
     timings = {} if timings is None else timings
     t = time.perf_counter()
     failed, n_empty = [], 0
@@ -172,13 +174,11 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
     labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
     first_seen = [surfaces[nm] for nm in names]
     fact_texts = [fact_string(*f) for f in fact_list]
-    entity_descriptions, entity_emb, fact_emb, desc_emb = describe_and_embed(
+    entity_descriptions, entity_emb, fact_emb, desc_emb = graph_vectors.describe_and_embed(
         corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder, settings,
         passage_emb, llm, timings, descriptions)
 
     syn_cfg = settings["synonym"]
-    from hopbench.kg.builder import _timed as timed  # the builder imports this module lazily
-
     with timed(timings, "synonyms"):
         syn = directed_synonyms(entity_emb, names, threshold=float(syn_cfg["threshold"]),
                                 max_neighbors=int(syn_cfg["max_neighbors"]),

@@ -10,7 +10,7 @@ from hopbench.errors import HopbenchError
 # (``graph/schema/settings``, registered by `register_schema`) and hold only what differs.
 DEFAULTS: dict = {
     "extractor": "spacy",  # spacy | llm (OpenIE through llm=) | openie (a HippoRAG OpenIE file)
-    # how triples become the graph: hopbench (kg/builder.py) or hipporag2 (kg/hipporag2.py, as
+    # how triples become the graph: hopbench (kg/assembly.py) or hipporag2 (kg/hipporag2.py, as
     # HippoRAG 2's code builds it); configs/graph/*.yaml take it from retriever.graph_construction
     "construction": "hopbench",
     # resolve_pronouns: subject he/she/it/they -> the passage title; batch_size and n_process
