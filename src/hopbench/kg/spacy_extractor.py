@@ -1,47 +1,20 @@
 """Offline extractor: spaCy named entities and noun chunks, triples from the dependency parse.
 
-Entity candidates of a passage are its title, its named entities (minus bare numbers) and every
-triple argument. Triples come from rules over each sentence's parse:
-
-* verb relations: nsubj/nsubjpass + dobj/attr/oprd/dative -> (subject, verb [particle], object);
-* prepositional attachments: verb + prep/agent + pobj -> (subject, "verb prep", object);
-* copulas: "X is the capital of Y" -> (X, "is", capital) and (X, "is capital of", Y);
-* appositions: "X, the director of Y," -> (X, "is", director) and (X, "director of", Y).
-
-Subjects are inherited along verb conjunctions ("born in A and died in B") and taken from the
-head noun of relative clauses and participial modifiers ("a film directed by Y"). A subject
-pronoun (he, she, it, they) is taken to mean the passage title, which is what it almost always
-means in a Wikipedia lead paragraph. A subject that is only a common noun ("the film") is
-dropped rather than becoming a hub linking every film.
+The rules are in kg/spacy_rules.py, the shared pipeline in kg/spacy_pipeline.py and the worker
+processes (`n_process` > 1) in kg/spacy_workers.py; this class ties them together and names the
+extractor's identity, which keys the extraction cache.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-import sys
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from importlib import metadata
 
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg.extraction import PassageExtraction
-from hopbench.kg.text import clean_text
-from hopbench.lifetime import die_with_parent
-
-RULES_VERSION = 3
-NUMERIC_LABELS = {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"}
-TITLE_PRONOUNS = {"he", "she", "it", "they"}
-RELATIVE_PRONOUNS = {"who", "which", "that", "whom"}
-SUBJECT_DEPS = ("nsubj", "nsubjpass")
-OBJECT_DEPS = ("dobj", "attr", "oprd", "dative")
-PREP_DEPS = ("prep", "agent")
-STRIP_LEADING_POS = {"DET", "PRON", "PUNCT", "CCONJ", "PART"}
-# lemmatizer: not used. The attribute_ruler is replaced by `spacy_pos` (noun chunks need POS).
-DISABLED = ("lemmatizer",)
+from hopbench.kg.spacy_pipeline import load_pipeline
+from hopbench.kg.spacy_rules import RULES_VERSION
+from hopbench.kg.spacy_workers import extract_in_workers, extract_stream
 
 
 class SpacyExtractor:
@@ -60,7 +33,7 @@ class SpacyExtractor:
     @property
     def nlp(self):
         if self._nlp is None:
-            self._nlp = _load_pipeline(self.model)
+            self._nlp = load_pipeline(self.model)
         return self._nlp
 
     def identity(self) -> dict:
@@ -80,243 +53,7 @@ class SpacyExtractor:
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
         passages = list(passages)
         if self.n_process > 1 and len(passages) > self.batch_size:
-            yield from self._extract_in_workers(passages)
+            yield from extract_in_workers(passages, self.model, self.batch_size, self.n_process,
+                                          self.resolve_pronouns)
             return
-        yield from _extract_stream(self.nlp, passages, self.batch_size, self.resolve_pronouns)
-
-    def _extract_in_workers(self, passages: list[Passage]) -> Iterator[PassageExtraction]:
-        """Batches of `batch_size` passages on `n_process` worker processes, results in input order.
-
-        Our own pool rather than `nlp.pipe(n_process=...)`: spaCy's workers outlive a parent
-        killed with SIGKILL (they block forever on a queue whose other end they hold themselves);
-        ours are armed to die with it (`die_with_parent`). Each worker runs the very same
-        `_extract_stream` on the same batches as n_process=1 does, so the records are identical.
-        """
-        _ = self.nlp  # loaded before forking: forked workers inherit it instead of loading it again
-        batches = [passages[i:i + self.batch_size] for i in range(0, len(passages), self.batch_size)]
-        # fork (spaCy's own choice on Linux) from this thread; spawn where fork is not safe
-        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        pool = ProcessPoolExecutor(max_workers=min(self.n_process, len(batches)), mp_context=context,
-                                   initializer=_worker_init, initargs=(os.getpid(), self.model))
-        n = len(batches)
-        try:
-            for records in pool.map(_worker_extract, batches, [self.batch_size] * n, [self.resolve_pronouns] * n):
-                yield from records
-        except BrokenProcessPool as exc:
-            raise HopbenchError(f"a spaCy worker process died ({exc}); was it killed or out of memory? "
-                                "Rerunning resumes the extraction where it stopped") from exc
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _extract_stream(nlp, passages: list[Passage], batch_size: int, resolve_pronouns: bool
-                    ) -> Iterator[PassageExtraction]:
-    """One record per passage as soon as it is parsed (the builder logs each one: resumable)."""
-    docs = nlp.pipe((clean_text(p.text) for p in passages), batch_size=batch_size)
-    for p, doc in zip(passages, docs):
-        yield doc_to_extraction(p, doc, resolve_pronouns)
-
-
-# --- worker processes ------------------------------------------------------------------------------
-
-_WORKER: dict = {}
-
-
-def _worker_init(parent_pid: int, model: str) -> None:
-    die_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it shuts us down)
-    _WORKER["nlp"] = _load_pipeline(model)  # inherited when forked, loaded when spawned
-
-
-def _worker_extract(passages: list[Passage], batch_size: int, resolve_pronouns: bool) -> list[PassageExtraction]:
-    return list(_extract_stream(_WORKER["nlp"], passages, batch_size, resolve_pronouns))
-
-
-_PIPELINES: dict[str, object] = {}
-
-
-def _load_pipeline(model: str):
-    """One loaded pipeline per model and process (loading takes seconds; inference is read-only)."""
-    if model not in _PIPELINES:
-        import spacy
-
-        from hopbench.kg.spacy_pos import use_fast_pos
-
-        nlp = spacy.load(model, disable=list(DISABLED))
-        use_fast_pos(nlp)  # same POS tags as the attribute_ruler, about 20% less time overall
-        _PIPELINES[model] = nlp
-    return _PIPELINES[model]
-
-
-def doc_to_extraction(passage: Passage, doc, resolve_pronouns: bool = True) -> PassageExtraction:
-    title = clean_text(passage.title).strip()
-    spans = _ArgumentSpans(doc)
-    triples: list[list[str]] = []
-    seen_triples: set[tuple[str, str, str]] = set()
-
-    def add(subj: str | None, rel: str, obj: str | None) -> None:
-        rel = " ".join(rel.lower().split())
-        if not subj or not obj or not rel or subj.lower() == obj.lower():
-            return
-        key = (subj, rel, obj)
-        if key not in seen_triples:
-            seen_triples.add(key)
-            triples.append([subj, rel, obj])
-
-    def subject_text(tok) -> str | None:
-        if tok.pos_ == "PRON" and tok.lower_ in TITLE_PRONOUNS:
-            return title if (resolve_pronouns and title) else None
-        if tok.lower_ in RELATIVE_PRONOUNS and tok.head.dep_ == "relcl":
-            return spans.text(tok.head.head)
-        if not spans.is_specific(tok):
-            return None
-        return spans.text(tok)
-
-    for verb in doc:
-        if verb.pos_ not in ("VERB", "AUX"):
-            continue
-        subjects = _subjects_of(verb)
-        if not subjects:
-            continue
-        subj_texts = [s for s in (subject_text(t) for t in subjects) if s]
-        if not subj_texts:
-            continue
-        rel = verb.text + "".join(" " + c.text for c in verb.children if c.dep_ == "prt")
-        for child in verb.children:
-            if child.dep_ in OBJECT_DEPS:
-                for obj in _with_conjuncts(child):
-                    obj_text = spans.text(obj)
-                    for s in subj_texts:
-                        add(s, rel, obj_text)
-                    for prep in obj.children:
-                        if prep.dep_ == "prep":
-                            for pobj in _pobjs(prep):
-                                for s in subj_texts:
-                                    add(s, f"{rel} {obj.text} {prep.text}", spans.text(pobj))
-            elif child.dep_ in PREP_DEPS:
-                for pobj in _pobjs(child):
-                    for s in subj_texts:
-                        add(s, f"{rel} {child.text}", spans.text(pobj))
-
-    for tok in doc:
-        if tok.dep_ != "appos":
-            continue
-        head_text = spans.text(tok.head) if spans.is_specific(tok.head) else None
-        if not head_text:
-            continue
-        add(head_text, "is", spans.text(tok))
-        for prep in tok.children:
-            if prep.dep_ == "prep":
-                for pobj in _pobjs(prep):
-                    add(head_text, f"{tok.text} {prep.text}", spans.text(pobj))
-
-    entities: list[str] = []
-    seen: set[str] = set()
-
-    def keep(e: str) -> None:
-        if e and e.lower() not in seen:
-            seen.add(e.lower())
-            entities.append(e)
-
-    if title:
-        keep(title)
-    for ent in doc.ents:
-        if ent.label_ not in NUMERIC_LABELS:
-            keep(_strip(ent))
-    for s, _, o in triples:
-        keep(s)
-        keep(o)
-    return PassageExtraction(passage_id=passage.id, entities=entities, triples=triples)
-
-
-def _subjects_of(verb) -> list:
-    """Subjects of a verb, inherited from the governing verb or noun when the verb has none."""
-    node = verb
-    for _ in range(4):
-        subs = [c for c in node.children if c.dep_ in SUBJECT_DEPS]
-        if subs:
-            return [s2 for s in subs for s2 in _with_conjuncts(s)]
-        if node.dep_ in ("conj", "xcomp", "advcl") and node.head is not node:
-            node = node.head
-            continue
-        if node.dep_ == "acl" and node.head.pos_ in ("NOUN", "PROPN"):
-            return [node.head]
-        return []
-    return []
-
-
-def _with_conjuncts(tok) -> list:
-    out = [tok]
-    frontier = [tok]
-    while frontier:
-        t = frontier.pop()
-        for c in t.children:
-            if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM", "ADJ"):
-                out.append(c)
-                frontier.append(c)
-    return out
-
-
-def _pobjs(prep) -> list:
-    return [o for c in prep.children if c.dep_ == "pobj" for o in _with_conjuncts(c)]
-
-
-def _strip(span) -> str:
-    toks = strip_tokens(span)
-    if not toks:
-        return ""
-    return span.doc[toks[0].i: toks[-1].i + 1].text.strip()
-
-
-def strip_tokens(span) -> list:
-    """The span's tokens without leading determiners, pronouns, possessives and punctuation
-    or trailing punctuation: the part of a phrase that names the entity."""
-    toks = list(span)
-    while toks and (toks[0].pos_ in STRIP_LEADING_POS or toks[0].dep_ in ("det", "poss", "case")):
-        toks = toks[1:]
-    while toks and (toks[-1].pos_ == "PUNCT" or toks[-1].dep_ == "case"):
-        toks = toks[:-1]
-    return toks
-
-
-class _ArgumentSpans:
-    """Maps a head token to the phrase it stands for: its named entity, noun chunk or compound."""
-
-    def __init__(self, doc):
-        self.doc = doc
-        self.ent_of: dict[int, object] = {}
-        for ent in doc.ents:
-            for t in ent:
-                self.ent_of[t.i] = ent
-        self.chunk_of: dict[int, object] = {}
-        for chunk in doc.noun_chunks:
-            self.chunk_of[chunk.root.i] = chunk
-
-    def text(self, tok) -> str | None:
-        ent = self.ent_of.get(tok.i)
-        if ent is not None:
-            return _strip(ent) or None
-        chunk = self.chunk_of.get(tok.i)
-        if chunk is not None:
-            if chunk.root.pos_ == "PRON":
-                return None
-            return _strip(chunk) or None
-        if tok.pos_ in ("PROPN", "NOUN", "NUM"):
-            left = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod")]
-            start = min([c.i for c in left] + [tok.i])
-            return self.doc[start: tok.i + 1].text.strip() or None
-        return None
-
-    def is_specific(self, tok) -> bool:
-        """Named entity, proper noun or number somewhere in the phrase: a usable subject."""
-        if tok.i in self.ent_of:
-            return True
-        chunk = self.chunk_of.get(tok.i)
-        toks = list(chunk) if chunk is not None else [tok]
-        return any(t.pos_ in ("PROPN", "NUM") for t in toks)
-
-
-# Question analysis (hopbench.retrieve.question) reads questions with the extractor's own
-# pipeline and strips mentions as the extractor strips entities.
-load_pipeline = _load_pipeline
-strip_span = _strip
+        yield from extract_stream(self.nlp, passages, self.batch_size, self.resolve_pronouns)

