@@ -26,6 +26,24 @@ FORMATS: dict[str, Callable] = {
 }
 
 
+def register_format(name: str, loader: Callable) -> None:
+    """Make `dataset.format=<name>` read files with `loader` (CONTRIBUTING.md, "Adding a dataset format").
+
+    For a format kept outside the repository: a launcher script registers it, then calls
+    `hopbench.run.entry()`, so no file of hopbench changes. `loader(questions_path, corpus_path)`
+    returns `(questions, corpus)` as `hopbench.data.schema` defines them and raises `DataError`
+    for bad input. A name that is taken is refused, so a bundled format is never replaced.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise HopbenchError(f"a dataset format needs a non-empty name, got {_show(name)}")
+    if not callable(loader):
+        raise HopbenchError(f"the loader of dataset format '{name}' is not callable: {_show(loader)}")
+    if name in FORMATS and FORMATS[name] is not loader:
+        raise HopbenchError(f"dataset format '{name}' is already registered ({FORMATS[name].__module__}."
+                            f"{FORMATS[name].__qualname__})")
+    FORMATS[name] = loader
+
+
 def load_dataset(name: str, format: str, questions_path: str | None = None, corpus_path: str | None = None,
                  limit: int | None = None, source: str = "local", hub_repo: str = DEFAULT_REPO,
                  hub_name: str | None = None, hub_revision: str | None = None,

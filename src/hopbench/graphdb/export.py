@@ -21,10 +21,9 @@ one database. Schema of one namespace:
 * ``(passage)-[:MENTIONS]->(entity)``: the context edges.
 * Vector indexes ``hopbench_<ns>_entity_description`` (seed fallback) and
   ``hopbench_<ns>_passage_embedding`` (dense fill of the ranking), cosine, d dimensions,
-  without quantization (Neo4j 5.26 quantizes by default: scores off by ~3e-3 and a worse
-  recall) and with a denser HNSW graph (m 32, ef_construction 200). On MuSiQue's 19,479
-  descriptions the 100 nearest from the index hold the exact top-k of all 415 unmatched
-  question mentions; 50 missed one.
+  without quantization and with a denser HNSW graph (m 32, ef_construction 200), so that the
+  index's nearest neighbours hold the exact seeds the in-memory version finds (Neo4j 5.26
+  quantizes by default, which shifts scores and loses recall; docs/findings.md, "Neo4j export").
 * Uniqueness constraints ``hopbench_<ns>_{entity_idx, entity_name, passage_idx, passage_id}``.
 * ``(:HopbenchGraph {namespace})``: the registry entry (one per namespace, unique): the export
   key (graph hash + schema version + counts), the dataset, counts, ``complete``, and while an
@@ -49,16 +48,12 @@ Data from hopbench versions before namespaces (unprefixed ``:Entity``/``:Passage
 Writes are batched ``UNWIND $rows`` statements; values travel only as parameters, and the only
 names pasted into Cypher text are the namespace's (checked hex ids) and this module's constants.
 
-Speed (2Wiki: 59k entities with 384-d vectors, 6k passages, 164k edges; issue #6): the old
-version of the graph (same namespace) is deleted while this process builds the rows; each
-vector index is created as soon as its nodes are written, so the server populates it (one
-thread, the longest step) while the rest is written; and a batch's repr is kept short (see
-`_Rows`). Tried without gain on 2 cores: two writer sessions for the nodes, relationships
-deleted before nodes, bigger delete batches, `db.create.setNodeVectorProperty` (float32
-storage), an index created before the writes (its background segment merges then made the
-next DROP INDEX wait ~90 s), relabelling the old graph and deleting it in the background
-during the writes (the deletes slowed the writes as much as they saved), more
-index-population threads (the vector index populates on one anyway).
+Order of the work, for speed: the old version of the graph (same namespace) is deleted while
+this process builds the rows; each vector index is created as soon as its nodes are written, so
+the server populates it (on one thread, the longest step) while the rest is written; and a
+batch's repr is kept short (`_Rows`), because the driver formats every batch as text for its
+debug log. What was measured, and what was tried without gain: docs/findings.md, "Neo4j
+export", and benchmarks/results/neo4j_export.md.
 """
 
 from __future__ import annotations
