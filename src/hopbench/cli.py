@@ -199,7 +199,8 @@ def graphdb_drop(argv: list[str]) -> int:
     """`hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb overrides]`."""
     from hopbench.errors import HopbenchError
     from hopbench.graphdb.connection import connect
-    from hopbench.graphdb.export import drop_graph, drop_legacy_graph, list_graphs
+    from hopbench.graphdb.inventory import drop_graph, list_graphs
+    from hopbench.graphdb.legacy import drop_legacy_graph
     from hopbench.graphdb.namespace import Namespace
 
     overrides = [a for a in argv if "=" in a]

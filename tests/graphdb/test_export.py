@@ -10,13 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 from hopbench.errors import HopbenchError
-from hopbench.graphdb.export import (
-    drop_graph,
-    ensure_exported,
-    export_key,
-    namespace_of,
-    stored_export_key,
-)
+from hopbench.graphdb.export import ensure_exported, export_key, namespace_of
+from hopbench.graphdb.export_registry import stored_export_key
+from hopbench.graphdb.inventory import drop_graph
 from hopbench.graphdb.namespace import Namespace
 
 pytestmark = pytest.mark.neo4j

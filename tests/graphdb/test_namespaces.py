@@ -19,18 +19,10 @@ import pytest
 
 from hopbench.cli import main
 from hopbench.errors import HopbenchError
-from hopbench.graphdb.export import (
-    LEASE_S,
-    LEGACY_CONSTRAINTS,
-    LEGACY_INDEXES,
-    drop_graph,
-    drop_legacy_graph,
-    ensure_exported,
-    export_graph,
-    export_key,
-    list_graphs,
-    namespace_of,
-)
+from hopbench.graphdb.export import ensure_exported, export_graph, export_key, namespace_of
+from hopbench.graphdb.export_registry import LEASE_S
+from hopbench.graphdb.inventory import drop_graph, list_graphs
+from hopbench.graphdb.legacy import LEGACY_CONSTRAINTS, LEGACY_INDEXES, drop_legacy_graph
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 

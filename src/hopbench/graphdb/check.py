@@ -16,7 +16,7 @@ collects one per dataset and graph setting until they are dropped.
 from __future__ import annotations
 
 from hopbench.graphdb.connection import GraphDB, GraphDBSettings, check_apoc, connect
-from hopbench.graphdb.export import list_graphs
+from hopbench.graphdb.inventory import list_graphs
 
 
 def describe(settings: GraphDBSettings) -> str:

@@ -30,20 +30,10 @@ one database. Schema of one namespace:
   export runs its ``owner`` and ``heartbeat``. ``complete`` is set last, so an interrupted
   export is re-done and a stale one replaced, in its namespace only.
 
-Concurrent runs. Different graphs never touch each other's labels or indexes. Two processes
-that want the same graph agree through the registry node: in one transaction that holds the
-node's write lock, a process either finds the export complete (cache hit), or claims it
-(``owner`` = a random token, ``heartbeat`` = server time, refreshed every `HEARTBEAT_S` by a
-thread), or sees a live claim and waits for it to finish. A claim whose heartbeat is older
-than `LEASE_S` (its process died) is taken over. Only the owner of a namespace writes to it,
-so a run is never disturbed by exports of other graphs; what can still pull a graph from under
-a run using it is a re-export of that same graph: `force=True` (`export_graph`, the
-benchmarks), another hopbench version's export schema, or `drop_graph`.
+Concurrent runs agree through the registry node (graphdb/export_registry.py): one process
+exports a namespace while the others wait for it; a dead exporter's claim is taken over.
 
-Data from hopbench versions before namespaces (unprefixed ``:Entity``/``:Passage`` with a
-``(:HopbenchMeta {key: 'graph'})`` node and ``hopbench_entity_description`` /
-``hopbench_passage_embedding`` indexes) is left alone by exports; `list_graphs` reports it and
-`drop_legacy_graph` removes it (only nodes with exactly hopbench's properties).
+Data of hopbench versions before namespaces is left alone (graphdb/legacy.py).
 
 Writes are batched ``UNWIND $rows`` statements; values travel only as parameters, and the only
 names pasted into Cypher text are the namespace's (checked hex ids) and this module's constants.
@@ -58,16 +48,10 @@ export", and benchmarks/results/neo4j_export.md.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import socket
-import threading
 import time
-import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -75,27 +59,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from hopbench.errors import HopbenchError
-from hopbench.graphdb.connection import GraphDB, GraphDBQueryError
-from hopbench.graphdb.namespace import LABEL_RE, Namespace
+from hopbench.graphdb.connection import GraphDB
+from hopbench.graphdb.export_registry import ExportClaim, ensure_registry, stored_export_key
+from hopbench.graphdb.namespace import Namespace
+from hopbench.graphdb.schema import run_schema
 from hopbench.retrieve.activation_rules import relation_matrix
 
 log = logging.getLogger("hopbench.graphdb.export")
 
 EXPORT_VERSION = 4  # bump when the schema above changes (3: per-graph namespaces; 4: r.pairs)
-REGISTRY_LABEL = "HopbenchGraph"
-_REGISTRY_CONSTRAINT = ("CREATE CONSTRAINT hopbench_graph_namespace IF NOT EXISTS "
-                        "FOR (g:HopbenchGraph) REQUIRE g.namespace IS UNIQUE")
-
-LEASE_S = 60.0      # a claim whose heartbeat is older than this belongs to a dead process
-HEARTBEAT_S = 5.0   # how often the exporting process refreshes its claim
-POLL_S = 0.5        # how often a process waiting for another's export looks again
-
-# what hopbench versions before namespaces created (export schema v1/v2)
-LEGACY_INDEXES = ("hopbench_entity_description", "hopbench_passage_embedding")
-LEGACY_CONSTRAINTS = ("hopbench_entity_idx", "hopbench_entity_name", "hopbench_passage_idx",
-                      "hopbench_passage_id", "hopbench_meta_key")
-_LEGACY_ENTITY_KEYS = ["idx", "name", "label", "description", "desc_emb", "desc_norm"]
-_LEGACY_PASSAGE_KEYS = ["idx", "id", "emb"]
 
 
 @dataclass
@@ -133,15 +105,6 @@ def export_key(kg) -> str:
     return f"{graph_key(kg)}:v{EXPORT_VERSION}:{kg.n_entities}:{kg.n_passages}"
 
 
-def stored_export_key(db: GraphDB, namespace: Namespace) -> str | None:
-    """The export key of a complete export in `namespace`, or None."""
-    # a database without hopbench graphs has no such label yet: silence the server's notifications
-    with db.translate_errors("export check"), db.session(notifications_min_severity="OFF") as s:
-        rec = s.run("MATCH (g:HopbenchGraph {namespace: $ns}) WHERE g.complete RETURN g.export_key AS k",
-                    ns=namespace.id).single()
-    return rec["k"] if rec else None
-
-
 def ensure_exported(db: GraphDB, kg, *, batch_size: int = 1000, force: bool = False) -> ExportReport:
     """Export `kg` into its namespace unless the namespace already holds exactly this graph.
 
@@ -152,8 +115,8 @@ def ensure_exported(db: GraphDB, kg, *, batch_size: int = 1000, force: bool = Fa
     ns, key = namespace_of(kg), export_key(kg)
     if not force and stored_export_key(db, ns) == key:
         return ExportReport(key, False, time.perf_counter() - t0, namespace=ns)
-    _ensure_registry(db)
-    claim = _Claim(db, ns, key)
+    ensure_registry(db)
+    claim = ExportClaim(db, ns, key)
     if not claim.acquire(force=force):  # another process finished this export while we waited
         return ExportReport(key, False, time.perf_counter() - t0, namespace=ns, waited=claim.waited)
     try:
@@ -171,7 +134,7 @@ def export_graph(db: GraphDB, kg, *, batch_size: int = 1000) -> ExportReport:
     return ensure_exported(db, kg, batch_size=batch_size, force=True)
 
 
-def _export(db: GraphDB, kg, ns: Namespace, claim: _Claim, batch_size: int) -> ExportReport:
+def _export(db: GraphDB, kg, ns: Namespace, claim: ExportClaim, batch_size: int) -> ExportReport:
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     mark = [t0]
@@ -192,7 +155,7 @@ def _export(db: GraphDB, kg, ns: Namespace, claim: _Claim, batch_size: int) -> E
         stages["clear"] = clearing.result()
     mark[0] = time.perf_counter()
     # names and labels are the namespace's (checked hex), properties this module's constants
-    _schema(db, [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+    run_schema(db, [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
                  for name, (label, prop) in ns.constraints.items()], "export: constraint")
     stage("clear_wait")  # the part of the clear not hidden behind "prepare", plus constraints
 
@@ -238,224 +201,16 @@ def _export(db: GraphDB, kg, ns: Namespace, claim: _Claim, batch_size: int) -> E
     return ExportReport(key, True, seconds, kg.n_entities, kg.n_passages, n_rel, n_ctx, stages, namespace=ns)
 
 
-# -- claims: one exporter per namespace ----------------------------------------------------
-
-def _ensure_registry(db: GraphDB) -> None:
-    """The uniqueness constraint that makes MERGE of a registry node safe under concurrency."""
-    try:
-        _schema(db, [_REGISTRY_CONSTRAINT], "export: registry constraint")
-    except GraphDBQueryError as exc:
-        # two processes creating it at the same moment: the loser's IF NOT EXISTS can still fail
-        if "AlreadyExists" not in exc.code:
-            raise
-
-
-class _Claim:
-    """The right to write one namespace, held through the registry node's `owner` token."""
-
-    def __init__(self, db: GraphDB, ns: Namespace, export_key: str):
-        self.db, self.ns, self.export_key = db, ns, export_key
-        self.token = uuid.uuid4().hex
-        self.owner_info = f"{socket.gethostname()} pid {os.getpid()}"
-        self.waited = 0.0
-        self.lost = False
-
-    def acquire(self, *, force: bool) -> bool:
-        """True once this process holds the claim; False if, while it waited for another
-        process's claim, that process completed exactly this export (and not `force`)."""
-        t0 = time.perf_counter()
-        announced = False
-        while True:
-            # (notifications off: a new registry node has none of the properties read yet)
-            with self.db.translate_errors("export: claim"), \
-                    self.db.session(notifications_min_severity="OFF") as s:
-                state, info = s.execute_write(self._try_claim, force)
-            if state != "busy":
-                self.waited = time.perf_counter() - t0
-                return state == "claimed"
-            if not announced:
-                log.info("graph namespace %s is being exported by %s; waiting for it", self.ns.id, info)
-                announced = True
-            time.sleep(POLL_S)
-
-    def _try_claim(self, tx, force: bool) -> tuple[str, str]:
-        # writing a property first takes the node's write lock, so the read below cannot be stale
-        tx.run("MERGE (g:HopbenchGraph {namespace: $ns}) ON CREATE SET g.complete = false "
-               "SET g._lock = true", ns=self.ns.id).consume()
-        g = tx.run("MATCH (g:HopbenchGraph {namespace: $ns}) RETURN g.complete AS complete, "
-                   "g.export_key AS key, g.owner AS owner, g.owner_info AS info, "
-                   "timestamp() - g.heartbeat AS age", ns=self.ns.id).single()
-        if g["owner"] is not None and g["owner"] != self.token and g["age"] is not None \
-                and g["age"] < 1000 * LEASE_S:
-            state = "busy"
-        elif g["complete"] and g["key"] == self.export_key and g["owner"] is None and not force:
-            state = "done"
-        else:
-            if g["owner"] is not None and g["owner"] != self.token:
-                log.warning("graph namespace %s: taking over the export of %s (no heartbeat for %.0f s)",
-                            self.ns.id, g["info"], g["age"] / 1000)
-            tx.run("MATCH (g:HopbenchGraph {namespace: $ns}) SET g.owner = $token, g.owner_info = $info, "
-                   "g.heartbeat = timestamp(), g.complete = false, g.export_key = $key",
-                   ns=self.ns.id, token=self.token, info=self.owner_info, key=self.export_key).consume()
-            state = "claimed"
-        tx.run("MATCH (g:HopbenchGraph {namespace: $ns}) REMOVE g._lock", ns=self.ns.id).consume()
-        return state, g["info"] or ""
-
-    @contextlib.contextmanager
-    def heartbeat(self) -> Iterator[None]:
-        """Refresh the claim every HEARTBEAT_S from a thread while the block runs."""
-        stop = threading.Event()
-
-        def beat() -> None:
-            while not stop.wait(HEARTBEAT_S):
-                try:
-                    rows = self.db.query("MATCH (g:HopbenchGraph {namespace: $ns}) WHERE g.owner = $token "
-                                         "SET g.heartbeat = timestamp() RETURN count(g) AS n",
-                                         {"ns": self.ns.id, "token": self.token}, what="export: heartbeat")
-                except HopbenchError as exc:  # a slow server: try again at the next beat
-                    log.warning("graph namespace %s: heartbeat failed: %s", self.ns.id, exc)
-                    continue
-                if rows[0]["n"] == 0:
-                    self.lost = True
-                    return
-
-        thread = threading.Thread(target=beat, name="hopbench-export-heartbeat", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-
-    def check(self) -> None:
-        if self.lost:
-            raise HopbenchError(f"Neo4j at {self.db.uri}: another process took over the export of graph "
-                                f"namespace {self.ns.id} (this one missed its heartbeats for {LEASE_S:g} s)")
-
-    def complete(self, props: dict) -> None:
-        rows = self.db.query("MATCH (g:HopbenchGraph {namespace: $ns}) WHERE g.owner = $token "
-                             "SET g += $props, g.complete = true REMOVE g.owner, g.owner_info, g.heartbeat "
-                             "RETURN count(g) AS n", {"ns": self.ns.id, "token": self.token, "props": props},
-                             what="export: registry")
-        if rows[0]["n"] == 0:
-            self.lost = True
-            self.check()
-
-    def release(self) -> None:
-        """Give up the claim after a failed export (best effort: the lease expires anyway)."""
-        with contextlib.suppress(HopbenchError):
-            self.db.query("MATCH (g:HopbenchGraph {namespace: $ns}) WHERE g.owner = $token "
-                          "REMOVE g.owner, g.owner_info, g.heartbeat",
-                          {"ns": self.ns.id, "token": self.token}, what="export: release")
-
-
-# -- listing and dropping -----------------------------------------------------------------
-
-def list_graphs(db: GraphDB) -> dict:
-    """The hopbench graphs in the database: ``{"graphs": [...], "legacy": {...} | None}``.
-
-    Each graph is its registry entry (namespace, dataset, graph_key, entities, passages,
-    complete, exported_at, ...) plus ``state``: "complete", "exporting" (a live claim, with
-    ``owner_info``), "incomplete" (interrupted), "old schema" (another export version), or
-    "unregistered" (labels of a namespace without a registry node). ``legacy`` describes data
-    of hopbench versions before namespaces, if any."""
-    with db.translate_errors("listing hopbench graphs"), db.session(notifications_min_severity="OFF") as s:
-        rows = s.run("MATCH (g:HopbenchGraph) RETURN g {.*} AS g, timestamp() - g.heartbeat AS age "
-                     "ORDER BY g.exported_at, g.namespace").data()
-        labels = [r["label"] for r in s.run("CALL db.labels() YIELD label RETURN label").data()]
-        graphs, seen = [], set()
-        for r in rows:
-            g = {k: v for k, v in r["g"].items() if k not in ("owner", "_lock")}
-            if g.get("owner_info") and r["age"] is not None and r["age"] < 1000 * LEASE_S:
-                g["state"] = "exporting"
-            elif not g.get("complete"):
-                g["state"] = "incomplete"
-            elif g.get("export_version") != EXPORT_VERSION:
-                g["state"] = "old schema"
-            else:
-                g["state"] = "complete"
-            graphs.append(g)
-            seen.add(g["namespace"])
-        for ns_id in sorted({m.group(1) for m in map(LABEL_RE.fullmatch, labels) if m} - seen):
-            ns = Namespace(ns_id)
-            counts = {what: s.run(f"MATCH (n:{label}) RETURN count(n) AS n").single()["n"]  # type: ignore[arg-type]
-                      for what, label in (("entities", ns.entity), ("passages", ns.passage))}
-            if counts["entities"] or counts["passages"]:
-                graphs.append({"namespace": ns_id, "state": "unregistered", **counts})
-        legacy = _legacy(s, labels)
-    return {"graphs": graphs, "legacy": legacy}
-
-
-def _legacy(s, labels: list[str]) -> dict | None:
-    meta = s.run("MATCH (m:HopbenchMeta {key: 'graph'}) RETURN m {.*} AS m").single() \
-        if "HopbenchMeta" in labels else None
-    indexes = [r["name"] for r in s.run("SHOW INDEXES YIELD name WHERE name IN $names RETURN name",
-                                        names=list(LEGACY_INDEXES + LEGACY_CONSTRAINTS)).data()]
-    if meta is None and not indexes:
-        return None
-    m = meta["m"] if meta else {}
-    return {"export_key": m.get("export_key"), "entities": m.get("entities"), "passages": m.get("passages"),
-            "complete": m.get("complete"), "exported_at": m.get("exported_at"), "indexes": indexes}
-
+# -- clearing ------------------------------------------------------------------------------
 
 def clear_graph(db: GraphDB, namespace: Namespace) -> None:
     """Remove the nodes and vector indexes of one namespace (batched, so a big graph fits in
     memory); its constraints and registry node stay for the next export into it."""
-    _schema(db, [f"DROP INDEX {name} IF EXISTS" for name in (namespace.entity_index, namespace.passage_index)],
+    run_schema(db, [f"DROP INDEX {name} IF EXISTS" for name in (namespace.entity_index, namespace.passage_index)],
             "export: drop index")
-    # (a new namespace has no labels yet: _schema silences the server's notes about that)
-    _schema(db, [f"MATCH (n:{label}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+    # (a new namespace has no labels yet: run_schema silences the server's notes about that)
+    run_schema(db, [f"MATCH (n:{label}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
                  for label in (namespace.entity, namespace.passage)], "export: clearing the old graph")
-
-
-def _schema(db: GraphDB, statements: list[str], what: str) -> None:
-    """Run statements one by one in auto-commit transactions, without a time limit, and without
-    the server's notifications ("index does not exist", "label does not exist" are expected)."""
-    with db.translate_errors(what), db.session(notifications_min_severity="OFF") as s:
-        for text in statements:
-            s.run(text).consume()  # type: ignore[arg-type]
-
-
-def drop_graph(db: GraphDB, namespace: Namespace) -> bool:
-    """Delete one hopbench graph entirely: nodes, indexes, constraints, registry node.
-
-    Refuses (HopbenchError) while another process is exporting it. Returns False if the
-    namespace held nothing."""
-    listed = {g["namespace"]: g for g in list_graphs(db)["graphs"]}
-    if namespace.id not in listed:
-        return False
-    if listed[namespace.id]["state"] == "exporting":
-        raise HopbenchError(f"graph namespace {namespace.id} is being exported by "
-                            f"{listed[namespace.id].get('owner_info')}; drop it when that run is done")
-    clear_graph(db, namespace)
-    _schema(db, [f"DROP CONSTRAINT {name} IF EXISTS" for name in namespace.constraints], "drop: constraint")
-    db.query("MATCH (g:HopbenchGraph {namespace: $ns}) DELETE g", {"ns": namespace.id}, what="drop: registry")
-    log.info("dropped hopbench graph namespace %s from %s", namespace.id, db.uri)
-    return True
-
-
-def drop_legacy_graph(db: GraphDB) -> dict:
-    """Remove the data of hopbench versions before namespaces: the `HopbenchMeta` node, the old
-    indexes and constraints, and the `:Entity` / `:Passage` nodes that have only that label and
-    exactly hopbench's properties (others, e.g. a user's, are kept). Returns the counts."""
-    with db.translate_errors("drop: legacy graph"), db.session(notifications_min_severity="OFF") as s:
-        for name in LEGACY_INDEXES:
-            s.run(f"DROP INDEX {name} IF EXISTS").consume()  # type: ignore[arg-type]
-        counts = {}
-        for what, label, keys in (("passages", "Passage", _LEGACY_PASSAGE_KEYS),
-                                  ("entities", "Entity", _LEGACY_ENTITY_KEYS)):
-            required = ["idx", "name", "desc_norm"] if label == "Entity" else keys
-            # label is one of the two constants above
-            summary = s.run(f"MATCH (n:{label}) WHERE size(labels(n)) = 1 "  # type: ignore[arg-type]
-                            "AND all(k IN keys(n) WHERE k IN $keys) AND all(k IN $required WHERE n[k] IS NOT NULL) "
-                            "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
-                            keys=keys, required=required).consume()
-            counts[what] = summary.counters.nodes_deleted
-        counts["meta"] = s.run("MATCH (m:HopbenchMeta {key: 'graph'}) DELETE m").consume().counters.nodes_deleted
-        for name in LEGACY_CONSTRAINTS:
-            s.run(f"DROP CONSTRAINT {name} IF EXISTS").consume()  # type: ignore[arg-type]
-    log.info("dropped the legacy (unnamespaced) hopbench graph from %s: %s", db.uri, counts)
-    return counts
 
 
 # -- writing -------------------------------------------------------------------------------
