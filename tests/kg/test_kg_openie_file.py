@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from kg_helpers import assert_same_graph
 
 from hopbench.cli import kg_stats as stats_cli
 from hopbench.cli import main as hopbench_main
@@ -18,6 +17,7 @@ from hopbench.kg import load_or_build, normalize_name
 from hopbench.kg.builder import cache_keys, make_extractor
 from hopbench.kg.openie_file import OpenIEFileExtractor, chunk_id, match_openie
 from hopbench.kg.settings import resolve_settings, semantic_settings
+from tests.kg.kg_helpers import assert_same_graph
 
 PUBLISHED = "musique/openie/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
 
