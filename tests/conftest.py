@@ -158,12 +158,9 @@ def in_flight() -> InFlight:
 @pytest.fixture
 def scripted_http_llm():
     """make(steps, identity) -> (ScriptedServer, LLMClient on it, no cache); both closed after
-    the test. The server lives in tests/llm/scripted_server.py."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-    from scripted_server import ScriptedServer
-
+    the test. The server lives in tests/helpers/scripted_llm_server.py."""
     from hopbench.llm.client import LLMClient
+    from tests.helpers.scripted_llm_server import ScriptedServer
 
     made = []
 

@@ -133,13 +133,8 @@ def test_a_row_from_a_version_without_checksums_is_used_and_gets_one(tmp_path):
 
 
 def test_a_client_asks_again_for_a_damaged_row(tmp_path):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-    from scripted_server import ScriptedServer, reply
-
     from hopbench.llm.client import LLMClient
+    from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
     srv = ScriptedServer([reply("Shakespeare"), reply("Shakespeare")])
     try:

@@ -11,12 +11,10 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, reply  # noqa: E402
+from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 psutil = pytest.importorskip("psutil")
 

@@ -8,12 +8,10 @@ import json
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, reply  # noqa: E402
+from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 # all four on hopbench's graph construction, so they share one graph (retriever=hipporag asks for
 # graph.construction=hipporag2, a graph of its own: tests/kg/test_kg_hipporag2.py)

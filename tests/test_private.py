@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, reply  # noqa: E402
-
-from hopbench.llm.cache import CachedResponse, ResponseCache  # noqa: E402
+from hopbench.llm.cache import CachedResponse, ResponseCache
+from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 
 def _open_to_others(root: Path) -> list[str]:

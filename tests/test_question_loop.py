@@ -8,17 +8,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, completion  # noqa: E402
-
-from hopbench.compose import load_config  # noqa: E402
-from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.question_loop import run_questions  # noqa: E402
-from hopbench.runner import execute  # noqa: E402
+from hopbench.compose import load_config
+from hopbench.errors import HopbenchError
+from hopbench.question_loop import run_questions
+from hopbench.runner import execute
+from tests.helpers.scripted_llm_server import ScriptedServer, completion
 
 
 def test_concurrent_loop_keeps_every_row_once_and_overlaps(in_flight):

@@ -4,17 +4,13 @@ question's calls, not only those of its last process (issue #28, item 14)."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, error, reply  # noqa: E402
-
-from hopbench.compose import load_config  # noqa: E402
-from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.runner import execute  # noqa: E402
+from hopbench.compose import load_config
+from hopbench.errors import HopbenchError
+from hopbench.runner import execute
+from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 
 
 def test_a_resumed_run_counts_the_llm_calls_of_every_row(tmp_path, data_dir, musique_sub):

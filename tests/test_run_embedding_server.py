@@ -8,21 +8,18 @@ import json
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "embed"))
-from embedding_server import EmbeddingServer  # noqa: E402
-
-from hopbench.compose import build_dataset, build_encoder, build_retriever, load_config  # noqa: E402
-from hopbench.embed import Encoder  # noqa: E402
-from hopbench.errors import HopbenchError  # noqa: E402
+from hopbench.compose import build_dataset, build_encoder, build_retriever, load_config
+from hopbench.embed import Encoder
+from hopbench.errors import HopbenchError
 from hopbench.kg.cache_keys import cache_keys
-from hopbench.kg.extraction_run import make_extractor  # noqa: E402
-from hopbench.kg.settings import resolve_settings  # noqa: E402
-from hopbench.runner import execute, semantic_config  # noqa: E402
-from hopbench.runstore import config_hash  # noqa: E402
+from hopbench.kg.extraction_run import make_extractor
+from hopbench.kg.settings import resolve_settings
+from hopbench.runner import execute, semantic_config
+from hopbench.runstore import config_hash
+from tests.helpers.embedding_server import EmbeddingServer
 
 KEY_ENV = "HOPBENCH_TEST_EMBEDDING_KEY"
 

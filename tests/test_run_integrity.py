@@ -7,18 +7,15 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, reply  # noqa: E402
-
-from hopbench.compose import build_dataset, build_retriever, load_config  # noqa: E402
-from hopbench.errors import HopbenchError  # noqa: E402
-from hopbench.runner import execute, run_dir_for, semantic_config  # noqa: E402
-from hopbench.runstore import RunStore, config_hash  # noqa: E402
+from hopbench.compose import build_dataset, build_retriever, load_config
+from hopbench.errors import HopbenchError
+from hopbench.runner import execute, run_dir_for, semantic_config
+from hopbench.runstore import RunStore, config_hash
+from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 
 def _overrides(tmp_path, data_dir, cache_dir, *extra):

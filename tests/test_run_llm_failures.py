@@ -15,16 +15,13 @@ import socket
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from scripted_server import ScriptedServer, error, raw, reply  # noqa: E402
-
 from hopbench.compose import load_config
-from hopbench.llm.errors import LLMAuthError, LLMServerError  # noqa: E402
-from hopbench.runner import execute  # noqa: E402
+from hopbench.llm.errors import LLMAuthError, LLMServerError
+from hopbench.runner import execute
+from tests.helpers.scripted_llm_server import ScriptedServer, error, raw, reply
 
 GOOD_FILTER = '{"selected": [1, 2]}'
 

@@ -1,14 +1,8 @@
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-# Test helpers next to this file (pytest runs with --import-mode=importlib, which adds no paths).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from embedding_server import EmbeddingServer  # noqa: E402
+from tests.helpers.embedding_server import EmbeddingServer
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """`embedding=server` against a real embeddings server on 127.0.0.1 that computes real
-all-MiniLM-L6-v2 vectors (tests/embed/embedding_server.py): the vectors, batching and
+all-MiniLM-L6-v2 vectors (tests/helpers/embedding_server.py): the vectors, batching and
 concurrency, the cache, query instructions, and every failure the run must stop on."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import socket
 
 import numpy as np
 import pytest
-from embedding_server import error
 
 from hopbench.data import load_dataset
 from hopbench.embed import Encoder
@@ -23,6 +22,7 @@ from hopbench.embed.server import (
 )
 from hopbench.errors import HopbenchError
 from hopbench.retrieve.base import Services
+from tests.helpers.embedding_server import error
 
 # The server computes each request's texts as one batch, the local encoder in batches of its own;
 # padding to another length and the JSON round trip move a component by at most 9e-8 (measured on

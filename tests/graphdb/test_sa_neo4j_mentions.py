@@ -4,20 +4,15 @@ vector seeds embed, and a bad reply falls back to the spaCy mentions, recorded i
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_server import error, reply  # noqa: E402
+from hopbench.llm.errors import LLMServerError
+from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from tests.helpers.scripted_llm_server import error, reply
 
-from hopbench.llm.errors import LLMServerError  # noqa: E402
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever  # noqa: E402
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever  # noqa: E402
-
-from .conftest import make_services  # noqa: E402
+from .conftest import make_services
 
 pytestmark = pytest.mark.neo4j
 

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-# kg_helpers.py sits next to this file; --import-mode=importlib adds no paths by itself.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopbench.data import load_dataset
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from kg_helpers import Counting, DiesAfter, Killed, assert_same_graph
 
 from hopbench.data.schema import Dataset, Passage
 from hopbench.errors import HopbenchError
@@ -15,6 +14,7 @@ from hopbench.kg import load_or_build
 from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.settings import resolve_settings
 from hopbench.kg.spacy_extractor import SpacyExtractor
+from tests.kg.kg_helpers import Counting, DiesAfter, Killed, assert_same_graph
 
 
 def test_second_build_is_a_cache_hit(musique_sub, musique_kg, encoder, cache_dir):

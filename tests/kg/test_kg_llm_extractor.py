@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from kg_helpers import ScriptedLLM
 
 from hopbench.kg import load_or_build
 from hopbench.kg.llm_extractor import LLMExtractor, parse_triples
 from hopbench.llm.errors import LLMTimeoutError, LLMUnavailableError
+from tests.kg.kg_helpers import ScriptedLLM
 
 TENNESSEE_NER = json.dumps({"named_entities": ["Tennessee", "Kentucky", "Virginia", "Nashville", "Memphis"]})
 TENNESSEE_TRIPLES = json.dumps({"triples": [

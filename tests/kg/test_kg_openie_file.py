@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from kg_helpers import assert_same_graph
 
 from hopbench.cli import kg_stats as stats_cli
 from hopbench.cli import main as hopbench_main
@@ -19,6 +18,7 @@ from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.openie_file import OpenIEFileExtractor, chunk_id, match_openie
 from hopbench.kg.settings import resolve_settings, semantic_settings
+from tests.kg.kg_helpers import assert_same_graph
 
 PUBLISHED = "musique/openie/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
 

@@ -1,18 +1,12 @@
 from __future__ import annotations
 
 import socket
-import sys
-from pathlib import Path
 
 import pytest
 
-# Test helpers next to this file (pytest runs with --import-mode=importlib, which adds no paths).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from scripted_server import ScriptedServer
-
 from hopbench.llm.cache import ResponseCache
 from hopbench.llm.client import LLMClient
+from tests.helpers.scripted_llm_server import ScriptedServer
 
 
 @pytest.fixture

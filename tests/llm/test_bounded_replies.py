@@ -12,11 +12,11 @@ import threading
 import time
 
 import pytest
-from misbehaving_server import MisbehavingServer, huge, trickle
-from scripted_server import completion, raw, reply
 
 from hopbench.llm.errors import LLMFormatError, LLMServerError, LLMTimeoutError
 from hopbench.llm.transport import MAX_REPLY_BYTES
+from tests.helpers.misbehaving_llm_server import MisbehavingServer, huge, trickle
+from tests.helpers.scripted_llm_server import completion, raw, reply
 
 MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},

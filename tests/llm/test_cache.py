@@ -5,11 +5,11 @@ from __future__ import annotations
 import multiprocessing as mp
 
 import pytest
-from scripted_server import reply
 
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.client import LLMClient
 from hopbench.llm.errors import LLMFormatError
+from tests.helpers.scripted_llm_server import reply
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from scripted_server import completion, error, raw, reply, slow
 
 from hopbench.errors import HopbenchError
 from hopbench.llm.errors import (
@@ -16,6 +15,7 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from tests.helpers.scripted_llm_server import completion, error, raw, reply, slow
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
           "required": ["answer"], "additionalProperties": False}

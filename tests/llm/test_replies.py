@@ -11,7 +11,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from scripted_server import ScriptedServer, error, reply
 
 from hopbench.cli import main
 from hopbench.compose import load_config
@@ -19,6 +18,7 @@ from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache
 from hopbench.llm.reply_keys import run_keys
 from hopbench.runner import execute
+from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 
 
 def _answers(gold: dict[str, str], fail_on: str | None = None, state: dict | None = None):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from scripted_server import ScriptedServer, reply
 
 from hopbench.compose import load_config
 from hopbench.errors import HopbenchError
@@ -14,6 +13,7 @@ from hopbench.llm.client import LLMClient
 from hopbench.llm.prompts import qa, qafd_clusters, qafd_keywords
 from hopbench.read import ClaimVerifier, QAReader
 from hopbench.runner import execute
+from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 
 def test_notes_go_before_the_passages_and_plain_prompts_stay_as_they_were(musique_sub):

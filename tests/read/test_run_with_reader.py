@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from scripted_server import ScriptedServer, reply
 
 from hopbench.compose import load_config
 from hopbench.errors import HopbenchError
 from hopbench.runner import execute
+from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):

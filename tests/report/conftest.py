@@ -94,8 +94,7 @@ def make_run(runs_dir, dataset, retriever, h, table, *, params=None, reader="qa"
 
 @pytest.fixture
 def run_maker():
-    """(make_run, SPREAD) for a test that writes runs of its own (under --import-mode=importlib
-    a test module cannot import this conftest)."""
+    """(make_run, SPREAD) for a test that writes runs of its own."""
     return make_run, SPREAD
 
 

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-# Test helpers next to this file (sa_oracle; --import-mode=importlib adds no paths).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hopbench.retrieve.base import Services
 
@@ -48,5 +42,5 @@ class ScriptedLLM:
 
 @pytest.fixture
 def scripted_llm():
-    """The ScriptedLLM class (test modules cannot import conftest under --import-mode=importlib)."""
+    """The ScriptedLLM class (for test modules that would rather not import conftest)."""
     return ScriptedLLM

@@ -9,7 +9,6 @@ import itertools
 
 import numpy as np
 import pytest
-import sa_oracle
 import scipy.sparse as sp
 
 from hopbench.retrieve.kernels import paths as path_kernels
@@ -30,6 +29,7 @@ from hopbench.retrieve.kernels.spread import (
     unit_rows,
 )
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from tests.retrieve import sa_oracle
 
 
 def enumerate_top_paths(adj, activation, activated, seeds, max_hops=4, top=30):

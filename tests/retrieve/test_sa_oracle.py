@@ -5,11 +5,11 @@ the real MuSiQue sub-corpus graph."""
 from __future__ import annotations
 
 import pytest
-import sa_oracle
 
 from hopbench.kg.graph import ENTITY_PREFIX, entity_node_id
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from tests.retrieve import sa_oracle
 
 
 @pytest.mark.parametrize("gate", [True, False])

@@ -3,21 +3,16 @@ the shared rules, the gate changes what it should, batch equals one-by-one."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_server import error, reply  # noqa: E402
-
-from hopbench.llm.errors import LLMServerError  # noqa: E402
-from hopbench.retrieve import activation_rules as rules  # noqa: E402
-from hopbench.retrieve.kernels.passages import rank_passages  # noqa: E402
-from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation  # noqa: E402
-from hopbench.retrieve.question import question_mentions  # noqa: E402
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever  # noqa: E402
+from hopbench.llm.errors import LLMServerError
+from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.kernels.passages import rank_passages
+from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation
+from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from tests.helpers.scripted_llm_server import error, reply
 
 
 def _prepared(kg, services, **kw):
