@@ -8,7 +8,7 @@ identical top-k passage rankings checked, batched PPR throughput, spreading acti
 per query and batched (vs a plain-Python dict transcription of the QASA Cypher), QAFD per
 query (vs the code's scheme: a sequential random push scanning for excess nodes).
 Until the project's knowledge graph exists the graph is the title-mention stand-in
-(`hopbench.retrieve.kernels.graphs.title_mention_graph`) over the 2Wiki corpus, seeded by
+(`tests/helpers/synthetic_graphs.py`, `title_mention_graph`) over the 2Wiki corpus, seeded by
 the entities each question mentions; point `bench_on_graph(adj, queries, ...)` at the real
 KG's CSR later. Gates, cosines and dense scores are random stand-ins (they only decide how
 far activation and flow spread); the real ones come with the KG and the encoder.
@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO))  # tests.helpers.synthetic_graphs: the stand-in graphs
 
 from hopbench.atomic import write_json, write_text
 from hopbench.retrieve.kernels.flow import (
@@ -47,7 +48,6 @@ from hopbench.retrieve.kernels.flow import (
     query_aware_weights,
     source_mass,
 )
-from hopbench.retrieve.kernels.graphs import random_graph, title_mention_graph
 from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank,
     personalized_pagerank_batch,
@@ -57,6 +57,7 @@ from hopbench.retrieve.kernels.spread import (
     spreading_activation,
     spreading_activation_batch,
 )
+from tests.helpers.synthetic_graphs import random_graph, title_mention_graph
 
 RESULTS = REPO / "benchmarks" / "results"
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))

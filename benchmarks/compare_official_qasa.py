@@ -141,7 +141,7 @@ def export_inputs(work: Path, kg, services, questions, mentions) -> None:
                                                  "has_emb": has, "pairs": pairs}))
     np.save(work / "description_embeddings.npy", desc)
     texts, vecs = [], []
-    from hopbench.retrieve.graph_common import TextVectors
+    from hopbench.retrieve.text_vectors import TextVectors
     tv = TextVectors(services.encoder)
     hints = sorted({m for q in questions for m in mentions[q.id]})
     for q in questions:

@@ -46,7 +46,6 @@ from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Services
-from hopbench.retrieve.graph_common import resolve_llm_switch
 from hopbench.retrieve.hipporag import (
     HippoRAGRetriever,
     passage_reset,
@@ -54,6 +53,7 @@ from hopbench.retrieve.hipporag import (
 from hopbench.retrieve.kernels import catrag as cw
 from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
 from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.run_checks import resolve_llm_switch
 
 NER_CHOICES = ("llm", "spacy")
 SCORE_MERGES = ("max_target", "pair")

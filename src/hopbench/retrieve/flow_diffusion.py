@@ -34,7 +34,6 @@ from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import TextVectors, check_graph_matches, resolve_llm_switch
 from hopbench.retrieve.kernels.qafd_seed_flow import (
     SeedFlowDiffusion,
     keep_cluster,
@@ -42,6 +41,8 @@ from hopbench.retrieve.kernels.qafd_seed_flow import (
 )
 from hopbench.retrieve.qafd_text_units import seed_text_units
 from hopbench.retrieve.question import question_phrases
+from hopbench.retrieve.run_checks import check_graph_matches, resolve_llm_switch
+from hopbench.retrieve.text_vectors import TextVectors
 
 MODES = ("hybrid", "local", "global")
 PROMPTS = ("own", "official")

@@ -31,17 +31,13 @@ from hopbench.errors import HopbenchError
 from hopbench.fallback import DENSE, has_fallback, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import (
-    TextVectors,
-    check_graph_matches,
-    order_by,
-    resolve_llm_switch,
-    to_retrieval,
-)
 from hopbench.retrieve.hipporag import HippoRAGSeeding
 from hopbench.retrieve.kernels.flow import QAFD_VARIANTS, node_query_cosine, qafd
 from hopbench.retrieve.question import question_phrases
+from hopbench.retrieve.ranking import order_by, to_retrieval
 from hopbench.retrieve.registry import settings
+from hopbench.retrieve.run_checks import check_graph_matches, resolve_llm_switch
+from hopbench.retrieve.text_vectors import TextVectors
 
 SEEDINGS = ("keywords", "hipporag")
 NODE_EMBEDDINGS = ("description", "name")

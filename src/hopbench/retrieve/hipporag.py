@@ -43,21 +43,16 @@ from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import (
-    TextVectors,
-    check_graph_matches,
-    min_max,
-    order_by,
-    resolve_llm_switch,
-    to_retrieval,
-)
 from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank,
     personalized_pagerank_batch,
     prepare_ppr,
 )
 from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.ranking import min_max, order_by, to_retrieval
 from hopbench.retrieve.registry import Configurable
+from hopbench.retrieve.run_checks import check_graph_matches, resolve_llm_switch
+from hopbench.retrieve.text_vectors import TextVectors
 
 SEEDINGS = ("hipporag2", "hipporag1")
 

@@ -84,9 +84,10 @@ from hopbench.fallback import DENSE, record_fallback
 from hopbench.kg.linking import nearest_entities
 from hopbench.kg.text import normalize_name
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
 from hopbench.retrieve.kernels.coref import coreference_sets, expand_with_coref
 from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.run_checks import check_graph_matches
+from hopbench.retrieve.text_vectors import TextVectors
 
 
 # ---- pure steps ---------------------------------------------------------------------------

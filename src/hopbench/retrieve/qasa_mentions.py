@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from hopbench.errors import HopbenchError
 from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.graph_common import resolve_llm_switch
 from hopbench.retrieve.question import dedupe_mentions, question_mentions
+from hopbench.retrieve.run_checks import resolve_llm_switch
 
 MENTION_SOURCES = ("spacy", "llm")
 PROMPT_SOURCES = ("own", "official")

@@ -35,10 +35,6 @@ from hopbench.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import (
-    TextVectors,
-    check_graph_matches,
-)
 from hopbench.retrieve.kernels import paths as path_kernels
 from hopbench.retrieve.kernels._csr import as_csr
 from hopbench.retrieve.kernels._rows import same_float_rows
@@ -58,6 +54,8 @@ from hopbench.retrieve.kernels.spread import (
 from hopbench.retrieve.kernels.topk import ExactTopK
 from hopbench.retrieve.qasa_mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions, question_mentions_batch
+from hopbench.retrieve.run_checks import check_graph_matches
+from hopbench.retrieve.text_vectors import TextVectors
 
 TOP_ACTIVATIONS = 30
 

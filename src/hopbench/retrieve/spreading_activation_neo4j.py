@@ -31,11 +31,12 @@ from hopbench.graphdb.sa_query import FORMS, GATE_FUNCTIONS, spreading_activatio
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.graph_common import TextVectors, check_graph_matches
 from hopbench.retrieve.kernels.paths import dedupe_path_rows
 from hopbench.retrieve.kernels.spread import TIE_FACTOR
 from hopbench.retrieve.qasa_mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.run_checks import check_graph_matches
+from hopbench.retrieve.text_vectors import TextVectors
 
 log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
 

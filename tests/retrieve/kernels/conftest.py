@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hopbench.retrieve.kernels.graphs import title_mention_graph
+from tests.helpers.synthetic_graphs import title_mention_graph
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from hopbench.retrieve.kernels.flow import (
     solve_flow_exact,
     source_mass,
 )
-from hopbench.retrieve.kernels.graphs import random_graph
+from tests.helpers.synthetic_graphs import random_graph
 
 
 def small_case(seed: int, n: int = 16, n_edges: int = 40):

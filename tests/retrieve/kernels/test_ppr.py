@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.retrieve.kernels.graphs import random_graph
 from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank,
     personalized_pagerank_batch,
     prepare_ppr,
 )
+from tests.helpers.synthetic_graphs import random_graph
 
 
 def nx_ppr(adj: sp.csr_matrix, reset: np.ndarray, damping: float = 0.5) -> np.ndarray:

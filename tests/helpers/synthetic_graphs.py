@@ -1,4 +1,4 @@
-"""Stand-in graphs for kernel tests and benchmarks until the project's knowledge graph exists.
+"""Synthetic and title-mention graphs for the kernel tests and benchmarks (not the knowledge graph).
 
 `title_mention_graph` builds an entity-passage graph from a real corpus with plain string
 matching: one entity per distinct passage title, a context edge (weight 1) from each
