@@ -20,7 +20,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "hopbench"
 ENTRY_POINTS = {"hopbench.run", "hopbench.cli"}
 ASSEMBLY = {"hopbench.runner", "hopbench.compose", "hopbench.question_loop", "hopbench.runstore",
-            "hopbench.run_config"}
+            "hopbench.run_config", "hopbench.method_info", "hopbench.run_migration"}
 LIBRARY = ("data", "embed", "llm", "kg", "graphdb", "retrieve", "read", "evaluate", "report")
 
 
@@ -89,3 +89,10 @@ def test_no_import_circle():
         graph.add_edges_from((module, m) for m in _module_edges(path) if m != module)
     circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     assert not circles, f"import circles: {circles}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("hopbench.report")))
+def test_the_report_reads_what_runs_wrote_not_the_methods(module):
+    """The report knows a method only through its runs' records (metrics.json's `graph` and
+    `method`): it imports neither the retrievers nor the graph builder."""
+    assert not _hits(MODULES[module], {"hopbench.retrieve", "hopbench.kg"}), f"{module} imports a method"

@@ -36,6 +36,9 @@ def test_run_writes_config_predictions_and_metrics(tmp_path, data_dir, cache_dir
         assert key in on_disk
     assert on_disk["n_questions"] == 3 and on_disk["n_retrieval_scored"] == 3
     assert on_disk["em"] is None and on_disk["f1"] is None and on_disk["jsr@5"] is None
+    # what the report reads of the method, recorded by the run (hopbench.method_info)
+    assert on_disk["method"] == {"family": "dense", "defaults": {}, "params_diff": {}}
+    assert on_disk["graph"] is None
     rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["2hop__150763_14904", rows[1]["id"], rows[2]["id"]]
     for r in rows:

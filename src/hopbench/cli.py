@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
     "replies": ("hopbench.llm.replies_cli:cli", "export the LLM replies runs used to a file, or import one "
                                                 "into the response cache"),
+    "migrate": ("hopbench.run_migration:cli", "upgrade run folders and result tables written by older versions"),
     "graphdb-check": ("hopbench.cli:graphdb_check", "check the configured Neo4j server and APOC, list hopbench graphs"),
     "graphdb-drop": ("hopbench.cli:graphdb_drop", "remove hopbench graphs from the Neo4j server"),
 }

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from hopbench.compose import (
@@ -38,6 +39,7 @@ from hopbench.evaluate.costs import cost_summary, llm_totals
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate
 from hopbench.kg.settings import graph_label
+from hopbench.method_info import method_record
 from hopbench.private import private_umask
 from hopbench.provenance import software_versions
 from hopbench.question_loop import answer, run_questions
@@ -218,6 +220,7 @@ def run_metrics(job: Job) -> dict:
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "software": software_versions(),
         "graph": graph_label(cfg.graph) if p.retriever.needs_graph and "graph" in cfg else None,
+        "method": _method(cfg, p.retriever),
     })
     metrics.update(p.retriever.run_metrics(done))  # the method's own counts (Retriever.run_metrics)
     if job.llm is not None:
@@ -227,6 +230,13 @@ def run_metrics(job: Job) -> dict:
     if warning := fallback_warning(metrics):
         log.warning("%s", warning)
     return metrics
+
+
+def _method(cfg: DictConfig, retriever: Retriever) -> dict:
+    """metrics.json's `method` (hopbench.method_info): what the report shows of the settings."""
+    config = yaml.safe_load(config_yaml(cfg)) or {}
+    return method_record(config.get("retriever") or {}, config,
+                         retriever.family or str(cfg.retriever.name))
 
 
 # ---- the run -----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import yaml
 
 from hopbench.data.schema import Question
 from hopbench.evaluate.score import aggregate, score_question
+from hopbench.method_info import method_record
 
 # id, hops, gold passage ids (hop order), gold answers
 QUESTIONS = [
@@ -88,6 +89,8 @@ def make_run(runs_dir, dataset, retriever, h, table, *, params=None, reader="qa"
         m = aggregate(rows)
         m.update(dataset=dataset, retriever=retriever, reader=reader, config_hash=h,
                  finished_at="2026-11-30T10:00:00+0000", **(llm or {}))
+        m["method"] = method_record(config["retriever"], config, retriever)  # as the runner records it
+        m.setdefault("graph", None if retriever in ("dense", "oracle") else "spacy")
         (run_dir / "metrics.json").write_text(json.dumps(m))
     return run_dir
 

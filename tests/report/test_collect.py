@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy import stats
 
 from hopbench.report.breakdown import breakdown
@@ -233,18 +234,33 @@ def test_no_warning_when_no_run_falls_back_often(toy_runs, tmp_path, capsys):
 def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
     from hopbench.report.runs import Run
 
-    def run(retriever, metrics=None, graph=None):
-        config = {"retriever": {"name": retriever}, "graph": {"extractor": graph or "spacy"}}
-        return Run(dir=tmp_path, metrics={"retriever": retriever, **(metrics or {})}, config=config,
-                   predictions=[])
+    def run(retriever, metrics=None):
+        config = {"retriever": {"name": retriever}, "graph": {"extractor": "spacy"}}
+        return Run(dir=tmp_path, metrics={"retriever": retriever, "method": {"params_diff": {}}, **(metrics or {})},
+                   config=config, predictions=[])
 
     assert run("hipporag", {"graph": "openie"}).params_diff == {"graph": "openie"}
-    assert run("hipporag", graph="openie").params_diff == {"graph": "openie"}  # older run: from config
-    assert run("hipporag").params_diff == {} and run("dense", graph="openie").params_diff == {}
+    assert run("hipporag", {"graph": "spacy"}).params_diff == {} and run("dense", {"graph": None}).params_diff == {}
     assert run("hipporag", {"graph": "openie/hipporag2"}).params_diff == {"graph": "openie/hipporag2"}
-    older = Run(dir=tmp_path, metrics={"retriever": "hipporag"}, predictions=[],
-                config={"retriever": {"name": "hipporag"}, "graph": {"extractor": "spacy", "construction": "hipporag2"}})
-    assert older.params_diff == {"graph": "spacy/hipporag2"}
+    assert run("hipporag").graph == "?" and run("dense").graph is None  # not recorded: `hopbench migrate`
+
+
+def test_an_older_run_gets_its_graph_and_method_from_hopbench_migrate(tmp_path):
+    from hopbench.report.runs import load_run
+    from hopbench.run_migration import migrate_run
+
+    run_dir = tmp_path / "musique" / "spreading_activation" / "abc"
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({
+        "retriever": {"name": "spreading_activation", "decay": 0.3, "depth": 3},
+        "graph": {"extractor": "spacy", "construction": "hipporag2"}, "llm": {"name": "none"}}))
+    (run_dir / "metrics.json").write_text(json.dumps({"retriever": "spreading_activation"}))
+    (run_dir / "predictions.jsonl").write_text("")
+    assert load_run(run_dir).params_diff == {"decay": 0.3, "depth": 3}  # unknown defaults: every setting
+    assert migrate_run(run_dir) and not migrate_run(run_dir)             # once, then nothing to do
+    upgraded = load_run(run_dir)
+    assert upgraded.graph == "spacy/hipporag2" and upgraded.family == "spreading_activation"
+    assert upgraded.params_diff == {"graph": "spacy/hipporag2", "decay": 0.3}
 
 
 def test_breakdown_groups_neuropath_questions_by_tracker_calls():

@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from hopbench.report.collect import collect, write_everything
 from hopbench.report.leaderboard import (
@@ -28,7 +27,6 @@ from hopbench.report.plots import (
     sensitivity_figure,
     sweeps,
 )
-from hopbench.report.runs import diff_label, method_defaults, params_diff, same_value
 
 from .test_collect import DENSE_R5, SPREAD_R5
 
@@ -113,43 +111,6 @@ def test_long_table_of_the_reference_beside_the_runs(toy_runs, tmp_path, run_fac
         "reference": ["5a0000000001", "d0000000000a"], "runs": ["e0000000000b"]}
 
 
-# ---- parameters as differences from the defaults ------------------------------------------------
-def test_label_shortening_against_the_method_yaml():
-    sa = {"decay": 0.3, "depth": 3, "threshold": 0.01, "gate": True, "seed_fallback_k": 5, "top_paths": 30,
-          "path_max_hops": 4, "path_budget": 200000, "mentions": "spacy", "llm_name": "none"}
-    config = {"llm": {"name": "none"}}
-    assert params_diff(sa, "spreading_activation", config) == {"decay": 0.3}
-    assert diff_label(params_diff({**sa, "depth": 1}, "spreading_activation", config)) == "decay=0.3 depth=1"
-    assert params_diff({**sa, "decay": 0.7}, "spreading_activation", config) == {}
-    # a variant's YAML inherits (`defaults: [spreading_activation, _self_]`) and overrides gate
-    assert params_diff({**sa, "decay": 0.7, "gate": False}, "spreading_activation_nogate", config) == {}
-    assert params_diff({**sa, "decay": 0.7, "gate": True}, "spreading_activation_nogate", config) == {"gate": True}
-    assert method_defaults("catrag_code")["synonym_weight"] == 6.0 and method_defaults("catrag")["synonym_weight"] == 2.0
-    # `llm_name: ${llm.name}` follows the run's LLM: shown only when set to something else
-    assert params_diff({**sa, "decay": 0.7, "llm_name": "local"}, "spreading_activation", {"llm": {"name": "local"}}) == {}
-    assert params_diff({**sa, "decay": 0.7, "llm_name": "x"}, "spreading_activation",
-                       {"llm": {"name": "local"}}) == {"llm_name": "x"}
-    # a user's own retriever (no YAML): every parameter
-    assert params_diff({"alpha": 1, "beta": "b"}, "my_retriever") == {"alpha": 1, "beta": "b"}
-    # equal as parameters across the types a table column gives back
-    assert same_value(3, 3.0) and same_value("False", False) and same_value("1e-10", 1e-10)
-    assert not same_value(True, 1) and not same_value(0.3, 0.30001)
-
-
-def test_defaults_from_the_yaml_list_and_the_class(tmp_path):
-    (tmp_path / "base.yaml").write_text(yaml.safe_dump({
-        "name": "base", "_target_": "hopbench.retrieve.spreading_activation.SpreadingActivationRetriever",
-        "decay": 0.5}))
-    (tmp_path / "child.yaml").write_text(yaml.safe_dump({"defaults": ["base", "_self_"], "name": "child",
-                                                         "decay": 0.9}))
-    assert method_defaults("child", tmp_path) == {"decay": 0.9}
-    # depth is not in the YAML: the class's __init__ default (3) decides
-    assert params_diff({"decay": 0.9, "depth": 3}, "child", config_dir=tmp_path) == {}
-    assert params_diff({"decay": 0.5, "depth": 2}, "child", config_dir=tmp_path) == {"decay": 0.5, "depth": 2}
-    # a key neither the YAML nor the class knows is shown
-    assert params_diff({"decay": 0.9, "novel": 1}, "child", config_dir=tmp_path) == {"novel": 1}
-
-
 def test_figure_labels_name_the_method_and_only_what_differs(toy_runs):
     df = collect(toy_runs, n_resamples=200)
     spread = df[df["retriever"] == "spreading_activation"].iloc[0]
@@ -168,11 +129,11 @@ def test_figure_labels_name_the_method_and_only_what_differs(toy_runs):
 
 
 def test_old_tables_get_short_params_integers_and_deltas(sweep_runs):
-    """A table from before these columns (the committed reference): param.depth float, no
-    params_diff/params_json/delta_*/p_adj_*; the derived columns come back the same."""
+    """A table without its derived columns (params_diff, delta_*, p_adj_*) and with param.depth
+    as float (a column with gaps): they come back the same, integers from params_json."""
     new = collect(sweep_runs, n_resamples=300)
     old = new.drop(columns=[c for c in new.columns if c.startswith(("delta_", "p_adj_"))]
-                   + ["params_diff", "params_json"])
+                   + ["params_diff"])
     old["param.depth"] = old["param.depth"].astype(float)
     redone = finish_table(old)
     assert list(redone["params_diff"]) == list(new["params_diff"])

@@ -10,7 +10,7 @@ fallback, `hopbench.evaluate.fallbacks`) come from metrics.json and are missing,
 runs written before they were counted.
 
 `params` lists every hyper-parameter of the run; `params_diff` only those that differ from
-the method's defaults (runs.params_diff), `params_json` all of them with their types.
+the method's defaults (as the run recorded them: metrics.json's `method`), `params_json` all of them with their types.
 `long_table` turns the wide table into one row per run x metric.
 """
 
@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from hopbench.evaluate import metric_registry
 from hopbench.evaluate.fallbacks import fallback_summary
 from hopbench.evaluate.metric_registry import answer_scored, retrieval_scored
+from hopbench.param_values import diff_label, params_label, parse_params_label, plain_value
 from hopbench.records import (
     LLM_CALLS,
     LLM_COMPLETION_TOKENS,
@@ -36,13 +36,7 @@ from hopbench.records import (
     LLM_TOKENS,
     per_question,
 )
-from hopbench.report.runs import (
-    Run,
-    diff_label,
-    params_diff,
-    params_label,
-    typed_value,
-)
+from hopbench.report.runs import Run
 from hopbench.report.stats import (
     DEFAULT_RESAMPLES,
     bootstrap_cis,
@@ -200,6 +194,7 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         "dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
         "params": params_label(run.params), "params_diff": diff_label(run.params_diff),
         "params_json": json.dumps(run.params, sort_keys=True, default=str),
+        "params_diff_json": json.dumps(run.method_params_diff, sort_keys=True, default=str),
         "limit": run.limit, "config_hash": run.config_hash,
         "n_questions": n,
         "n_retrieval_scored": sum(retrieval_scored(p["metrics"]) for p in run.predictions),
@@ -252,7 +247,8 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
 def leaderboard(runs: list[Run], baseline: str = "dense",
                 n_resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
     columns = (ID_COLUMNS + metric_columns() + COST_COLUMNS + FALLBACK_COLUMNS + TEST_COLUMNS
-               + p_columns() + delta_columns() + p_adj_columns() + ["params_diff", "params_json", "run_dir"])
+               + p_columns() + delta_columns() + p_adj_columns()
+               + ["params_diff", "params_json", "params_diff_json", "run_dir"])
     if not runs:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame([run_row(r, runs, baseline, n_resamples) for r in runs])
@@ -270,39 +266,26 @@ def _missing(v) -> bool:
 
 
 def row_params(row) -> dict:
-    """All hyper-parameters of a leaderboard row, with their types: from `params_json`, else
-    (tables written before it) from the `param.*` columns, integers restored from the method's
-    defaults."""
+    """All hyper-parameters of a leaderboard row, with their types (`params_json`; the `param.*`
+    columns or the `params` label for a table that lacks it)."""
     raw = row.get("params_json")
     if isinstance(raw, str) and raw:
         return json.loads(raw)
-    retriever = row.get("retriever")
     if any(c.startswith("param.") for c in row.index):
-        return {c.removeprefix("param."): typed_value(retriever, c.removeprefix("param."), row[c])
+        return {c.removeprefix("param."): plain_value(row[c])
                 for c in row.index if c.startswith("param.") and not _missing(row[c])}
     return parse_params_label(row.get("params"))
 
 
-def parse_params_label(label) -> dict:
-    """'decay=0.5 depth=2' back to {'decay': 0.5, 'depth': 2} (YAML scalars), for tables that
-    hold only the label (breakdowns written before params_json)."""
-    if not isinstance(label, str) or not label.strip():
-        return {}
-    out = {}
-    for item in label.split(" "):
-        key, sep, value = item.partition("=")
-        if not sep:
-            continue
-        try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            out[key] = value
-    return out
-
-
 def row_diff(row) -> dict:
-    """The row's parameters that differ from its method's defaults."""
-    return params_diff(row_params(row), row.get("retriever"))
+    """The row's settings that differ from its method's defaults, as its run recorded them
+    (`params_diff_json`; the `params_diff` label, less the graph, for a table that lacks it)."""
+    raw = row.get("params_diff_json")
+    if isinstance(raw, str) and raw:
+        return json.loads(raw)
+    diff = parse_params_label(row.get("params_diff"))
+    diff.pop("graph", None)
+    return diff
 
 
 def _sortable(v):
@@ -320,8 +303,8 @@ def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df.reset_index(drop=True)
     params = {i: row_params(r) for i, r in df.iterrows()}
     keys: dict[str, set] = {}
-    for i, r in df.iterrows():
-        keys.setdefault(r.get("retriever"), set()).update(params_diff(params[i], r.get("retriever")))
+    for _, r in df.iterrows():
+        keys.setdefault(r.get("retriever"), set()).update(row_diff(r))
 
     def key(i):
         r = df.loc[i]

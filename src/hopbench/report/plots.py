@@ -8,7 +8,7 @@
 A figure is COLUMN_WIDTH inches wide per panel, its legend below the axes; every method keeps
 one colour (its family: hipporag, catrag, ...) and one line style / marker (its variant:
 `_code`, `_nogate`, ...) in all figures. Labels name the method and only the parameters that
-differ from its defaults (runs.params_diff). In the recall and latency figures a method is one
+differ from its defaults (as the run recorded them). In the recall and latency figures a method is one
 run: the one at its defaults if there is one, else the one whose question count most other
 methods share, then the most recent. A sensitivity line joins runs that differ in the swept
 parameter only (same dataset, reader, questions, models and every other parameter); lines with

@@ -18,7 +18,6 @@ from pathlib import Path
 import pandas as pd
 
 from hopbench.errors import HopbenchError
-from hopbench.report.legacy import migrate_rows
 
 RUN_KEY = ["dataset", "retriever", "config_hash"]
 
@@ -32,7 +31,7 @@ def check_not_reference(results_dir: str | Path, reference_dir: str | Path) -> N
 def load_table(folder: str | Path, stem: str) -> pd.DataFrame:
     """A table written by `write_table` (parquet), or an empty frame when there is none."""
     path = Path(folder) / f"{stem}.parquet"
-    return migrate_rows(pd.read_parquet(path)) if path.exists() else pd.DataFrame()
+    return pd.read_parquet(path) if path.exists() else pd.DataFrame()
 
 
 def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -1,19 +1,16 @@
 """Read finished run folders (`runs/<dataset>/<retriever>/<hash>/`) into memory for the report.
 
 A run is complete when metrics.json exists (written last, atomically). Per-question scores
-come from predictions.jsonl, because confidence intervals and paired tests need them.
+come from predictions.jsonl, because confidence intervals and paired tests need them. What the
+report says about a run's method (its graph, its settings that differ from the defaults, its
+family) is what the run recorded in metrics.json (`graph`, `method`: hopbench.method_info); a
+run written before it recorded them is upgraded by `hopbench migrate` (hopbench.run_migration).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import inspect
 import json
 import logging
-import math
-import numbers
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,14 +20,15 @@ import yaml
 from hopbench.errors import DataError
 from hopbench.evaluate.metric_registry import backfilled
 from hopbench.metrics_file import read_metrics
-from hopbench.paths import RETRIEVER_CONFIGS  # a method's defaults are its YAML there
+from hopbench.param_values import diff_label, params_label  # noqa: F401  (the report's labels)
 from hopbench.records import LLM_CACHED_SECONDS, BadLine, read_rows
-from hopbench.report.legacy import current_name
 
 log = logging.getLogger(__name__)
 
+_WARNED: set[Path] = set()  # runs whose missing `method` record was reported
 DENSE_ONLY = {"dense", "oracle"}   # retrievers that read no knowledge graph
 DEFAULT_GRAPH = "spacy"
+UNKNOWN_GRAPH = "?"          # a run from before metrics.json recorded its graph
 
 # Config keys that say where things live, not what was computed: never shown as "params".
 _RETRIEVER_SKIP = {"name", "_target_"}
@@ -49,8 +47,7 @@ class Run:
 
     @property
     def retriever(self) -> str:
-        """The method's name today (`legacy`: a pre-#15 ``hipporag`` run is ``hipporag_hb``)."""
-        return current_name(self.metrics.get("retriever") or self.dir.parent.name, self._params)[0]
+        return self.metrics.get("retriever") or self.dir.parent.name
 
     @property
     def reader(self) -> str:
@@ -61,37 +58,47 @@ class Run:
         return self.metrics.get("config_hash") or self.dir.name
 
     @property
-    def _params(self) -> dict:
+    def params(self) -> dict:
+        """The retriever's hyper-parameters from config.yaml (what distinguishes two configs)."""
         r = self.config.get("retriever") or {}
         return {k: v for k, v in r.items() if k not in _RETRIEVER_SKIP}
 
     @property
-    def params(self) -> dict:
-        """The retriever's hyper-parameters from config.yaml (what distinguishes two configs)."""
-        return current_name(self.metrics.get("retriever") or self.dir.parent.name, self._params)[1]
+    def family(self) -> str:
+        """The method family the run recorded (one colour in the figures), else its name."""
+        return (self.metrics.get("method") or {}).get("family") or self.retriever
 
     @property
     def graph(self) -> str | None:
         """The knowledge graph a graph retriever read (`graph.extractor`: spacy, openie, llm, with
         `/hipporag2` when `graph.construction` is not hopbench's), None for retrievers that read
-        none. metrics.json says so since it recorded it; for older runs the dense-only methods
-        are known by name."""
+        none, as metrics.json records it ("?" for a graph retriever's run from before it did:
+        `hopbench migrate` fills it in)."""
         if "graph" in self.metrics:
             return self.metrics["graph"]
-        if self.retriever in DENSE_ONLY:
-            return None
-        from hopbench.kg.settings import graph_label
-
-        return graph_label(self.config.get("graph") or {})
+        return None if self.retriever in DENSE_ONLY else UNKNOWN_GRAPH
 
     @property
     def params_diff(self) -> dict:
         """The hyper-parameters that differ from the method's defaults (`params_diff`), and the
-        graph when it is not the default spaCy one (two runs that differ only by graph)."""
-        diff = params_diff(self.params, self.retriever, self.config)
-        if self.graph not in (None, DEFAULT_GRAPH):
+        graph when it is not the default spaCy one (two runs that differ only by graph). A run
+        from before metrics.json recorded its `method` shows every setting."""
+        diff = self.method_params_diff
+        if self.graph not in (None, DEFAULT_GRAPH, UNKNOWN_GRAPH):
             diff = {"graph": self.graph, **diff}
         return diff
+
+    @property
+    def method_params_diff(self) -> dict:
+        """The settings that differ from the method's defaults, as the run recorded them."""
+        recorded = (self.metrics.get("method") or {}).get("params_diff")
+        if recorded is None:
+            if self.dir not in _WARNED:
+                _WARNED.add(self.dir)
+                log.warning("%s: written before runs recorded their method's defaults; every setting "
+                            "is shown (`hopbench migrate --runs-dir ...` upgrades it)", self.dir)
+            return dict(self.params)
+        return dict(recorded)
 
     @property
     def limit(self):
@@ -181,170 +188,3 @@ def load_runs(runs_dir: str | Path) -> list[Run]:
             continue
         runs.append(run)
     return sorted(runs, key=lambda r: (r.dataset, r.retriever, r.reader, r.config_hash))
-
-
-def _fmt_value(v) -> str:
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, sort_keys=True, separators=(",", ":"))
-    return str(v)
-
-
-def params_label(params: dict) -> str:
-    """'decay=0.5 depth=2' — every parameter, sorted (the csv's `params`; see `diff_label`)."""
-    return " ".join(f"{k}={_fmt_value(v)}" for k, v in sorted(params.items()))
-
-
-# ---- a method's defaults, and the parameters of a run that differ from them ----------------
-_INTERPOLATION = re.compile(r"^\$\{([A-Za-z0-9_.]+)\}$")
-
-
-def _read_yaml(path: Path) -> dict:
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-
-
-def _merged_yaml(name: str, config_dir: Path, seen: tuple[str, ...] = ()) -> dict | None:
-    """configs/retriever/<name>.yaml with the files of its `defaults:` list merged under it, in
-    the list's order (`_self_` where listed, else last: Hydra's rule); None when there is no file."""
-    path = config_dir / f"{name}.yaml"
-    if name in seen or not path.is_file():
-        return None
-    own = _read_yaml(path)
-    entries = own.pop("defaults", None) or []
-    if "_self_" not in entries:
-        entries = [*entries, "_self_"]
-    out: dict = {}
-    for entry in entries:
-        if entry == "_self_":
-            out.update(own)
-        elif isinstance(entry, str) and entry.startswith("schema/"):
-            out.update(_schema_settings(entry.split("@", 1)[0].split("/", 1)[1]))
-        elif isinstance(entry, str):
-            out.update(_merged_yaml(entry.rsplit("/", 1)[-1], config_dir, (*seen, name)) or {})
-    return out
-
-
-@functools.lru_cache(maxsize=None)
-def _schema_settings(class_name: str) -> dict:
-    """`schema/<Class>` in a defaults list: that class's settings with their defaults, read from
-    its constructor as Hydra's structured config is (hopbench.retrieve.registry); {} if unknown."""
-    from hopbench.retrieve.registry import configurable_classes, settings
-
-    cls = next((c for c in configurable_classes() if c.__name__ == class_name), None)
-    return dict(settings(cls)) if cls is not None else {}
-
-
-@functools.lru_cache(maxsize=None)
-def _method_yaml(retriever: str, config_dir: str) -> dict | None:
-    return _merged_yaml(retriever, Path(config_dir))
-
-
-@functools.lru_cache(maxsize=None)
-def _class_defaults(target: str) -> dict:
-    """Keyword defaults of the retriever class's __init__ ({} when it cannot be imported)."""
-    module, _, name = target.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module), name)
-        sig = inspect.signature(cls.__init__)
-    except Exception:  # noqa: BLE001 - a label must not fail because a module does not import
-        return {}
-    return {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
-
-
-def method_defaults(retriever: str, config_dir: str | Path | None = None) -> dict | None:
-    """The method's default hyper-parameters: its retriever YAML (with the YAMLs it inherits),
-    without `name` / `_target_`; None when there is no YAML for it (a user's own retriever).
-    A value may be an interpolation such as '${llm.name}' (see `params_diff`)."""
-    merged = _method_yaml(retriever, str(config_dir or RETRIEVER_CONFIGS))
-    if merged is None:
-        return None
-    return {k: v for k, v in merged.items() if k not in _RETRIEVER_SKIP}
-
-
-def _default_for(retriever: str, key: str, config_dir=None):
-    """(found, value): the YAML default, else the class's __init__ default."""
-    defaults = method_defaults(retriever, config_dir)
-    if defaults is None:
-        return False, None
-    if key in defaults:
-        return True, defaults[key]
-    target = (_method_yaml(retriever, str(config_dir or RETRIEVER_CONFIGS)) or {}).get("_target_")
-    cls = _class_defaults(target) if isinstance(target, str) else {}
-    return (key in cls), cls.get(key)
-
-
-def _resolve(value, config: dict | None):
-    """'${llm.name}' looked up in the run's config; (resolved, value)."""
-    m = _INTERPOLATION.match(value) if isinstance(value, str) else None
-    if not m:
-        return (not (isinstance(value, str) and "${" in value)), value
-    node = config
-    for part in m.group(1).split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
-def _is_bool(v) -> bool:
-    return isinstance(v, (bool, np.bool_))
-
-
-def same_value(a, b) -> bool:
-    """Equal as hyper-parameters: 3 == 3.0, '1e-10' == 1e-10, 'False' == False (a table column
-    of mixed types stores text), but True != 1."""
-    if _is_bool(a) and isinstance(b, str) or _is_bool(b) and isinstance(a, str):
-        return str(a).lower() == str(b).lower()
-    if _is_bool(a) or _is_bool(b):
-        return _is_bool(a) and _is_bool(b) and bool(a) == bool(b)
-    if isinstance(a, str) and isinstance(b, numbers.Number) or isinstance(b, str) and isinstance(a, numbers.Number):
-        try:
-            a, b = float(a), float(b)
-        except ValueError:
-            return False
-    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
-        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
-    return a == b
-
-
-def params_diff(params: dict, retriever: str, config: dict | None = None, config_dir=None) -> dict:
-    """The parameters of a run whose value differs from its method's default (its retriever
-    YAML, then the class's __init__ defaults for keys the YAML does not set).
-
-    A default that interpolates another config group ('${llm.name}') is compared with the value
-    it resolves to in the run's `config`; without a config it is never shown (it follows the
-    run's LLM, which the table names elsewhere). A method without a YAML (a user's own
-    retriever) has no known defaults: every parameter is returned.
-    """
-    if method_defaults(retriever, config_dir) is None:
-        return dict(params)
-    out = {}
-    for key, value in params.items():
-        found, default = _default_for(retriever, key, config_dir)
-        if not found:
-            out[key] = value
-            continue
-        resolved, default = _resolve(default, config)
-        if resolved and not same_value(value, default):
-            out[key] = value
-    return out
-
-
-def _plain(v):
-    """numpy scalars as Python values (so 3 prints '3', not 'np.int64(3)')."""
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def typed_value(retriever: str, key: str, value, config_dir=None):
-    """A parameter value as its method declares it: an integral float of an integer parameter
-    (a table column with gaps made it a float) back to int."""
-    value = _plain(value)
-    if isinstance(value, float) and value.is_integer():
-        found, default = _default_for(retriever, key, config_dir)
-        if found and isinstance(default, int) and not isinstance(default, bool):
-            return int(value)
-    return value
-
-
-def diff_label(diff: dict) -> str:
-    """'decay=0.3 depth=1' for the differences from the defaults; '' when there are none."""
-    return params_label(diff)

@@ -66,8 +66,12 @@ class Retriever(Configurable):
     `needs_graphdb` (prepare() connects to the Neo4j server in `services.graphdb`),
     `needs_descriptions` (prepare() reads `kg.description_embeddings`; a graph built for a
     retriever that does not is saved without them, kg/description_layer.py).
-    A method with counts of its own in metrics.json overrides `run_metrics`.
+    A method with counts of its own in metrics.json overrides `run_metrics`. `family` names the
+    method its variants belong to (metrics.json's `method.family`: one colour in the figures);
+    None: the config's name.
     """
+
+    family: str | None = None
 
     needs_graph: bool = False
     needs_llm: bool = False

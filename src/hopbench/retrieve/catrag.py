@@ -69,6 +69,8 @@ SCORE_LINE_TOKENS = 40    # reply budget per neighbour line (name, score, a shor
 class CatRAGRetriever(HippoRAGRetriever):
     """CatRAG on the shared graph (see module docstring)."""
 
+    family = "catrag"
+
     needs_graph = True
 
     pinned = {"seeding": "hipporag2"}  # HippoRAG's settings except its seeding variant

@@ -18,6 +18,8 @@ def build_ip_index(embeddings: np.ndarray) -> faiss.Index:
 class DenseRetriever(Retriever):
     """Cosine similarity between question and 'title\\ntext' passage embeddings (exact search)."""
 
+    family = "dense"
+
     def __init__(self) -> None:
         self._index = None
         self._ids: list[str] = []

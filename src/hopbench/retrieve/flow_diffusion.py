@@ -53,6 +53,8 @@ KEYWORD_FALLBACK = "question_phrases"   # fallback step: phrases instead of LLM 
 class FlowDiffusionRetriever(Retriever):
     """QAFD's answering pipeline: LLM keywords -> seed entities -> their text units (module doc)."""
 
+    family = "flow_diffusion"
+
     needs_graph = True
 
     @property

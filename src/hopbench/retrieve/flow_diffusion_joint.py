@@ -54,6 +54,8 @@ def keyword_seeds(keyword_vecs: np.ndarray, entity_emb: np.ndarray, n_seeds: int
 class JointFlowDiffusionRetriever(Retriever):
     """One query-aware flow diffusion from all seed entities; passages ranked by x (module docstring)."""
 
+    family = "flow_diffusion"
+
     needs_graph = True
 
     @property

@@ -219,6 +219,8 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
     """HippoRAG 2 retrieval on the shared graph (see module docstring): the seeding
     component's reset vector, then PPR. ``**seeding_settings``: `HippoRAGSeeding`'s."""
 
+    family = "hipporag"
+
     needs_graph = True
     needs_descriptions = False
     unlisted = ("graph_construction",)

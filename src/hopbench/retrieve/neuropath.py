@@ -124,6 +124,8 @@ def merge_ranking(path_passages: list[int], dense_scores: np.ndarray, k: int,
 class NeuroPathRetriever(Retriever):
     """NeuroPath's Dynamic Path Tracking + Post-retrieval Completion (see module docstring)."""
 
+    family = "neuropath"
+
     needs_graph = True
     needs_descriptions = False
     needs_llm = True

@@ -27,6 +27,8 @@ from hopbench.retrieve.ranking import order_by, to_retrieval
 class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
     """HippoRAG 2 seeds -> the code's push loop -> passages by x (module docstring)."""
 
+    family = "flow_diffusion"
+
     needs_graph = True
     needs_descriptions = False
     pinned = {"seeding": "hipporag2"}

@@ -63,6 +63,8 @@ TOP_ACTIVATIONS = 30
 class SpreadingActivationRetriever(Retriever):
     """Entities activated from the question's seeds; passages scored by their entities' activation."""
 
+    family = "spreading_activation"
+
     needs_graph = True
 
     def __init__(self, *,

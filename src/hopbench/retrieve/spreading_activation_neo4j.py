@@ -46,6 +46,8 @@ TOP_ACTIVATIONS = 30
 class SpreadingActivationNeo4jRetriever(Retriever):
     """Seeds, propagation, gate and passage ranking computed by one Cypher query in Neo4j."""
 
+    family = "spreading_activation"
+
     needs_graph = True
     needs_graphdb = True
 
