@@ -19,7 +19,7 @@ from hopbench.evaluate.metric_registry import (
     register,
 )
 from hopbench.report.collect import cli, write_everything
-from hopbench.report.leaderboard import finish_table, holm
+from hopbench.report.leaderboard import finish_table
 from hopbench.report.paper_tables import (
     OTHER_QUESTIONS,
     PAPER_TABLES,
@@ -27,6 +27,7 @@ from hopbench.report.paper_tables import (
     paper_tables_markdown,
     split_methods,
 )
+from hopbench.report.stats import holm
 
 P = {"d1": math.nan, "s1": 0.004, "s2": 0.2, "h1": 0.01, "x1": 0.03}
 

@@ -19,13 +19,12 @@ from hopbench.report.leaderboard import (
     choose_baseline,
     metrics,
     paired_pvalues,
-    row_diff,
-    sort_rows,
     stable_seed,
     summaries,
 )
 from hopbench.report.markdown import DASH, MINUS, _table, fmt_ci, fmt_p
 from hopbench.report.runs import Run, diff_label, params_label
+from hopbench.report.table_params import row_diff, sort_rows
 
 GROUP_KEYS = ("hops", "type", "tracker_calls")
 # A grouping read from the method's trace rather than the question's meta: NeuroPath's number of

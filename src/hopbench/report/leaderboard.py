@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import numbers
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ import pandas as pd
 from hopbench.evaluate import metric_registry
 from hopbench.evaluate.fallbacks import fallback_summary
 from hopbench.evaluate.metric_registry import answer_scored, retrieval_scored
-from hopbench.param_values import diff_label, params_label, parse_params_label, plain_value
+from hopbench.param_values import diff_label, params_label
 from hopbench.records import (
     LLM_CALLS,
     LLM_COMPLETION_TOKENS,
@@ -40,10 +39,12 @@ from hopbench.report.runs import Run
 from hopbench.report.stats import (
     DEFAULT_RESAMPLES,
     bootstrap_cis,
+    holm,
     mcnemar_exact_p,
     paired_bootstrap_ps,
     paired_test_for,
 )
+from hopbench.report.table_params import is_missing, row_diff, sort_rows, typed_params
 
 ID_COLUMNS = ["dataset", "retriever", "reader", "params", "limit", "config_hash", "n_questions",
               "n_retrieval_scored", "n_answer_scored"]
@@ -78,29 +79,6 @@ def delta_columns(names=None) -> list[str]:
 
 def p_adj_columns(names=None) -> list[str]:
     return [f"p_adj_{m}" for m in (names or headline_metrics())]
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error), in the order given; NaNs are not
-    part of the family and stay NaN.
-
-    With the m p-values sorted, p_(1) <= ... <= p_(m), the adjusted p_(i) is
-    max_{j <= i} min(1, (m - j + 1) p_(j)): reject p_(i) at level alpha exactly when every
-    p_(j), j <= i, is below alpha / (m - j + 1).
-    """
-    p = np.asarray(pvalues, dtype=float).ravel()
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return out
-    vals = p[ok]
-    order = np.argsort(vals, kind="stable")
-    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * vals[order]))
-    adjusted = np.empty(m)
-    adjusted[order] = stepped
-    out[ok] = adjusted
-    return out
 
 
 def stable_seed(*parts: str) -> int:
@@ -260,86 +238,7 @@ def leaderboard(runs: list[Run], baseline: str = "dense",
     return df[columns + rest].reset_index(drop=True)
 
 
-# ---- columns derived from the table itself (also for tables written by older versions) -------
-def _missing(v) -> bool:
-    return v is None or (not isinstance(v, (str, dict, list)) and bool(pd.isna(v)))
-
-
-def row_params(row) -> dict:
-    """All hyper-parameters of a leaderboard row, with their types (`params_json`; the `param.*`
-    columns or the `params` label for a table that lacks it)."""
-    raw = row.get("params_json")
-    if isinstance(raw, str) and raw:
-        return json.loads(raw)
-    if any(c.startswith("param.") for c in row.index):
-        return {c.removeprefix("param."): plain_value(row[c])
-                for c in row.index if c.startswith("param.") and not _missing(row[c])}
-    return parse_params_label(row.get("params"))
-
-
-def row_diff(row) -> dict:
-    """The row's settings that differ from its method's defaults, as its run recorded them
-    (`params_diff_json`; the `params_diff` label, less the graph, for a table that lacks it)."""
-    raw = row.get("params_diff_json")
-    if isinstance(raw, str) and raw:
-        return json.loads(raw)
-    diff = parse_params_label(row.get("params_diff"))
-    diff.pop("graph", None)
-    return diff
-
-
-def _sortable(v):
-    if _missing(v):
-        return (0, 0.0, "")
-    if isinstance(v, (bool, np.bool_, numbers.Number)):
-        return (1, float(v), "")
-    return (2, 0.0, str(v))
-
-
-def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows by dataset, method, reader, then the values of the parameters that differ from the
-    method's defaults in any of its rows (numbers in numeric order), then questions, hash."""
-    if df.empty:
-        return df.reset_index(drop=True)
-    params = {i: row_params(r) for i, r in df.iterrows()}
-    keys: dict[str, set] = {}
-    for _, r in df.iterrows():
-        keys.setdefault(r.get("retriever"), set()).update(row_diff(r))
-
-    def key(i):
-        r = df.loc[i]
-        vary = sorted(keys.get(r.get("retriever"), ()))
-        return (str(r.get("dataset")), str(r.get("retriever")), str(r.get("reader")),
-                tuple(_sortable(params[i].get(k)) for k in vary),
-                -(r.get("n_questions") if not _missing(r.get("n_questions")) else 0), str(r.get("config_hash")))
-
-    return df.loc[sorted(df.index, key=key)].reset_index(drop=True)
-
-
-def _integer_column(df: pd.DataFrame, col: str) -> bool:
-    """A param.* column whose every value is an integer parameter (by `params_json`, or for
-    older tables by the method's default)."""
-    values = df[col].dropna()
-    key = col.removeprefix("param.")
-    if values.empty:
-        return False
-    for i in values.index:
-        v = row_params(df.loc[i]).get(key)
-        if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
-            return False
-    return True
-
-
-def typed_params(df: pd.DataFrame) -> pd.DataFrame:
-    """Integer parameters as nullable integers (parquet int64, csv '3' not '3.0') even where
-    other methods' rows leave gaps."""
-    out = df.copy()
-    for col in [c for c in out.columns if c.startswith("param.")]:
-        if out[col].dtype.kind in "iu" or _integer_column(out, col):
-            out[col] = pd.array([None if _missing(v) else int(v) for v in out[col]], dtype="Int64")
-    return out
-
-
+# ---- columns derived from the table itself ---------------------------------------------------
 def _scored(row, metric: str):
     return row.get(metric_registry.get(metric).counted_by)
 
@@ -349,12 +248,12 @@ def _table_delta(row, base, metric: str) -> float:
     when that is the paired difference: both runs scored the same number of questions and all of
     them were paired (otherwise NaN)."""
     n = _scored(row, metric)
-    if (_missing(row.get(f"p_{metric}")) or _missing(n) or _missing(row.get("n_paired"))
-            or _missing(row.get(metric)) or _missing(base.get(metric))):
+    if (is_missing(row.get(f"p_{metric}")) or is_missing(n) or is_missing(row.get("n_paired"))
+            or is_missing(row.get(metric)) or is_missing(base.get(metric))):
         return float("nan")
     same = (n == _scored(base, metric) and row.get("n_questions") == base.get("n_questions")
             and row.get("n_paired") == max(v for v in (row.get("n_retrieval_scored"),
-                                                       row.get("n_answer_scored")) if not _missing(v)))
+                                                       row.get("n_answer_scored")) if not is_missing(v)))
     return float(row[metric] - base[metric]) if same else float("nan")
 
 
@@ -369,7 +268,7 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     if "params_diff" not in out:
         out["params_diff"] = None
-    out["params_diff"] = [diff_label(row_diff(r)) if _missing(r.get("params_diff")) else r["params_diff"]
+    out["params_diff"] = [diff_label(row_diff(r)) if is_missing(r.get("params_diff")) else r["params_diff"]
                           for _, r in out.iterrows()]
     by_hash = {(r["dataset"], r["config_hash"]): r for _, r in out.iterrows()}
     for m in metrics():
@@ -381,7 +280,7 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
         fill = []
         for _, r in out.iterrows():
             base = by_hash.get((r["dataset"], r.get("baseline_config_hash")))
-            if _missing(r[col]) and base is not None and base["config_hash"] != r["config_hash"]:
+            if is_missing(r[col]) and base is not None and base["config_hash"] != r["config_hash"]:
                 fill.append(_table_delta(r, base, m))
             else:
                 fill.append(r[col])
@@ -430,18 +329,18 @@ def long_table(df: pd.DataFrame) -> pd.DataFrame:
     for _, r in df.iterrows():
         ident = {"run": r["config_hash"], "dataset": r["dataset"], "method": r["retriever"],
                  "reader": r["reader"], "params": r.get("params_diff") or "",
-                 "baseline": None if _missing(r.get("baseline_config_hash")) else r["baseline_config_hash"],
-                 "source": None if _missing(r.get("source")) else r["source"]}
+                 "baseline": None if is_missing(r.get("baseline_config_hash")) else r["baseline_config_hash"],
+                 "source": None if is_missing(r.get("source")) else r["source"]}
         paired = ident["baseline"] is not None and ident["baseline"] != ident["run"]
         for m in metrics():
-            if _missing(r.get(m)):
+            if is_missing(r.get(m)):
                 continue
             rows.append({**ident, "metric": m, "value": r[m], "low": r.get(f"{m}_lo"),
                          "high": r.get(f"{m}_hi"), "delta": r.get(f"delta_{m}") if paired else None,
                          "p": r.get(f"p_{m}") if paired else None,
                          "p_adj": r.get(f"p_adj_{m}") if paired else None})
         for m in _LONG_COSTS:
-            if not _missing(r.get(m)):
+            if not is_missing(r.get(m)):
                 rows.append({**ident, "metric": m, "value": r[m]})
     out = pd.DataFrame(rows, columns=LONG_COLUMNS)
     for c in ("value", "low", "high", "delta", "p", "p_adj"):

@@ -25,14 +25,11 @@ from pathlib import Path
 import pandas as pd
 
 from hopbench.atomic import write_text
-from hopbench.report.leaderboard import (
-    CORRECTION,
-    _missing,
-    finish_table,
-    parse_params_label,
-)
+from hopbench.param_values import parse_params_label
+from hopbench.report.leaderboard import CORRECTION, finish_table
 from hopbench.report.markdown import DASH, _table, fmt_delta, fmt_params, headline_headers
 from hopbench.report.reference import concat_rows, load_table
+from hopbench.report.table_params import is_missing
 
 PAPER_TABLES = "paper_tables.md"
 OTHER_QUESTIONS = "†"
@@ -41,9 +38,9 @@ BASELINE_CELL = "baseline"
 
 def fmt_interval(mean, lo, hi) -> str:
     """'62.2 [53.1, 70.8]' in percent; the mean alone when the interval is missing."""
-    if _missing(mean):
+    if is_missing(mean):
         return DASH
-    if _missing(lo) or _missing(hi):
+    if is_missing(lo) or is_missing(hi):
         return f"{100 * mean:.1f}"
     return f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
 
@@ -62,12 +59,12 @@ def _main_preference(row) -> tuple:
     """Smaller is preferred: fewest non-graph parameters off the defaults, most questions, hash."""
     other = {k: v for k, v in _diff(row).items() if k != "graph"}
     n = row.get("n_questions")
-    return (len(other), -(0 if _missing(n) else int(n)), str(row.get("config_hash")))
+    return (len(other), -(0 if is_missing(n) else int(n)), str(row.get("config_hash")))
 
 
 def _scored(row) -> int | None:
     counts = [int(row[c]) for c in ("n_retrieval_scored", "n_answer_scored")
-              if c in row and not _missing(row.get(c))]
+              if c in row and not is_missing(row.get(c))]
     return max(counts) if counts else None
 
 
@@ -75,7 +72,7 @@ def pairing(row, by_hash: dict) -> str:
     """'baseline' (the row is its own baseline), 'paired' (its baseline is a row of the table, on the
     same questions) or 'other' (no baseline row, or other questions: no paired difference)."""
     base_hash = row.get("baseline_config_hash")
-    if _missing(base_hash):
+    if is_missing(base_hash):
         return "other"
     if base_hash == row.get("config_hash"):
         return "baseline"
@@ -83,7 +80,7 @@ def pairing(row, by_hash: dict) -> str:
     if base is None:
         return "other"
     n_paired = row.get("n_paired")
-    same = (not _missing(n_paired) and row.get("n_questions") == base.get("n_questions")
+    same = (not is_missing(n_paired) and row.get("n_questions") == base.get("n_questions")
             and int(n_paired) == _scored(row))
     return "paired" if same else "other"
 
@@ -109,12 +106,12 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
         method = str(r["retriever"]) + (f" {OTHER_QUESTIONS}" if kind == "other" else "")
         row = {"method": method, "reader": str(r["reader"]),
                "params": fmt_params(r.get("params_diff"), r.get("params")),
-               "n": DASH if _missing(r.get("n_questions")) else str(int(r["n_questions"]))}
+               "n": DASH if is_missing(r.get("n_questions")) else str(int(r["n_questions"]))}
         for m, h in headers.items():
             row[h] = fmt_interval(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
-            if kind == "paired" and not _missing(r.get(m)):
+            if kind == "paired" and not is_missing(r.get(m)):
                 row[f"Δ {h}"] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
-            elif kind == "baseline" and not _missing(r.get(m)):
+            elif kind == "baseline" and not is_missing(r.get(m)):
                 row[f"Δ {h}"] = BASELINE_CELL
             else:
                 row[f"Δ {h}"] = DASH

@@ -36,8 +36,8 @@ from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from hopbench.atomic import atomic_path  # noqa: E402
 from hopbench.evaluate import metric_registry  # noqa: E402
-from hopbench.report.leaderboard import row_diff, row_params  # noqa: E402
 from hopbench.report.runs import diff_label  # noqa: E402
+from hopbench.report.table_params import row_diff, row_params  # noqa: E402
 
 SWEEP_PARAMS = ("depth", "decay", "damping")  # the sensitivity table's methods (sensitivity.csv)
 COST_NAMES = {"latency_ms_p50": "latency p50 (ms)", "latency_ms_p95": "latency p95 (ms)",

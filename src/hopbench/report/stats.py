@@ -131,3 +131,26 @@ def paired_test_for(name: str) -> str:
     score, 'mcnemar' for a binary one (docs/architecture.md, Metrics). An undeclared name is a
     KeyError, never a guess."""
     return metric_registry.get(name).paired_test
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error), in the order given; NaNs are not
+    part of the family and stay NaN.
+
+    With the m p-values sorted, p_(1) <= ... <= p_(m), the adjusted p_(i) is
+    max_{j <= i} min(1, (m - j + 1) p_(j)): reject p_(i) at level alpha exactly when every
+    p_(j), j <= i, is below alpha / (m - j + 1).
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    m = int(ok.sum())
+    if m == 0:
+        return out
+    vals = p[ok]
+    order = np.argsort(vals, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * vals[order]))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    out[ok] = adjusted
+    return out
