@@ -27,7 +27,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from hopbench import checksum  # noqa: E402
+from hopbench.core import checksum  # noqa: E402
 from hopbench.kg.store import load_graph, save_graph  # noqa: E402
 
 

@@ -36,9 +36,9 @@ sys.path.insert(0, str(REPO / "src"))
 
 from hydra import compose, initialize_config_dir  # noqa: E402
 
-from hopbench.atomic import write_json, write_text  # noqa: E402
-from hopbench.paths import CONFIG_DIR  # noqa: E402
-from hopbench.runner import execute  # noqa: E402
+from hopbench.core.atomic import write_json, write_text  # noqa: E402
+from hopbench.core.paths import CONFIG_DIR  # noqa: E402
+from hopbench.harness.runner import execute  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 

@@ -53,7 +53,7 @@ def compose(dataset: str, retriever: str, data_dir: str, cache_dir: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from hopbench.paths import CONFIG_DIR
+    from hopbench.core.paths import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         return hydra_compose(config_name="config", overrides=[
@@ -64,8 +64,8 @@ def compose(dataset: str, retriever: str, data_dir: str, cache_dir: str):
 def union_dataset(size: str, data_dir: str, per_dataset: int, seed: int = 0):
     """The first `size` passages of a seeded permutation of the four corpora's union, and the
     probe questions."""
-    from hopbench.compose import build_dataset
     from hopbench.data.schema import Dataset
+    from hopbench.harness.compose import build_dataset
 
     corpus, questions, seen = [], [], set()
     for name in DATASETS:
@@ -93,7 +93,7 @@ def _rss_mib() -> float:
 
 # ---- the children -----------------------------------------------------------------------------
 def child_build(args) -> dict:
-    from hopbench.compose import build_encoder, build_retriever
+    from hopbench.harness.compose import build_encoder, build_retriever
     from hopbench.kg import load_or_build
 
     t0, c0 = time.perf_counter(), _cpu()
@@ -120,7 +120,7 @@ def child_build(args) -> dict:
 
 
 def child_latency(args) -> dict:
-    from hopbench.compose import build_encoder, build_retriever
+    from hopbench.harness.compose import build_encoder, build_retriever
     from hopbench.kg import load_or_build
     from hopbench.retrieve.base import Services
 
@@ -328,7 +328,7 @@ def main() -> int:
     elif not args.render_only:
         import torch
 
-        from hopbench.compose import build_encoder
+        from hopbench.harness.compose import build_encoder
 
         _, n_union = union_dataset("all", args.data_dir, args.questions_per_dataset)
         res = {"command": "python benchmarks/bench_cost_curve.py " + " ".join(sys.argv[1:]),

@@ -108,7 +108,7 @@ def loadavg() -> list[float]:
 
 # ---- the dataset, its extraction -----------------------------------------------------------------
 def composed(dataset: str, args, cache_dir) -> object:
-    import hopbench.compose  # noqa: F401  (registers the resolvers and schemas the configs use)
+    import hopbench.harness.compose  # noqa: F401  (registers the resolvers and schemas the configs use)
 
     return coh().compose(dataset, "spacy", "hipporag", args.data_dir, str(cache_dir))
 
@@ -116,7 +116,7 @@ def composed(dataset: str, args, cache_dir) -> object:
 def load_corpus_dataset(cfg, limit: int | None):
     """The dataset of `cfg`, its corpus cut to the first `limit` passages (questions unchanged:
     the build reads only the corpus)."""
-    from hopbench.compose import build_dataset
+    from hopbench.harness.compose import build_dataset
 
     ds = build_dataset(cfg)
     return dataclasses.replace(ds, corpus=list(ds.corpus)[:limit]) if limit else ds
@@ -124,7 +124,7 @@ def load_corpus_dataset(cfg, limit: int | None):
 
 def extraction_log(corpus, cfg) -> tuple[str, str]:
     """(extraction key, log path relative to a cache folder) as `load_or_build` names it."""
-    from hopbench.compose import build_encoder
+    from hopbench.harness.compose import build_encoder
     from hopbench.kg.cache_keys import cache_keys
     from hopbench.kg.extraction_run import make_extractor
     from hopbench.kg.settings import resolve_settings
@@ -181,7 +181,7 @@ def child_hopbench(args) -> int:
     import hopbench.kg.descriptions as descriptions
     import hopbench.kg.graph_vectors as graph_vectors
     import hopbench.kg.hipporag2 as h2
-    from hopbench.compose import build_encoder
+    from hopbench.harness.compose import build_encoder
     from hopbench.kg import load_or_build
     from hopbench.kg.settings import resolve_settings
 

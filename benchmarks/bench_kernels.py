@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO))  # tests.helpers.synthetic_graphs: the stand-in graphs
 
-from hopbench.atomic import write_json, write_text
+from hopbench.core.atomic import write_json, write_text
 from hopbench.retrieve.kernels.flow import (
     degree_capacities,
     is_bounded,

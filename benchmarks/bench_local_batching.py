@@ -30,8 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from hopbench.atomic import write_json, write_text  # noqa: E402
-from hopbench.compose import build_dataset, load_config  # noqa: E402
+from hopbench.core.atomic import write_json, write_text  # noqa: E402
+from hopbench.harness.compose import build_dataset, load_config  # noqa: E402
 from hopbench.llm.local_model import ensure_model  # noqa: E402
 from hopbench.llm.local_server import LocalServer  # noqa: E402
 from hopbench.llm.prompts import qa  # noqa: E402

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from hopbench.atomic import write_json
+from hopbench.core.atomic import write_json
 from hopbench.data import load_dataset
 from hopbench.embed.encoder import Encoder
 from hopbench.graphdb import export as current

@@ -37,10 +37,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_kernels import igraph_from_csr, igraph_ppr, nx_ppr, stats_ms, time_calls, topk_agree  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 
-from hopbench.atomic import write_json, write_text  # noqa: E402
-from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
+from hopbench.core.atomic import write_json, write_text  # noqa: E402
+from hopbench.core.paths import CONFIG_DIR  # noqa: E402
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.paths import CONFIG_DIR  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
 from hopbench.retrieve.kernels.ppr import personalized_pagerank  # noqa: E402
 from hopbench.retrieve.question import question_mentions  # noqa

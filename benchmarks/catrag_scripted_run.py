@@ -23,7 +23,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare_official_catrag as cc  # noqa: E402  (the comparison's own config composition)
 
-from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
 from hopbench.llm.client import LLMResult  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402

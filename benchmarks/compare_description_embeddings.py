@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_retrievers import compose_cfg  # noqa: E402
 
-from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.evaluate.score import aggregate, score_question  # noqa: E402
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from hopbench.report.leaderboard import stable_seed  # noqa: E402
 from hopbench.report.markdown import fmt_ci, fmt_p  # noqa: E402
-from hopbench.report.runs import Run, load_runs, params_label  # noqa: E402
+from hopbench.report.run_reader import Run, load_runs, params_label  # noqa: E402
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
 
 METRICS = ("recall@2", "recall@5", "recall@10", "fcr@5")
@@ -87,9 +87,9 @@ def load_graph_of(dataset: str, graph: str, data_dir: str, cache_dir: str):
     """The graph a run of `graph=<graph>` on `dataset` uses (from the graph cache; built if missing)."""
     from hydra import compose, initialize_config_dir
 
-    from hopbench.compose import build_dataset, build_encoder
+    from hopbench.core.paths import CONFIG_DIR
+    from hopbench.harness.compose import build_dataset, build_encoder
     from hopbench.kg import load_or_build
-    from hopbench.paths import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"dataset={dataset}", f"graph={graph}", "progress=false",

@@ -28,9 +28,9 @@ from bench_retrievers import compose_cfg, load_avg  # noqa: E402
 
 import hopbench.retrieve.flow_diffusion as flow_module  # noqa: E402
 import hopbench.retrieve.hipporag as hipporag_module  # noqa: E402
-from hopbench.atomic import write_json, write_text  # noqa: E402
-from hopbench.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
+from hopbench.core.atomic import write_json, write_text  # noqa: E402
 from hopbench.evaluate.score import score_question  # noqa: E402
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
 from hopbench.kg import load_or_build  # noqa: E402
 from hopbench.retrieve.base import Services  # noqa: E402
 from hopbench.retrieve.question import question_mentions, question_phrases  # noqa

@@ -56,7 +56,7 @@ def compose(dataset: str, limit, graph: str, data_dir: str, cache_dir: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from hopbench.paths import CONFIG_DIR
+    from hopbench.core.paths import CONFIG_DIR
 
     over = [f"dataset={dataset}", f"graph={graph}", "retriever=catrag_code", "llm=local", "progress=false",
             f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}"]
@@ -100,7 +100,7 @@ def add_vectors(work: Path, texts: list[str], encoder) -> None:
 
 
 def replay_hopbench(cfg, dataset, kg, encoder, decisions) -> dict:
-    from hopbench.compose import build_retriever
+    from hopbench.harness.compose import build_retriever
     from hopbench.llm.decision_replay import DecisionReplay
     from hopbench.retrieve.base import Services
 
@@ -174,7 +174,7 @@ def main() -> int:
     ap.add_argument("--fixture", type=Path, default=None)
     args = ap.parse_args()
 
-    from hopbench.compose import build_dataset, build_encoder
+    from hopbench.harness.compose import build_dataset, build_encoder
     from hopbench.kg import load_or_build
     from hopbench.kg.hipporag2 import text_processing
     from hopbench.llm.decision_replay import decisions_from_trace

@@ -94,7 +94,7 @@ def compose(dataset: str, graph: str, retriever: str, data_dir: str, cache_dir: 
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from hopbench.paths import CONFIG_DIR
+    from hopbench.core.paths import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         return hydra_compose(config_name="config", overrides=[
@@ -103,10 +103,10 @@ def compose(dataset: str, graph: str, retriever: str, data_dir: str, cache_dir: 
 
 
 def run_hopbench(cfg, dataset, kg, encoder) -> dict:
-    from hopbench.compose import build_retriever
+    from hopbench.harness.compose import build_retriever
+    from hopbench.harness.run_store import config_hash
+    from hopbench.harness.runner import semantic_config
     from hopbench.retrieve.base import Services
-    from hopbench.runner import semantic_config
-    from hopbench.runstore import config_hash
 
     retriever = build_retriever(cfg)
     services = Services(dataset=dataset, encoder=encoder, llm=None, graphdb=None)
@@ -310,7 +310,7 @@ def pct(ms: list[float]) -> dict:
 
 # ---- one triple source ---------------------------------------------------------------------------
 def compare_graph(graph: str, args, py: Path) -> dict:
-    from hopbench.compose import build_dataset, build_encoder
+    from hopbench.harness.compose import build_dataset, build_encoder
     from hopbench.kg import load_or_build
 
     cfg_f = compose(args.dataset, graph, "hipporag", args.data_dir, args.cache_dir)

@@ -91,7 +91,7 @@ def compose_run(cfg_path: Path, data_dir: str, cache_dir: str):
 
 
 def replay_hopbench(cfg, rows: list[dict], settings: dict):
-    from hopbench.compose import build_dataset, build_encoder
+    from hopbench.harness.compose import build_dataset, build_encoder
     from hopbench.kg import load_or_build
     from hopbench.llm.replay import ReplayLLM
     from hopbench.retrieve.base import Services

@@ -61,13 +61,13 @@ def official_commit(src: Path) -> str:
 
 
 def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
-    from hopbench.compose import build_dataset, build_encoder, build_retriever
+    from hopbench.harness.compose import build_dataset, build_encoder, build_retriever
+    from hopbench.harness.run_store import config_hash
+    from hopbench.harness.runner import semantic_config
     from hopbench.kg import load_or_build
     from hopbench.kg.hipporag2_igraph import directed_entries
     from hopbench.retrieve.base import Services
     from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion, rank_passages
-    from hopbench.runner import semantic_config
-    from hopbench.runstore import config_hash
 
     cfg = compose(dataset_name, graph, "flow_diffusion_code", args.data_dir, args.cache_dir)
     dataset = build_dataset(cfg)

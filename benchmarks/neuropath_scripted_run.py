@@ -17,9 +17,9 @@ from types import SimpleNamespace
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hopbench.compose import build_dataset, build_encoder
+from hopbench.core.paths import CONFIG_DIR
+from hopbench.harness.compose import build_dataset, build_encoder
 from hopbench.kg import load_or_build
-from hopbench.paths import CONFIG_DIR
 from hopbench.retrieve.base import Services
 from hopbench.retrieve.neuropath import NeuroPathRetriever
 from hopbench.retrieve.question import question_mentions

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import yaml
-
 from hopbench.report.legacy import current_name
 
 

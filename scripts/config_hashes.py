@@ -14,12 +14,12 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hopbench.runstore import config_hash
+from hopbench.harness.run_store import config_hash
 
 try:
-    from hopbench.compose import build_retriever
-    from hopbench.paths import CONFIG_DIR
-    from hopbench.runner import semantic_config
+    from hopbench.core.paths import CONFIG_DIR
+    from hopbench.harness.compose import build_retriever
+    from hopbench.harness.runner import semantic_config
 except ImportError:  # a checkout before the run/assembly split (hopbench.run held them)
     from hopbench.run import CONFIG_DIR, build_retriever, semantic_config
 

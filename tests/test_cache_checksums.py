@@ -10,8 +10,8 @@ import sqlite3
 import numpy as np
 import pytest
 
+from hopbench.core.errors import HopbenchError
 from hopbench.embed import Encoder
-from hopbench.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache
 
 TEXTS = ["Who wrote Hamlet?", "Where is the Eiffel Tower?", "When did the Berlin Wall fall?"]
@@ -175,7 +175,7 @@ def test_a_damaged_sqlite_file_is_one_line_naming_it(tmp_path, damage):
 def test_a_digest_names_its_algorithm_and_either_is_read(tmp_path):
     """XXH3 when xxhash is installed, BLAKE2b otherwise: a file written with one is checked
     with the one its digest names."""
-    from hopbench import checksum
+    from hopbench.core import checksum
 
     arr = np.arange(12, dtype=np.float32).reshape(3, 4)
     path = tmp_path / "a.npy"

@@ -10,7 +10,7 @@ import textwrap
 
 KILL_AFTER_FIRST_ROW = textwrap.dedent("""
     import os, signal, sys
-    import hopbench.runstore as rs
+    import hopbench.harness.run_store as rs
     real = rs.RunStore.append
     def append(self, row):
         real(self, row)

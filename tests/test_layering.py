@@ -1,10 +1,10 @@
-"""The import layering: the entry points import the library, never the reverse.
+"""The import layering, one folder per tier: the entry points import the library, never the reverse.
 
     entry points   hopbench.run (Hydra), hopbench.cli (console script, subcommands)
-    assembly       hopbench.runner (execute), hopbench.compose (config -> objects), question_loop,
-                   runstore, run_config
+    assembly       hopbench.harness.*: runner (execute), compose (config -> objects), question_loop,
+                   run_store, run_config, method_info, run_migration, paper, config_resolvers
     library        data, embed, llm, kg, graphdb, retrieve, read, evaluate, report
-    foundation     paths, records, fallback, errors, atomic, locks, ...
+    foundation     hopbench.core.*: paths, records, fallback_field, errors, atomic, locks, ...
 
 Read from the source with `ast` (nothing is imported), so a lazy import inside a function
 counts as much as one at the top of a module.
@@ -19,8 +19,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "hopbench"
 ENTRY_POINTS = {"hopbench.run", "hopbench.cli"}
-ASSEMBLY = {"hopbench.runner", "hopbench.compose", "hopbench.question_loop", "hopbench.runstore",
-            "hopbench.run_config", "hopbench.method_info", "hopbench.run_migration"}
+ASSEMBLY = {"hopbench.harness"}
+FOUNDATION = {"hopbench.core"}
 LIBRARY = ("data", "embed", "llm", "kg", "graphdb", "retrieve", "read", "evaluate", "report")
 
 
@@ -49,8 +49,8 @@ def _hits(imported: set[str], targets: set[str]) -> set[str]:
 
 
 def test_the_walk_sees_the_package():
-    assert {"hopbench.run", "hopbench.cli", "hopbench.runner", "hopbench.kg.stats"} <= set(MODULES)
-    assert "hopbench.runner" in MODULES["hopbench.run"]
+    assert {"hopbench.run", "hopbench.cli", "hopbench.harness.runner", "hopbench.kg.stats"} <= set(MODULES)
+    assert "hopbench.harness.runner" in MODULES["hopbench.run"]
 
 
 @pytest.mark.parametrize("module", sorted(set(MODULES) - ENTRY_POINTS))
@@ -96,3 +96,18 @@ def test_the_report_reads_what_runs_wrote_not_the_methods(module):
     """The report knows a method only through its runs' records (metrics.json's `graph` and
     `method`): it imports neither the retrievers nor the graph builder."""
     assert not _hits(MODULES[module], {"hopbench.retrieve", "hopbench.kg"}), f"{module} imports a method"
+
+
+def test_every_module_is_in_its_tier_folder():
+    """Only the entry points live at the top; everything else sits in a tier's folder."""
+    tiers = {"harness", "core", *LIBRARY}
+    loose = sorted(f"hopbench.{f.stem}" for f in SRC.glob("*.py") if f.stem != "__init__")
+    loose = [m for m in loose if m not in ENTRY_POINTS]
+    assert not loose, f"modules outside a tier folder: {loose}"
+    assert {m.split(".")[1] for m in MODULES if m.count(".") >= 2} <= tiers
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("hopbench.core.")))
+def test_the_foundation_imports_no_other_tier(module):
+    others = {"hopbench.harness", *ENTRY_POINTS, *(f"hopbench.{p}" for p in LIBRARY)}
+    assert not _hits(MODULES[module], others), f"{module} imports above the foundation"

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from hopbench.compose import load_config
-from hopbench.errors import HopbenchError
-from hopbench.runner import execute
+from hopbench.core.errors import HopbenchError
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 
 

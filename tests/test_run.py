@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from hopbench.compose import load_config
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 from hopbench.retrieve.dense import DenseRetriever
-from hopbench.runner import execute
 
 REQUIRED = ["n_questions", "n_retrieval_scored", "recall@1", "recall@2", "recall@5", "recall@10",
             "fcr@2", "fcr@5", "fcr@10", "em", "f1", "jsr@5", "latency_ms_mean", "latency_ms_p50",
@@ -36,7 +36,7 @@ def test_run_writes_config_predictions_and_metrics(tmp_path, data_dir, cache_dir
         assert key in on_disk
     assert on_disk["n_questions"] == 3 and on_disk["n_retrieval_scored"] == 3
     assert on_disk["em"] is None and on_disk["f1"] is None and on_disk["jsr@5"] is None
-    # what the report reads of the method, recorded by the run (hopbench.method_info)
+    # what the report reads of the method, recorded by the run (hopbench.harness.method_info)
     assert on_disk["method"] == {"family": "dense", "defaults": {}, "params_diff": {}}
     assert on_disk["graph"] is None
     rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
@@ -99,9 +99,9 @@ def test_killed_run_resumes_from_predictions(tmp_path, data_dir, cache_dir, monk
 
 
 def test_config_hash_ignores_paths_but_not_settings(tmp_path, data_dir, cache_dir):
-    from hopbench.compose import build_dataset, build_retriever
-    from hopbench.runner import semantic_config
-    from hopbench.runstore import config_hash
+    from hopbench.harness.compose import build_dataset, build_retriever
+    from hopbench.harness.run_store import config_hash
+    from hopbench.harness.runner import semantic_config
 
     def h(*ov):
         cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", *ov)
@@ -113,7 +113,7 @@ def test_config_hash_ignores_paths_but_not_settings(tmp_path, data_dir, cache_di
 
 
 def test_bad_dataset_path_is_a_clear_error(tmp_path, data_dir, cache_dir):
-    from hopbench.errors import DataError
+    from hopbench.core.errors import DataError
 
     cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "dataset.questions_path=/nope/q.json")
     with pytest.raises(DataError, match="/nope/q.json: file not found; benchmark files are read from "
@@ -141,7 +141,7 @@ def test_cost_summary_averages_llm_cost_over_all_rows():
 
 def test_a_graph_construction_against_the_retrievers_is_refused_before_anything_is_built(tmp_path, data_dir,
                                                                                          cache_dir):
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
 
     cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "retriever=hipporag",
                "retriever.filter=false", "graph.construction=hopbench")

@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from hopbench.compose import build_dataset, build_encoder, build_retriever, load_config
+from hopbench.core.errors import HopbenchError
 from hopbench.embed import Encoder
-from hopbench.errors import HopbenchError
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever, load_config
+from hopbench.harness.run_store import config_hash
+from hopbench.harness.runner import execute, semantic_config
 from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.settings import resolve_settings
-from hopbench.runner import execute, semantic_config
-from hopbench.runstore import config_hash
 from tests.helpers.embedding_server import EmbeddingServer
 
 KEY_ENV = "HOPBENCH_TEST_EMBEDDING_KEY"

@@ -11,10 +11,10 @@ import time
 import numpy as np
 import pytest
 
-from hopbench.compose import build_dataset, build_retriever, load_config
-from hopbench.errors import HopbenchError
-from hopbench.runner import execute, run_dir_for, semantic_config
-from hopbench.runstore import RunStore, config_hash
+from hopbench.core.errors import HopbenchError
+from hopbench.harness.compose import build_dataset, build_retriever, load_config
+from hopbench.harness.run_store import RunStore, config_hash
+from hopbench.harness.runner import execute, run_dir_for, semantic_config
 from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 

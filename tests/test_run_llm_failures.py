@@ -18,9 +18,9 @@ import uuid
 
 import pytest
 
-from hopbench.compose import load_config
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 from hopbench.llm.errors import LLMAuthError, LLMServerError
-from hopbench.runner import execute
 from tests.helpers.scripted_llm_server import ScriptedServer, error, raw, reply
 
 GOOD_FILTER = '{"selected": [1, 2]}'

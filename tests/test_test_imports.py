@@ -17,7 +17,7 @@ ROOT = TESTS.parent
 SYS_PATH_EDIT = re.compile(r"\bsys\.path" + r"(\.(insert|append|extend|remove)\s*\(|\s*\+=|\s*=(?!=)|\[[^\]]*\]\s*=(?!=))")
 # The one allowed: a child process script written as a string and run with `python -c`; the
 # child has no pytest config, so it puts this checkout's src first itself.
-CHILD_SCRIPTS = {"tests/test_runstore.py": 1}
+CHILD_SCRIPTS = {"tests/harness/test_run_store.py": 1}
 
 
 def _test_code() -> list[Path]:

@@ -8,7 +8,7 @@
     hopbench paper --plan-only                        # the whole comparison grid and its plan
 
 An entry point, like `hopbench.run`: the subcommands that compose a run config (kg-stats,
-kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.compose` and the library;
+kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.harness.compose` and the library;
 `report` and `show` are the report package's own, `replies` the LLM package's. No module of the library imports this one.
 """
 
@@ -18,19 +18,19 @@ import importlib
 import json
 import sys
 
-from hopbench.private import private_umask
+from hopbench.core.private import private_umask
 
 # subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
 SUBCOMMANDS = {
     "report": ("hopbench.report.collect:cli", "collect complete runs into results/ (parquet, csv, markdown)"),
     "kg-stats": ("hopbench.cli:kg_stats", "statistics of the knowledge graph of a dataset"),
     "kg-export": ("hopbench.cli:kg_export", "write a graph's extraction as a HippoRAG 2 OpenIE file"),
-    "paper": ("hopbench.paper:cli", "the whole comparison grid: print its plan, run it within an LLM budget, "
+    "paper": ("hopbench.harness.paper:cli", "the whole comparison grid: print its plan, run it within an LLM budget, "
                                     "then the report (--plan-only, --help)"),
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
     "replies": ("hopbench.llm.replies_cli:cli", "export the LLM replies runs used to a file, or import one "
                                                 "into the response cache"),
-    "migrate": ("hopbench.run_migration:cli", "upgrade run folders and result tables written by older versions"),
+    "migrate": ("hopbench.harness.run_migration:cli", "upgrade run folders and result tables written by older versions"),
     "graphdb-check": ("hopbench.cli:graphdb_check", "check the configured Neo4j server and APOC, list hopbench graphs"),
     "graphdb-drop": ("hopbench.cli:graphdb_drop", "remove hopbench graphs from the Neo4j server"),
 }
@@ -46,7 +46,7 @@ def _usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    private_umask()  # what any subcommand writes is the user's only (hopbench.private)
+    private_umask()  # what any subcommand writes is the user's only (hopbench.core.private)
     if argv and argv[0] in SUBCOMMANDS:
         target, _ = SUBCOMMANDS[argv[0]]
         module, func = target.split(":")
@@ -73,7 +73,7 @@ def _config_errors() -> tuple[type[Exception], ...]:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
 
     return HopbenchError, HydraException, OmegaConfBaseException
 
@@ -81,7 +81,13 @@ def _config_errors() -> tuple[type[Exception], ...]:
 # ---- kg-stats, kg-export -------------------------------------------------------------------
 def kg_stats(argv: list[str]) -> int:
     """Compose the run config from Hydra overrides, load or build the graph, print its statistics."""
-    from hopbench.compose import build_dataset, build_encoder, build_graph, build_llm, load_config
+    from hopbench.harness.compose import (
+        build_dataset,
+        build_encoder,
+        build_graph,
+        build_llm,
+        load_config,
+    )
     from hopbench.kg import stats
 
     as_json = "--json" in argv
@@ -120,8 +126,8 @@ entities or triples (counted on stderr).
 
 
 def kg_export(argv: list[str]) -> int:
-    from hopbench.atomic import atomic_path
-    from hopbench.compose import build_dataset, build_llm, load_config
+    from hopbench.core.atomic import atomic_path
+    from hopbench.harness.compose import build_dataset, build_llm, load_config
     from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.openie_file import openie_document
     from hopbench.kg.settings import resolve_settings
@@ -172,8 +178,8 @@ def kg_export(argv: list[str]) -> int:
 def _graphdb_settings(overrides: list[str]):
     from omegaconf import OmegaConf
 
-    from hopbench.compose import load_config
     from hopbench.graphdb.connection import GraphDBSettings
+    from hopbench.harness.compose import load_config
 
     cfg = load_config(overrides)
     return GraphDBSettings.from_config(OmegaConf.to_container(cfg.graphdb, resolve=True))
@@ -181,7 +187,7 @@ def _graphdb_settings(overrides: list[str]):
 
 def graphdb_check(argv: list[str]) -> int:
     """`hopbench graphdb-check [graphdb overrides]` (see `hopbench.graphdb.check`)."""
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
     from hopbench.graphdb.check import describe, describe_graphs
     from hopbench.graphdb.connection import connect
 
@@ -198,7 +204,7 @@ def graphdb_check(argv: list[str]) -> int:
 
 def graphdb_drop(argv: list[str]) -> int:
     """`hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb overrides]`."""
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
     from hopbench.graphdb.connection import connect
     from hopbench.graphdb.inventory import drop_graph, list_graphs
     from hopbench.graphdb.legacy import drop_legacy_graph

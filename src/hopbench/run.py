@@ -3,8 +3,8 @@
     python -m hopbench.run dataset=hotpotqa retriever=dense dataset.limit=20
     python -m hopbench.run -m dataset=musique,hotpotqa
 
-An entry point only: the run is `hopbench.runner.execute`, the objects it runs are built by
-`hopbench.compose`. No module of the library imports this one.
+An entry point only: the run is `hopbench.harness.runner.execute`, the objects it runs are built by
+`hopbench.harness.compose`. No module of the library imports this one.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.core.lifetime import die_with_parent
+from hopbench.core.paths import CONFIG_DIR
+from hopbench.core.private import private_umask
+from hopbench.core.secret_values import move_secret_overrides
 from hopbench.evaluate.metric_registry import SUMMARY, shown_in
-from hopbench.lifetime import die_with_parent
-from hopbench.paths import CONFIG_DIR
-from hopbench.private import private_umask
-from hopbench.runner import execute
-from hopbench.secret_values import move_secret_overrides
+from hopbench.harness.runner import execute
 
 log = logging.getLogger("hopbench.run")
 
@@ -87,8 +87,8 @@ def _job(cfg: DictConfig) -> None:
 
 def entry() -> None:
     """`main` with secret overrides (graphdb.password=...) moved into the environment first, so
-    that Hydra's own records of the command line never hold them (`hopbench.secret_values`)."""
-    private_umask()  # before Hydra writes its .hydra/ records (hopbench.private)
+    that Hydra's own records of the command line never hold them (`hopbench.core.secret_values`)."""
+    private_umask()  # before Hydra writes its .hydra/ records (hopbench.core.private)
     sys.argv = move_secret_overrides(sys.argv)
     main()
 

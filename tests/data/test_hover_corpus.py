@@ -7,7 +7,6 @@ from collections import Counter
 
 import pytest
 
-from hopbench.compose import build_dataset, load_config
 from hopbench.data import load_dataset
 from hopbench.data.hover import load_hover_with_stats
 from hopbench.data.hover_corpus import (
@@ -25,8 +24,9 @@ from hopbench.data.hover_corpus import (
     words,
 )
 from hopbench.evaluate.score import score_question
+from hopbench.harness.compose import build_dataset, load_config
 from hopbench.report.breakdown import breakdown
-from hopbench.report.runs import Run
+from hopbench.report.run_reader import Run
 
 CLAIMS = "hover/hover_dev_release_v1.1.json"
 EVIDENCE = "hover/programfc_hover_dev_gold_evidence.jsonl"

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from hopbench.core.errors import DataError
 from hopbench.data import load_dataset
-from hopbench.errors import DataError
 
 CLAIMS = "hover/hover_dev_release_v1.1.json"
 EVIDENCE = "hover/programfc_hover_dev_gold_evidence.jsonl"

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from hopbench.core.errors import DataError
 from hopbench.data import load_dataset
-from hopbench.errors import DataError
 
 
 def _musique_record(qid="q1", **over):
@@ -312,7 +312,7 @@ def test_empty_question_list_is_an_error(data_dir, tmp_path, fmt, name):
 
 @pytest.mark.parametrize("limit", ["abc", "2", True, 2.0, 0, -1, [2]])
 def test_limit_must_be_null_or_a_positive_integer(data_dir, limit):
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
 
     with pytest.raises(HopbenchError) as err:
         load_dataset("m", "musique", data_dir / "musique/musique_qa_sub.json",
@@ -336,7 +336,7 @@ def test_limit_positive_integer_still_cuts(data_dir):
     ("source", False, "dataset.source must be a non-empty string, got False (bool)"),
 ])
 def test_dataset_config_types(data_dir, key, value, problem):
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
 
     args = {"name": "m", "format": "musique", "questions_path": str(data_dir / "musique/musique_qa_sub.json"),
             "corpus_path": str(data_dir / "musique/musique_sub_corpus.json"), key: value}
@@ -473,8 +473,8 @@ def test_cli_bad_limit_exits_2_naming_dataset_limit(data_dir, tmp_path):
 
 
 def test_sample_seed_is_an_integer_and_limit_then_samples(data_dir):
+    from hopbench.core.errors import HopbenchError
     from hopbench.data import load_dataset
-    from hopbench.errors import HopbenchError
 
     args = ("musique", "musique", data_dir / "musique/musique_train.json",
             data_dir / "musique/musique_train_corpus.json")

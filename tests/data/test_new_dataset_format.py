@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from hopbench.core.errors import HopbenchError
+from hopbench.core.paths import CONFIG_DIR
 from hopbench.data.registry import FORMATS, register_format
 from hopbench.data.schema import passage_id
-from hopbench.errors import HopbenchError
-from hopbench.paths import CONFIG_DIR
 
 GUIDE = Path(CONFIG_DIR).parent / "CONTRIBUTING.md"
 

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from hopbench.core.errors import DataError
 from hopbench.data import load_dataset
-from hopbench.errors import DataError
 
 
 def _musique(qid="q1", **over):

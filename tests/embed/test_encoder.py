@@ -118,7 +118,7 @@ def test_backend_is_part_of_the_cache_key(tmp_path):
 def test_unknown_backend_is_refused(tmp_path):
     import pytest
 
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
 
     with pytest.raises(HopbenchError, match="embedding.backend"):
         Encoder(cache_dir=tmp_path, backend="tensorrt")

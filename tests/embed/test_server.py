@@ -9,6 +9,7 @@ import socket
 import numpy as np
 import pytest
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data import load_dataset
 from hopbench.embed import Encoder
 from hopbench.embed.server import (
@@ -20,7 +21,6 @@ from hopbench.embed.server import (
     ServerEncoder,
     instruction_for,
 )
-from hopbench.errors import HopbenchError
 from hopbench.retrieve.base import Services
 from tests.helpers.embedding_server import error
 

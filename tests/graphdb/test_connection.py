@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.connection import (
     GraphDBConnectionError,
     GraphDBQueryError,

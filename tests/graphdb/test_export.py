@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.export import ensure_exported, export_key, namespace_of
 from hopbench.graphdb.export_registry import stored_export_key
 from hopbench.graphdb.inventory import drop_graph

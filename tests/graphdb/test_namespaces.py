@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from hopbench.cli import main
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.export import ensure_exported, export_graph, export_key, namespace_of
 from hopbench.graphdb.export_registry import LEASE_S
 from hopbench.graphdb.inventory import drop_graph, list_graphs

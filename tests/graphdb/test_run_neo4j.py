@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hopbench.compose import load_config
-from hopbench.runner import execute
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 
 pytestmark = pytest.mark.neo4j
 

@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Question
-from hopbench.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDBSettings, connect
 from hopbench.graphdb.namespace import Namespace
 from hopbench.graphdb.sa_query import spreading_activation_query, template

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Dataset, Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg import load_or_build
 from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.settings import resolve_settings

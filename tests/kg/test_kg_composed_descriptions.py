@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.kg import load_or_build
 from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction_run import make_extractor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.kg.extraction import ExtractionLog, PassageExtraction
 
 

@@ -12,8 +12,8 @@ import hashlib
 import numpy as np
 import pytest
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg.assembly import assemble_graph
 from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction import PassageExtraction

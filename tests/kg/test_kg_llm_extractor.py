@@ -75,7 +75,7 @@ def test_llm_build_counts_failures_and_keeps_the_passage(musique_sub, encoder, t
 
 
 def test_llm_needed_and_identity_in_key(musique_sub, encoder, tmp_path):
-    from hopbench.errors import HopbenchError
+    from hopbench.core.errors import HopbenchError
 
     with pytest.raises(HopbenchError, match="needs an LLM"):
         load_or_build(musique_sub, {"extractor": "llm"}, encoder=encoder, llm=None, cache_dir=tmp_path)

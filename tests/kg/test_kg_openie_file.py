@@ -11,8 +11,8 @@ import pytest
 
 from hopbench.cli import kg_stats as stats_cli
 from hopbench.cli import main as hopbench_main
+from hopbench.core.errors import HopbenchError
 from hopbench.data import load_dataset
-from hopbench.errors import HopbenchError
 from hopbench.kg import load_or_build, normalize_name
 from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction_run import make_extractor

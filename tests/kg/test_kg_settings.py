@@ -8,10 +8,10 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-import hopbench.config_resolvers  # noqa: F401  (registers graph/schema/settings, as every composer does)
-from hopbench.compose import load_config
+import hopbench.harness.config_resolvers  # noqa: F401  (registers graph/schema/settings, as every composer does)
+from hopbench.core.paths import CONFIG_DIR
+from hopbench.harness.compose import load_config
 from hopbench.kg.settings import DEFAULTS, resolve_settings
-from hopbench.paths import CONFIG_DIR
 
 GRAPHS = sorted(p.stem for p in (Path(CONFIG_DIR) / "graph").glob("*.yaml")
                 if "_global_" not in p.read_text())  # spacy_fast is a profile over spacy

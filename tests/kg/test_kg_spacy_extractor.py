@@ -144,7 +144,7 @@ def test_workers_die_when_the_build_is_killed(data_dir, tmp_path):
 
 ORPHAN = """
 import os, sys, time
-from hopbench.lifetime import die_with_parent
+from hopbench.core.lifetime import die_with_parent
 
 parent = os.getpid()
 r, w = os.pipe()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.core.paths import CONFIG_DIR
 from hopbench.llm import build_client
-from hopbench.paths import CONFIG_DIR
 
 
 def _cfg(name: str, **over):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.errors import DataError, HopbenchError
-from hopbench.fallback import DENSE, fallbacks, has_fallback, record_fallback
+from hopbench.core.errors import DataError, HopbenchError
+from hopbench.core.fallback_field import DENSE, fallbacks, has_fallback, record_fallback
 from hopbench.llm.errors import (
     LLMAuthError,
     LLMContextOverflowError,

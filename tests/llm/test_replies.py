@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from hopbench.cli import main
-from hopbench.compose import load_config
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 from hopbench.llm.cache import CachedResponse, ResponseCache
 from hopbench.llm.reply_keys import run_keys
-from hopbench.runner import execute
 from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 
 

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.llm.transport import ChatTransport, Response, error_detail
 
 

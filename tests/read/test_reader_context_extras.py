@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from hopbench.compose import load_config
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 from hopbench.llm.client import LLMClient
 from hopbench.llm.prompts import qa, qafd_clusters, qafd_keywords
 from hopbench.read import ClaimVerifier, QAReader
-from hopbench.runner import execute
 from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 

@@ -8,10 +8,10 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from hopbench.core.errors import HopbenchError
+from hopbench.core.paths import CONFIG_DIR
 from hopbench.data.schema import Question
-from hopbench.errors import HopbenchError
 from hopbench.llm.client import LLMClient
-from hopbench.paths import CONFIG_DIR
 from hopbench.read import ClaimVerifier, QAReader
 from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 

@@ -14,7 +14,7 @@ import yaml
 
 from hopbench.data.schema import Question
 from hopbench.evaluate.score import aggregate, score_question
-from hopbench.method_info import method_record
+from hopbench.harness.method_info import method_record
 
 # id, hops, gold passage ids (hop order), gold answers
 QUESTIONS = [

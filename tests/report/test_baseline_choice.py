@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hopbench.report.leaderboard import choose_baseline
-from hopbench.report.runs import Run
+from hopbench.report.run_reader import Run
 
 
 def _run(name: str, retriever: str, ids: range, *, reader: str = "qa", llm: str = "qwen-1.5b",

@@ -10,7 +10,7 @@ from scipy import stats
 
 from hopbench.report.breakdown import breakdown
 from hopbench.report.collect import cli, collect
-from hopbench.report.runs import load_runs
+from hopbench.report.run_reader import load_runs
 
 # Hand-worked per-question scores of the fixture (tests/report/conftest.py), q1..q6.
 DENSE_R5 = [1, 0.5, 2 / 3, 0, 0.25, 1]
@@ -232,7 +232,7 @@ def test_no_warning_when_no_run_falls_back_often(toy_runs, tmp_path, capsys):
 
 
 def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
-    from hopbench.report.runs import Run
+    from hopbench.report.run_reader import Run
 
     def run(retriever, metrics=None):
         config = {"retriever": {"name": retriever}, "graph": {"extractor": "spacy"}}
@@ -246,8 +246,8 @@ def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
 
 
 def test_an_older_run_gets_its_graph_and_method_from_hopbench_migrate(tmp_path):
-    from hopbench.report.runs import load_run
-    from hopbench.run_migration import migrate_run
+    from hopbench.harness.run_migration import migrate_run
+    from hopbench.report.run_reader import load_run
 
     run_dir = tmp_path / "musique" / "spreading_activation" / "abc"
     run_dir.mkdir(parents=True)

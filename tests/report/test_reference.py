@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.report.collect import cli, write_everything
 
 

@@ -106,7 +106,7 @@ def test_which_test_each_metric_gets():
 def test_mrr_and_ndcg_get_the_paired_bootstrap_in_the_leaderboard(toy_runs):
     from hopbench.report.collect import collect
     from hopbench.report.leaderboard import stable_seed
-    from hopbench.report.runs import load_runs
+    from hopbench.report.run_reader import load_runs
 
     df = collect(toy_runs, n_resamples=2_000).set_index("retriever")
     dense, spread = sorted(load_runs(toy_runs), key=lambda r: r.retriever)

@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.llm.errors import LLMFormatError
 from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from hopbench.compose import load_config
+from hopbench.harness.compose import load_config
 from hopbench.llm.decision_replay import DecisionReplay
 from hopbench.retrieve.catrag import CatRAGRetriever
 

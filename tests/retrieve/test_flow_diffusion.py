@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from hopbench.errors import HopbenchError
-from hopbench.fallback import DENSE, fallbacks
+from hopbench.core.errors import HopbenchError
+from hopbench.core.fallback_field import DENSE, fallbacks
 from hopbench.llm.prompts import qafd_clusters, qafd_keywords
 from hopbench.retrieve.flow_diffusion import KEYWORD_FALLBACK, FlowDiffusionRetriever
 from hopbench.retrieve.qafd_text_units import seed_text_units

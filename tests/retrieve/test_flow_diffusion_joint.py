@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.retrieve.flow_diffusion_joint import JointFlowDiffusionRetriever, keyword_seeds
 from hopbench.retrieve.kernels.flow import node_query_cosine, qafd
 from hopbench.retrieve.question import question_phrases

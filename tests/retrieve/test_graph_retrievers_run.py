@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hopbench.compose import build_retriever, load_config
-from hopbench.errors import HopbenchError
-from hopbench.paths import CONFIG_DIR
-from hopbench.runner import execute
+from hopbench.core.errors import HopbenchError
+from hopbench.core.paths import CONFIG_DIR
+from hopbench.harness.compose import build_retriever, load_config
+from hopbench.harness.runner import execute
 
 CONFIGS = sorted(p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml"))
 

@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.retrieve.dense import DenseRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever, phrase_seed_weights
 

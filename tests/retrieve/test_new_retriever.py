@@ -8,8 +8,8 @@ import csv
 import textwrap
 
 from hopbench.cli import main as cli_main
-from hopbench.compose import load_config
-from hopbench.runner import execute
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 
 MODULE = '''
 from hopbench.retrieve.base import Retrieval, Retriever

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.retrieve.qafd_code import QAFDCodeRetriever
 
 FIXTURE = Path(__file__).parent / "data" / "official_qafd_musique_sub.json"

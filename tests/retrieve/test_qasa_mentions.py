@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.qasa_mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hopbench.paths import CONFIG_DIR
+from hopbench.core.paths import CONFIG_DIR
 
 README = Path(CONFIG_DIR).parent / "README.md"
 CONFIGS = {p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml")}

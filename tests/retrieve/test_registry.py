@@ -6,7 +6,7 @@ import inspect
 
 from omegaconf import OmegaConf
 
-from hopbench.compose import load_config
+from hopbench.harness.compose import load_config
 from hopbench.retrieve.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag import HippoRAGRetriever, HippoRAGSeeding
 from hopbench.retrieve.registry import settings

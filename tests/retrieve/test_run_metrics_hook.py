@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import textwrap
 
-from hopbench.compose import load_config
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import execute
 from hopbench.retrieve.base import Retriever
 from hopbench.retrieve.dense import DenseRetriever
 from hopbench.retrieve.registry import configurable_classes
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
-from hopbench.runner import execute
 
 
 def _rows(*timeouts):

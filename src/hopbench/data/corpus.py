@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from hopbench.core.errors import DataError
 from hopbench.data.io import field, read_json, record_label
 from hopbench.data.schema import Passage, passage_id
-from hopbench.errors import DataError
 
 
 def load_corpus_file(path: str | Path) -> list[Passage]:

@@ -18,11 +18,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from hopbench.core.errors import DataError
 from hopbench.data.corpus import TitleIndex, load_corpus_file
 from hopbench.data.hover_corpus import ClaimTitles, build_hover_corpus, is_evidence_file
 from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
 from hopbench.data.schema import Passage, Question
-from hopbench.errors import DataError
 
 log = logging.getLogger(__name__)
 

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from hopbench.core.errors import DataError
 from hopbench.data.io import field as record_field
 from hopbench.data.schema import Passage, passage_id
-from hopbench.errors import DataError
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 DEFAULT_REPO = "osunlp/HippoRAG_2"
 

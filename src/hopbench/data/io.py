@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hopbench.errors import DataError
+from hopbench.core.errors import DataError
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 

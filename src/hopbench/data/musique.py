@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hopbench.core.errors import DataError
 from hopbench.data.corpus import TitleIndex, dedupe, load_corpus_file
 from hopbench.data.io import (
     check_unique_ids,
@@ -16,7 +17,6 @@ from hopbench.data.io import (
     require_object,
 )
 from hopbench.data.schema import Passage, Question
-from hopbench.errors import DataError
 
 
 def load_musique(questions_path: str | Path, corpus_path: str | Path | None = None) -> tuple[list[Question], list[Passage]]:

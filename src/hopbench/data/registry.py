@@ -8,6 +8,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Callable
 
+from hopbench.core.errors import DataError, HopbenchError
 from hopbench.data.hotpotqa import load_context_format
 from hopbench.data.hover import load_hover
 from hopbench.data.hub import DEFAULT_REPO, fetch_hipporag_files
@@ -15,7 +16,6 @@ from hopbench.data.io import file_digest
 from hopbench.data.musique import load_musique
 from hopbench.data.schema import Dataset
 from hopbench.data.twowiki import load_2wiki_linearrag
-from hopbench.errors import DataError, HopbenchError
 
 FORMATS: dict[str, Callable] = {
     "musique": load_musique,

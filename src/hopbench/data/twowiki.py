@@ -7,6 +7,7 @@ import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
+from hopbench.core.errors import DataError
 from hopbench.data.corpus import load_corpus_file
 from hopbench.data.io import (
     check_unique_ids,
@@ -18,7 +19,6 @@ from hopbench.data.io import (
     require_object,
 )
 from hopbench.data.schema import Passage, Question
-from hopbench.errors import DataError
 
 _TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 

@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from hopbench import checksum
+from hopbench.core import checksum
+from hopbench.core.errors import HopbenchError
 from hopbench.embed.onnx_backend import BACKENDS
-from hopbench.errors import HopbenchError
 
 log = logging.getLogger(__name__)
 

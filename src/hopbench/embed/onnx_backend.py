@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 log = logging.getLogger(__name__)
 

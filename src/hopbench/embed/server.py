@@ -29,8 +29,9 @@ from typing import NoReturn, Sequence
 
 import numpy as np
 
-from hopbench import checksum
-from hopbench.errors import HopbenchError
+from hopbench.core import checksum
+from hopbench.core.errors import HopbenchError
+from hopbench.core.secret_values import redact_url, url_credentials_error
 from hopbench.llm.transport import (
     MAX_REPLY_BYTES,
     ChatTransport,
@@ -38,7 +39,6 @@ from hopbench.llm.transport import (
     Response,
     error_detail,
 )
-from hopbench.secret_values import redact_url, url_credentials_error
 
 log = logging.getLogger(__name__)
 

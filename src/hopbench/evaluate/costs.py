@@ -2,12 +2,12 @@
 
 Each row carries its own `llm_cost` (retrieval in `trace`, reading in `reader_trace`), so a
 resumed run is summed from every row, not from the last process's counters. The counters and
-the keys are named in `hopbench.records`.
+the keys are named in `hopbench.core.records`.
 """
 
 from __future__ import annotations
 
-from hopbench.records import (
+from hopbench.core.records import (
     COST_KEYS,
     EVENT_KEYS,
     LLM_CACHED_SECONDS,

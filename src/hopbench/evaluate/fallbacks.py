@@ -1,4 +1,4 @@
-"""How many questions of a run fell back (`trace["fallback"]`, see `hopbench.fallback`).
+"""How many questions of a run fell back (`trace["fallback"]`, see `hopbench.core.fallback_field`).
 
 A fallback ranks or answers a question by something other than the method (plain dense
 retrieval, the method without its LLM step, an empty answer), so a run with many of them
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from hopbench.fallback import fallbacks
+from hopbench.core.fallback_field import fallbacks
 
 WARN_RATE = 0.1   # above this share of questions, a run's numbers are flagged
 

@@ -28,7 +28,7 @@ import neo4j
 from neo4j import GraphDatabase, Query
 from neo4j import exceptions as nx
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 if TYPE_CHECKING:  # typing.LiteralString and Self are 3.11+; only the type checker needs them
     from typing import LiteralString, Self

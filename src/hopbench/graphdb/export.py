@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB
 from hopbench.graphdb.export_registry import ExportClaim, ensure_registry, stored_export_key
 from hopbench.graphdb.namespace import Namespace

@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB, GraphDBQueryError
 from hopbench.graphdb.namespace import Namespace
 from hopbench.graphdb.schema import run_schema

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB
 from hopbench.graphdb.export import EXPORT_VERSION, clear_graph
 from hopbench.graphdb.export_registry import LEASE_S

@@ -25,7 +25,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 NAMESPACE_RE = re.compile(r"^[0-9a-f]{12,64}$")
 NAMESPACE_LEN = 16

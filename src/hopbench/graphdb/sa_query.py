@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.namespace import Namespace
 
 FORMS = ("apoc", "portable")

@@ -17,6 +17,8 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from hopbench.core.locks import exclusive
+from hopbench.core.private import private_umask
 from hopbench.data.schema import Dataset
 from hopbench.kg.assembly import assemble_graph
 from hopbench.kg.cache_keys import cache_keys
@@ -27,8 +29,6 @@ from hopbench.kg.graph_vectors import encode_passages
 from hopbench.kg.settings import resolve_settings, semantic_settings
 from hopbench.kg.stage_timing import timed
 from hopbench.kg.store import is_complete, load_graph, save_graph
-from hopbench.locks import exclusive
-from hopbench.private import private_umask
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
     False leaves them to the first caller that does (kg/description_layer.py).
     """
     t0 = time.perf_counter()
-    private_umask()  # graph folders and files are the user's only (hopbench.private)
+    private_umask()  # graph folders and files are the user's only (hopbench.core.private)
     settings = resolve_settings(graph_cfg)
     extractor = extractor or make_extractor(settings, llm, concurrency)
     corpus = list(dataset.corpus)

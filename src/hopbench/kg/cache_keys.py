@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg.encoding import short_text_batches
 from hopbench.kg.llm_extractor import client_identity
 from hopbench.kg.store import FORMAT_VERSION

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hopbench import checksum
-from hopbench.errors import HopbenchError
+from hopbench.core import checksum
+from hopbench.core.errors import HopbenchError
 from hopbench.kg.encoding import encode_unique, short_text_batches
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.kg.llm_extractor import is_passage_failure
 from hopbench.kg.text import clean_text, first_mention, normalize_name, split_sentences
 from hopbench.llm.prompts import chat

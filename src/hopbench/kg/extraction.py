@@ -12,8 +12,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hopbench.errors import HopbenchError
-from hopbench.private import private_opener
+from hopbench.core.errors import HopbenchError
+from hopbench.core.private import private_opener
 
 
 @dataclass

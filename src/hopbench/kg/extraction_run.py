@@ -12,15 +12,15 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from hopbench.core.errors import HopbenchError
+from hopbench.core.progress import LLMProgress
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg.cache_keys import extraction_key
 from hopbench.kg.extraction import ExtractionLog, PassageExtraction
 from hopbench.kg.llm_extractor import LLMExtractor
 from hopbench.kg.openie_file import OpenIEFileExtractor
 from hopbench.kg.spacy_extractor import SpacyExtractor
 from hopbench.kg.stage_timing import cpu_seconds
-from hopbench.progress import LLMProgress
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 EDGE_TYPES = ("relation", "synonym", "context")
 ENTITY_PREFIX = "e:"

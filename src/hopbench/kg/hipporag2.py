@@ -42,8 +42,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg import graph_vectors
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph

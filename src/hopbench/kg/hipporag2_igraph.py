@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.kg.hipporag2 import CONSTRUCTION, directed_synonyms
 
 

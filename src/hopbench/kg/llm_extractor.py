@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from hopbench.concurrency import completed
+from hopbench.core.concurrency import completed
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.text import clean_text

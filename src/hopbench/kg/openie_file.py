@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.text import clean_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 # The one source of every graph setting and its default. configs/graph/*.yaml start from it
 # (``graph/schema/settings``, registered by `register_schema`) and hold only what differs.

@@ -2,7 +2,7 @@
 
 Why a pool of our own rather than `nlp.pipe(n_process=...)`: spaCy's workers outlive a parent
 killed with SIGKILL (they block forever on a queue whose other end they hold themselves); ours
-are armed to die with it (hopbench.lifetime). Each worker runs the very same `extract_stream`
+are armed to die with it (hopbench.core.lifetime). Each worker runs the very same `extract_stream`
 on the same batches as a single process does, so the records are identical.
 """
 
@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from hopbench.core.errors import HopbenchError
+from hopbench.core.lifetime import die_with_parent
 from hopbench.data.schema import Passage
-from hopbench.errors import HopbenchError
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.spacy_pipeline import load_pipeline
 from hopbench.kg.spacy_rules import doc_to_extraction
 from hopbench.kg.text import clean_text
-from hopbench.lifetime import die_with_parent
 
 
 def extract_stream(nlp, passages: list[Passage], batch_size: int, resolve_pronouns: bool

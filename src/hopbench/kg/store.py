@@ -4,7 +4,7 @@ A graph lives in its own folder named by its content hash. The folder is written
 temporary name and renamed into place in one step, with the manifest written last, so a reader
 sees either a complete graph or none. Nothing is pickled (np.load with allow_pickle=False).
 
-The manifest holds the checksum of every other file (`hopbench.checksum`), checked before a
+The manifest holds the checksum of every other file (`hopbench.core.checksum`), checked before a
 graph is loaded: a file whose bytes changed is refused with its name, never read as a graph.
 A graph written before checksums is loaded as it is and gets them added to its manifest.
 """
@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from hopbench import checksum
-from hopbench.atomic import fsync_path, fsync_tree, write_json
-from hopbench.errors import HopbenchError
+from hopbench.core import checksum
+from hopbench.core.atomic import fsync_path, fsync_tree, write_json
+from hopbench.core.errors import HopbenchError
 from hopbench.kg.description_layer import load_layer
 from hopbench.kg.graph import KnowledgeGraph
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.core.secret_values import url_credentials_error
 from hopbench.llm.cache import ResponseCache
 from hopbench.llm.client import LLMClient
-from hopbench.secret_values import url_credentials_error
 
 log = logging.getLogger(__name__)
 

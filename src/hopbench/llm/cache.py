@@ -1,7 +1,7 @@
 """SQLite response cache: one row per request, keyed by sha256 of everything that shapes the reply.
 
 WAL mode (on a local disk; a rollback journal on a network file system, where WAL does
-not work: `hopbench.storage`) lets several Hydra jobs read while one writes; each insert is its
+not work: `hopbench.core.storage`) lets several Hydra jobs read while one writes; each insert is its
 own short transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless
 (at temperature 0 they produced the same reply anyway). Usage and latency are stored with
 the reply so a cached rerun still reports what the request cost when it was made.
@@ -9,7 +9,7 @@ the reply so a cached rerun still reports what the request cost when it was made
 The cache stores what it is given; the client gives it only replies that passed their
 checks, and overwrites (`replace=True`) a stored reply that no longer does.
 
-Each row's checksum (`hopbench.checksum.digest_text` of reply, tokens, latency) is kept in a
+Each row's checksum (`hopbench.core.checksum.digest_text` of reply, tokens, latency) is kept in a
 table of its own (so versions without it still write rows): a row that does not match it is
 deleted and reported as a miss, so the reply is asked again instead of replayed. A row written
 without one (an older version) gets it the first time it is read. A file SQLite cannot read is
@@ -28,10 +28,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from hopbench.checksum import digest_text
-from hopbench.errors import HopbenchError
-from hopbench.private import make_private, private_umask
-from hopbench.storage import journal_mode_for, warn_once
+from hopbench.core.checksum import digest_text
+from hopbench.core.errors import HopbenchError
+from hopbench.core.private import make_private, private_umask
+from hopbench.core.storage import journal_mode_for, warn_once
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,15 @@ from typing import Any, NoReturn
 
 import jsonschema
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.core.records import (
+    LLM_CACHE_HITS,
+    LLM_CACHED_SECONDS,
+    LLM_CALLS,
+    LLM_COMPLETION_TOKENS,
+    LLM_PROMPT_TOKENS,
+    LLM_SECONDS,
+)
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.errors import (
     LLMAuthError,
@@ -61,14 +69,6 @@ from hopbench.llm.transport import (
     ReplyTooLarge,
     Response,
     error_detail,
-)
-from hopbench.records import (
-    LLM_CACHE_HITS,
-    LLM_CACHED_SECONDS,
-    LLM_CALLS,
-    LLM_COMPLETION_TOKENS,
-    LLM_PROMPT_TOKENS,
-    LLM_SECONDS,
 )
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 
 class LLMError(HopbenchError):

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from hopbench.atomic import atomic_path
-from hopbench.errors import HopbenchError
+from hopbench.core.atomic import atomic_path
+from hopbench.core.errors import HopbenchError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ fallback is recorded and counted):
                            a reply cut off at max_tokens (truncated JSON)
   LLMContextOverflowError  the prompt does not fit, when the caller cannot trim it
 
-Each fallback is written to the uniform trace field ``trace["fallback"]`` (`hopbench.fallback`)
+Each fallback is written to the uniform trace field ``trace["fallback"]`` (`hopbench.core.fallback_field`)
 with the prompt's schema name as its step; metrics.json counts them (`hopbench.evaluate.fallbacks`).
 """
 
@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from hopbench.fallback import record_fallback
+from hopbench.core.fallback_field import record_fallback
 from hopbench.llm.errors import LLMContextOverflowError, LLMError, LLMFormatError
 
 log = logging.getLogger(__name__)

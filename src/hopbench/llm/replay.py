@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 
 class ReplayLLM:

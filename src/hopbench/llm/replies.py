@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache
 from hopbench.llm.reply_file import FORMAT, VERSION, Reply, read_reply_file, write_reply_file
 from hopbench.llm.reply_keys import RunKeys

@@ -18,11 +18,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
+from hopbench.core.paths import cache_dir_default, runs_dir_default
 from hopbench.llm.cache import ResponseCache
 from hopbench.llm.replies import SHOWN, export_replies, import_replies
 from hopbench.llm.reply_keys import complete_runs, reference_hashes, run_keys
-from hopbench.paths import cache_dir_default, runs_dir_default
 
 _EPILOG = __doc__.split("\n\n", 1)[1]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from hopbench.atomic import atomic_path
-from hopbench.errors import HopbenchError
+from hopbench.core.atomic import atomic_path
+from hopbench.core.errors import HopbenchError
 
 FORMAT = "hopbench-llm-replies"
 VERSION = 1

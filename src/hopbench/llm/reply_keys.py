@@ -13,8 +13,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from hopbench.errors import HopbenchError
-from hopbench.records import LLM_CALLS, LLM_KEYS, read_rows
+from hopbench.core.errors import HopbenchError
+from hopbench.core.records import LLM_CALLS, LLM_KEYS, read_rows
 
 _TRACES = ("trace", "reader_trace")
 

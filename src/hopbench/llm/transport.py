@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from hopbench import __version__
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 # raised on a kept-alive connection the server has closed meanwhile: reconnect and send again
 _STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage, Question
-from hopbench.errors import HopbenchError
 from hopbench.llm.errors import LLMContextOverflowError
 from hopbench.llm.policy import fallback_on_bad_reply
 

@@ -1,8 +1,10 @@
 """Collect complete runs into results tables with uncertainty; figures; traces.
 
-runs.py         read run folders (metrics.json marks a run complete; per-question scores from
-                predictions.jsonl); a method's defaults (its retriever YAML), a run's differences
-stats.py        percentile bootstrap CIs, paired bootstrap and exact McNemar p-values
+run_reader.py   read run folders (metrics.json marks a run complete and records the method's
+                graph, family and settings that differ from its defaults; per-question scores from
+                predictions.jsonl)
+table_params.py the settings columns of a table: reading them, sorting rows by them
+stats.py        percentile bootstrap CIs, paired bootstrap and exact McNemar p-values, Holm
 leaderboard.py  one row per dataset x method x config, CIs, paired tests against a baseline
                 (differences, Holm-corrected p-values), and the long (tidy) table
 breakdown.py    the same per hop count / question type

@@ -23,7 +23,7 @@ from hopbench.report.leaderboard import (
     summaries,
 )
 from hopbench.report.markdown import DASH, MINUS, _table, fmt_ci, fmt_p
-from hopbench.report.runs import Run, diff_label, params_label
+from hopbench.report.run_reader import Run, diff_label, params_label
 from hopbench.report.table_params import row_diff, sort_rows
 
 GROUP_KEYS = ("hops", "type", "tracker_calls")

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from hopbench.atomic import atomic_path, write_text
-from hopbench.errors import HopbenchError
-from hopbench.locks import exclusive
-from hopbench.paths import reference_dir_default, results_dir_default, runs_dir_default
+from hopbench.core.atomic import atomic_path, write_text
+from hopbench.core.errors import HopbenchError
+from hopbench.core.locks import exclusive
+from hopbench.core.paths import reference_dir_default, results_dir_default, runs_dir_default
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import finish_table, leaderboard, long_table
 from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
@@ -37,7 +37,7 @@ from hopbench.report.reference import (
     merge_rows,
     retire_rows,
 )
-from hopbench.report.runs import load_runs
+from hopbench.report.run_reader import load_runs
 from hopbench.report.stats import DEFAULT_RESAMPLES
 
 log = logging.getLogger(__name__)

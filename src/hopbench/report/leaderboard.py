@@ -23,11 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hopbench.evaluate import metric_registry
-from hopbench.evaluate.fallbacks import fallback_summary
-from hopbench.evaluate.metric_registry import answer_scored, retrieval_scored
-from hopbench.param_values import diff_label, params_label
-from hopbench.records import (
+from hopbench.core.param_values import diff_label, params_label
+from hopbench.core.records import (
     LLM_CALLS,
     LLM_COMPLETION_TOKENS,
     LLM_PROMPT_TOKENS,
@@ -35,7 +32,10 @@ from hopbench.records import (
     LLM_TOKENS,
     per_question,
 )
-from hopbench.report.runs import Run
+from hopbench.evaluate import metric_registry
+from hopbench.evaluate.fallbacks import fallback_summary
+from hopbench.evaluate.metric_registry import answer_scored, retrieval_scored
+from hopbench.report.run_reader import Run
 from hopbench.report.stats import (
     DEFAULT_RESAMPLES,
     bootstrap_cis,

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from hopbench.atomic import write_text
-from hopbench.param_values import parse_params_label
+from hopbench.core.atomic import write_text
+from hopbench.core.param_values import parse_params_label
 from hopbench.report.leaderboard import CORRECTION, finish_table
 from hopbench.report.markdown import DASH, _table, fmt_delta, fmt_params, headline_headers
 from hopbench.report.reference import concat_rows, load_table

@@ -34,9 +34,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from hopbench.atomic import atomic_path  # noqa: E402
+from hopbench.core.atomic import atomic_path  # noqa: E402
 from hopbench.evaluate import metric_registry  # noqa: E402
-from hopbench.report.runs import diff_label  # noqa: E402
+from hopbench.report.run_reader import diff_label  # noqa: E402
 from hopbench.report.table_params import row_diff, row_params  # noqa: E402
 
 SWEEP_PARAMS = ("depth", "decay", "damping")  # the sensitivity table's methods (sensitivity.csv)

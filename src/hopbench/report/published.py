@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hopbench.atomic import atomic_path, write_text
+from hopbench.core.atomic import atomic_path, write_text
 from hopbench.report.markdown import DASH, _table
 
 PUBLISHED_COLUMNS = ["method", "hopbench_retriever", "dataset", "metric", "value", "source", "models",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 RUN_KEY = ["dataset", "retriever", "config_hash"]
 

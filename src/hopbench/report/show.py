@@ -2,7 +2,7 @@
 
 Shows the question, gold answers and passages, whether it fell back, the retriever's trace,
 the retrieved list marked HIT / miss, the answer and its scores. The trace is read as a
-`hopbench.records.Trace`: its common fields (seeds, fallback, LLM cost, timings) are printed
+`hopbench.core.records.Trace`: its common fields (seeds, fallback, LLM cost, timings) are printed
 the same way for every method, whatever shape the method wrote them in. The rest of a trace is
 the method's own (`Trace.extra`: activations, PPR mass, flow, paths, LLM calls), printed by the
 shape of each value: a name->number mapping or a list of (name, number) pairs is a ranking
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import yaml
 
-from hopbench.errors import HopbenchError
-from hopbench.paths import runs_dir_default
-from hopbench.records import Row, Seed, Trace
-from hopbench.report.runs import read_predictions
+from hopbench.core.errors import HopbenchError
+from hopbench.core.paths import runs_dir_default
+from hopbench.core.records import Row, Seed, Trace
+from hopbench.report.run_reader import read_predictions
 
 # Trace keys printed first, in this order (by substring); the rest follow alphabetically.
 _PRIORITY = ("seed", "activation", "ppr", "mass", "flow", "score", "path", "llm", "call")

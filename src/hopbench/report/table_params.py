@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from hopbench.param_values import parse_params_label, plain_value
+from hopbench.core.param_values import parse_params_label, plain_value
 
 
 def is_missing(v) -> bool:

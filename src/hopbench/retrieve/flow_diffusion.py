@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hopbench.errors import HopbenchError
-from hopbench.fallback import DENSE, record_fallback
+from hopbench.core.errors import HopbenchError
+from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.kernels.qafd_seed_flow import (

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hopbench.errors import HopbenchError
-from hopbench.fallback import DENSE, record_fallback
+from hopbench.core.errors import HopbenchError
+from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Retriever, Services

@@ -79,8 +79,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hopbench.errors import HopbenchError
-from hopbench.fallback import DENSE, record_fallback
+from hopbench.core.errors import HopbenchError
+from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.linking import nearest_entities
 from hopbench.kg.text import normalize_name
 from hopbench.retrieve.base import Retrieval, Retriever, Services

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hopbench.fallback import DENSE, has_fallback, record_fallback
+from hopbench.core.fallback_field import DENSE, has_fallback, record_fallback
 from hopbench.kg.hipporag2_igraph import hipporag2_multigraph
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.hipporag import HippoRAGSeeding

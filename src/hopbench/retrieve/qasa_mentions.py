@@ -17,7 +17,7 @@ server raises, so the run aborts instead of filing spaCy numbers under the LLM s
 
 from __future__ import annotations
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.question import dedupe_mentions, question_mentions
 from hopbench.retrieve.run_checks import resolve_llm_switch

@@ -23,7 +23,7 @@ HippoRAG 2). A class that holds a component instead (QAFD's optional HippoRAG se
 its own settings only, and a config that switches the component on adds the component's
 schema to its defaults list (configs/retriever/flow_diffusion_code.yaml).
 
-Every composer of the run config imports `hopbench.config_resolvers`, which calls
+Every composer of the run config imports `hopbench.harness.config_resolvers`, which calls
 `register_configs` once.
 """
 

@@ -3,7 +3,7 @@ LLM switch (`auto`, true, false) fits the configured `llm=`."""
 
 from __future__ import annotations
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 
 def check_graph_matches(kg, services) -> None:

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.graphdb.connection import GraphDB, QueryTimeout, check_apoc, connect
 from hopbench.graphdb.export import ensure_exported
 from hopbench.graphdb.sa_query import FORMS, GATE_FUNCTIONS, spreading_activation_query

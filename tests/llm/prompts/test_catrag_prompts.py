@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.llm.prompts import fact_filter_demos as fd
 from hopbench.llm.prompts import neighbour_lines as nl
 from hopbench.llm.prompts import official_catrag as oc

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.llm.prompts import neuropath_official
 
 TRACKER_SRC = '''

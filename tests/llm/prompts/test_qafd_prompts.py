@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 from hopbench.llm.prompts import official_qafd, qafd_clusters, qafd_keywords
 
 

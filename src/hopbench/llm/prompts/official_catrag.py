@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from string import Template
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 TEMPLATES = ("fact_score_with_sum", "node_summarize", "ner_query")
 

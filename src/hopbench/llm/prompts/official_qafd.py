@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from hopbench.errors import HopbenchError
+from hopbench.core.errors import HopbenchError
 
 PROMPT_FILE = "src/prompts/prompts_qa.py"
 TEMPLATE_KEY = "keywords_extraction"
