@@ -52,8 +52,9 @@ replies-export:  ## the LLM replies the reference runs used -> $(REPLIES) (`hopb
 bench:           ## speed measurements (benchmarks/, not tests)
 	$(PYTHON) benchmarks/bench_dense.py --data-dir $(DATA_DIR)
 
-lint:            ## ruff
-	$(PYTHON) -m ruff check src tests benchmarks
+lint:            ## ruff: the linter and the formatter's check (CI runs it; .pre-commit-config.yaml does it per commit)
+	$(PYTHON) -m ruff check src tests benchmarks scripts
+	$(PYTHON) -m ruff format --check src tests benchmarks scripts
 
 # A real embedded Neo4j 5.26 (Bolt on 127.0.0.1:$HOPBENCH_NEO4J_PORT, default 7687, APOC core
 # functions, loopback only), locked down: auth on with a random password per data folder, no file

@@ -46,8 +46,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     root = Path.home() / ".cache" / "hopbench" / "kg" / "graphs"
-    graph = Path(args.graph) if args.graph else max(
-        root.iterdir(), key=lambda p: sum(f.stat().st_size for f in p.iterdir()))
+    graph = (
+        Path(args.graph)
+        if args.graph
+        else max(root.iterdir(), key=lambda p: sum(f.stat().st_size for f in p.iterdir()))
+    )
     manifest = json.loads((graph / "manifest.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         folder = save_graph(load_graph_readonly(graph), Path(tmp) / "g")
@@ -66,12 +69,21 @@ def main() -> None:
         t_npy_checked = _median(lambda: checksum.load_npy(npy), args.repeats)
         t_npy_plain = _median(lambda: np.load(plain), args.repeats)
         t_npy_bytes = _median(lambda: np.load(io.BytesIO(plain.read_bytes())), args.repeats)
-    out = {"graph": str(graph), "dataset": manifest.get("dataset"), "graph_bytes": size,
-           "load_with_checks_s": t_load, "verify_s": t_verify,
-           "ratio_with_over_without": t_load / (t_load - t_verify),
-           "npy_bytes": int(arr.nbytes), "npy_checked_s": t_npy_checked, "npy_plain_s": t_npy_plain,
-           "npy_ratio": t_npy_checked / t_npy_plain, "npy_plain_from_bytes_s": t_npy_bytes,
-           "repeats": args.repeats, "load_average": os.getloadavg()}
+    out = {
+        "graph": str(graph),
+        "dataset": manifest.get("dataset"),
+        "graph_bytes": size,
+        "load_with_checks_s": t_load,
+        "verify_s": t_verify,
+        "ratio_with_over_without": t_load / (t_load - t_verify),
+        "npy_bytes": int(arr.nbytes),
+        "npy_checked_s": t_npy_checked,
+        "npy_plain_s": t_npy_plain,
+        "npy_ratio": t_npy_checked / t_npy_plain,
+        "npy_plain_from_bytes_s": t_npy_bytes,
+        "repeats": args.repeats,
+        "load_average": os.getloadavg(),
+    }
     res = REPO / "benchmarks" / "results"
     (res / "cache_checksums.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / "cache_checksums.md").write_text(
@@ -82,7 +94,8 @@ def main() -> None:
         f"| graph load ({out['dataset']}, {graph.name}) | {size} | {t_load:.3f} | {t_verify:.3f} | "
         f"{out['ratio_with_over_without']:.2f} |\n"
         f"| embedding .npy | {out['npy_bytes']} | {t_npy_checked:.4f} | {t_npy_plain:.4f} (np.load) | "
-        f"{out['npy_ratio']:.2f} |\n")
+        f"{out['npy_ratio']:.2f} |\n"
+    )
     print(json.dumps(out, indent=2))
 
 

@@ -58,11 +58,22 @@ def _serve(latency: float, port_out) -> None:
             time.sleep(latency)
             question = body["messages"][-1]["content"][-60:]
             text = json.dumps({"reasoning": "fixed", "answer": question})
-            data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "fixed",
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": text}}],
-                               "usage": {"prompt_tokens": 100, "completion_tokens": 10,
-                                         "total_tokens": 110}}).encode()
+            data = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "fixed",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": text},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -94,9 +105,17 @@ class FixedLatencyServer:
 
 def _cfg(runs: Path, data_dir: str, cache_dir: str, overrides: list[str]):
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[f"paths.data_dir={data_dir}", f"paths.runs_dir={runs}",
-                                            f"paths.cache_dir={cache_dir}", "progress=false",
-                                            "llm.cache=false", *overrides])
+        return compose(
+            "config",
+            overrides=[
+                f"paths.data_dir={data_dir}",
+                f"paths.runs_dir={runs}",
+                f"paths.cache_dir={cache_dir}",
+                "progress=false",
+                "llm.cache=false",
+                *overrides,
+            ],
+        )
 
 
 def fake(args) -> dict:
@@ -106,18 +125,40 @@ def fake(args) -> dict:
         for c in args.levels:
             n = max(100, 8 * c)
             with tempfile.TemporaryDirectory() as runs:
-                m = execute(_cfg(Path(runs), args.data_dir, args.cache_dir, [
-                    "dataset=2wikimultihopqa", f"dataset.limit={n}", "retriever=dense", "reader=qa",
-                    "llm=server", f"llm.base_url={srv.base_url}", "llm.model=fixed", f"concurrency={c}"]))
+                m = execute(
+                    _cfg(
+                        Path(runs),
+                        args.data_dir,
+                        args.cache_dir,
+                        [
+                            "dataset=2wikimultihopqa",
+                            f"dataset.limit={n}",
+                            "retriever=dense",
+                            "reader=qa",
+                            "llm=server",
+                            f"llm.base_url={srv.base_url}",
+                            "llm.model=fixed",
+                            f"concurrency={c}",
+                        ],
+                    )
+                )
                 cpu = m["loop_cpu_seconds"]  # this process: harness and client, not the server
             qps = m["questions_per_minute"] / 60
             ideal = c / args.latency
             # the harness's own CPU per question in the loop: what caps throughput on a
             # busy machine, where the run gets only part of a core
-            rows.append({"concurrency": c, "questions": n, "q_per_s": round(qps, 2),
-                         "ideal_q_per_s": round(ideal, 2), "ratio": round(qps / ideal, 3),
-                         "loop_s": round(m["loop_seconds"], 2), "cpu_ms_per_q": round(1000 * cpu / n, 2),
-                         "load": round(os.getloadavg()[0], 2)})
+            rows.append(
+                {
+                    "concurrency": c,
+                    "questions": n,
+                    "q_per_s": round(qps, 2),
+                    "ideal_q_per_s": round(ideal, 2),
+                    "ratio": round(qps / ideal, 3),
+                    "loop_s": round(m["loop_seconds"], 2),
+                    "cpu_ms_per_q": round(1000 * cpu / n, 2),
+                    "load": round(os.getloadavg()[0], 2),
+                }
+            )
             print(rows[-1], flush=True)
     finally:
         srv.close()
@@ -130,18 +171,38 @@ def local(args) -> dict:
         for c in args.levels:
             with tempfile.TemporaryDirectory() as runs:
                 t0 = time.perf_counter()
-                m = execute(_cfg(Path(runs), args.data_dir, args.cache_dir, [
-                    "dataset=musique", f"dataset.limit={args.questions}", f"retriever={retriever}",
-                    "reader=qa", "llm=local", f"concurrency={c}"]))
+                m = execute(
+                    _cfg(
+                        Path(runs),
+                        args.data_dir,
+                        args.cache_dir,
+                        [
+                            "dataset=musique",
+                            f"dataset.limit={args.questions}",
+                            f"retriever={retriever}",
+                            "reader=qa",
+                            "llm=local",
+                            f"concurrency={c}",
+                        ],
+                    )
+                )
             tokens = m["llm_prompt_tokens"] + m["llm_completion_tokens"]
             # tokens the server evaluated per second of the loop: on a compute-bound server this,
             # not questions per minute, is what concurrency could raise
-            rows.append({"retriever": retriever, "concurrency": c, "questions": args.questions,
-                         "q_per_min": round(m["questions_per_minute"], 3),
-                         "llm_calls": m["llm_calls"], "prompt_tokens": m["llm_prompt_tokens"],
-                         "completion_tokens": m["llm_completion_tokens"],
-                         "tokens_per_s": round(tokens / m["loop_seconds"], 1),
-                         "wall_s": round(time.perf_counter() - t0, 1), "load": round(os.getloadavg()[0], 2)})
+            rows.append(
+                {
+                    "retriever": retriever,
+                    "concurrency": c,
+                    "questions": args.questions,
+                    "q_per_min": round(m["questions_per_minute"], 3),
+                    "llm_calls": m["llm_calls"],
+                    "prompt_tokens": m["llm_prompt_tokens"],
+                    "completion_tokens": m["llm_completion_tokens"],
+                    "tokens_per_s": round(tokens / m["loop_seconds"], 1),
+                    "wall_s": round(time.perf_counter() - t0, 1),
+                    "load": round(os.getloadavg()[0], 2),
+                }
+            )
             print(rows[-1], flush=True)
     for r in rows:
         base = next(b for b in rows if b["retriever"] == r["retriever"] and b["concurrency"] == 1)
@@ -152,11 +213,17 @@ def local(args) -> dict:
 def markdown(result: dict) -> str:
     rows = result["rows"]
     cols = list(rows[0])
-    out = [f"# Concurrency benchmark ({result['mode']})", "",
-           f"`python benchmarks/bench_concurrency.py {result['mode']}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."]
+    out = [
+        f"# Concurrency benchmark ({result['mode']})",
+        "",
+        f"`python benchmarks/bench_concurrency.py {result['mode']}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+    ]
     if result["mode"] == "fake":
-        out.append(f"Server latency {result['latency_s']} s per request, unlimited parallelism; "
-                   "ideal = concurrency / latency.")
+        out.append(
+            f"Server latency {result['latency_s']} s per request, unlimited parallelism; "
+            "ideal = concurrency / latency."
+        )
     out += ["", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     out += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(out) + "\n"
@@ -168,11 +235,21 @@ def main() -> None:
     ap.add_argument("--levels", default=None, help="comma-separated concurrency levels")
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--questions", type=int, default=4)
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
-                                                          str(Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
     args = ap.parse_args()
-    args.levels = [int(x) for x in (args.levels or ("1,2,4,8,16,32,64" if args.mode == "fake" else "1,2,4")).split(",")]
+    args.levels = [
+        int(x)
+        for x in (args.levels or ("1,2,4,8,16,32,64" if args.mode == "fake" else "1,2,4")).split(
+            ","
+        )
+    ]
     result = fake(args) if args.mode == "fake" else local(args)
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_json(RESULTS / f"concurrency_{args.mode}.json", result)

@@ -26,13 +26,21 @@ from hopbench.retrieve.dense import build_ip_index
 DATASETS = {
     "musique": ("musique", "musique/musique_train.json", "musique/musique_train_corpus.json"),
     "hotpotqa": ("hotpotqa", "hotpotqa/hotpotqa_train.json", "hotpotqa/hotpotqa_train_corpus.json"),
-    "2wikimultihopqa": ("2wiki_linearrag", "2wikimultihopqa/2wikimultihopqa_questions.json",
-                        "2wikimultihopqa/2wikimultihopqa_corpus.json"),
+    "2wikimultihopqa": (
+        "2wiki_linearrag",
+        "2wikimultihopqa/2wikimultihopqa_questions.json",
+        "2wikimultihopqa/2wikimultihopqa_corpus.json",
+    ),
 }
 
 
-def bench(name: str, data_dir: Path, reference_sample: int, max_passages: int | None,
-          cache_dir: str | None) -> dict:
+def bench(
+    name: str,
+    data_dir: Path,
+    reference_sample: int,
+    max_passages: int | None,
+    cache_dir: str | None,
+) -> dict:
     fmt, q, c = DATASETS[name]
     ds = load_dataset(name, fmt, data_dir / q, data_dir / c)
     all_texts = [p.content for p in ds.corpus]
@@ -73,29 +81,45 @@ def bench(name: str, data_dir: Path, reference_sample: int, max_passages: int | 
     index.search(queries, 10)
     batched = len(queries) / (time.perf_counter() - t)
     return {
-        "dataset": name, "passages": len(all_texts), "passages_timed": len(texts), "questions": len(queries),
-        "embed_passages_per_s": len(texts) / cold, "reference_st_passages_per_s": ref_rate,
-        "embed_ratio_vs_reference": (len(texts) / cold) / ref_rate, "warm_load_s": warm,
-        "faiss_ms_p50": 1000 * float(np.median(lat_faiss)), "numpy_ms_p50": 1000 * float(np.median(lat_numpy)),
+        "dataset": name,
+        "passages": len(all_texts),
+        "passages_timed": len(texts),
+        "questions": len(queries),
+        "embed_passages_per_s": len(texts) / cold,
+        "reference_st_passages_per_s": ref_rate,
+        "embed_ratio_vs_reference": (len(texts) / cold) / ref_rate,
+        "warm_load_s": warm,
+        "faiss_ms_p50": 1000 * float(np.median(lat_faiss)),
+        "numpy_ms_p50": 1000 * float(np.median(lat_numpy)),
         "faiss_speedup_vs_numpy": float(np.median(lat_numpy) / np.median(lat_faiss)),
         "faiss_batched_queries_per_s": batched,
     }
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data-dir", default="../shared/datasets")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--reference-sample", type=int, default=300)
-    ap.add_argument("--max-passages", type=int, default=None,
-                    help="time the cold encode on the first N passages only (default: all)")
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
-                                                          os.path.expanduser("~/.cache/hopbench")),
-                    help="embedding cache for the full-corpus search timings")
+    ap.add_argument(
+        "--max-passages",
+        type=int,
+        default=None,
+        help="time the cold encode on the first N passages only (default: all)",
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", os.path.expanduser("~/.cache/hopbench")),
+        help="embedding cache for the full-corpus search timings",
+    )
     ap.add_argument("--out", default="benchmarks/results/dense.json")
     args = ap.parse_args()
-    results = [bench(n, Path(args.data_dir), args.reference_sample, args.max_passages, args.cache_dir)
-               for n in args.datasets]
+    results = [
+        bench(n, Path(args.data_dir), args.reference_sample, args.max_passages, args.cache_dir)
+        for n in args.datasets
+    ]
     for r in results:
         print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

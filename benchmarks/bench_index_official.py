@@ -63,9 +63,15 @@ sys.path.insert(0, str(REPO / "src"))
 WORKER = HERE / "official_hipporag_index_worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-CHILD_ENV = {"PYTHONHASHSEED": "0", "TQDM_DISABLE": "1", "TOKENIZERS_PARALLELISM": "false",
-             "OPENAI_API_KEY": "sk-offline"}
-DEFAULT_VENV = str(REPO / ".cache" / "official-hipporag")  # gitignored, as compare_official_hipporag.py
+CHILD_ENV = {
+    "PYTHONHASHSEED": "0",
+    "TQDM_DISABLE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "OPENAI_API_KEY": "sk-offline",
+}
+DEFAULT_VENV = str(
+    REPO / ".cache" / "official-hipporag"
+)  # gitignored, as compare_official_hipporag.py
 OFFICIAL_BATCH = 16  # hipporag BaseConfig.embedding_batch_size default
 
 
@@ -149,16 +155,27 @@ def child_extract(args) -> int:
     records = extract_corpus(corpus, extractor, args.child_cache)
     t = clock.done()
     key, rel = extraction_log(corpus, cfg)
-    out = {"extract": t, "setup": setup, "passages": len(corpus), "records": len(records),
-           "triples": sum(len(r.triples) for r in records.values()), "key": key, "log": rel,
-           "spacy": settings["spacy"], "peak_rss_mib": peak_rss_mib(),
-           "peak_rss_children_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
+    out = {
+        "extract": t,
+        "setup": setup,
+        "passages": len(corpus),
+        "records": len(records),
+        "triples": sum(len(r.triples) for r in records.values()),
+        "key": key,
+        "log": rel,
+        "spacy": settings["spacy"],
+        "peak_rss_mib": peak_rss_mib(),
+        "peak_rss_children_mib": round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+        ),
+    }
     Path(args.child_out).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
 
 
-def write_official_inputs(work: Path, corpus, records, model_path: str, batch_size: int,
-                          max_seq_length) -> int:
+def write_official_inputs(
+    work: Path, corpus, records, model_path: str, batch_size: int, max_seq_length
+) -> int:
     """The worker's inputs: the OpenIE file and docs.json (as compare_official_hipporag.export_inputs
     writes them; no vectors: the worker embeds) and index_config.json. Returns the number of docs."""
     from hopbench.kg.openie_file import openie_document
@@ -168,9 +185,16 @@ def write_official_inputs(work: Path, corpus, records, model_path: str, batch_si
     (work / f"openie_results_ner_{LLM_NAME}.json").write_text(json.dumps(doc), encoding="utf-8")
     docs = [d["passage"] for d in doc["docs"]]
     (work / "docs.json").write_text(json.dumps(docs), encoding="utf-8")
-    (work / "index_config.json").write_text(json.dumps({
-        "model_path": model_path, "embedding_batch_size": batch_size, "max_seq_length": max_seq_length}),
-        encoding="utf-8")
+    (work / "index_config.json").write_text(
+        json.dumps(
+            {
+                "model_path": model_path,
+                "embedding_batch_size": batch_size,
+                "max_seq_length": max_seq_length,
+            }
+        ),
+        encoding="utf-8",
+    )
     return len(docs)
 
 
@@ -219,8 +243,13 @@ def child_hopbench(args) -> int:
     probe(descriptions, "describe_entities", stage="describe")
 
     clock = Clock()
-    kg = load_or_build(dataset, cfg.graph, encoder=encoder, cache_dir=args.child_cache,
-                       descriptions=args.descriptions)
+    kg = load_or_build(
+        dataset,
+        cfg.graph,
+        encoder=encoder,
+        cache_dir=args.child_cache,
+        descriptions=args.descriptions,
+    )
     index = clock.done()
     rss = peak_rss_mib()
     if kg.manifest.get("cache_hit"):
@@ -232,24 +261,51 @@ def child_hopbench(args) -> int:
         t["cpu_describe"] = probes["describe"]["cpu"]
     m = kg.manifest["counts"]
     adj = kg.adjacency(relation=2.0, synonym=2.0, context=1.0)
-    graph = {"vertices": kg.n_nodes, "entities": kg.n_entities, "passages": kg.n_passages, "facts": kg.n_facts,
-             "fact_pairs": m.get("fact_pairs"), "passage_entity_edges": int(kg.context.nnz),
-             "directed_synonym_entries": m.get("directed_synonym_entries"),
-             "fact_directions_overwritten": m.get("fact_directions_overwritten"),
-             "node_pairs": int(sp.triu(adj, k=1).nnz)}
+    graph = {
+        "vertices": kg.n_nodes,
+        "entities": kg.n_entities,
+        "passages": kg.n_passages,
+        "facts": kg.n_facts,
+        "fact_pairs": m.get("fact_pairs"),
+        "passage_entity_edges": int(kg.context.nnz),
+        "directed_synonym_entries": m.get("directed_synonym_entries"),
+        "fact_directions_overwritten": m.get("fact_directions_overwritten"),
+        "node_pairs": int(sp.triu(adj, k=1).nnz),
+    }
     # HippoRAG's igraph gets one edge per directed entry of node_to_node_stats (self-loops
     # skipped): both directions of a fact pair, each passage-entity pair, and each directed
     # synonym entry that did not overwrite a fact direction (compare_official_hipporag.md)
-    graph["edges"] = (2 * graph["fact_pairs"] + graph["passage_entity_edges"]
-                      + graph["directed_synonym_entries"] - graph["fact_directions_overwritten"])
-    graph["synonym_new_directed_entries"] = graph["directed_synonym_entries"] - graph["fact_directions_overwritten"]
-    out = {"imports": imports, "read_dataset": read_dataset, "model_load": model_load, "index": index,
-           "total": {k: model_load[k] + index[k] for k in ("wall", "cpu")}, "timings": t,
-           "graph_key": kg.manifest.get("graph_key"), "peak_rss_mib": rss, "graph": graph,
-           "encoder": {"model": encoder.model_name, "backend": encoder.backend, "batch_size": encoder.batch_size,
-                       "short_text_batch_size": resolve_settings(cfg.graph)["short_text_batch_size"],
-                       "identity": encoder.identity, "stats": encoder.stats},
-           "descriptions": args.descriptions, "versions": versions(), "threads": threads()}
+    graph["edges"] = (
+        2 * graph["fact_pairs"]
+        + graph["passage_entity_edges"]
+        + graph["directed_synonym_entries"]
+        - graph["fact_directions_overwritten"]
+    )
+    graph["synonym_new_directed_entries"] = (
+        graph["directed_synonym_entries"] - graph["fact_directions_overwritten"]
+    )
+    out = {
+        "imports": imports,
+        "read_dataset": read_dataset,
+        "model_load": model_load,
+        "index": index,
+        "total": {k: model_load[k] + index[k] for k in ("wall", "cpu")},
+        "timings": t,
+        "graph_key": kg.manifest.get("graph_key"),
+        "peak_rss_mib": rss,
+        "graph": graph,
+        "encoder": {
+            "model": encoder.model_name,
+            "backend": encoder.backend,
+            "batch_size": encoder.batch_size,
+            "short_text_batch_size": resolve_settings(cfg.graph)["short_text_batch_size"],
+            "identity": encoder.identity,
+            "stats": encoder.stats,
+        },
+        "descriptions": args.descriptions,
+        "versions": versions(),
+        "threads": threads(),
+    }
     Path(args.child_out).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
 
@@ -258,7 +314,15 @@ def versions() -> dict:
     from importlib import metadata
 
     out = {"python": platform.python_version()}
-    for name in ("hopbench", "torch", "sentence-transformers", "transformers", "numpy", "scipy", "spacy"):
+    for name in (
+        "hopbench",
+        "torch",
+        "sentence-transformers",
+        "transformers",
+        "numpy",
+        "scipy",
+        "spacy",
+    ):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -277,7 +341,9 @@ def threads() -> dict:
     try:
         from threadpoolctl import threadpool_info
 
-        out["blas"] = sorted({(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()})
+        out["blas"] = sorted(
+            {(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()}
+        )
     except ImportError:  # pragma: no cover
         pass
     return out
@@ -293,7 +359,9 @@ def child_env(official: bool) -> dict:
     if official:
         env.pop("PYTHONPATH", None)
     else:
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
     env.update(CHILD_ENV)
     return env
 
@@ -307,13 +375,29 @@ def run_child(cmd: list[str], env: dict, log: Path, what: str) -> dict:
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode:
-        raise SystemExit(f"{what} failed; see {log}:\n" + "\n".join(log.read_text().splitlines()[-20:]))
-    return {"wall": wall, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)}
+        raise SystemExit(
+            f"{what} failed; see {log}:\n" + "\n".join(log.read_text().splitlines()[-20:])
+        )
+    return {
+        "wall": wall,
+        "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+    }
 
 
 def self_cmd(args, mode: str, dataset: str, cache: Path, out: Path) -> list[str]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), mode, "--child-dataset", dataset,
-           "--child-cache", str(cache), "--child-out", str(out), "--data-dir", args.data_dir]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        mode,
+        "--child-dataset",
+        dataset,
+        "--child-cache",
+        str(cache),
+        "--child-out",
+        str(out),
+        "--data-dir",
+        args.data_dir,
+    ]
     if args.limit_passages:
         cmd += ["--limit-passages", str(args.limit_passages)]
     if args.descriptions:
@@ -335,8 +419,12 @@ def bench_dataset(name: str, args, py: Path) -> dict:
     tag = name + (f"_first{args.limit_passages}" if args.limit_passages else "")
     work = Path(args.work_dir) / tag
     work.mkdir(parents=True, exist_ok=True)
-    res: dict = {"dataset": name, "limit_passages": args.limit_passages, "loadavg_start": loadavg(),
-                 "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    res: dict = {
+        "dataset": name,
+        "limit_passages": args.limit_passages,
+        "loadavg_start": loadavg(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     cfg = composed(name, args, args.cache_dir)
     corpus = list(load_corpus_dataset(cfg, args.limit_passages).corpus)
     key, rel = extraction_log(corpus, cfg)
@@ -348,8 +436,12 @@ def bench_dataset(name: str, args, py: Path) -> dict:
         cache = fresh(work / "extraction-cold")
         out = work / "extraction-cold.json"
         print(f"[{tag}] cold extraction ({len(corpus)} passages) ...", flush=True)
-        proc = run_child(self_cmd(args, "--child-extract", name, cache, out), child_env(False),
-                         work / "extraction-cold.log", "the cold extraction")
+        proc = run_child(
+            self_cmd(args, "--child-extract", name, cache, out),
+            child_env(False),
+            work / "extraction-cold.log",
+            "the cold extraction",
+        )
         ext = json.loads(out.read_text(encoding="utf-8"))
         ext["process"] = proc
         ext["cold"] = True
@@ -372,34 +464,60 @@ def bench_dataset(name: str, args, py: Path) -> dict:
     # 2-3. the inputs of both builds, then the alternating cold builds
     inputs = work / "official-inputs"
     model_path = resolve_model_path(cfg.embedding.model)
-    write_official_inputs(inputs, corpus, records, model_path, args.official_batch_size,
-                          cfg.embedding.get("max_seq_length"))
+    write_official_inputs(
+        inputs,
+        corpus,
+        records,
+        model_path,
+        args.official_batch_size,
+        cfg.embedding.get("max_seq_length"),
+    )
     res["runs"] = {"hopbench": [], "official": []}
     for rep in range(args.repeats):
         cache = fresh(work / f"hopbench-cache-{rep}")
         (cache / rel).parent.mkdir(parents=True)
         shutil.copyfile(shared_log, cache / rel)
         out = work / f"hopbench-{rep}.json"
-        print(f"[{tag}] hopbench cold build {rep + 1}/{args.repeats} (load {loadavg()}) ...", flush=True)
-        proc = run_child(self_cmd(args, "--child-hopbench", name, cache, out), child_env(False),
-                         work / f"hopbench-{rep}.log", "the hopbench build")
+        print(
+            f"[{tag}] hopbench cold build {rep + 1}/{args.repeats} (load {loadavg()}) ...",
+            flush=True,
+        )
+        proc = run_child(
+            self_cmd(args, "--child-hopbench", name, cache, out),
+            child_env(False),
+            work / f"hopbench-{rep}.log",
+            "the hopbench build",
+        )
         h = json.loads(out.read_text(encoding="utf-8"))
         h["process"], h["loadavg_after"] = proc, loadavg()
         res["runs"]["hopbench"].append(h)
-        print(f"[{tag}]   total {h['total']['wall']:.1f} s wall, {h['total']['cpu']:.1f} s CPU; "
-              f"process {proc['wall']:.1f} s", flush=True)
+        print(
+            f"[{tag}]   total {h['total']['wall']:.1f} s wall, {h['total']['cpu']:.1f} s CPU; "
+            f"process {proc['wall']:.1f} s",
+            flush=True,
+        )
         if not args.keep:
             shutil.rmtree(cache)
 
         save = fresh(work / f"official-save-{rep}")
-        print(f"[{tag}] official cold build {rep + 1}/{args.repeats} (load {loadavg()}) ...", flush=True)
-        proc = run_child([str(py), str(WORKER), str(inputs), str(save)], child_env(True),
-                         work / f"official-{rep}.log", "the official package")
+        print(
+            f"[{tag}] official cold build {rep + 1}/{args.repeats} (load {loadavg()}) ...",
+            flush=True,
+        )
+        proc = run_child(
+            [str(py), str(WORKER), str(inputs), str(save)],
+            child_env(True),
+            work / f"official-{rep}.log",
+            "the official package",
+        )
         o = json.loads((save / "official_index.json").read_text(encoding="utf-8"))
         o["process"], o["loadavg_after"] = proc, loadavg()
         res["runs"]["official"].append(o)
-        print(f"[{tag}]   total {o['total']['wall']:.1f} s wall, {o['total']['cpu']:.1f} s CPU; "
-              f"process {proc['wall']:.1f} s", flush=True)
+        print(
+            f"[{tag}]   total {o['total']['wall']:.1f} s wall, {o['total']['cpu']:.1f} s CPU; "
+            f"process {proc['wall']:.1f} s",
+            flush=True,
+        )
         if not args.keep:
             shutil.rmtree(save)
     res["loadavg_end"] = loadavg()
@@ -440,13 +558,24 @@ def hopbench_rows(h: dict) -> dict:
             return None
         return _pair(t[name], t.get(f"cpu_{name}", float("nan")))
 
-    rows = {"model": h["model_load"], "read": st("extract"), "embed_passages": st("embed_passages"),
-            "embed_entities": st("embed_entities"), "embed_facts": st("embed_facts"), "store": None,
-            "assembly": st("assemble"), "synonyms": st("synonyms"),
-            "descriptions": _sum(st("describe"), st("embed_descriptions")), "augment": None, "save": st("save")}
+    rows = {
+        "model": h["model_load"],
+        "read": st("extract"),
+        "embed_passages": st("embed_passages"),
+        "embed_entities": st("embed_entities"),
+        "embed_facts": st("embed_facts"),
+        "store": None,
+        "assembly": st("assemble"),
+        "synonyms": st("synonyms"),
+        "descriptions": _sum(st("describe"), st("embed_descriptions")),
+        "augment": None,
+        "save": st("save"),
+    }
     inside = [v for k, v in rows.items() if v is not None and k != "model"]
-    rows["other"] = _pair(h["index"]["wall"] - sum(v["wall"] for v in inside),
-                          h["index"]["cpu"] - sum(v["cpu"] for v in inside))
+    rows["other"] = _pair(
+        h["index"]["wall"] - sum(v["wall"] for v in inside),
+        h["index"]["cpu"] - sum(v["cpu"] for v in inside),
+    )
     rows["total"] = h["total"]
     return rows
 
@@ -461,21 +590,41 @@ def official_rows(o: dict) -> dict:
     ins = st("insert_chunk", "insert_entity", "insert_fact")
     encs = _sum(*enc.values())
     store = _pair(ins["wall"] - encs["wall"], ins["cpu"] - encs["cpu"]) if ins and encs else ins
-    return {"model": o["init"], "read": st("load_existing_openie", "reformat_openie_results"),
-            "embed_passages": enc["chunk"], "embed_entities": enc["entity"], "embed_facts": enc["fact"],
-            "store": store,
-            "assembly": st("text_processing", "extract_entity_nodes", "flatten_facts", "add_fact_edges",
-                           "add_passage_edges"),
-            "synonyms": st("add_synonymy_edges"), "descriptions": None, "augment": st("augment_graph"),
-            "save": st("save_igraph"), "other": o["other"], "total": o["total"]}
+    return {
+        "model": o["init"],
+        "read": st("load_existing_openie", "reformat_openie_results"),
+        "embed_passages": enc["chunk"],
+        "embed_entities": enc["entity"],
+        "embed_facts": enc["fact"],
+        "store": store,
+        "assembly": st(
+            "text_processing",
+            "extract_entity_nodes",
+            "flatten_facts",
+            "add_fact_edges",
+            "add_passage_edges",
+        ),
+        "synonyms": st("add_synonymy_edges"),
+        "descriptions": None,
+        "augment": st("augment_graph"),
+        "save": st("save_igraph"),
+        "other": o["other"],
+        "total": o["total"],
+    }
 
 
 def median_rows(rows: list[dict]) -> dict:
     out = {}
     for key in rows[0]:
         vals = [r[key] for r in rows if r.get(key) is not None]
-        out[key] = (_pair(statistics.median(v["wall"] for v in vals), statistics.median(v["cpu"] for v in vals))
-                    if vals else None)
+        out[key] = (
+            _pair(
+                statistics.median(v["wall"] for v in vals),
+                statistics.median(v["cpu"] for v in vals),
+            )
+            if vals
+            else None
+        )
     return out
 
 
@@ -502,14 +651,27 @@ def _ratio(o: dict | None, h: dict | None, k: str) -> str:
     return f"{o[k] / h[k]:.2f}"
 
 
-COUNTS = [("vertices", "vertices"), ("entities", "entity nodes"), ("passages", "passage nodes"),
-          ("facts", "facts (embedded)"), ("fact_pairs", "fact pairs"),
-          ("passage_entity_edges", "passage-entity edges"),
-          ("synonym_new_directed_entries", "directed synonym entries not on a fact direction"),
-          ("edges", "igraph edges (one per directed entry; hopbench: the same count from its matrices)"),
-          ("node_pairs", "distinct node pairs (PPR adjacency / simplified igraph)")]
-SAME_KEYS = ("vertices", "entities", "passages", "facts", "fact_pairs", "passage_entity_edges", "edges",
-             "node_pairs")
+COUNTS = [
+    ("vertices", "vertices"),
+    ("entities", "entity nodes"),
+    ("passages", "passage nodes"),
+    ("facts", "facts (embedded)"),
+    ("fact_pairs", "fact pairs"),
+    ("passage_entity_edges", "passage-entity edges"),
+    ("synonym_new_directed_entries", "directed synonym entries not on a fact direction"),
+    ("edges", "igraph edges (one per directed entry; hopbench: the same count from its matrices)"),
+    ("node_pairs", "distinct node pairs (PPR adjacency / simplified igraph)"),
+]
+SAME_KEYS = (
+    "vertices",
+    "entities",
+    "passages",
+    "facts",
+    "fact_pairs",
+    "passage_entity_edges",
+    "edges",
+    "node_pairs",
+)
 
 
 def summarize(d: dict) -> dict:
@@ -518,91 +680,137 @@ def summarize(d: dict) -> dict:
     gh, go = d["runs"]["hopbench"][0]["graph"], d["runs"]["official"][0]["graph"]
     same = all(gh.get(k) == go.get(k) for k in SAME_KEYS)
     consistent = all(r["graph"] == gh for r in d["runs"]["hopbench"]) and all(
-        r["graph"] == go for r in d["runs"]["official"])
-    return {"hopbench": median_rows(hb), "official": median_rows(off), "same_graph": same,
-            "same_across_repeats": consistent}
+        r["graph"] == go for r in d["runs"]["official"]
+    )
+    return {
+        "hopbench": median_rows(hb),
+        "official": median_rows(off),
+        "same_graph": same,
+        "same_across_repeats": consistent,
+    }
 
 
 def markdown(res: dict) -> str:
-    L = ["# Cold index build: hopbench against the official HippoRAG 2 package (issue #31)", "",
-         f"Made by `benchmarks/bench_index_official.py` ({res['started']} to {res['finished']}; load average "
-         f"{res['loadavg_start']} at the start, {res['loadavg_end']} at the end; {res['machine']}). "
-         "Same corpus, same triples (hopbench's spaCy extraction, given to the official package as its OpenIE "
-         "file), all-MiniLM-L6-v2 on the CPU on both sides, each build cold (new cache / save folder) in a "
-         "process of its own, hopbench and official alternating; the machine's default threads on both sides "
-         "(no OMP/MKL/OPENBLAS_NUM_THREADS set), PYTHONHASHSEED=0.", ""]
+    L = [
+        "# Cold index build: hopbench against the official HippoRAG 2 package (issue #31)",
+        "",
+        f"Made by `benchmarks/bench_index_official.py` ({res['started']} to {res['finished']}; load average "
+        f"{res['loadavg_start']} at the start, {res['loadavg_end']} at the end; {res['machine']}). "
+        "Same corpus, same triples (hopbench's spaCy extraction, given to the official package as its OpenIE "
+        "file), all-MiniLM-L6-v2 on the CPU on both sides, each build cold (new cache / save folder) in a "
+        "process of its own, hopbench and official alternating; the machine's default threads on both sides "
+        "(no OMP/MKL/OPENBLAS_NUM_THREADS set), PYTHONHASHSEED=0.",
+        "",
+    ]
     o0 = res["datasets"][0]["runs"]["official"][0]
     h0 = res["datasets"][0]["runs"]["hopbench"][0]
-    L += [f"- official: `hipporag=={o0['versions'].get('hipporag')}` (" + ", ".join(
-        f"{k} {v}" for k, v in o0["versions"].items() if k != "hipporag") + "), "
+    L += [
+        f"- official: `hipporag=={o0['versions'].get('hipporag')}` ("
+        + ", ".join(f"{k} {v}" for k, v in o0["versions"].items() if k != "hipporag")
+        + "), "
         f"`HippoRAG.__init__` + `HippoRAG.index` on a new save_dir (force_index_from_scratch, save_openie=False), "
         f"embedding batch size {o0['embedding_batch_size']} (the package default is {OFFICIAL_BATCH}); threads "
         f"{o0['threads']}.",
         f"- hopbench: `load_or_build` as `retriever=hipporag graph=spacy` composes it (graph.construction="
-        f"hipporag2; description vectors {'embedded' if h0['descriptions'] else 'deferred, as the hipporag retriever reads none'}), "
+        "hipporag2; description vectors "
+        f"{'embedded' if h0['descriptions'] else 'deferred, as the hipporag retriever reads none'}), "
         f"encoder `{h0['encoder']['identity']}`, backend {h0['encoder']['backend']}, batch size "
         f"{h0['encoder']['batch_size']} (passages; names and facts {h0['encoder'].get('short_text_batch_size', '–')}, "
         f"batches of equal token counts) ({', '.join(f'{k} {v}' for k, v in h0['versions'].items())}); "
         f"threads {h0['threads']}.",
         "- Seconds: wall (time.perf_counter) and CPU (os.times user+system, children included); medians over "
         f"{res['repeats']} repeat(s). TOTAL = model load / init + the index build (`load_or_build` / "
-        "`index()`); imports, extraction and the whole process are outside it. \"other\": TOTAL's index part "
+        '`index()`); imports, extraction and the whole process are outside it. "other": TOTAL\'s index part '
         "minus the listed stages (hopbench: cache keys, lock, the KnowledgeGraph object and weight split; "
         "official: logging, node_to_node_stats setup). hopbench embeds passages in a thread while it reads the "
         "extraction log, so those two stages overlap (their CPU figures are the process's over each window).",
         "- Imports: `import hipporag` imports torch and transformers; hopbench imports them when it loads the "
-        "model, so its \"model load\" holds them and its \"imports\" row does not. The hopbench process also "
-        "reads the whole dataset (questions and corpus, \"read_dataset\" in the .json), which the official one "
-        "gets as docs.json; both are in \"whole process\" and in peak RSS.",
-        ""]
+        'model, so its "model load" holds them and its "imports" row does not. The hopbench process also '
+        'reads the whole dataset (questions and corpus, "read_dataset" in the .json), which the official one '
+        'gets as docs.json; both are in "whole process" and in peak RSS.',
+        "",
+    ]
     for d in res["datasets"]:
         s = summarize(d)
         hb, off = s["hopbench"], s["official"]
         runs_h, runs_o = d["runs"]["hopbench"], d["runs"]["official"]
         ext = d["extraction"]
-        title = f"## {d['dataset']}" + (f" (first {d['limit_passages']} passages)" if d["limit_passages"] else "")
-        L += [title, "", f"{d['passages']:,} passages, {ext.get('triples', 0):,} triples; load average "
-              f"{d['loadavg_start']} at the start, {d['loadavg_end']} at the end.", "",
-              "| stage | hopbench wall s | hopbench CPU s | official wall s | official CPU s | "
-              "official/hopbench wall | official/hopbench CPU |", "|:--|--:|--:|--:|--:|--:|--:|"]
+        title = f"## {d['dataset']}" + (
+            f" (first {d['limit_passages']} passages)" if d["limit_passages"] else ""
+        )
+        L += [
+            title,
+            "",
+            f"{d['passages']:,} passages, {ext.get('triples', 0):,} triples; load average "
+            f"{d['loadavg_start']} at the start, {d['loadavg_end']} at the end.",
+            "",
+            "| stage | hopbench wall s | hopbench CPU s | official wall s | official CPU s | "
+            "official/hopbench wall | official/hopbench CPU |",
+            "|:--|--:|--:|--:|--:|--:|--:|",
+        ]
         if ext.get("cold"):
             e = ext["extract"]
-            L.append(f"| *extraction, cold (spaCy, n_process={ext['spacy']['n_process']}; apart)* | "
-                     f"*{e['wall']:,.2f}* | *{e['cpu']:,.2f}* | *(input: OpenIE file)* | | | |")
+            L.append(
+                f"| *extraction, cold (spaCy, n_process={ext['spacy']['n_process']}; apart)* | "
+                f"*{e['wall']:,.2f}* | *{e['cpu']:,.2f}* | *(input: OpenIE file)* | | | |"
+            )
         imp_h = median_rows([{"x": r["imports"]} for r in runs_h])["x"]
         imp_o = median_rows([{"x": r["imports"]} for r in runs_o])["x"]
-        L.append(f"| *imports (apart)* | *{_s(imp_h, 'wall')}* | *{_s(imp_h, 'cpu')}* | *{_s(imp_o, 'wall')}* | "
-                 f"*{_s(imp_o, 'cpu')}* | | |")
+        L.append(
+            f"| *imports (apart)* | *{_s(imp_h, 'wall')}* | *{_s(imp_h, 'cpu')}* | *{_s(imp_o, 'wall')}* | "
+            f"*{_s(imp_o, 'cpu')}* | | |"
+        )
         for key, label in ROWS:
             a, b = hb.get(key), off.get(key)
-            L.append(f"| {label} | {_s(a, 'wall')} | {_s(a, 'cpu')} | {_s(b, 'wall')} | {_s(b, 'cpu')} | "
-                     f"{_ratio(b, a, 'wall')} | {_ratio(b, a, 'cpu')} |")
+            L.append(
+                f"| {label} | {_s(a, 'wall')} | {_s(a, 'cpu')} | {_s(b, 'wall')} | {_s(b, 'cpu')} | "
+                f"{_ratio(b, a, 'wall')} | {_ratio(b, a, 'cpu')} |"
+            )
         a, b = hb["total"], off["total"]
-        L.append(f"| **TOTAL** | **{_s(a, 'wall')}** | **{_s(a, 'cpu')}** | **{_s(b, 'wall')}** | "
-                 f"**{_s(b, 'cpu')}** | **{_ratio(b, a, 'wall')}** | **{_ratio(b, a, 'cpu')}** |")
+        L.append(
+            f"| **TOTAL** | **{_s(a, 'wall')}** | **{_s(a, 'cpu')}** | **{_s(b, 'wall')}** | "
+            f"**{_s(b, 'cpu')}** | **{_ratio(b, a, 'wall')}** | **{_ratio(b, a, 'cpu')}** |"
+        )
         ph = median_rows([{"x": r["process"]} for r in runs_h])["x"]
         po = median_rows([{"x": r["process"]} for r in runs_o])["x"]
-        L.append(f"| whole process (start-up to exit, measured outside) | {_s(ph, 'wall')} | {_s(ph, 'cpu')} | "
-                 f"{_s(po, 'wall')} | {_s(po, 'cpu')} | {_ratio(po, ph, 'wall')} | {_ratio(po, ph, 'cpu')} |")
+        L.append(
+            f"| whole process (start-up to exit, measured outside) | {_s(ph, 'wall')} | {_s(ph, 'cpu')} | "
+            f"{_s(po, 'wall')} | {_s(po, 'cpu')} | {_ratio(po, ph, 'wall')} | {_ratio(po, ph, 'cpu')} |"
+        )
         rh, ro = _med(runs_h, "peak_rss_mib"), _med(runs_o, "peak_rss_mib")
         L.append(f"| peak RSS (MiB) | {rh:,.0f} | | {ro:,.0f} | | {ro / rh:.2f} | |")
         knn = [r["stages"].get("retrieve_knn") for r in runs_o]
         enc_h = runs_h[0]["encoder"]["stats"]
-        L += ["", f"Official details (median): `retrieve_knn` {statistics.median(k['wall'] for k in knn if k):.2f} s "
-              f"wall of the synonym stage; `augment_graph` prints `get_graph_info()` "
-              f"({statistics.median(r['stages'].get('get_graph_info', {}).get('wall', 0) for r in runs_o):.2f} s). "
-              f"hopbench's encoder encoded {enc_h['texts_encoded']:,} texts "
-              f"(official: {sum(runs_o[0]['graph']['embedded'].values()):,}).", ""]
+        L += [
+            "",
+            f"Official details (median): `retrieve_knn` {statistics.median(k['wall'] for k in knn if k):.2f} s "
+            f"wall of the synonym stage; `augment_graph` prints `get_graph_info()` "
+            f"({statistics.median(r['stages'].get('get_graph_info', {}).get('wall', 0) for r in runs_o):.2f} s). "
+            f"hopbench's encoder encoded {enc_h['texts_encoded']:,} texts "
+            f"(official: {sum(runs_o[0]['graph']['embedded'].values()):,}).",
+            "",
+        ]
         if len(runs_h) > 1:
-            L += ["TOTAL per repeat (wall s): hopbench " + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_h)
-                  + "; official " + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_o) + ".", ""]
+            L += [
+                "TOTAL per repeat (wall s): hopbench "
+                + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_h)
+                + "; official "
+                + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_o)
+                + ".",
+                "",
+            ]
         gh, go = runs_h[0]["graph"], runs_o[0]["graph"]
         L += ["| graph | hopbench | official |", "|:--|--:|--:|"]
         for key, label in COUNTS:
             L.append(f"| {label} | {_n(gh.get(key))} | {_n(go.get(key))} |")
-        L += ["", f"Same graph (vertices, entity and passage nodes, facts, fact pairs, passage-entity edges, igraph "
-              f"edges, node pairs): **{'yes' if s['same_graph'] else 'NO'}**"
-              + ("" if s["same_across_repeats"] else " (counts differ between repeats!)") + ".", ""]
+        L += [
+            "",
+            f"Same graph (vertices, entity and passage nodes, facts, fact pairs, passage-entity edges, igraph "
+            f"edges, node pairs): **{'yes' if s['same_graph'] else 'NO'}**"
+            + ("" if s["same_across_repeats"] else " (counts differ between repeats!)")
+            + ".",
+            "",
+        ]
     return "\n".join(L)
 
 
@@ -629,33 +837,69 @@ ORIGINAL_THREADS = {v: os.environ.get(v) for v in THREAD_VARS}
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Cold index build of the same corpus and triples by hopbench and by the official HippoRAG 2 "
-                    "package (hipporag==2.0.0a4, own venv): wall and CPU seconds per stage, peak RSS, graph "
-                    "counts. Writes <out>.json and <out>.md.",
+        "package (hipporag==2.0.0a4, own venv): wall and CPU seconds per stage, peak RSS, graph "
+        "counts. Writes <out>.json and <out>.md.",
         epilog="Example (small test): PYTHONPATH=src /work/venv/bin/python benchmarks/bench_index_official.py "
-               "--datasets musique --limit-passages 150 --out /tmp/index_test",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--datasets", default="musique,2wikimultihopqa", help="comma-separated dataset configs")
-    ap.add_argument("--repeats", type=int, default=1, help="cold builds per side, alternating hopbench/official")
-    ap.add_argument("--limit-passages", type=int, default=None, help="only the corpus's first N passages (tests)")
-    ap.add_argument("--venv", default=DEFAULT_VENV, help="the official package's virtual environment (made once)")
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
-                    help="benchmark files ($HOPBENCH_DATA_DIR)")
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
-                                                          str(Path.home() / ".cache" / "hopbench")),
-                    help="the shared cache whose extraction logs are read (and filled)")
-    ap.add_argument("--work-dir", default=None,
-                    help="inputs, logs and build folders (default <cache-dir>/bench-index; corpus text, so "
-                         "never the repository)")
-    ap.add_argument("--cold-extraction", action=argparse.BooleanOptionalAction, default=True,
-                    help="time the spaCy extraction in a child on a new cache folder (else read/extract with "
-                         "the shared cache)")
-    ap.add_argument("--descriptions", action="store_true",
-                    help="hopbench also embeds the entity descriptions (what retrievers that read them build)")
-    ap.add_argument("--official-batch-size", type=int, default=OFFICIAL_BATCH,
-                    help="the official BaseConfig.embedding_batch_size (its default is 16)")
+        "--datasets musique --limit-passages 150 --out /tmp/index_test",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    ap.add_argument(
+        "--datasets", default="musique,2wikimultihopqa", help="comma-separated dataset configs"
+    )
+    ap.add_argument(
+        "--repeats", type=int, default=1, help="cold builds per side, alternating hopbench/official"
+    )
+    ap.add_argument(
+        "--limit-passages",
+        type=int,
+        default=None,
+        help="only the corpus's first N passages (tests)",
+    )
+    ap.add_argument(
+        "--venv",
+        default=DEFAULT_VENV,
+        help="the official package's virtual environment (made once)",
+    )
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
+        help="benchmark files ($HOPBENCH_DATA_DIR)",
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+        help="the shared cache whose extraction logs are read (and filled)",
+    )
+    ap.add_argument(
+        "--work-dir",
+        default=None,
+        help="inputs, logs and build folders (default <cache-dir>/bench-index; corpus text, so "
+        "never the repository)",
+    )
+    ap.add_argument(
+        "--cold-extraction",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="time the spaCy extraction in a child on a new cache folder (else read/extract with "
+        "the shared cache)",
+    )
+    ap.add_argument(
+        "--descriptions",
+        action="store_true",
+        help="hopbench also embeds the entity descriptions (what retrievers that read them build)",
+    )
+    ap.add_argument(
+        "--official-batch-size",
+        type=int,
+        default=OFFICIAL_BATCH,
+        help="the official BaseConfig.embedding_batch_size (its default is 16)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the build folders")
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "index_official"),
-                    help="output path without suffix")
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "benchmarks" / "results" / "index_official"),
+        help="output path without suffix",
+    )
     ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
     for hidden in ("--child-hopbench", "--child-extract"):
         ap.add_argument(hidden, action="store_true", help=argparse.SUPPRESS)
@@ -674,9 +918,16 @@ def main() -> int:
         return 0
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "bench-index")
     py = coh().ensure_venv(Path(args.venv))
-    res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": loadavg(), "machine": machine(),
-           "repeats": args.repeats, "args": {k: v for k, v in vars(args).items() if not k.startswith("child")},
-           "thread_env": ORIGINAL_THREADS, "child_env": CHILD_ENV, "datasets": []}
+    res = {
+        "started": time.strftime("%Y-%m-%d %H:%M"),
+        "loadavg_start": loadavg(),
+        "machine": machine(),
+        "repeats": args.repeats,
+        "args": {k: v for k, v in vars(args).items() if not k.startswith("child")},
+        "thread_env": ORIGINAL_THREADS,
+        "child_env": CHILD_ENV,
+        "datasets": [],
+    }
     for name in args.datasets.split(","):
         res["datasets"].append(bench_dataset(name, args, py))
     res["loadavg_end"] = loadavg()

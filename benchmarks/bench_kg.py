@@ -51,8 +51,12 @@ TWOWIKI = DATA / "2wikimultihopqa" / "2wikimultihopqa_corpus.json"
 
 
 def load_2wiki():
-    return load_dataset("2wikimultihopqa", "2wiki_linearrag", DATA / "2wikimultihopqa/2wikimultihopqa_questions.json",
-                        TWOWIKI)
+    return load_dataset(
+        "2wikimultihopqa",
+        "2wiki_linearrag",
+        DATA / "2wikimultihopqa/2wikimultihopqa_questions.json",
+        TWOWIKI,
+    )
 
 
 def load_avg() -> list[float]:
@@ -79,10 +83,20 @@ def bench_extractor(n: int, batch_size: int) -> dict:
     start = _clock()
     list(stock.pipe(texts, batch_size=batch_size))
     ref_s, ref_cpu = _since(start)
-    out = {"passages": n, "batch_size": batch_size,
-           "stock": {"per_s": n / ref_s, "cpu_s": ref_cpu, "per_cpu_s": n / ref_cpu, "load": load_avg()}}
-    print(f"stock spaCy pipeline: {n / ref_s:.1f} passages/s, {n / ref_cpu:.1f} per CPU-s  [load {load_avg()}]",
-          flush=True)
+    out = {
+        "passages": n,
+        "batch_size": batch_size,
+        "stock": {
+            "per_s": n / ref_s,
+            "cpu_s": ref_cpu,
+            "per_cpu_s": n / ref_cpu,
+            "load": load_avg(),
+        },
+    }
+    print(
+        f"stock spaCy pipeline: {n / ref_s:.1f} passages/s, {n / ref_cpu:.1f} per CPU-s  [load {load_avg()}]",
+        flush=True,
+    )
     base = None
     for n_process in (1, 2):
         ex = SpacyExtractor(n_process=n_process, batch_size=batch_size)
@@ -92,12 +106,20 @@ def bench_extractor(n: int, batch_size: int) -> dict:
         dt, cpu = _since(start)
         base = base or recs
         out[f"ours_n_process_{n_process}"] = {
-            "per_s": n / dt, "ratio_to_stock": ref_s / dt, "cpu_s": cpu, "per_cpu_s": n / cpu,
-            "cpu_ratio_to_stock": ref_cpu / cpu, "same_records_as_n1": recs == base,
-            "load": load_avg()}
-        print(f"SpacyExtractor n_process={n_process}: {n / dt:.1f} passages/s (x{ref_s / dt:.2f} the stock "
-              f"pipeline), {n / cpu:.1f} per CPU-s (parent + joined workers; x{ref_cpu / cpu:.2f} stock)  "
-              f"[load {load_avg()}]", flush=True)
+            "per_s": n / dt,
+            "ratio_to_stock": ref_s / dt,
+            "cpu_s": cpu,
+            "per_cpu_s": n / cpu,
+            "cpu_ratio_to_stock": ref_cpu / cpu,
+            "same_records_as_n1": recs == base,
+            "load": load_avg(),
+        }
+        print(
+            f"SpacyExtractor n_process={n_process}: {n / dt:.1f} passages/s (x{ref_s / dt:.2f} the stock "
+            f"pipeline), {n / cpu:.1f} per CPU-s (parent + joined workers; x{ref_cpu / cpu:.2f} stock)  "
+            f"[load {load_avg()}]",
+            flush=True,
+        )
     return out
 
 
@@ -123,11 +145,19 @@ def bench_backends(n: int, backends: list[str], cache: Path) -> dict:
             ref, ref_s = emb, dt
         cosines = (emb * ref).sum(axis=1)
         cos = float(cosines.min())
-        out[backend] = {"texts_per_s": len(texts) / dt, "ratio_to_torch": ref_s / dt, "cpu_s": cpu,
-                        "min_cosine_to_torch": cos, "mean_cosine_to_torch": float(cosines.mean()),
-                        "load": load_avg()}
-        print(f"encoder {backend}: {len(texts) / dt:.0f} texts/s (x{ref_s / dt:.2f} torch), {cpu:.1f} CPU-s, "
-              f"min cosine to torch {cos:.5f} (mean {cosines.mean():.5f})  [load {load_avg()}]", flush=True)
+        out[backend] = {
+            "texts_per_s": len(texts) / dt,
+            "ratio_to_torch": ref_s / dt,
+            "cpu_s": cpu,
+            "min_cosine_to_torch": cos,
+            "mean_cosine_to_torch": float(cosines.mean()),
+            "load": load_avg(),
+        }
+        print(
+            f"encoder {backend}: {len(texts) / dt:.0f} texts/s (x{ref_s / dt:.2f} torch), {cpu:.1f} CPU-s, "
+            f"min cosine to torch {cos:.5f} (mean {cosines.mean():.5f})  [load {load_avg()}]",
+            flush=True,
+        )
     return out
 
 
@@ -139,7 +169,9 @@ def profile_config(profile: str) -> tuple[dict, dict]:
     graph = {"default": "spacy", "fast": "spacy_fast"}[profile]
     with initialize_config_dir(config_dir=str(REPO / "configs"), version_base="1.3"):
         cfg = compose("config", overrides=[f"graph={graph}"])
-    return OmegaConf.to_container(cfg.graph, resolve=True), OmegaConf.to_container(cfg.embedding, resolve=True)
+    return OmegaConf.to_container(cfg.graph, resolve=True), OmegaConf.to_container(
+        cfg.embedding, resolve=True
+    )
 
 
 def prepare_export(cache: Path, backend: str) -> float | None:
@@ -152,17 +184,23 @@ def prepare_export(cache: Path, backend: str) -> float | None:
     dt, cpu = _since(start)
     for f in (cache / "embeddings").glob("*.npy"):
         f.unlink()  # the warm-up vector must not be a cache entry of the build
-    print(f"  ONNX export for {backend} (once per machine, not part of the build): {dt:.1f} s, {cpu:.1f} CPU-s  "
-          f"[load {load_avg()}]", flush=True)
+    print(
+        f"  ONNX export for {backend} (once per machine, not part of the build): {dt:.1f} s, {cpu:.1f} CPU-s  "
+        f"[load {load_avg()}]",
+        flush=True,
+    )
     return dt
 
 
 def bench_cold_warm(cache: Path, graph_cfg: dict, backend: str) -> dict:
     ds = load_2wiki()
     settings = resolve_settings(graph_cfg)
-    print(f"cold build of 2Wiki ({len(ds.corpus)} passages) in {cache}, backend {backend}, "
-          f"n_process {settings['spacy']['n_process']}, description embedding "
-          f"{settings['description']['embedding']}  [load {load_avg()}]", flush=True)
+    print(
+        f"cold build of 2Wiki ({len(ds.corpus)} passages) in {cache}, backend {backend}, "
+        f"n_process {settings['spacy']['n_process']}, description embedding "
+        f"{settings['description']['embedding']}  [load {load_avg()}]",
+        flush=True,
+    )
     export_s = prepare_export(cache, backend)
     enc = Encoder(cache_dir=cache, show_progress=False, backend=backend)
     load_before = load_avg()
@@ -171,96 +209,173 @@ def bench_cold_warm(cache: Path, graph_cfg: dict, backend: str) -> dict:
     cold, cold_cpu = _since(start)
     assert not kg.manifest["cache_hit"]
     timings = {k: round(v, 2) for k, v in kg.manifest["timings"].items()}
-    print(f"  cold build: {cold:.1f} s wall, {cold_cpu:.1f} CPU-s (target < 180 s)  [load {load_avg()}]")
+    print(
+        f"  cold build: {cold:.1f} s wall, {cold_cpu:.1f} CPU-s (target < 180 s)  [load {load_avg()}]"
+    )
     print(f"  stages: {json.dumps(timings)}", flush=True)
     start = _clock()
-    warm_kg = load_or_build(ds, graph_cfg, encoder=Encoder(cache_dir=cache, show_progress=False, backend=backend),
-                            cache_dir=cache)
+    warm_kg = load_or_build(
+        ds,
+        graph_cfg,
+        encoder=Encoder(cache_dir=cache, show_progress=False, backend=backend),
+        cache_dir=cache,
+    )
     warm, _ = _since(start)
     assert warm_kg.manifest["cache_hit"]
     print(f"  warm load: {warm:.2f} s (target < 5 s)  [load {load_avg()}]", flush=True)
-    return {"cold_s": cold, "cold_cpu_s": cold_cpu, "warm_s": warm, "load_before": load_before,
-            "load_after": load_avg(), "timings": timings, "counts": kg.manifest["counts"],
-            "graph_key": kg.manifest["graph_key"], "n_process": settings["spacy"]["n_process"],
-            "description_max_chars": settings["description"]["max_chars"], "backend": backend,
-            "description_embedding": settings["description"]["embedding"], "onnx_export_s": export_s}
+    return {
+        "cold_s": cold,
+        "cold_cpu_s": cold_cpu,
+        "warm_s": warm,
+        "load_before": load_before,
+        "load_after": load_avg(),
+        "timings": timings,
+        "counts": kg.manifest["counts"],
+        "graph_key": kg.manifest["graph_key"],
+        "n_process": settings["spacy"]["n_process"],
+        "description_max_chars": settings["description"]["max_chars"],
+        "backend": backend,
+        "description_embedding": settings["description"]["embedding"],
+        "onnx_export_s": export_s,
+    }
 
 
 def write_results(res: dict, stem: str = "kg_build") -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
-    lines = ["# Knowledge-graph build benchmark", "",
-             f"`{res['command']}` on {res['cores']} cores, {res['when']}. Load average (1, 5, 15 min) given with each "
-             "figure: the machine is shared, so compare ratios measured in the same run.", ""]
+    lines = [
+        "# Knowledge-graph build benchmark",
+        "",
+        f"`{res['command']}` on {res['cores']} cores, {res['when']}. Load average (1, 5, 15 min) given with each "
+        "figure: the machine is shared, so compare ratios measured in the same run.",
+        "",
+    ]
     if "extractor" in res:
         e = res["extractor"]
-        lines += [f"## spaCy extractor ({e['passages']} 2Wiki passages, batch {e['batch_size']}; target >= 100/s)", "",
-                  "Passages per CPU-second is what the pipeline costs; passages/s (wall) depends on the load. "
-                  "On an idle machine n_process=2 runs at about 2 x (per CPU-s) passages/s.", "",
-                  "| pipeline | passages/s | x stock | passages per CPU-s | x stock (CPU) | load |",
-                  "|---|---|---|---|---|---|",
-                  f"| stock `nlp.pipe` (all components) | {e['stock']['per_s']:.1f} | 1.00 | {e['stock']['per_cpu_s']:.1f} | "
-                  f"1.00 | {e['stock']['load']} |"]
+        lines += [
+            f"## spaCy extractor ({e['passages']} 2Wiki passages, batch {e['batch_size']}; target >= 100/s)",
+            "",
+            "Passages per CPU-second is what the pipeline costs; passages/s (wall) depends on the load. "
+            "On an idle machine n_process=2 runs at about 2 x (per CPU-s) passages/s.",
+            "",
+            "| pipeline | passages/s | x stock | passages per CPU-s | x stock (CPU) | load |",
+            "|---|---|---|---|---|---|",
+            f"| stock `nlp.pipe` (all components) | {e['stock']['per_s']:.1f} | 1.00 | {e['stock']['per_cpu_s']:.1f} | "
+            f"1.00 | {e['stock']['load']} |",
+        ]
         for k in ("ours_n_process_1", "ours_n_process_2"):
             r = e[k]
-            lines.append(f"| SpacyExtractor {k[5:]} | {r['per_s']:.1f} | {r['ratio_to_stock']:.2f} | "
-                         f"{r['per_cpu_s']:.1f} | {r['cpu_ratio_to_stock']:.2f} | {r['load']} |")
+            lines.append(
+                f"| SpacyExtractor {k[5:]} | {r['per_s']:.1f} | {r['ratio_to_stock']:.2f} | "
+                f"{r['per_cpu_s']:.1f} | {r['cpu_ratio_to_stock']:.2f} | {r['load']} |"
+            )
         lines.append("")
     if "encoder" in res:
         e = res["encoder"]
-        lines += [f"## Encoder backends ({e['texts']} short texts: entity names, facts, 160-char passage starts)", "",
-                  "| backend | texts/s | x torch | CPU-s | min cosine to torch | mean cosine | load |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## Encoder backends ({e['texts']} short texts: entity names, facts, 160-char passage starts)",
+            "",
+            "| backend | texts/s | x torch | CPU-s | min cosine to torch | mean cosine | load |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for k, r in e.items():
             if isinstance(r, dict):
-                lines.append(f"| {k} | {r['texts_per_s']:.0f} | {r['ratio_to_torch']:.2f} | {r['cpu_s']:.1f} | "
-                             f"{r['min_cosine_to_torch']:.5f} | {r.get('mean_cosine_to_torch', float('nan')):.5f} | "
-                             f"{r['load']} |")
+                lines.append(
+                    f"| {k} | {r['texts_per_s']:.0f} | {r['ratio_to_torch']:.2f} | {r['cpu_s']:.1f} | "
+                    f"{r['min_cosine_to_torch']:.5f} | {r.get('mean_cosine_to_torch', float('nan')):.5f} | "
+                    f"{r['load']} |"
+                )
         lines.append("")
     if "build" in res:
         b = res["build"]
         t = b["timings"]
-        lines += [f"## Cold build of 2Wiki (6,119 passages; backend {b['backend']}, n_process {b['n_process']}, "
-                  f"description max_chars {b['description_max_chars']}, description embedding "
-                  f"{b.get('description_embedding', 'text')})", "",
-                  f"Cold: **{b['cold_s']:.1f} s** wall, {b['cold_cpu_s']:.1f} CPU-s (target < 180 s); "
-                  f"warm load: **{b['warm_s']:.2f} s** (target < 5 s). Load {b['load_before']} before, "
-                  f"{b['load_after']} after.", "", "| stage | wall s | CPU s |", "|---|---|---|"]
-        for stage in ("extract", "embed_passages", "assemble", "describe", "embed_entities", "embed_facts",
-                      "embed_descriptions", "synonyms"):
+        lines += [
+            f"## Cold build of 2Wiki (6,119 passages; backend {b['backend']}, n_process {b['n_process']}, "
+            f"description max_chars {b['description_max_chars']}, description embedding "
+            f"{b.get('description_embedding', 'text')})",
+            "",
+            f"Cold: **{b['cold_s']:.1f} s** wall, {b['cold_cpu_s']:.1f} CPU-s (target < 180 s); "
+            f"warm load: **{b['warm_s']:.2f} s** (target < 5 s). Load {b['load_before']} before, "
+            f"{b['load_after']} after.",
+            "",
+            "| stage | wall s | CPU s |",
+            "|---|---|---|",
+        ]
+        for stage in (
+            "extract",
+            "embed_passages",
+            "assemble",
+            "describe",
+            "embed_entities",
+            "embed_facts",
+            "embed_descriptions",
+            "synonyms",
+        ):
             if stage in t:
                 cpu = t.get(f"cpu_{stage}")
-                lines.append(f"| {stage} | {t[stage]:.1f} | {'' if cpu is None else f'{cpu:.1f}'} |")
+                lines.append(
+                    f"| {stage} | {t[stage]:.1f} | {'' if cpu is None else f'{cpu:.1f}'} |"
+                )
         c = b["counts"]
-        lines += ["", f"Graph: {c['entities']:,} entities, {c['facts']:,} facts, {c['relation_edges']:,} relation, "
-                  f"{c['synonym_edges']:,} synonym, {c['context_edges']:,} context edges.", ""]
+        lines += [
+            "",
+            f"Graph: {c['entities']:,} entities, {c['facts']:,} facts, {c['relation_edges']:,} relation, "
+            f"{c['synonym_edges']:,} synonym, {c['context_edges']:,} context edges.",
+            "",
+        ]
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {RESULTS / stem}.json and .md")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--passages", type=int, default=1000, help="2Wiki passages for the extractor benchmark")
-    ap.add_argument("--batch-size", type=int, default=64, help="spaCy batch size (extractor benchmark)")
-    ap.add_argument("--texts", type=int, default=2000, help="texts for the encoder-backend benchmark")
+    ap.add_argument(
+        "--passages", type=int, default=1000, help="2Wiki passages for the extractor benchmark"
+    )
+    ap.add_argument(
+        "--batch-size", type=int, default=64, help="spaCy batch size (extractor benchmark)"
+    )
+    ap.add_argument(
+        "--texts", type=int, default=2000, help="texts for the encoder-backend benchmark"
+    )
     ap.add_argument("--backends", default="torch,torch-bf16,onnx,onnx-int8,onnx-opt,onnx-opt-int8")
-    ap.add_argument("--profile", choices=("default", "fast"), default="default",
-                    help="graph config of the cold build: default = graph=spacy, fast = graph=spacy_fast")
-    ap.add_argument("--backend", default=None, help="encoder backend of the cold build "
-                    "(default: the profile's embedding.backend: torch, or onnx-opt-int8 for fast)")
-    ap.add_argument("--n-process", type=int, default=None, help="spaCy processes for the cold build "
-                    "(default: configs/graph/spacy.yaml's, 2)")
-    ap.add_argument("--max-chars", type=int, default=None, help="graph.description.max_chars for the cold build")
+    ap.add_argument(
+        "--profile",
+        choices=("default", "fast"),
+        default="default",
+        help="graph config of the cold build: default = graph=spacy, fast = graph=spacy_fast",
+    )
+    ap.add_argument(
+        "--backend",
+        default=None,
+        help="encoder backend of the cold build "
+        "(default: the profile's embedding.backend: torch, or onnx-opt-int8 for fast)",
+    )
+    ap.add_argument(
+        "--n-process",
+        type=int,
+        default=None,
+        help="spaCy processes for the cold build (default: configs/graph/spacy.yaml's, 2)",
+    )
+    ap.add_argument(
+        "--max-chars", type=int, default=None, help="graph.description.max_chars for the cold build"
+    )
     ap.add_argument("--skip-extractor", action="store_true")
     ap.add_argument("--skip-encoder", action="store_true")
     ap.add_argument("--skip-build", action="store_true")
-    ap.add_argument("--no-write", action="store_true", help="print only; do not overwrite benchmarks/results")
+    ap.add_argument(
+        "--no-write", action="store_true", help="print only; do not overwrite benchmarks/results"
+    )
     args = ap.parse_args()
     import sys
 
-    res: dict = {"command": "PYTHONPATH=src python benchmarks/bench_kg.py " + " ".join(sys.argv[1:]),
-                 "cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(),
-                 "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_start": load_avg()}
+    res: dict = {
+        "command": "PYTHONPATH=src python benchmarks/bench_kg.py " + " ".join(sys.argv[1:]),
+        "cores": os.cpu_count(),
+        "cpu": platform.processor() or platform.machine(),
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_start": load_avg(),
+    }
     print(f"cores: {os.cpu_count()}  [load {load_avg()}]", flush=True)
     cache = Path(tempfile.mkdtemp(prefix="kgcold-"))
     try:

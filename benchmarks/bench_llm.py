@@ -30,7 +30,9 @@ from hopbench.read import QAReader
 
 
 def _post(url: str, body: dict) -> tuple[dict, float]:
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     t = time.perf_counter()
     with urllib.request.urlopen(req, timeout=1800) as r:
         out = json.loads(r.read())
@@ -43,17 +45,30 @@ def raw_speed(base_url: str, prompt_text: str, gen_tokens: int, repeats: int) ->
     prompt_rates, gen_rates, n_prompt = [], [], 0
     for i in range(repeats):
         msgs = [{"role": "user", "content": f"[run {i}]\n{prompt_text}\n\nSummarise the passages."}]
-        out, _ = _post(url, {"messages": msgs, "max_tokens": 1, "cache_prompt": False, "temperature": 0})
+        out, _ = _post(
+            url, {"messages": msgs, "max_tokens": 1, "cache_prompt": False, "temperature": 0}
+        )
         prompt_rates.append(out["timings"]["prompt_per_second"])
         n_prompt = out["timings"]["prompt_n"]
-        out, _ = _post(url, {"messages": [{"role": "user", "content": f"[run {i}] Count from 1 to 500."}],
-                             "max_tokens": gen_tokens, "ignore_eos": True, "cache_prompt": False,
-                             "temperature": 0})
+        out, _ = _post(
+            url,
+            {
+                "messages": [{"role": "user", "content": f"[run {i}] Count from 1 to 500."}],
+                "max_tokens": gen_tokens,
+                "ignore_eos": True,
+                "cache_prompt": False,
+                "temperature": 0,
+            },
+        )
         gen_rates.append(out["timings"]["predicted_per_second"])
-    return {"prompt_tokens": n_prompt, "prompt_tok_s": float(np.median(prompt_rates)),
-            "prompt_tok_s_all": [round(r, 1) for r in prompt_rates],
-            "gen_tokens": gen_tokens, "gen_tok_s": float(np.median(gen_rates)),
-            "gen_tok_s_all": [round(r, 1) for r in gen_rates]}
+    return {
+        "prompt_tokens": n_prompt,
+        "prompt_tok_s": float(np.median(prompt_rates)),
+        "prompt_tok_s_all": [round(r, 1) for r in prompt_rates],
+        "gen_tokens": gen_tokens,
+        "gen_tok_s": float(np.median(gen_rates)),
+        "gen_tok_s_all": [round(r, 1) for r in gen_rates],
+    }
 
 
 def reader_latency(base_url: str, ds, n: int, speed: dict) -> dict:
@@ -69,13 +84,25 @@ def reader_latency(base_url: str, ds, n: int, speed: dict) -> dict:
         pt = sum(c["prompt_tokens"] for c in calls)
         ct = sum(c["completion_tokens"] for c in calls)
         reference = pt / speed["prompt_tok_s"] + ct / speed["gen_tok_s"]
-        rows.append({"id": q.id, "seconds": round(wall, 2), "prompt_tokens": pt,
-                     "completion_tokens": ct, "reference_seconds": round(reference, 2),
-                     "ratio_to_reference": round(wall / reference, 3), "answer": out.answer})
+        rows.append(
+            {
+                "id": q.id,
+                "seconds": round(wall, 2),
+                "prompt_tokens": pt,
+                "completion_tokens": ct,
+                "reference_seconds": round(reference, 2),
+                "ratio_to_reference": round(wall / reference, 3),
+                "answer": out.answer,
+            }
+        )
     secs = [r["seconds"] for r in rows]
     llm.close()
-    return {"questions": rows, "seconds_mean": float(np.mean(secs)), "seconds_p50": float(np.median(secs)),
-            "ratio_to_reference_mean": float(np.mean([r["ratio_to_reference"] for r in rows]))}
+    return {
+        "questions": rows,
+        "seconds_mean": float(np.mean(secs)),
+        "seconds_p50": float(np.median(secs)),
+        "ratio_to_reference_mean": float(np.mean([r["ratio_to_reference"] for r in rows])),
+    }
 
 
 def main() -> None:
@@ -88,8 +115,13 @@ def main() -> None:
     ap.add_argument("--gen-tokens", type=int, default=64)
     args = ap.parse_args()
     data = Path(args.data_dir)
-    ds = load_dataset("musique", "musique", data / "musique/musique_train.json",
-                      data / "musique/musique_train_corpus.json", limit=args.questions)
+    ds = load_dataset(
+        "musique",
+        "musique",
+        data / "musique/musique_train.json",
+        data / "musique/musique_train_corpus.json",
+        limit=args.questions,
+    )
     load_before = os.getloadavg()
     t = time.perf_counter()
     model = ensure_model(args.cache_dir)
@@ -100,9 +132,21 @@ def main() -> None:
     sample = format_passages([ds.passage(pid) for pid in ds.questions[0].gold_passage_ids])
     speed = raw_speed(server.base_url, sample, args.gen_tokens, args.repeats)
     reader = reader_latency(server.base_url, ds, args.questions, speed)
-    print(json.dumps({"model": model.name, "threads": args.threads, "sha256_verify_s": round(verify_s, 2),
-                      "server_start_s": round(start_s, 2), "raw": speed, "reader": reader,
-                      "loadavg_before": load_before, "loadavg_after": os.getloadavg()}, indent=2))
+    print(
+        json.dumps(
+            {
+                "model": model.name,
+                "threads": args.threads,
+                "sha256_verify_s": round(verify_s, 2),
+                "server_start_s": round(start_s, 2),
+                "raw": speed,
+                "reader": reader,
+                "loadavg_before": load_before,
+                "loadavg_after": os.getloadavg(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

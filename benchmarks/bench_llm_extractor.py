@@ -35,13 +35,24 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "llm_extractor")
     args = ap.parse_args()
 
-    ds = load_dataset("musique", "musique", DATA / "musique" / "musique_train.json",
-                      DATA / "musique" / "musique_train_corpus.json", None)
-    passages = ds.corpus[:args.passages]
+    ds = load_dataset(
+        "musique",
+        "musique",
+        DATA / "musique" / "musique_train.json",
+        DATA / "musique" / "musique_train_corpus.json",
+        None,
+    )
+    passages = ds.corpus[: args.passages]
     model = ensure_model(args.cache_dir, QWEN_CODER_1_5B)
     server = shared_server(model, n_ctx=8192, n_threads=2, n_parallel=1, verbosity=0)
-    llm = LLMClient(name="local", base_url=server.base_url, model=model.name,
-                    identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}", cache=None, max_tokens=1024)
+    llm = LLMClient(
+        name="local",
+        base_url=server.base_url,
+        model=model.name,
+        identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}",
+        cache=None,
+        max_tokens=1024,
+    )
     ex = LLMExtractor(llm)
     load = os.getloadavg()
     t0 = time.perf_counter()
@@ -58,24 +69,36 @@ def main() -> None:
 
     st = llm.stats_dict()
     res = {
-        "passages": len(passages), "dataset": "musique", "load_before": [round(x, 2) for x in load],
+        "passages": len(passages),
+        "dataset": "musique",
+        "load_before": [round(x, 2) for x in load],
         "load_after": [round(x, 2) for x in os.getloadavg()],
-        "llm_seconds": round(llm_s, 1), "llm_passages_per_s": round(len(passages) / llm_s, 4),
+        "llm_seconds": round(llm_s, 1),
+        "llm_passages_per_s": round(len(passages) / llm_s, 4),
         "llm_seconds_per_passage": round(llm_s / len(passages), 2),
-        "llm_calls": st["llm_calls"], "prompt_tokens": st["llm_prompt_tokens"],
-        "completion_tokens": st["llm_completion_tokens"], "format_retries": st["llm_format_retries"],
+        "llm_calls": st["llm_calls"],
+        "prompt_tokens": st["llm_prompt_tokens"],
+        "completion_tokens": st["llm_completion_tokens"],
+        "format_retries": st["llm_format_retries"],
         "failed_passages": sum(o.status == "failed" for o in out),
-        "llm_triples": sum(len(o.triples) for o in out), "llm_entities": sum(len(o.entities) for o in out),
-        "spacy_seconds": round(spacy_s, 3), "spacy_triples": sum(len(o.triples) for o in ref),
+        "llm_triples": sum(len(o.triples) for o in out),
+        "llm_entities": sum(len(o.entities) for o in out),
+        "spacy_seconds": round(spacy_s, 3),
+        "spacy_triples": sum(len(o.triples) for o in ref),
         "spacy_entities": sum(len(o.entities) for o in ref),
         "ratio_llm_over_spacy_time": round(llm_s / max(spacy_s, 1e-9), 1),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(res, indent=2) + "\n")
-    md = ["# LLM extractor throughput (local Qwen2.5-Coder-1.5B Q4_K_M, 2 threads, response cache off)", "",
-          f"`python benchmarks/bench_llm_extractor.py --passages {args.passages}` "
-          f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {res['load_before']} -> {res['load_after']})", "",
-          "| figure | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in res.items()]
+    md = [
+        "# LLM extractor throughput (local Qwen2.5-Coder-1.5B Q4_K_M, 2 threads, response cache off)",
+        "",
+        f"`python benchmarks/bench_llm_extractor.py --passages {args.passages}` "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {res['load_before']} -> {res['load_after']})",
+        "",
+        "| figure | value |",
+        "|---|---|",
+    ] + [f"| {k} | {v} |" for k, v in res.items()]
     args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
     print(json.dumps(res, indent=2))
 

@@ -42,7 +42,9 @@ RESULTS = REPO / "benchmarks" / "results"
 def prompts(data_dir: str, n: int) -> list[list[dict]]:
     """The reader's prompt for the first n questions: their gold passages, filled up to the
     reader's 5 with the next questions' gold passages (a prompt the size a run sends)."""
-    ds = build_dataset(load_config([f"paths.data_dir={data_dir}", "dataset=musique", f"dataset.limit={n + 5}"]))
+    ds = build_dataset(
+        load_config([f"paths.data_dir={data_dir}", "dataset=musique", f"dataset.limit={n + 5}"])
+    )
     pool = [pid for q in ds.questions for pid in q.gold_passage_ids]
     out = []
     for q in ds.questions[:n]:
@@ -53,25 +55,41 @@ def prompts(data_dir: str, n: int) -> list[list[dict]]:
 
 
 def ask(base_url: str, messages: list[dict], out: dict, i: int, max_tokens: int = 256) -> None:
-    body = {"model": "local", "messages": messages, "temperature": 0.0, "seed": 0, "max_tokens": max_tokens,
-            "response_format": {"type": "json_schema",
-                                "json_schema": {"name": qa.SCHEMA_NAME, "schema": qa.SCHEMA}}}
-    req = urllib.request.Request(base_url + "/chat/completions", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
+    body = {
+        "model": "local",
+        "messages": messages,
+        "temperature": 0.0,
+        "seed": 0,
+        "max_tokens": max_tokens,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": qa.SCHEMA_NAME, "schema": qa.SCHEMA},
+        },
+    }
+    req = urllib.request.Request(
+        base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=3600) as r:
         d = json.loads(r.read())
     out[i] = (d["choices"][0]["message"]["content"], d.get("timings") or {})
 
 
 def concurrently(base_url: str, batch: list[list[dict]], out: dict, max_tokens: int = 256) -> None:
-    ts = [threading.Thread(target=ask, args=(base_url, m, out, i, max_tokens)) for i, m in enumerate(batch)]
+    ts = [
+        threading.Thread(target=ask, args=(base_url, m, out, i, max_tokens))
+        for i, m in enumerate(batch)
+    ]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
 
 
-def one_pass(model: Path, batch: list[list[dict]], warm: list[list[dict]], slots: int, threads: int) -> dict:
+def one_pass(
+    model: Path, batch: list[list[dict]], warm: list[list[dict]], slots: int, threads: int
+) -> dict:
     """The batch on a fresh server whose every slot first saw one other question's prompt (so
     each holds the shared instructions in its KV cache, as in a long run), timed."""
     srv = LocalServer(model, n_ctx=8192, n_threads=threads, n_parallel=slots)
@@ -88,12 +106,22 @@ def one_pass(model: Path, batch: list[list[dict]], warm: list[list[dict]], slots
     tm = [out[i][1] for i in range(len(batch))]
     prompt_n = sum(t.get("prompt_n", 0) for t in tm)
     gen_n = sum(t.get("predicted_n", 0) for t in tm)
-    return {"slots": slots, "wall_s": round(wall, 1), "prompt_tokens": prompt_n, "generated_tokens": gen_n,
-            "tokens_per_s": round((prompt_n + gen_n) / wall, 1),
-            # per-request server times overlap in a batch: tokens over wall is the throughput
-            "prompt_tok_per_s_per_request": round(prompt_n / max(1e-9, sum(t.get("prompt_ms", 0) for t in tm) / 1000), 1),
-            "gen_tok_per_s_per_request": round(gen_n / max(1e-9, sum(t.get("predicted_ms", 0) for t in tm) / 1000), 1),
-            "replies": [out[i][0] for i in range(len(batch))], "load": round(os.getloadavg()[0], 2)}
+    return {
+        "slots": slots,
+        "wall_s": round(wall, 1),
+        "prompt_tokens": prompt_n,
+        "generated_tokens": gen_n,
+        "tokens_per_s": round((prompt_n + gen_n) / wall, 1),
+        # per-request server times overlap in a batch: tokens over wall is the throughput
+        "prompt_tok_per_s_per_request": round(
+            prompt_n / max(1e-9, sum(t.get("prompt_ms", 0) for t in tm) / 1000), 1
+        ),
+        "gen_tok_per_s_per_request": round(
+            gen_n / max(1e-9, sum(t.get("predicted_ms", 0) for t in tm) / 1000), 1
+        ),
+        "replies": [out[i][0] for i in range(len(batch))],
+        "load": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> None:
@@ -101,35 +129,67 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=4)
     ap.add_argument("--slots", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
     args = ap.parse_args()
     model = ensure_model(args.cache_dir)
     every = prompts(args.data_dir, args.prompts + args.slots)
-    batch, warm = every[:args.prompts], every[args.prompts:]
+    batch, warm = every[: args.prompts], every[args.prompts :]
     serial = one_pass(model, batch, warm, 1, args.threads)
     print({k: v for k, v in serial.items() if k != "replies"}, flush=True)
     batched = one_pass(model, batch, warm, args.slots, args.threads)
     print({k: v for k, v in batched.items() if k != "replies"}, flush=True)
     same = sum(a == b for a, b in zip(serial["replies"], batched["replies"]))
-    result = {"prompts": args.prompts, "slots": args.slots, "threads": args.threads,
-              "speedup": round(serial["wall_s"] / batched["wall_s"], 2),
-              "identical_replies": same, "serial": serial, "batched": batched}
+    result = {
+        "prompts": args.prompts,
+        "slots": args.slots,
+        "threads": args.threads,
+        "speedup": round(serial["wall_s"] / batched["wall_s"], 2),
+        "identical_replies": same,
+        "serial": serial,
+        "batched": batched,
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_json(RESULTS / "local_batching.json", result)
     rows = [serial, batched]
-    cols = ["slots", "wall_s", "prompt_tokens", "generated_tokens", "tokens_per_s", "prompt_tok_per_s_per_request",
-            "gen_tok_per_s_per_request", "load"]
-    md = [f"# Local model: {args.prompts} QA prompts one at a time vs {args.slots} at once", "",
-          f"`python benchmarks/bench_local_batching.py --prompts {args.prompts} --slots {args.slots}`, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, n_threads {args.threads}.", "",
-          "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    cols = [
+        "slots",
+        "wall_s",
+        "prompt_tokens",
+        "generated_tokens",
+        "tokens_per_s",
+        "prompt_tok_per_s_per_request",
+        "gen_tok_per_s_per_request",
+        "load",
+    ]
+    md = [
+        f"# Local model: {args.prompts} QA prompts one at a time vs {args.slots} at once",
+        "",
+        f"`python benchmarks/bench_local_batching.py --prompts {args.prompts} --slots {args.slots}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, n_threads {args.threads}.",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "---|" * len(cols),
+    ]
     md += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
-    md += ["", f"Speedup of the batched pass: {result['speedup']}x. Batched replies identical to the "
-           f"one-at-a-time ones: {same}/{args.prompts}."]
+    md += [
+        "",
+        f"Speedup of the batched pass: {result['speedup']}x. Batched replies identical to the "
+        f"one-at-a-time ones: {same}/{args.prompts}.",
+    ]
     for i, (a, b) in enumerate(zip(serial["replies"], batched["replies"])):
         if a != b:
-            md += ["", f"Prompt {i}, one at a time: `{a[:200]}`", f"Prompt {i}, batched: `{b[:200]}`"]
+            md += [
+                "",
+                f"Prompt {i}, one at a time: `{a[:200]}`",
+                f"Prompt {i}, batched: `{b[:200]}`",
+            ]
     write_text(RESULTS / "local_batching.md", "\n".join(md) + "\n")
     print("\n".join(md))
 

@@ -55,8 +55,13 @@ def load_graph_of(dataset: str, cache_dir: str):
     q = str(dcfg.questions_path).replace("${paths.data_dir}", str(DATA))
     c = dcfg.corpus_path and str(dcfg.corpus_path).replace("${paths.data_dir}", str(DATA))
     ds = load_dataset(dcfg.name, dcfg.format, q, c, None)
-    return load_or_build(ds, OmegaConf.load(REPO / "configs" / "graph" / "spacy.yaml"),
-                         encoder=Encoder(cache_dir=cache_dir), llm=None, cache_dir=cache_dir)
+    return load_or_build(
+        ds,
+        OmegaConf.load(REPO / "configs" / "graph" / "spacy.yaml"),
+        encoder=Encoder(cache_dir=cache_dir),
+        llm=None,
+        cache_dir=cache_dir,
+    )
 
 
 def where(impl, kg) -> tuple[str, str, list[str]]:
@@ -79,12 +84,17 @@ def contents(db, impl, kg) -> dict:
     """Counts that must not depend on the implementation."""
     q = db.query
     entity, passage, indexes = where(impl, kg)
-    return {"entities": q(f"MATCH (e:{entity}) RETURN count(e) AS n")[0]["n"],
-            "passages": q(f"MATCH (p:{passage}) RETURN count(p) AS n")[0]["n"],
-            "relates_to": q(f"MATCH (:{entity})-[r:RELATES_TO]->() RETURN count(r) AS n")[0]["n"],
-            "mentions": q(f"MATCH (:{passage})-[r:MENTIONS]->() RETURN count(r) AS n")[0]["n"],
-            "vector_indexes_online": q("SHOW VECTOR INDEXES YIELD name, state WHERE state = 'ONLINE' "
-                                       "AND name IN $names RETURN count(*) AS n", {"names": indexes})[0]["n"]}
+    return {
+        "entities": q(f"MATCH (e:{entity}) RETURN count(e) AS n")[0]["n"],
+        "passages": q(f"MATCH (p:{passage}) RETURN count(p) AS n")[0]["n"],
+        "relates_to": q(f"MATCH (:{entity})-[r:RELATES_TO]->() RETURN count(r) AS n")[0]["n"],
+        "mentions": q(f"MATCH (:{passage})-[r:MENTIONS]->() RETURN count(r) AS n")[0]["n"],
+        "vector_indexes_online": q(
+            "SHOW VECTOR INDEXES YIELD name, state WHERE state = 'ONLINE' "
+            "AND name IN $names RETURN count(*) AS n",
+            {"names": indexes},
+        )[0]["n"],
+    }
 
 
 def show(label: str, seconds: float, stages: dict, load: float) -> None:
@@ -96,8 +106,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="2wikimultihopqa", help="a configs/dataset/<name>.yaml")
     ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
-    ap.add_argument("--reference", action="append", default=[],
-                    help="export.py of another checkout, timed in the same run (repeatable)")
+    ap.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        help="export.py of another checkout, timed in the same run (repeatable)",
+    )
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
@@ -107,14 +121,17 @@ def main() -> None:
     db = connect(GraphDBSettings(uri=f"bolt://127.0.0.1:{port}", query_timeout=None))
     try:
         import neo4j._rust  # noqa: F401
+
         rust = True
     except ImportError:
         rust = False
     impls = [("this tree", current)]
     for k, path in enumerate(args.reference):
         impls.insert(k, (f"reference {path}", load_reference(path, k)))
-    print(f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages; rust packstream: {rust}; "
-          f"{os.cpu_count()} cpus; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
+    print(
+        f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages; rust packstream: {rust}; "
+        f"{os.cpu_count()} cpus; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}"
+    )
     for _, impl in impls:  # a previous graph for the first "replace" of each implementation
         impl.ensure_exported(db, kg)
 
@@ -125,8 +142,17 @@ def main() -> None:
             load = os.getloadavg()[0]
             r = impl.export_graph(db, kg)
             show("replace (with clear)", r.seconds, r.stages, load)
-            runs.append({"round": rnd + 1, "impl": name, "case": "replace", "seconds": round(r.seconds, 3),
-                         "stages": r.stages, "load1": load, "contents": contents(db, impl, kg)})
+            runs.append(
+                {
+                    "round": rnd + 1,
+                    "impl": name,
+                    "case": "replace",
+                    "seconds": round(r.seconds, 3),
+                    "stages": r.stages,
+                    "load1": load,
+                    "contents": contents(db, impl, kg),
+                }
+            )
             load = os.getloadavg()[0]
             t = time.perf_counter()
             clear(impl, db, kg)
@@ -134,19 +160,43 @@ def main() -> None:
             r = impl.export_graph(db, kg)
             print(f"  {'clear alone':22s} total {clear_s:6.1f} s")
             show("into empty database", r.seconds, r.stages, load)
-            runs.append({"round": rnd + 1, "impl": name, "case": "into_empty", "seconds": round(r.seconds, 3),
-                         "clear_alone": round(clear_s, 3), "stages": r.stages, "load1": load,
-                         "contents": contents(db, impl, kg)})
+            runs.append(
+                {
+                    "round": rnd + 1,
+                    "impl": name,
+                    "case": "into_empty",
+                    "seconds": round(r.seconds, 3),
+                    "clear_alone": round(clear_s, 3),
+                    "stages": r.stages,
+                    "load1": load,
+                    "contents": contents(db, impl, kg),
+                }
+            )
     distinct = {str(run["contents"]) for run in runs}
-    print(f"database contents identical across all runs: {len(distinct) == 1} {runs[-1]['contents']}")
+    print(
+        f"database contents identical across all runs: {len(distinct) == 1} {runs[-1]['contents']}"
+    )
     for name, _ in impls:
         for case in ("replace", "into_empty"):
-            secs = sorted(run["seconds"] for run in runs if run["impl"] == name and run["case"] == case)
-            print(f"{name:55s} {case:11s} min {secs[0]:6.1f} s  max {secs[-1]:6.1f} s  ({len(secs)} runs)")
+            secs = sorted(
+                run["seconds"] for run in runs if run["impl"] == name and run["case"] == case
+            )
+            print(
+                f"{name:55s} {case:11s} min {secs[0]:6.1f} s  max {secs[-1]:6.1f} s  ({len(secs)} runs)"
+            )
     if args.out:
-        write_json(args.out, {"dataset": args.dataset, "entities": kg.n_entities, "passages": kg.n_passages,
-                              "cpus": os.cpu_count(), "python": platform.python_version(),
-                              "rust_packstream": rust, "runs": runs})
+        write_json(
+            args.out,
+            {
+                "dataset": args.dataset,
+                "entities": kg.n_entities,
+                "passages": kg.n_passages,
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "rust_packstream": rust,
+                "runs": runs,
+            },
+        )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Spreading activation inside Neo4j (one Cypher query) vs in memory, and the gate's effect.
 
     HOPBENCH_NEO4J_PORT=17688 nice python benchmarks/bench_neo4j_sa.py \
-        [--datasets musique,2wiki]  (2wiki needs its 6,119-passage graph built first) [--limit-2wiki 200] [--depth 3] [--cache-dir DIR]
+        [--datasets musique,2wiki]  (2wiki needs its 6,119-passage graph built first)
+        [--limit-2wiki 200] [--depth 3] [--cache-dir DIR]
 
 Needs a running server (`make neo4j-up`, port from HOPBENCH_NEO4J_PORT) and builds the graphs
 on first use (cached by content hash). Per dataset graph:
@@ -51,12 +52,20 @@ K = 10
 
 def load(name: str, limit_2wiki: int):
     if name == "musique":
-        return load_dataset("musique", "musique", DATA / "musique/musique_train.json",
-                            DATA / "musique/musique_train_corpus.json")
+        return load_dataset(
+            "musique",
+            "musique",
+            DATA / "musique/musique_train.json",
+            DATA / "musique/musique_train_corpus.json",
+        )
     if name == "2wiki":
-        return load_dataset("2wikimultihopqa", "2wiki_linearrag",
-                            DATA / "2wikimultihopqa/2wikimultihopqa_questions.json",
-                            DATA / "2wikimultihopqa/2wikimultihopqa_corpus.json", limit=limit_2wiki)
+        return load_dataset(
+            "2wikimultihopqa",
+            "2wiki_linearrag",
+            DATA / "2wikimultihopqa/2wikimultihopqa_questions.json",
+            DATA / "2wikimultihopqa/2wikimultihopqa_corpus.json",
+            limit=limit_2wiki,
+        )
     raise SystemExit(f"unknown dataset {name!r} (musique, 2wiki)")
 
 
@@ -80,12 +89,24 @@ def bench_dataset(name, args, encoder, db):
     _ = services.passage_embeddings
     report = export_graph(db, kg)
     _, check_ms = timed(ensure_exported, db, kg)
-    out = {"dataset": ds.name, "questions": len(ds.questions), "entities": kg.n_entities,
-           "passages": kg.n_passages, "relation_pairs": report.relations, "context_edges": report.mentions,
-           "graph_load_or_build_s": build_s, "export_s": report.seconds, "export_check_ms": check_ms,
-           "depth": args.depth, "configs": []}
-    print(f"{name}: {kg.n_entities} entities, {kg.n_passages} passages, {report.relations} relation pairs; "
-          f"export {report.seconds:.1f} s, export check {check_ms:.0f} ms", flush=True)
+    out = {
+        "dataset": ds.name,
+        "questions": len(ds.questions),
+        "entities": kg.n_entities,
+        "passages": kg.n_passages,
+        "relation_pairs": report.relations,
+        "context_edges": report.mentions,
+        "graph_load_or_build_s": build_s,
+        "export_s": report.seconds,
+        "export_check_ms": check_ms,
+        "depth": args.depth,
+        "configs": [],
+    }
+    print(
+        f"{name}: {kg.n_entities} entities, {kg.n_passages} passages, {report.relations} relation pairs; "
+        f"export {report.seconds:.1f} s, export check {check_ms:.0f} ms",
+        flush=True,
+    )
 
     mentions = {q.id: question_mentions(q.text) for q in ds.questions}  # warm spaCy
     for gate in (True, False):
@@ -109,13 +130,22 @@ def bench_dataset(name, args, encoder, db):
                 q_ms.append(ms)
                 activated.append(len(res["activation"]))
                 agree += [r["id"] for r in res["ranked"][:K]] == mem_top[q.id]
-            row = {"gate": gate, "form": form, "neo4j_query_ms": q_ms, "in_memory_ms": mem_ms,
-                   "mentions_ms": mention_ms, "activated": activated, "top10_agree": agree}
+            row = {
+                "gate": gate,
+                "form": form,
+                "neo4j_query_ms": q_ms,
+                "in_memory_ms": mem_ms,
+                "mentions_ms": mention_ms,
+                "activated": activated,
+                "top10_agree": agree,
+            }
             out["configs"].append(row)
-            print(f"  gate={gate!s:5} form={form:8} neo4j p50 {pct(q_ms, 50):7.1f} ms  in memory p50 "
-                  f"{pct(mem_ms, 50):6.2f} ms  ratio {pct(q_ms, 50) / pct(mem_ms, 50):6.1f}x  "
-                  f"activated mean {np.mean(activated):.0f}  top-10 agree {agree}/{len(ds.questions)}",
-                  flush=True)
+            print(
+                f"  gate={gate!s:5} form={form:8} neo4j p50 {pct(q_ms, 50):7.1f} ms  in memory p50 "
+                f"{pct(mem_ms, 50):6.2f} ms  ratio {pct(q_ms, 50) / pct(mem_ms, 50):6.1f}x  "
+                f"activated mean {np.mean(activated):.0f}  top-10 agree {agree}/{len(ds.questions)}",
+                flush=True,
+            )
     for form in args.forms:
         on = next(c for c in out["configs"] if c["gate"] and c["form"] == form)
         off = next(c for c in out["configs"] if not c["gate"] and c["form"] == form)
@@ -124,35 +154,50 @@ def bench_dataset(name, args, encoder, db):
             "median_per_question": statistics.median(per_q),
             "ratio_of_means": float(np.mean(off["neo4j_query_ms"]) / np.mean(on["neo4j_query_ms"])),
             "activated_mean_gate": float(np.mean(on["activated"])),
-            "activated_mean_nogate": float(np.mean(off["activated"]))}
+            "activated_mean_nogate": float(np.mean(off["activated"])),
+        }
         g = out["gate_ratio"][form]
-        print(f"  gate ratio ({form}): ungated/gated median {g['median_per_question']:.2f}x, "
-              f"of means {g['ratio_of_means']:.2f}x", flush=True)
+        print(
+            f"  gate ratio ({form}): ungated/gated median {g['median_per_question']:.2f}x, "
+            f"of means {g['ratio_of_means']:.2f}x",
+            flush=True,
+        )
     return out
 
 
 def markdown(results, cmd, env) -> str:
     lines = ["# Spreading activation in Neo4j vs in memory", "", f"`{cmd}` ({env})", ""]
     for r in results:
-        lines += [f"### {r['dataset']}: {r['questions']} questions, {r['entities']:,} entities, "
-                  f"{r['passages']:,} passages, {r['relation_pairs']:,} relation pairs, "
-                  f"{r['context_edges']:,} context edges; T = {r['depth']}", "",
-                  f"- export {r['export_s']:.1f} s; check of an exported database {r['export_check_ms']:.0f} ms",
-                  "",
-                  "| gate | form | Neo4j query p50 ms | p95 ms | mean ms | in memory p50 ms | p95 ms | "
-                  "ratio p50 (Neo4j / memory) | spaCy mentions p50 ms | activated (mean) | top-10 agree |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"### {r['dataset']}: {r['questions']} questions, {r['entities']:,} entities, "
+            f"{r['passages']:,} passages, {r['relation_pairs']:,} relation pairs, "
+            f"{r['context_edges']:,} context edges; T = {r['depth']}",
+            "",
+            f"- export {r['export_s']:.1f} s; check of an exported database {r['export_check_ms']:.0f} ms",
+            "",
+            "| gate | form | Neo4j query p50 ms | p95 ms | mean ms | in memory p50 ms | p95 ms | "
+            "ratio p50 (Neo4j / memory) | spaCy mentions p50 ms | activated (mean) | top-10 agree |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for c in r["configs"]:
             q, m = c["neo4j_query_ms"], c["in_memory_ms"]
-            lines.append(f"| {'on' if c['gate'] else 'off'} | {c['form']} | {pct(q, 50):.1f} | {pct(q, 95):.1f} | "
-                         f"{np.mean(q):.1f} | {pct(m, 50):.2f} | {pct(m, 95):.2f} | {pct(q, 50) / pct(m, 50):.2f}x | "
-                         f"{pct(c['mentions_ms'], 50):.1f} | {np.mean(c['activated']):.0f} | "
-                         f"{c['top10_agree']}/{len(q)} |")
-        lines += ["", "| form | gate speed-up in Neo4j: median per question (ungated / gated) | ratio of means | "
-                  "activated with gate | without |", "|---|---|---|---|---|"]
+            lines.append(
+                f"| {'on' if c['gate'] else 'off'} | {c['form']} | {pct(q, 50):.1f} | {pct(q, 95):.1f} | "
+                f"{np.mean(q):.1f} | {pct(m, 50):.2f} | {pct(m, 95):.2f} | {pct(q, 50) / pct(m, 50):.2f}x | "
+                f"{pct(c['mentions_ms'], 50):.1f} | {np.mean(c['activated']):.0f} | "
+                f"{c['top10_agree']}/{len(q)} |"
+            )
+        lines += [
+            "",
+            "| form | gate speed-up in Neo4j: median per question (ungated / gated) | ratio of means | "
+            "activated with gate | without |",
+            "|---|---|---|---|---|",
+        ]
         for form, g in r["gate_ratio"].items():
-            lines.append(f"| {form} | {g['median_per_question']:.2f}x | {g['ratio_of_means']:.2f}x | "
-                         f"{g['activated_mean_gate']:.0f} | {g['activated_mean_nogate']:.0f} |")
+            lines.append(
+                f"| {form} | {g['median_per_question']:.2f}x | {g['ratio_of_means']:.2f}x | "
+                f"{g['activated_mean_gate']:.0f} | {g['activated_mean_nogate']:.0f} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -163,21 +208,28 @@ def main() -> None:
     ap.add_argument("--limit-2wiki", type=int, default=200)
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--forms", default="apoc,portable")
-    ap.add_argument("--cache-dir", type=Path,
-                    default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
+    )
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "neo4j_sa")
     args = ap.parse_args()
     args.forms = args.forms.split(",")
     port = os.environ.get("HOPBENCH_NEO4J_PORT", "7687")
     db = connect(GraphDBSettings(uri=f"bolt://127.0.0.1:{port}", query_timeout=None))
     encoder = Encoder(cache_dir=args.cache_dir, show_progress=False)
-    env = (f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, {os.cpu_count()} cpus shared, "
-           f"load {os.getloadavg()[0]:.2f}, Python {platform.python_version()}")
+    env = (
+        f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, {os.cpu_count()} cpus shared, "
+        f"load {os.getloadavg()[0]:.2f}, Python {platform.python_version()}"
+    )
     results = [bench_dataset(n, args, encoder, db) for n in args.datasets.split(",")]
     db.close()
     cmd = "nice python benchmarks/bench_neo4j_sa.py " + " ".join(sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"command": cmd, "env": env, "results": results}, indent=1))
+    args.out.with_suffix(".json").write_text(
+        json.dumps({"command": cmd, "env": env, "results": results}, indent=1)
+    )
     args.out.with_suffix(".md").write_text(markdown(results, cmd.strip(), env))
     print(f"wrote {args.out.with_suffix('.md')}")
 

@@ -48,14 +48,20 @@ def main() -> int:
     ap.add_argument("--limit-2wiki", type=int, default=200)
     ap.add_argument("--depths", default="1,2,3,4")
     ap.add_argument("--forms", default="apoc")
-    ap.add_argument("--cache-dir", type=Path,
-                    default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
+    )
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "qasa_query"))
     args = ap.parse_args()
     encoder = Encoder(cache_dir=args.cache_dir, show_progress=False)
     db = connect(graphdb_settings())
-    res = {"command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "datasets": []}
+    res = {
+        "command": " ".join(sys.argv),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "datasets": [],
+    }
     for name in args.datasets.split(","):
         ds = load(name, args.limit_2wiki)
         kg = load_or_build(ds, None, encoder=encoder, cache_dir=args.cache_dir)
@@ -78,23 +84,39 @@ def main() -> int:
                         t0 = time.perf_counter()
                         try:
                             o = r.run_query(p)
-                        except QueryTimeout:  # counted; its time (the limit) stays in the percentiles
+                        except (
+                            QueryTimeout
+                        ):  # counted; its time (the limit) stays in the percentiles
                             timeouts += 1
                             ms.append(1000 * (time.perf_counter() - t0))
                             continue
                         ms.append(1000 * (time.perf_counter() - t0))
                         sizes.append(len(o["activation"]))
                         paths.append(len(o["path_rows"]))
-                    row = {"depth": depth, "form": form, "gate": gate, "ms": ms, "p50": pct(ms, 50), "p95": pct(ms, 95),
-                           "mean": float(np.mean(ms)), "activated_mean": float(np.mean(sizes)),
-                           "path_rows_mean": float(np.mean(paths)), "timeouts": timeouts,
-                           "query_timeout_s": db.settings.query_timeout,
-                           "load": list(os.getloadavg())}  # shared machine: load when this one ended
+                    row = {
+                        "depth": depth,
+                        "form": form,
+                        "gate": gate,
+                        "ms": ms,
+                        "p50": pct(ms, 50),
+                        "p95": pct(ms, 95),
+                        "mean": float(np.mean(ms)),
+                        "activated_mean": float(np.mean(sizes)),
+                        "path_rows_mean": float(np.mean(paths)),
+                        "timeouts": timeouts,
+                        "query_timeout_s": db.settings.query_timeout,
+                        "load": list(os.getloadavg()),
+                    }  # shared machine: load when this one ended
                     out["runs"].append(row)
-                    Path(args.out + ".json").write_text(json.dumps({**res, "datasets": [*res["datasets"], out]}))
-                    print(f"{name} depth {depth} {form} gate {gate!s:5}: p50 {row['p50']:.1f} ms p95 {row['p95']:.1f} "
-                          f"mean {row['mean']:.1f}, activated {row['activated_mean']:.0f}, timeouts {timeouts}, "
-                          f"load {row['load'][0]:.1f}", flush=True)
+                    Path(args.out + ".json").write_text(
+                        json.dumps({**res, "datasets": [*res["datasets"], out]})
+                    )
+                    print(
+                        f"{name} depth {depth} {form} gate {gate!s:5}: p50 {row['p50']:.1f} ms p95 {row['p95']:.1f} "
+                        f"mean {row['mean']:.1f}, activated {row['activated_mean']:.0f}, timeouts {timeouts}, "
+                        f"load {row['load'][0]:.1f}",
+                        flush=True,
+                    )
         res["datasets"].append(out)
         Path(args.out + ".json").write_text(json.dumps(res))
     res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -31,9 +31,13 @@ def main() -> None:
     ap.add_argument("--backend", default="torch")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    ds = load_dataset("musique", "musique", DATA / "musique/musique_train.json",
-                      DATA / "musique/musique_train_corpus.json")
-    texts = [q.text for q in ds.questions[:args.questions]]
+    ds = load_dataset(
+        "musique",
+        "musique",
+        DATA / "musique/musique_train.json",
+        DATA / "musique/musique_train_corpus.json",
+    )
+    texts = [q.text for q in ds.questions[: args.questions]]
     enc = Encoder(cache_dir=None, show_progress=False, backend=args.backend)
     enc.encode(texts[:2])  # load the model
     alone, batched = [], []
@@ -45,13 +49,15 @@ def main() -> None:
         enc.encode(texts)
         batched.append(time.perf_counter() - t0)
     a, b = statistics.median(alone), statistics.median(batched)
-    text = ("# Encoding questions alone vs in batches (issue #28 item 16)\n\n"
-            f"`python benchmarks/bench_question_encoding.py --questions {args.questions} --backend "
-            f"{args.backend} --repeats {args.repeats}`; machine shared with other helpers' jobs, "
-            f"load average {os.getloadavg()}.\n\n"
-            "| questions | alone (s) | batches of 64 (s) | ratio | alone, ms per question |\n"
-            "|---|---|---|---|---|\n"
-            f"| {len(texts)} | {a:.2f} | {b:.2f} | {a / b:.2f} | {1000 * a / len(texts):.1f} |\n")
+    text = (
+        "# Encoding questions alone vs in batches (issue #28 item 16)\n\n"
+        f"`python benchmarks/bench_question_encoding.py --questions {args.questions} --backend "
+        f"{args.backend} --repeats {args.repeats}`; machine shared with other helpers' jobs, "
+        f"load average {os.getloadavg()}.\n\n"
+        "| questions | alone (s) | batches of 64 (s) | ratio | alone, ms per question |\n"
+        "|---|---|---|---|---|\n"
+        f"| {len(texts)} | {a:.2f} | {b:.2f} | {a / b:.2f} | {1000 * a / len(texts):.1f} |\n"
+    )
     (REPO / "benchmarks" / "results" / "question_encoding.md").write_text(text)
     print(text)
 

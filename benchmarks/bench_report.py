@@ -32,8 +32,12 @@ def main() -> None:
         return bootstrap_cis(v, n_resamples=args.resamples, seed=1)
 
     def reference():
-        return [stats.bootstrap((v[:, j],), np.mean, n_resamples=args.resamples, method="percentile",
-                                random_state=1).confidence_interval for j in range(args.metrics)]
+        return [
+            stats.bootstrap(
+                (v[:, j],), np.mean, n_resamples=args.resamples, method="percentile", random_state=1
+            ).confidence_interval
+            for j in range(args.metrics)
+        ]
 
     def best(fn):
         times = []
@@ -47,10 +51,14 @@ def main() -> None:
     t_ref, ref = best(reference)
     worst = max(max(abs(lo[j] - r.low), abs(hi[j] - r.high)) for j, r in enumerate(ref))
     print(f"{args.questions} questions x {args.metrics} metrics, {args.resamples} resamples")
-    print(f"hopbench bootstrap_cis: {t_ours:.3f} s   scipy.stats.bootstrap per metric: {t_ref:.3f} s   "
-          f"ratio scipy/ours: {t_ref / t_ours:.1f}x")
-    print(f"largest endpoint difference: {worst:.4f} (Monte-Carlo; SE of a mean here "
-          f"~{v.std(ddof=1, axis=0).mean() / np.sqrt(args.questions):.4f})")
+    print(
+        f"hopbench bootstrap_cis: {t_ours:.3f} s   scipy.stats.bootstrap per metric: {t_ref:.3f} s   "
+        f"ratio scipy/ours: {t_ref / t_ours:.1f}x"
+    )
+    print(
+        f"largest endpoint difference: {worst:.4f} (Monte-Carlo; SE of a mean here "
+        f"~{v.std(ddof=1, axis=0).mean() / np.sqrt(args.questions):.4f})"
+    )
 
 
 if __name__ == "__main__":

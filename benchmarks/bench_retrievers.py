@@ -45,14 +45,29 @@ from hopbench.retrieve.base import Services  # noqa: E402
 from hopbench.retrieve.kernels.ppr import personalized_pagerank  # noqa: E402
 from hopbench.retrieve.question import question_mentions  # noqa
 
-RETRIEVERS = ["dense", "hipporag", "hipporag1", "spreading_activation", "spreading_activation_nogate",
-              "flow_diffusion_joint", "flow_diffusion_code"]
+RETRIEVERS = [
+    "dense",
+    "hipporag",
+    "hipporag1",
+    "spreading_activation",
+    "spreading_activation_nogate",
+    "flow_diffusion_joint",
+    "flow_diffusion_code",
+]
 
 
 def compose_cfg(dataset: str, retriever: str, extra=()):
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose("config", overrides=[f"dataset={dataset}", f"retriever={retriever}",
-                                            "progress=false", "llm=none", *extra])
+        return compose(
+            "config",
+            overrides=[
+                f"dataset={dataset}",
+                f"retriever={retriever}",
+                "progress=false",
+                "llm=none",
+                *extra,
+            ],
+        )
 
 
 def load_avg() -> str:
@@ -65,8 +80,11 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=200)
     ap.add_argument("--nx-questions", type=int, default=10)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--sa-only", action="store_true",
-                    help="only the spreading-activation rows and split (no PPR, no batched section)")
+    ap.add_argument(
+        "--sa-only",
+        action="store_true",
+        help="only the spreading-activation rows and split (no PPR, no batched section)",
+    )
     args = ap.parse_args()
 
     cfg = compose_cfg(args.dataset, "dense")
@@ -76,20 +94,33 @@ def main() -> None:
     kg = load_or_build(dataset, cfg.graph, encoder=encoder, cache_dir=cfg.paths.cache_dir)
     load_s = time.perf_counter() - t
     services = Services(dataset=dataset, encoder=encoder)
-    qs = dataset.questions[:args.questions]
+    qs = dataset.questions[: args.questions]
     services.encode_questions(qs)
     _ = services.passage_embeddings
-    out = {"dataset": args.dataset, "questions": len(qs), "entities": kg.n_entities,
-           "passages": kg.n_passages, "facts": kg.n_facts,
-           "relation_edges": int(kg.relation.nnz // 2), "graph_load_s": load_s,
-           "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load_before": load_avg(),
-           "python": platform.python_version(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")}
-    print(f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages, {kg.n_facts} facts; "
-          f"{len(qs)} questions [load {load_avg()}]", flush=True)
+    out = {
+        "dataset": args.dataset,
+        "questions": len(qs),
+        "entities": kg.n_entities,
+        "passages": kg.n_passages,
+        "facts": kg.n_facts,
+        "relation_edges": int(kg.relation.nnz // 2),
+        "graph_load_s": load_s,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "load_before": load_avg(),
+        "python": platform.python_version(),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+    }
+    print(
+        f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages, {kg.n_facts} facts; "
+        f"{len(qs)} questions [load {load_avg()}]",
+        flush=True,
+    )
 
     # ---- 1. per-query latency of every retriever
     latency, retrievers = {}, {}
-    for name in ([n for n in RETRIEVERS if n.startswith("spreading")] if args.sa_only else RETRIEVERS):
+    for name in (
+        [n for n in RETRIEVERS if n.startswith("spreading")] if args.sa_only else RETRIEVERS
+    ):
         r = build_retriever(compose_cfg(args.dataset, name))
         t = time.perf_counter()
         r.prepare(kg, services)
@@ -99,8 +130,11 @@ def main() -> None:
         tm = time_calls(lambda q, r=r: r.retrieve(q, 10), [(q,) for q in qs])
         latency[name] = {**stats_ms(tm), "prepare_s": prep}
         retrievers[name] = r
-        print(f"  {name:30s} p50 {latency[name]['p50_ms']:8.2f} ms  p95 {latency[name]['p95_ms']:8.2f} ms"
-              f"  (prepare {prep:.1f}s) [load {load_avg()}]", flush=True)
+        print(
+            f"  {name:30s} p50 {latency[name]['p50_ms']:8.2f} ms  p95 {latency[name]['p95_ms']:8.2f} ms"
+            f"  (prepare {prep:.1f}s) [load {load_avg()}]",
+            flush=True,
+        )
     out["latency"] = latency
 
     # spreading activation split: (a) question analysis, (b) retrieval proper given the mentions,
@@ -109,9 +143,13 @@ def main() -> None:
     for name in ("spreading_activation", "spreading_activation_nogate"):
         out["spreading_activation_split"][name] = split_timings(retrievers[name], qs, kg)
         sp_ = out["spreading_activation_split"][name]
-        print(f"  {name}: analysis p50 {sp_['analysis']['total']['p50_ms']:.2f} ms, retrieval p50 "
-              f"{sp_['retrieval']['total']['p50_ms']:.2f} ms (reference {sp_['reference']['retrieval_total']['p50_ms']:.2f} ms), "
-              f"same top-10 {sp_['same_top10_as_reference']} [load {load_avg()}]", flush=True)
+        print(
+            f"  {name}: analysis p50 {sp_['analysis']['total']['p50_ms']:.2f} ms, retrieval p50 "
+            f"{sp_['retrieval']['total']['p50_ms']:.2f} ms (reference "
+            f"{sp_['reference']['retrieval_total']['p50_ms']:.2f} ms), "
+            f"same top-10 {sp_['same_top10_as_reference']} [load {load_avg()}]",
+            flush=True,
+        )
 
     if args.sa_only:
         out["load_after"] = load_avg()
@@ -132,9 +170,11 @@ def main() -> None:
     g_nx = nx.from_scipy_sparse_array(adj, edge_attribute="weight")
     personalized_pagerank(hr.ppr, resets[0])
     igraph_ppr(g_ig, resets[0])
-    ours_t = time_calls(lambda r: personalized_pagerank(hr.ppr, r, damping=0.5), [(r,) for r in resets])
+    ours_t = time_calls(
+        lambda r: personalized_pagerank(hr.ppr, r, damping=0.5), [(r,) for r in resets]
+    )
     ig_t = time_calls(lambda r: igraph_ppr(g_ig, r), [(r,) for r in resets])
-    nx_t = time_calls(lambda r: nx_ppr(g_nx, r), [(r,) for r in resets[:args.nx_questions]])
+    nx_t = time_calls(lambda r: nx_ppr(g_nx, r), [(r,) for r in resets[: args.nx_questions]])
     agree_ig = agree_nx = 0
     diff_ig = diff_nx = 0.0
     for i, r in enumerate(resets):
@@ -146,17 +186,26 @@ def main() -> None:
             refn = nx_ppr(g_nx, r)
             diff_nx = max(diff_nx, float(np.abs(ours - refn).max()))
             agree_nx += topk_agree(ours[E:], refn[E:], 10)
-    out["ppr"] = {"ours": stats_ms(ours_t), "igraph_prpack": stats_ms(ig_t), "networkx": stats_ms(nx_t),
-                  "ratio_igraph_over_ours_p50": float(np.median(ig_t) / np.median(ours_t)),
-                  "cpu_ratio_igraph_over_ours_p50": float(np.median(ig_t.cpu) / np.median(ours_t.cpu)),
-                  "ratio_networkx_over_ours_p50": float(np.median(nx_t) / np.median(ours_t)),
-                  "top10_identical_igraph": f"{agree_ig}/{len(resets)}",
-                  "top10_identical_networkx": f"{agree_nx}/{min(len(resets), args.nx_questions)}",
-                  "max_abs_diff_igraph": diff_ig, "max_abs_diff_networkx": diff_nx,
-                  "nodes": int(adj.shape[0]), "undirected_edges": int((adj.nnz + adj.diagonal().astype(bool).sum()) // 2)}
-    print(f"  PPR ours p50 {out['ppr']['ours']['p50_ms']:.2f} ms, igraph {out['ppr']['igraph_prpack']['p50_ms']:.2f} ms, "
-          f"networkx {out['ppr']['networkx']['p50_ms']:.1f} ms; top10 identical igraph {agree_ig}/{len(resets)} "
-          f"networkx {out['ppr']['top10_identical_networkx']} [load {load_avg()}]", flush=True)
+    out["ppr"] = {
+        "ours": stats_ms(ours_t),
+        "igraph_prpack": stats_ms(ig_t),
+        "networkx": stats_ms(nx_t),
+        "ratio_igraph_over_ours_p50": float(np.median(ig_t) / np.median(ours_t)),
+        "cpu_ratio_igraph_over_ours_p50": float(np.median(ig_t.cpu) / np.median(ours_t.cpu)),
+        "ratio_networkx_over_ours_p50": float(np.median(nx_t) / np.median(ours_t)),
+        "top10_identical_igraph": f"{agree_ig}/{len(resets)}",
+        "top10_identical_networkx": f"{agree_nx}/{min(len(resets), args.nx_questions)}",
+        "max_abs_diff_igraph": diff_ig,
+        "max_abs_diff_networkx": diff_nx,
+        "nodes": int(adj.shape[0]),
+        "undirected_edges": int((adj.nnz + adj.diagonal().astype(bool).sum()) // 2),
+    }
+    print(
+        f"  PPR ours p50 {out['ppr']['ours']['p50_ms']:.2f} ms, igraph {out['ppr']['igraph_prpack']['p50_ms']:.2f} ms, "
+        f"networkx {out['ppr']['networkx']['p50_ms']:.1f} ms; top10 identical igraph {agree_ig}/{len(resets)} "
+        f"networkx {out['ppr']['top10_identical_networkx']} [load {load_avg()}]",
+        flush=True,
+    )
 
     # ---- 3. batched throughput (seeding included) vs one by one
     batched = {}
@@ -168,13 +217,25 @@ def main() -> None:
         single = len(qs) / (time.perf_counter() - t)
         t = time.perf_counter()
         for s in range(0, len(qs), args.batch):
-            r.retrieve_batch(qs[s:s + args.batch], 10)
+            r.retrieve_batch(qs[s : s + args.batch], 10)
         batch = len(qs) / (time.perf_counter() - t)
-        same = all(a.passage_ids == b.passage_ids
-                   for a, b in zip(r.retrieve_batch(qs[:args.batch], 10), (r.retrieve(q, 10) for q in qs[:args.batch])))
-        batched[name] = {"single_q_per_s": single, "batched_q_per_s": batch, "batch": args.batch,
-                         "same_rankings": same}
-        print(f"  {name}: single {single:.1f} q/s, batched {batch:.1f} q/s, same rankings {same}", flush=True)
+        same = all(
+            a.passage_ids == b.passage_ids
+            for a, b in zip(
+                r.retrieve_batch(qs[: args.batch], 10),
+                (r.retrieve(q, 10) for q in qs[: args.batch]),
+            )
+        )
+        batched[name] = {
+            "single_q_per_s": single,
+            "batched_q_per_s": batch,
+            "batch": args.batch,
+            "same_rankings": same,
+        }
+        print(
+            f"  {name}: single {single:.1f} q/s, batched {batch:.1f} q/s, same rankings {same}",
+            flush=True,
+        )
     out["batched"] = batched
     out["load_after"] = load_avg()
 
@@ -205,7 +266,9 @@ def split_timings(r, qs, kg) -> dict:
         t1 = time.perf_counter()
         unmatched = [m for m in mentions if kg.entity_index(m) is None]
         if unmatched:
-            r.vectors.encoder.model.encode(unmatched, normalize_embeddings=True, convert_to_numpy=True)
+            r.vectors.encoder.model.encode(
+                unmatched, normalize_embeddings=True, convert_to_numpy=True
+            )
         t2 = time.perf_counter()
         r.vectors.warm(unmatched)  # memoised (as in a run); not timed
         parts["spacy"].append(t1 - t0)
@@ -231,66 +294,116 @@ def split_timings(r, qs, kg) -> dict:
     analysis["total"] = stats_ms(np.array(parts["spacy"]) + np.array(parts["encode"]))
     retrieval = {k: stats_ms(np.array(v)) for k, v in new.items()}
     reference = {k: stats_ms(np.array(v)) for k, v in ref.items()}
-    ratios = {k: float(np.median(ref[k]) / np.median(new[k])) for k in ("seeds", "gate_and_propagate", "rank", "paths")}
+    ratios = {
+        k: float(np.median(ref[k]) / np.median(new[k]))
+        for k in ("seeds", "gate_and_propagate", "rank", "paths")
+    }
     ratios["retrieval_total"] = float(np.median(ref["retrieval_total"]) / np.median(new["total"]))
     whole = np.array(parts["spacy"]) + np.array(parts["encode"]) + np.array(new["total"])
-    return {"analysis": analysis, "retrieval": retrieval, "reference": reference,
-            "ratio_reference_over_new_p50": ratios, "whole_query": stats_ms(whole),
-            "cpu_p50_ms": {"retrieval": 1e3 * float(np.median(cpu_new)), "reference": 1e3 * float(np.median(cpu_ref))},
-            "same_top10_as_reference": f"{same}/{len(qs)}",
-            "seed_search_fallbacks": r.desc_search.n_fallbacks}
+    return {
+        "analysis": analysis,
+        "retrieval": retrieval,
+        "reference": reference,
+        "ratio_reference_over_new_p50": ratios,
+        "whole_query": stats_ms(whole),
+        "cpu_p50_ms": {
+            "retrieval": 1e3 * float(np.median(cpu_new)),
+            "reference": 1e3 * float(np.median(cpu_ref)),
+        },
+        "same_top10_as_reference": f"{same}/{len(qs)}",
+        "seed_search_fallbacks": r.desc_search.n_fallbacks,
+    }
 
 
 def render(o: dict) -> str:
-    cmd = (f"OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py "
-           f"--dataset {o['dataset']} --questions {o['questions']}")
-    lines = [f"# Retriever benchmark: {o['dataset']}", "",
-             f"`{cmd}` ({o['started']}, 2 shared cores, load {o['load_before']} -> {o['load_after']}, "
-             f"OMP_NUM_THREADS={o['OMP_NUM_THREADS']})", "",
-             f"Graph: {o['entities']} entities, {o['passages']} passages, {o['facts']} facts, "
-             f"{o['relation_edges']} relation edges; loaded in {o['graph_load_s']:.1f} s. "
-             f"{o['questions']} questions.", "",
-             "## Per-query latency of `retrieve()` (top 10)", "",
-             "| retriever | p50 ms | p95 ms | CPU p50 ms | prepare s |", "|---|---|---|---|---|"]
+    cmd = (
+        f"OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py "
+        f"--dataset {o['dataset']} --questions {o['questions']}"
+    )
+    lines = [
+        f"# Retriever benchmark: {o['dataset']}",
+        "",
+        f"`{cmd}` ({o['started']}, 2 shared cores, load {o['load_before']} -> {o['load_after']}, "
+        f"OMP_NUM_THREADS={o['OMP_NUM_THREADS']})",
+        "",
+        f"Graph: {o['entities']} entities, {o['passages']} passages, {o['facts']} facts, "
+        f"{o['relation_edges']} relation edges; loaded in {o['graph_load_s']:.1f} s. "
+        f"{o['questions']} questions.",
+        "",
+        "## Per-query latency of `retrieve()` (top 10)",
+        "",
+        "| retriever | p50 ms | p95 ms | CPU p50 ms | prepare s |",
+        "|---|---|---|---|---|",
+    ]
     for name, s in o["latency"].items():
-        lines.append(f"| {name} | {s['p50_ms']:.2f} | {s['p95_ms']:.2f} | {s.get('cpu_p50_ms', 0):.2f} | {s['prepare_s']:.1f} |")
+        lines.append(
+            f"| {name} | {s['p50_ms']:.2f} | {s['p95_ms']:.2f} | {s.get('cpu_p50_ms', 0):.2f} | {s['prepare_s']:.1f} |"
+        )
     for name, sp_ in o.get("spreading_activation_split", {}).items():
-        lines += ["", f"{name}, one query split in (a) question analysis and (b) retrieval proper given the "
-                  f"mentions, each (b) timed right after its question's analysis as in a run; reference = the "
-                  f"pipeline before the speed work, same run, same mentions, timed in a second pass the same way "
-                  f"(same top-10: {sp_['same_top10_as_reference']}):", "",
-                  "| part | p50 ms | p95 ms | reference p50 ms | reference / new |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"{name}, one query split in (a) question analysis and (b) retrieval proper given the "
+            f"mentions, each (b) timed right after its question's analysis as in a run; reference = the "
+            f"pipeline before the speed work, same run, same mentions, timed in a second pass the same way "
+            f"(same top-10: {sp_['same_top10_as_reference']}):",
+            "",
+            "| part | p50 ms | p95 ms | reference p50 ms | reference / new |",
+            "|---|---|---|---|---|",
+        ]
         for k in ("spacy", "encode", "total"):
             v = sp_["analysis"][k]
             lines.append(f"| (a) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | | |")
         for k in ("seeds", "gate_and_propagate", "rank", "paths", "total"):
             v = sp_["retrieval"][k]
             rk = "retrieval_total" if k == "total" else k
-            lines.append(f"| (b) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | {sp_['reference'][rk]['p50_ms']:.3f} "
-                         f"| {sp_['ratio_reference_over_new_p50'][rk]:.1f}x |")
-        lines.append(f"| (b) total, mean | {sp_['retrieval']['total']['mean_ms']:.3f} | | "
-                     f"{sp_['reference']['retrieval_total']['mean_ms']:.3f} | |")
+            lines.append(
+                f"| (b) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | {sp_['reference'][rk]['p50_ms']:.3f} "
+                f"| {sp_['ratio_reference_over_new_p50'][rk]:.1f}x |"
+            )
+        lines.append(
+            f"| (b) total, mean | {sp_['retrieval']['total']['mean_ms']:.3f} | | "
+            f"{sp_['reference']['retrieval_total']['mean_ms']:.3f} | |"
+        )
         w = sp_["whole_query"]
         lines.append(f"| (a)+(b) whole query | {w['p50_ms']:.3f} | {w['p95_ms']:.3f} | | |")
         c = sp_["cpu_p50_ms"]
-        lines += ["", f"CPU time p50 of (b): {c['retrieval']:.2f} ms, reference {c['reference']:.2f} ms "
-                  f"(wall time on a loaded machine overstates both); seed-search scan fallbacks: "
-                  f"{sp_['seed_search_fallbacks']}."]
+        lines += [
+            "",
+            f"CPU time p50 of (b): {c['retrieval']:.2f} ms, reference {c['reference']:.2f} ms "
+            f"(wall time on a loaded machine overstates both); seed-search scan fallbacks: "
+            f"{sp_['seed_search_fallbacks']}.",
+        ]
     if "ppr" not in o:
         return "\n".join(lines) + "\n"
     q = o["ppr"]
-    lines += ["", f"## PPR on the HippoRAG graph ({q['nodes']} nodes), same resets", "",
-              "| solver | p50 ms | p95 ms | CPU p50 ms | n |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"## PPR on the HippoRAG graph ({q['nodes']} nodes), same resets",
+        "",
+        "| solver | p50 ms | p95 ms | CPU p50 ms | n |",
+        "|---|---|---|---|---|",
+    ]
     for k in ("ours", "igraph_prpack", "networkx"):
-        lines.append(f"| {k} | {q[k]['p50_ms']:.2f} | {q[k]['p95_ms']:.2f} | {q[k].get('cpu_p50_ms', 0):.2f} | {q[k]['n']} |")
-    lines += ["", f"- igraph/ours p50 wall {q['ratio_igraph_over_ours_p50']:.2f}x, CPU {q['cpu_ratio_igraph_over_ours_p50']:.2f}x; "
-              f"networkx/ours {q['ratio_networkx_over_ours_p50']:.0f}x",
-              f"- top-10 passages identical: igraph {q['top10_identical_igraph']}, networkx {q['top10_identical_networkx']}; "
-              f"max |ours - igraph| {q['max_abs_diff_igraph']:.2e}, max |ours - networkx| {q['max_abs_diff_networkx']:.2e}",
-              "", "## Batched throughput (seeding included)", "",
-              "| retriever | one by one q/s | batched q/s | batch | same rankings |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {k} | {q[k]['p50_ms']:.2f} | {q[k]['p95_ms']:.2f} | {q[k].get('cpu_p50_ms', 0):.2f} | {q[k]['n']} |"
+        )
+    lines += [
+        "",
+        f"- igraph/ours p50 wall {q['ratio_igraph_over_ours_p50']:.2f}x, CPU "
+        f"{q['cpu_ratio_igraph_over_ours_p50']:.2f}x; "
+        f"networkx/ours {q['ratio_networkx_over_ours_p50']:.0f}x",
+        f"- top-10 passages identical: igraph {q['top10_identical_igraph']}, networkx {q['top10_identical_networkx']}; "
+        f"max |ours - igraph| {q['max_abs_diff_igraph']:.2e}, max |ours - networkx| {q['max_abs_diff_networkx']:.2e}",
+        "",
+        "## Batched throughput (seeding included)",
+        "",
+        "| retriever | one by one q/s | batched q/s | batch | same rankings |",
+        "|---|---|---|---|---|",
+    ]
     for k, v in o["batched"].items():
-        lines.append(f"| {k} | {v['single_q_per_s']:.1f} | {v['batched_q_per_s']:.1f} | {v['batch']} | {v['same_rankings']} |")
+        lines.append(
+            f"| {k} | {v['single_q_per_s']:.1f} | {v['batched_q_per_s']:.1f} | {v['batch']} | {v['same_rankings']} |"
+        )
     return "\n".join(lines) + "\n"
 
 

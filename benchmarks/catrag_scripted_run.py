@@ -32,7 +32,9 @@ from hopbench.retrieve.base import Services  # noqa: E402
 class ScriptedDecisions:
     """The rules of the module docstring, answering the prompts `catrag_code` sends."""
 
-    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+    def chat_json(
+        self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None
+    ):
         user = messages[-1]["content"]
         if schema_name == "fact_filter_demos":
             facts = json.loads(user.split("Candidate facts: ", 1)[1])["fact"]
@@ -50,15 +52,20 @@ class ScriptedDecisions:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out", type=Path, help="the run-like folder to write (config.yaml, predictions.jsonl)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "out", type=Path, help="the run-like folder to write (config.yaml, predictions.jsonl)"
+    )
     ap.add_argument("--dataset", default="musique")
     ap.add_argument("--graph", default="spacy", help="spacy | openie")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
-                                                          str(Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
     args = ap.parse_args(argv)
     cfg = cc.compose(args.dataset, args.limit, args.graph, args.data_dir, args.cache_dir)
     dataset, encoder = build_dataset(cfg), build_encoder(cfg)
@@ -68,15 +75,29 @@ def main(argv=None) -> int:
     retriever.prepare(kg, services)
     services.encode_questions(dataset.questions)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "config.yaml").write_text(yaml.safe_dump({"dataset": {"name": args.dataset, "limit": args.limit},
-                                                          "graph": {"name": args.graph}}))
+    (args.out / "config.yaml").write_text(
+        yaml.safe_dump(
+            {"dataset": {"name": args.dataset, "limit": args.limit}, "graph": {"name": args.graph}}
+        )
+    )
     with open(args.out / "predictions.jsonl", "w", encoding="utf-8") as fh:
         for q in dataset.questions:
             res = retriever.retrieve(q, 10)
-            fh.write(json.dumps({"id": q.id, "ranked_passage_ids": res.passage_ids, "scores": list(res.scores),
-                                 "trace": res.trace}) + "\n")
-    print(f"{args.out}: {len(dataset.questions)} questions, graph {kg.manifest.get('graph_key')} "
-          f"({kg.manifest.get('construction')})")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": q.id,
+                        "ranked_passage_ids": res.passage_ids,
+                        "scores": list(res.scores),
+                        "trace": res.trace,
+                    }
+                )
+                + "\n"
+            )
+    print(
+        f"{args.out}: {len(dataset.questions)} questions, graph {kg.manifest.get('graph_key')} "
+        f"({kg.manifest.get('construction')})"
+    )
     return 0
 
 

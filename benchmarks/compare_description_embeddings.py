@@ -44,12 +44,14 @@ def main() -> None:
     ap.add_argument("--sentences", type=Path, default=None)
     ap.add_argument("--max-facts", type=int, default=4)
     args = ap.parse_args()
-    cfg = compose_cfg("2wikimultihopqa", "spreading_activation", [f"dataset.limit={args.questions}"])
+    cfg = compose_cfg(
+        "2wikimultihopqa", "spreading_activation", [f"dataset.limit={args.questions}"]
+    )
     ds, enc = build_dataset(cfg), build_encoder(cfg)
     kg = load_or_build(ds, cfg.graph, encoder=enc, cache_dir=cfg.paths.cache_dir)
     text = kg.description_embeddings.copy()
     n_ent, ctx = kg.n_entities, kg.context.tocsc()
-    first = np.array([ctx.indices[ctx.indptr[e]:ctx.indptr[e + 1]].min() for e in range(n_ent)])
+    first = np.array([ctx.indices[ctx.indptr[e] : ctx.indptr[e + 1]].min() for e in range(n_ent)])
     facts: list[list[int]] = [[] for _ in range(n_ent)]
     for f, s in enumerate(kg.fact_subject):
         if len(facts[s]) < args.max_facts:
@@ -64,26 +66,46 @@ def main() -> None:
             fsum[e], nf[e] = kg.fact_embeddings[fs].sum(0), len(fs)
     name, pas = kg.entity_embeddings, kg.passage_embeddings[first]
     fmean = fsum / np.maximum(nf, 1)[:, None]
-    variants = {"text": text, "name": name, "name+fsum+pas (composed)": unit(name + fsum + pas),
-                "name+fsum": unit(name + fsum), "name+fmean": unit(name + fmean),
-                "name+fmean+0.5pas": unit(name + fmean + 0.5 * pas), "name+fsum+0.5pas": unit(name + fsum + 0.5 * pas),
-                "2name+fsum+pas": unit(2 * name + fsum + pas)}
+    variants = {
+        "text": text,
+        "name": name,
+        "name+fsum+pas (composed)": unit(name + fsum + pas),
+        "name+fsum": unit(name + fsum),
+        "name+fmean": unit(name + fmean),
+        "name+fmean+0.5pas": unit(name + fmean + 0.5 * pas),
+        "name+fsum+0.5pas": unit(name + fsum + 0.5 * pas),
+        "2name+fsum+pas": unit(2 * name + fsum + pas),
+    }
     if args.sentences:
         sent = np.load(args.sentences)
-        variants.update({"name+fsum+sent": unit(name + fsum + sent), "name+fsum+sent+pas": unit(name + fsum + sent + pas),
-                         "name+fmean+sent": unit(name + fmean + sent), "name+sent": unit(name + sent)})
+        variants.update(
+            {
+                "name+fsum+sent": unit(name + fsum + sent),
+                "name+fsum+sent+pas": unit(name + fsum + sent + pas),
+                "name+fmean+sent": unit(name + fmean + sent),
+                "name+sent": unit(name + sent),
+            }
+        )
     chosen = args.variants.split(",") if args.variants else list(variants)
     retriever = build_retriever(cfg)
     services = Services(dataset=ds, encoder=enc, llm=None, graphdb=None)
     for key in chosen:
         kg.description_embeddings = variants[key]
         retriever.prepare(kg, services)
-        rows = [{"latency_ms": 0.0, "metrics": score_question(q, retriever.retrieve(q, 10).passage_ids, None)}
-                for q in ds.questions]
+        rows = [
+            {
+                "latency_ms": 0.0,
+                "metrics": score_question(q, retriever.retrieve(q, 10).passage_ids, None),
+            }
+            for q in ds.questions
+        ]
         m = aggregate(rows)
-        print(f"{key:28s} recall@2 {m['recall@2']:.4f} recall@5 {m['recall@5']:.4f} fcr@5 {m['fcr@5']:.4f}  "
-              f"mean cosine to text {float((variants[key] * text).sum(1).mean()):.3f}  "
-              f"[load {'%.1f %.1f %.1f' % os.getloadavg()}]", flush=True)
+        print(
+            f"{key:28s} recall@2 {m['recall@2']:.4f} recall@5 {m['recall@5']:.4f} fcr@5 {m['fcr@5']:.4f}  "
+            f"mean cosine to text {float((variants[key] * text).sum(1).mean()):.3f}  "
+            f"[load {'%.1f %.1f %.1f' % os.getloadavg()}]",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

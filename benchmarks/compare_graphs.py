@@ -34,13 +34,30 @@ from hopbench.report.run_reader import Run, load_runs, params_label  # noqa: E40
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
 
 METRICS = ("recall@2", "recall@5", "recall@10", "fcr@5")
-ANSWER = ("em", "f1")            # runs with a reader only
-BINARY = {"fcr@5", "em"}         # 0/1 per question: exact McNemar; the others: paired bootstrap
-HEAD = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR@5", "em": "EM", "f1": "F1"}
+ANSWER = ("em", "f1")  # runs with a reader only
+BINARY = {"fcr@5", "em"}  # 0/1 per question: exact McNemar; the others: paired bootstrap
+HEAD = {
+    "recall@2": "R@2",
+    "recall@5": "R@5",
+    "recall@10": "R@10",
+    "fcr@5": "FCR@5",
+    "em": "EM",
+    "f1": "F1",
+}
 GRAPH_FREE = {"dense", "oracle"}
-ORDER = ["hipporag", "hipporag_hb", "hipporag1", "spreading_activation", "spreading_activation_neo4j",
-         "spreading_activation_nogate", "flow_diffusion", "flow_diffusion_code", "catrag", "catrag_code",
-         "neuropath"]
+ORDER = [
+    "hipporag",
+    "hipporag_hb",
+    "hipporag1",
+    "spreading_activation",
+    "spreading_activation_neo4j",
+    "spreading_activation_nogate",
+    "flow_diffusion",
+    "flow_diffusion_code",
+    "catrag",
+    "catrag_code",
+    "neuropath",
+]
 
 
 def graph_label(run: Run) -> str | None:
@@ -92,31 +109,48 @@ def load_graph_of(dataset: str, graph: str, data_dir: str, cache_dir: str):
     from hopbench.kg import load_or_build
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[f"dataset={dataset}", f"graph={graph}", "progress=false",
-                                                       f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}"])
-    return load_or_build(build_dataset(cfg), cfg.graph, encoder=build_encoder(cfg), cache_dir=cache_dir)
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                f"dataset={dataset}",
+                f"graph={graph}",
+                "progress=false",
+                f"paths.data_dir={data_dir}",
+                f"paths.cache_dir={cache_dir}",
+            ],
+        )
+    return load_or_build(
+        build_dataset(cfg), cfg.graph, encoder=build_encoder(cfg), cache_dir=cache_dir
+    )
 
 
-def graph_stats_section(dataset: str, graphs: list[str], data_dir: str, cache_dir: str) -> list[str]:
+def graph_stats_section(
+    dataset: str, graphs: list[str], data_dir: str, cache_dir: str
+) -> list[str]:
     from hopbench.kg.openie_file import summarize
     from hopbench.kg.stats import graph_stats
 
-    out = ["## The graphs (`hopbench kg-stats`)", "",
-           "| graph | key | entities | facts | relation edges | synonym edges | context edges | "
-           "entities per passage (median) | passages per entity (mean) | relation degree (mean) | "
-           "components | isolated passages | passages without facts |",
-           "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    out = [
+        "## The graphs (`hopbench kg-stats`)",
+        "",
+        "| graph | key | entities | facts | relation edges | synonym edges | context edges | "
+        "entities per passage (median) | passages per entity (mean) | relation degree (mean) | "
+        "components | isolated passages | passages without facts |",
+        "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
     notes = []
     for g in graphs:
         kg = load_graph_of(dataset, g, data_dir, cache_dir)
         s = graph_stats(kg)
         d = s["degree"]
         no_facts = int(np.sum(np.bincount(kg.fact_passage, minlength=kg.n_passages) == 0))
-        out.append(f"| {g} | {kg.manifest.get('graph_key')} | {s['nodes']['entity']:,} | {s['facts']:,} | "
-                   f"{s['edges']['relation']:,} | {s['edges']['synonym']:,} | {s['edges']['context']:,} | "
-                   f"{d['passage']['median']:g} | {d['entity_passages']['mean']:.2f} | "
-                   f"{d['entity_relation_degree']['mean']:.2f} | {s['components']['count']:,} | "
-                   f"{s['isolated_passages']['count']:,} | {no_facts:,} |")
+        out.append(
+            f"| {g} | {kg.manifest.get('graph_key')} | {s['nodes']['entity']:,} | {s['facts']:,} | "
+            f"{s['edges']['relation']:,} | {s['edges']['synonym']:,} | {s['edges']['context']:,} | "
+            f"{d['passage']['median']:g} | {d['entity_passages']['mean']:.2f} | "
+            f"{d['entity_relation_degree']['mean']:.2f} | {s['components']['count']:,} | "
+            f"{s['isolated_passages']['count']:,} | {no_facts:,} |"
+        )
         hubs = ", ".join(f"{h['entity']} ({h['passages']})" for h in s["top_hubs"][:5])
         notes.append(f"- {g}: top hubs (passages): {hubs}")
         if s.get("extraction_report"):
@@ -128,10 +162,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs-dir", required=True)
     ap.add_argument("--dataset", default="musique")
-    ap.add_argument("--graphs", default="openie,spacy", help="two graph configs: first is compared against second")
+    ap.add_argument(
+        "--graphs",
+        default="openie,spacy",
+        help="two graph configs: first is compared against second",
+    )
     ap.add_argument("--data-dir", default="../shared/datasets")
     ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "graph_sources_musique.md"))
+    ap.add_argument(
+        "--out", default=str(REPO / "benchmarks" / "results" / "graph_sources_musique.md")
+    )
     ap.add_argument("--no-graph-stats", action="store_true", help="skip loading the graphs")
     args = ap.parse_args()
     graphs = args.graphs.split(",")
@@ -141,8 +181,9 @@ def main() -> int:
     runs = [r for r in load_runs(args.runs_dir) if r.dataset == args.dataset]
     dense = {}
     for r in runs:
-        if r.retriever == "dense" and (r.reader not in dense or
-                                       len(r.predictions) > len(dense[r.reader].predictions)):
+        if r.retriever == "dense" and (
+            r.reader not in dense or len(r.predictions) > len(dense[r.reader].predictions)
+        ):
             dense[r.reader] = r
     if "none" not in dense:
         print(f"no complete dense run for {args.dataset} under {args.runs_dir}", file=sys.stderr)
@@ -158,19 +199,29 @@ def main() -> int:
         if g in by_graph:
             by_graph[g].append(r)
     for g in graphs:
-        by_graph[g].sort(key=lambda r: (r.reader != "none", ORDER.index(r.retriever) if r.retriever in ORDER
-                                        else 99, r.retriever, params_label(r.params)))
+        by_graph[g].sort(
+            key=lambda r: (
+                r.reader != "none",
+                ORDER.index(r.retriever) if r.retriever in ORDER else 99,
+                r.retriever,
+                params_label(r.params),
+            )
+        )
 
-    lines = [f"# Graph sources on {args.dataset}: {graphs[0]} vs {graphs[1]}", "",
-             "Made by `benchmarks/compare_graphs.py` from the runs under "
-             f"`{args.runs_dir}` (`benchmarks/graph_sources_musique.sh`). Subset numbers (HippoRAG's "
-             "100-question MuSiQue train subset, 1,890-passage corpus), all-MiniLM-L6-v2 embeddings. "
-             "Runs without a reader use no LLM (hipporag's fact filter off); the LLM methods (CatRAG, "
-             "NeuroPath) ran on the first 20 questions with `reader=qa` and the bundled local model "
-             "(Qwen2.5-Coder-1.5B), and are compared with dense + the same reader on those questions. "
-             "Percentages with the half-width of their 95% bootstrap interval; p: exact McNemar for "
-             "FCR@5 and EM, paired bootstrap for the others; bold: p < 0.05 (no correction for the "
-             "number of tests: read a lone p near 0.05 with care).", ""]
+    lines = [
+        f"# Graph sources on {args.dataset}: {graphs[0]} vs {graphs[1]}",
+        "",
+        "Made by `benchmarks/compare_graphs.py` from the runs under "
+        f"`{args.runs_dir}` (`benchmarks/graph_sources_musique.sh`). Subset numbers (HippoRAG's "
+        "100-question MuSiQue train subset, 1,890-passage corpus), all-MiniLM-L6-v2 embeddings. "
+        "Runs without a reader use no LLM (hipporag's fact filter off); the LLM methods (CatRAG, "
+        "NeuroPath) ran on the first 20 questions with `reader=qa` and the bundled local model "
+        "(Qwen2.5-Coder-1.5B), and are compared with dense + the same reader on those questions. "
+        "Percentages with the half-width of their 95% bootstrap interval; p: exact McNemar for "
+        "FCR@5 and EM, paired bootstrap for the others; bold: p < 0.05 (no correction for the "
+        "number of tests: read a lone p near 0.05 with care).",
+        "",
+    ]
     if not args.no_graph_stats:
         lines += graph_stats_section(args.dataset, graphs, args.data_dir, args.cache_dir)
 
@@ -178,23 +229,38 @@ def main() -> int:
     deltas = ("recall@5", "recall@10", "fcr@5", "f1")
     lines += ["## Every run against dense", ""]
     for reader, d in sorted(dense.items()):
-        lines.append(f"Dense, reader {reader}: config `{d.config_hash}`, n = {len(d.scores('recall@5'))}: "
-                     + ", ".join(f"{HEAD[m]} {ci(d, m)}" for m in metrics_of(d)))
+        lines.append(
+            f"Dense, reader {reader}: config `{d.config_hash}`, n = {len(d.scores('recall@5'))}: "
+            + ", ".join(f"{HEAD[m]} {ci(d, m)}" for m in metrics_of(d))
+        )
         lines.append("")
-    lines += ["| retriever | graph | reader | params | config | n | " + " | ".join(HEAD[m] for m in cols)
-              + " | " + " | ".join(f"Δ{HEAD[m]} vs dense" for m in deltas) + " |",
-              "|:--|:--|:--|:--|:--|--:|" + "--:|" * len(cols) + ":--|" * len(deltas)]
+    lines += [
+        "| retriever | graph | reader | params | config | n | "
+        + " | ".join(HEAD[m] for m in cols)
+        + " | "
+        + " | ".join(f"Δ{HEAD[m]} vs dense" for m in deltas)
+        + " |",
+        "|:--|:--|:--|:--|:--|--:|" + "--:|" * len(cols) + ":--|" * len(deltas),
+    ]
     for g in graphs:
         for r in by_graph[g]:
             ds = [delta(*paired(r, base(r), m)[:2]) if m in metrics_of(r) else "–" for m in deltas]
-            lines.append(f"| {r.retriever} | {g} | {r.reader} | {_short(params_label(r.params))} | {r.config_hash} | "
-                         f"{len(r.scores('recall@5'))} | " + " | ".join(ci(r, m) for m in cols)
-                         + " | " + " | ".join(ds) + " |")
+            lines.append(
+                f"| {r.retriever} | {g} | {r.reader} | {_short(params_label(r.params))} | {r.config_hash} | "
+                f"{len(r.scores('recall@5'))} | "
+                + " | ".join(ci(r, m) for m in cols)
+                + " | "
+                + " | ".join(ds)
+                + " |"
+            )
     lines.append("")
 
-    lines += [f"## {graphs[0]} against {graphs[1]}, per retriever (same hyper-parameters and reader)", "",
-              "| retriever | reader | params | " + " | ".join(f"Δ{HEAD[m]}" for m in cols) + " | n |",
-              "|:--|:--|:--|" + ":--|" * len(cols) + "--:|"]
+    lines += [
+        f"## {graphs[0]} against {graphs[1]}, per retriever (same hyper-parameters and reader)",
+        "",
+        "| retriever | reader | params | " + " | ".join(f"Δ{HEAD[m]}" for m in cols) + " | n |",
+        "|:--|:--|:--|" + ":--|" * len(cols) + "--:|",
+    ]
     pairs = []
     for a in by_graph[graphs[0]]:
         for b in by_graph[graphs[1]]:
@@ -202,21 +268,32 @@ def main() -> int:
                 pairs.append((a, b))
     for a, b in pairs:
         res = [paired(a, b, m) if m in metrics_of(a) else None for m in cols]
-        lines.append(f"| {a.retriever} | {a.reader} | {_short(params_label(a.params))} | "
-                     + " | ".join(delta(x[0], x[1]) if x else "–" for x in res) + f" | {res[0][2]} |")
+        lines.append(
+            f"| {a.retriever} | {a.reader} | {_short(params_label(a.params))} | "
+            + " | ".join(delta(x[0], x[1]) if x else "–" for x in res)
+            + f" | {res[0][2]} |"
+        )
     lines.append("")
 
-    lines += ["## The gate (spreading_activation against spreading_activation_nogate)", "",
-              "| graph | " + " | ".join(f"Δ{HEAD[m]}" for m in METRICS) + " |",
-              "|:--|" + ":--|" * len(METRICS)]
+    lines += [
+        "## The gate (spreading_activation against spreading_activation_nogate)",
+        "",
+        "| graph | " + " | ".join(f"Δ{HEAD[m]}" for m in METRICS) + " |",
+        "|:--|" + ":--|" * len(METRICS),
+    ]
     for g in graphs:
         gate = [r for r in by_graph[g] if r.retriever == "spreading_activation"]
         nogate = [r for r in by_graph[g] if r.retriever == "spreading_activation_nogate"]
         for a in gate:
             for b in nogate:
-                if {k: v for k, v in a.params.items() if k != "gate"} == \
-                        {k: v for k, v in b.params.items() if k != "gate"}:
-                    lines.append(f"| {g} | " + " | ".join(delta(*paired(a, b, m)[:2]) for m in METRICS) + " |")
+                if {k: v for k, v in a.params.items() if k != "gate"} == {
+                    k: v for k, v in b.params.items() if k != "gate"
+                }:
+                    lines.append(
+                        f"| {g} | "
+                        + " | ".join(delta(*paired(a, b, m)[:2]) for m in METRICS)
+                        + " |"
+                    )
     lines.append("")
     lines += summary_section(graphs, by_graph, base, pairs)
     text = "\n".join(lines)
@@ -226,8 +303,9 @@ def main() -> int:
     return 0
 
 
-def summary_section(graphs: list[str], by_graph: dict[str, list[Run]], base,
-                    pairs: list[tuple[Run, Run]]) -> list[str]:
+def summary_section(
+    graphs: list[str], by_graph: dict[str, list[Run]], base, pairs: list[tuple[Run, Run]]
+) -> list[str]:
     """The tables above read out: which differences are significant (p < 0.05), nothing else."""
     out = ["## What is significant (p < 0.05, read from the tables above)", ""]
     for g in graphs:
@@ -237,12 +315,21 @@ def summary_section(graphs: list[str], by_graph: dict[str, list[Run]], base,
                 d, p, _ = paired(r, base(r), m)
                 if p < 0.05:
                     (up if d > 0 else down).append(f"{r.retriever} ({100 * d:+.1f})")
-            out.append(f"- {g}, {HEAD[m]} vs dense: better: {', '.join(up) or 'none'}; "
-                       f"worse: {', '.join(down) or 'none'}")
+            out.append(
+                f"- {g}, {HEAD[m]} vs dense: better: {', '.join(up) or 'none'}; "
+                f"worse: {', '.join(down) or 'none'}"
+            )
     for m in METRICS + ANSWER:
-        sig = [f"{a.retriever} ({100 * d:+.1f})" for a, b in pairs if m in metrics_of(a)
-               for d, p, _ in [paired(a, b, m)] if p < 0.05]
-        out.append(f"- {graphs[0]} vs {graphs[1]}, {HEAD[m]}: {', '.join(sig) or 'no significant change'}")
+        sig = [
+            f"{a.retriever} ({100 * d:+.1f})"
+            for a, b in pairs
+            if m in metrics_of(a)
+            for d, p, _ in [paired(a, b, m)]
+            if p < 0.05
+        ]
+        out.append(
+            f"- {graphs[0]} vs {graphs[1]}, {HEAD[m]}: {', '.join(sig) or 'no significant change'}"
+        )
     out.append("")
     return out
 

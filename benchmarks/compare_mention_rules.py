@@ -62,15 +62,18 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", default=["musique", "hotpotqa", "2wikimultihopqa"])
     ap.add_argument("--questions", type=int, default=200)
     args = ap.parse_args()
-    out = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "questions": args.questions,
-           "results": []}
+    out = {
+        "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "questions": args.questions,
+        "results": [],
+    }
     for ds_name in args.datasets:
         cfg = compose_cfg(ds_name, "dense")
         ds = build_dataset(cfg)
         encoder = build_encoder(cfg)
         kg = load_or_build(ds, cfg.graph, encoder=encoder, cache_dir=cfg.paths.cache_dir)
         services = Services(dataset=ds, encoder=encoder)
-        qs = [q for q in ds.questions if q.retrieval_scorable][:args.questions]
+        qs = [q for q in ds.questions if q.retrieval_scorable][: args.questions]
         services.encode_questions(qs)
         n_generic = sum(not question_mentions(q.text) for q in qs)
         for name in METHODS:
@@ -79,9 +82,14 @@ def main() -> None:
             for rule_name, rule in RULES.items():
                 got = run_method(r, name, rule, qs)
                 rows = [score_question(q, g.passage_ids, None) for g, q in zip(got, qs)]
-                res = {"dataset": ds_name, "method": name, "rule": rule_name, "questions": len(qs),
-                       "no_specific_mention": n_generic,
-                       **{m: 100 * float(np.mean([x[m] for x in rows])) for m in METRICS}}
+                res = {
+                    "dataset": ds_name,
+                    "method": name,
+                    "rule": rule_name,
+                    "questions": len(qs),
+                    "no_specific_mention": n_generic,
+                    **{m: 100 * float(np.mean([x[m] for x in rows])) for m in METRICS},
+                }
                 out["results"].append(res)
                 print(res, f"[load {load_avg()}]", flush=True)
     write_json(REPO / "benchmarks/results/mention_rules.json", out)
@@ -90,17 +98,24 @@ def main() -> None:
 
 
 def render(o: dict) -> str:
-    lines = ["# Question-mention rules", "",
-             f"`OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/compare_mention_rules.py --questions "
-             f"{o['questions']}` ({o['started']}). First N questions with all gold passages in the corpus; "
-             "percentages. `phrases`: every spaCy entity and noun chunk (the rule before 2026-11-30, "
-             "still flow diffusion's keywords); `mentions`: the entity reading (rule 1 of "
-             "`activation_rules`, now used by spreading activation, HippoRAG 1 seeding, CatRAG's "
-             "`ner: spacy` and NeuroPath's fallback).", "",
-             "| dataset | method | rule | R@2 | R@5 | FCR@5 |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Question-mention rules",
+        "",
+        f"`OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/compare_mention_rules.py --questions "
+        f"{o['questions']}` ({o['started']}). First N questions with all gold passages in the corpus; "
+        "percentages. `phrases`: every spaCy entity and noun chunk (the rule before 2026-11-30, "
+        "still flow diffusion's keywords); `mentions`: the entity reading (rule 1 of "
+        "`activation_rules`, now used by spreading activation, HippoRAG 1 seeding, CatRAG's "
+        "`ner: spacy` and NeuroPath's fallback).",
+        "",
+        "| dataset | method | rule | R@2 | R@5 | FCR@5 |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in o["results"]:
-        lines.append(f"| {r['dataset']} | {r['method']} | {r['rule']} | {r['recall@2']:.1f} | "
-                     f"{r['recall@5']:.1f} | {r['fcr@5']:.1f} |")
+        lines.append(
+            f"| {r['dataset']} | {r['method']} | {r['rule']} | {r['recall@2']:.1f} | "
+            f"{r['recall@5']:.1f} | {r['fcr@5']:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -58,8 +58,15 @@ def compose(dataset: str, limit, graph: str, data_dir: str, cache_dir: str):
 
     from hopbench.core.paths import CONFIG_DIR
 
-    over = [f"dataset={dataset}", f"graph={graph}", "retriever=catrag_code", "llm=local", "progress=false",
-            f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}"]
+    over = [
+        f"dataset={dataset}",
+        f"graph={graph}",
+        "retriever=catrag_code",
+        "llm=local",
+        "progress=false",
+        f"paths.data_dir={data_dir}",
+        f"paths.cache_dir={cache_dir}",
+    ]
     if limit:
         over.append(f"dataset.limit={limit}")
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
@@ -70,20 +77,41 @@ def read_run(run: Path) -> tuple[dict, list[dict]]:
     import yaml
 
     cfg = yaml.safe_load((run / "config.yaml").read_text())
-    rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (run / "predictions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     return cfg, rows
 
 
 def run_worker(py: Path, work: Path, src: Path, hash_seed: str = "0") -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update({"PYTHONHASHSEED": hash_seed, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                "OPENBLAS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "OPENAI_API_KEY": "sk-offline",
-                "TQDM_DISABLE": "1", "HOPBENCH_TIMING_REPEATS": str(coh.REPEATS)})
+    env.update(
+        {
+            "PYTHONHASHSEED": hash_seed,
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "OPENAI_API_KEY": "sk-offline",
+            "TQDM_DISABLE": "1",
+            "HOPBENCH_TIMING_REPEATS": str(coh.REPEATS),
+        }
+    )
     log = work / f"official_catrag_{hash_seed}.log"
     with open(log, "w") as fh:
-        r = subprocess.run([str(py), str(WORKER), str(work), str(src)], env=env, stdout=fh, stderr=subprocess.STDOUT)
+        r = subprocess.run(
+            [str(py), str(WORKER), str(work), str(src)],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
     if r.returncode:
-        raise SystemExit(f"the authors' code failed; see {log}:\n" + "\n".join(log.read_text().splitlines()[-20:]))
+        raise SystemExit(
+            f"the authors' code failed; see {log}:\n"
+            + "\n".join(log.read_text().splitlines()[-20:])
+        )
     return json.loads((work / f"official_catrag_{hash_seed}.json").read_text())
 
 
@@ -117,10 +145,19 @@ def replay_hopbench(cfg, dataset, kg, encoder, decisions) -> dict:
             res = retriever.retrieve(q, K)
             times[i].append(1000 * (time.perf_counter() - t))
             if rep == 0:
-                rows.append({"top": [kg.passage_index(p) for p in res.passage_ids], "scores": list(res.scores),
-                             "trace": res.trace})
-    return {"rows": rows, "ms": [float(np.median(t)) for t in times], "undecided": len(llm.undecided),
-            "services": services}
+                rows.append(
+                    {
+                        "top": [kg.passage_index(p) for p in res.passage_ids],
+                        "scores": list(res.scores),
+                        "trace": res.trace,
+                    }
+                )
+    return {
+        "rows": rows,
+        "ms": [float(np.median(t)) for t in times],
+        "undecided": len(llm.undecided),
+        "services": services,
+    }
 
 
 def classify(hop_trace: dict, off: dict, fact_passages: dict) -> str:
@@ -129,7 +166,7 @@ def classify(hop_trace: dict, off: dict, fact_passages: dict) -> str:
 
     if [str(tuple(f)) for f in hop_trace.get("facts", [])] != off["facts"]:
         return "kept facts differ"
-    hop_w = {s[0][len(ENTITY_PREFIX):]: s[1] for s in hop_trace.get("seeds", [])}
+    hop_w = {s[0][len(ENTITY_PREFIX) :]: s[1] for s in hop_trace.get("seeds", [])}
     off_w = off["seeds"]
     if set(hop_w) != set(off_w):
         if np.allclose(sorted(hop_w.values()), sorted(off_w.values()), rtol=1e-5, atol=0):
@@ -138,7 +175,10 @@ def classify(hop_trace: dict, off: dict, fact_passages: dict) -> str:
     hop_stage1, off_stage1 = hop_trace.get("stage1_seeds", []), off.get("asked_seeds", [])
     if set(off_stage1) != set(hop_stage1):
         fifth = sorted(hop_w.values(), reverse=True)[min(5, len(hop_w)) - 1]
-        if all(np.isclose(hop_w.get(n, -1), fifth, rtol=1e-5) for n in set(off_stage1) ^ set(hop_stage1)):
+        if all(
+            np.isclose(hop_w.get(n, -1), fifth, rtol=1e-5)
+            for n in set(off_stage1) ^ set(hop_stage1)
+        ):
             return "stage-I tie: nodes of equal reset weight at the 5th place, the code orders them by insertion"
         return "stage-I nodes differ"
     if off.get("undecided"):
@@ -162,13 +202,25 @@ def fact_passages_of(work: Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--run", required=True, type=Path, help="hopbench run dir of retriever=catrag_code with an LLM")
-    ap.add_argument("--official-src", required=True, type=Path, help="folder holding catrag/CatRAG.py (ce06b459)")
+    ap.add_argument(
+        "--run",
+        required=True,
+        type=Path,
+        help="hopbench run dir of retriever=catrag_code with an LLM",
+    )
+    ap.add_argument(
+        "--official-src",
+        required=True,
+        type=Path,
+        help="folder holding catrag/CatRAG.py (ce06b459)",
+    )
     ap.add_argument("--venv", type=Path, default=Path("/work/venvs/official-catrag"))
     ap.add_argument("--graph", default="spacy")
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
-                                                          str(Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
     ap.add_argument("--work-dir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "official_catrag")
     ap.add_argument("--fixture", type=Path, default=None)
@@ -200,7 +252,9 @@ def main() -> int:
     py = coh.ensure_venv(args.venv)
     off = run_worker(py, work, args.official_src)
 
-    run_top = [[kg.passage_index(p) for p in by_id[q.id]["ranked_passage_ids"][:K]] for q in questions]
+    run_top = [
+        [kg.passage_index(p) for p in by_id[q.id]["ranked_passage_ids"][:K]] for q in questions
+    ]
     rep_top = [r["top"][:K] for r in hop["rows"]]
     off_top = [r["top"][:K] for r in off["questions"]]
     fact_passages = fact_passages_of(work)
@@ -208,47 +262,81 @@ def main() -> int:
     for i, q in enumerate(questions):
         same = run_top[i] == off_top[i]
         o = off["questions"][i]
-        row = {"id": q.id, "identical": same, "replay_equals_run": rep_top[i] == run_top[i],
-               "same_set": set(run_top[i]) == set(off_top[i])}
-        if same and not o["dense"]:   # the PPR scores of the same passages, side by side
-            ours = np.array(by_id[q.id].get("scores") or hop["rows"][i]["scores"][:K], dtype=np.float64)
+        row = {
+            "id": q.id,
+            "identical": same,
+            "replay_equals_run": rep_top[i] == run_top[i],
+            "same_set": set(run_top[i]) == set(off_top[i]),
+        }
+        if same and not o["dense"]:  # the PPR scores of the same passages, side by side
+            ours = np.array(
+                by_id[q.id].get("scores") or hop["rows"][i]["scores"][:K], dtype=np.float64
+            )
             row["max_abs_score_diff"] = float(np.max(np.abs(ours - np.array(o["scores"][:K]))))
         if not same:
             row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages)
-            s = o["scores"][:K + 1]
+            s = o["scores"][: K + 1]
             row["official_scores_tied"] = len(set(np.round(s, 15))) < len(s)
             row["first_difference"] = next(j for j in range(K) if run_top[i][j] != off_top[i][j])
         per_q.append(row)
-    sc = {"hopbench catrag_code (run)": coh.recall_rows(dataset, kg, run_top),
-          "official CatRAG (ce06b459), same decisions": coh.recall_rows(dataset, kg, off_top)}
+    sc = {
+        "hopbench catrag_code (run)": coh.recall_rows(dataset, kg, run_top),
+        "official CatRAG (ce06b459), same decisions": coh.recall_rows(dataset, kg, off_top),
+    }
     names = list(sc)
     res = {
-        "dataset": ds_name, "graph": args.graph, "n_questions": len(questions), "run": str(args.run),
-        "run_config_hash": args.run.name, "official_commit": CATRAG_COMMIT,
+        "dataset": ds_name,
+        "graph": args.graph,
+        "n_questions": len(questions),
+        "run": str(args.run),
+        "run_config_hash": args.run.name,
+        "official_commit": CATRAG_COMMIT,
         "official_src": str(args.official_src),
         "top10_identical": sum(r["identical"] for r in per_q),
         "top10_same_set": sum(r["same_set"] for r in per_q),
         "replay_equals_run": sum(r["replay_equals_run"] for r in per_q),
         "hopbench_replay_undecided_neighbours": hop["undecided"],
-        "official_replay": off["replay"], "official_undecided": off["undecided"][:50],
+        "official_replay": off["replay"],
+        "official_undecided": off["undecided"][:50],
         "differing": [r for r in per_q if not r["identical"]],
-        "max_abs_score_diff_identical": max((r.get("max_abs_score_diff", 0.0) for r in per_q), default=0.0),
+        "max_abs_score_diff_identical": max(
+            (r.get("max_abs_score_diff", 0.0) for r in per_q), default=0.0
+        ),
         "official_dense_fallbacks": sum(r["dense"] for r in off["questions"]),
         "recall": {n: coh.summary(v, (args.graph, n)) for n, v in sc.items()},
-        "paired": {m: coh.paired(sc[names[0]], sc[names[1]], m, (args.graph, "catrag")) for m in coh.METRICS},
-        "ms": {"hopbench catrag_code (replayed decisions)": coh.pct(hop["ms"]),
-               "official CatRAG (replayed decisions)": coh.pct(off["ms"])},
-        "official_graph": off["graph"], "hopbench_graph": coh.hopbench_counts(kg),
-        "official_versions": off["versions"], "official_index_seconds": off["index_seconds"],
+        "paired": {
+            m: coh.paired(sc[names[0]], sc[names[1]], m, (args.graph, "catrag"))
+            for m in coh.METRICS
+        },
+        "ms": {
+            "hopbench catrag_code (replayed decisions)": coh.pct(hop["ms"]),
+            "official CatRAG (replayed decisions)": coh.pct(off["ms"]),
+        },
+        "official_graph": off["graph"],
+        "hopbench_graph": coh.hopbench_counts(kg),
+        "official_versions": off["versions"],
+        "official_index_seconds": off["index_seconds"],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(res), encoding="utf-8")
     if args.fixture:
-        fx = {"dataset": ds_name, "graph": args.graph, "official_commit": CATRAG_COMMIT, "k": K,
-              "questions": [{"id": q.id, "text": q.text, "official_top10": [kg.passage_ids[j] for j in off_top[i]],
-                             "official_scores": off["questions"][i]["scores"][:K],
-                             "decisions": decisions[q.text]} for i, q in enumerate(questions)]}
+        fx = {
+            "dataset": ds_name,
+            "graph": args.graph,
+            "official_commit": CATRAG_COMMIT,
+            "k": K,
+            "questions": [
+                {
+                    "id": q.id,
+                    "text": q.text,
+                    "official_top10": [kg.passage_ids[j] for j in off_top[i]],
+                    "official_scores": off["questions"][i]["scores"][:K],
+                    "decisions": decisions[q.text],
+                }
+                for i, q in enumerate(questions)
+            ],
+        }
         args.fixture.parent.mkdir(parents=True, exist_ok=True)
         args.fixture.write_text(json.dumps(fx, indent=1), encoding="utf-8")
     print(markdown(res))
@@ -257,34 +345,55 @@ def main() -> int:
 
 def markdown(res: dict) -> str:
     n = res["n_questions"]
-    lines = [f"# catrag_code vs the authors' CatRAG code ({res['dataset']}, graph={res['graph']})", "",
-             f"Official code: kwunhang/CatRAG `{res['official_commit'][:8]}` (`CatRAG.py`, `rerank.py`, "
-             "`config_utils.py`, kept outside the repository) on hipporag 2.0.0a4's modules; both sides on the "
-             "same OpenIE triples and all-MiniLM-L6-v2 vectors, and the same LLM decisions: those of the "
-             f"hopbench run `{res['run_config_hash']}` (retriever=catrag_code, local model), written in the "
-             "official reply formats for the authors' parsers.", "",
-             "| | count |", "|---|---|",
-             f"| questions compared | {n} |",
-             f"| identical top-10 | {res['top10_identical']} |",
-             f"| same top-10 set | {res['top10_same_set']} |",
-             f"| largest PPR score difference on identical lists | {res['max_abs_score_diff_identical']:.2e} |",
-             f"| dense fallbacks (no kept fact), official side | {res['official_dense_fallbacks']} |",
-             f"| hopbench replay == hopbench run (determinism) | {res['replay_equals_run']} |",
-             f"| official neighbours without a recorded score (code default 4) | {res['official_replay']['undecided']} "
-             f"of {res['official_replay']['neighbours']} |", ""]
+    lines = [
+        f"# catrag_code vs the authors' CatRAG code ({res['dataset']}, graph={res['graph']})",
+        "",
+        f"Official code: kwunhang/CatRAG `{res['official_commit'][:8]}` (`CatRAG.py`, `rerank.py`, "
+        "`config_utils.py`, kept outside the repository) on hipporag 2.0.0a4's modules; both sides on the "
+        "same OpenIE triples and all-MiniLM-L6-v2 vectors, and the same LLM decisions: those of the "
+        f"hopbench run `{res['run_config_hash']}` (retriever=catrag_code, local model), written in the "
+        "official reply formats for the authors' parsers.",
+        "",
+        "| | count |",
+        "|---|---|",
+        f"| questions compared | {n} |",
+        f"| identical top-10 | {res['top10_identical']} |",
+        f"| same top-10 set | {res['top10_same_set']} |",
+        f"| largest PPR score difference on identical lists | {res['max_abs_score_diff_identical']:.2e} |",
+        f"| dense fallbacks (no kept fact), official side | {res['official_dense_fallbacks']} |",
+        f"| hopbench replay == hopbench run (determinism) | {res['replay_equals_run']} |",
+        f"| official neighbours without a recorded score (code default 4) | {res['official_replay']['undecided']} "
+        f"of {res['official_replay']['neighbours']} |",
+        "",
+    ]
     if res["differing"]:
-        lines += ["## Questions whose top-10 differs", "", "| question | first differing rank | why | official scores tied |",
-                  "|---|---|---|---|"]
-        lines += [f"| {d['id']} | {d['first_difference'] + 1} | {d['why']} | {d['official_scores_tied']} |"
-                  for d in res["differing"]]
+        lines += [
+            "## Questions whose top-10 differs",
+            "",
+            "| question | first differing rank | why | official scores tied |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {d['id']} | {d['first_difference'] + 1} | {d['why']} | {d['official_scores_tied']} |"
+            for d in res["differing"]
+        ]
         lines.append("")
     lines += ["## Recall", "", "| side | R@2 | R@5 | R@10 | FCR@5 |", "|---|---|---|---|---|"]
     for name, r in res["recall"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{100 * r[m]['mean']:.1f}" for m in coh.METRICS) + " |")
-    lines += ["", "## Retrieval time per query (decisions replayed, no model; median of 3 passes, one thread)", "",
-              "| side | p50 ms | p90 ms |", "|---|---|---|"]
+        lines.append(
+            f"| {name} | " + " | ".join(f"{100 * r[m]['mean']:.1f}" for m in coh.METRICS) + " |"
+        )
+    lines += [
+        "",
+        "## Retrieval time per query (decisions replayed, no model; median of 3 passes, one thread)",
+        "",
+        "| side | p50 ms | p90 ms |",
+        "|---|---|---|",
+    ]
     for name, t in res["ms"].items():
-        lines.append(f"| {name} | {t.get('p50', float('nan')):.1f} | {t.get('p90', float('nan')):.1f} |")
+        lines.append(
+            f"| {name} | {t.get('p50', float('nan')):.1f} | {t.get('p90', float('nan')):.1f} |"
+        )
     lines.append("")
     return "\n".join(lines)
 

@@ -27,7 +27,8 @@
    McNemar tests, and the p50 retrieval time per question of both at one thread.
 
 Writes <out>.json and <out>.md; the worker's inputs and the official package's own files (its
-embedding stores, graph pickle) go to <cache-dir>/official-hipporag/. Threads: OMP/MKL/OPENBLAS_NUM_THREADS default to 1 here and in
+embedding stores, graph pickle) go to <cache-dir>/official-hipporag/. Threads:
+OMP/MKL/OPENBLAS_NUM_THREADS default to 1 here and in
 the worker (set before numpy is imported), so build the graphs beforehand (the runs of
 benchmarks/hipporag_faithful_musique.sh do) rather than at one thread.
 """
@@ -60,8 +61,16 @@ from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstra
 
 # openai (with its jiter, distro and sniffio): the official code imports the SDK, which hopbench itself
 # no longer installs
-PINS = ["hipporag==2.0.0a4", "igraph==0.11.8", "texttable==1.7.0", "tenacity==8.5.0",
-        "openai==2.54.0", "jiter==0.19.0", "distro==1.9.0", "sniffio==1.3.1"]
+PINS = [
+    "hipporag==2.0.0a4",
+    "igraph==0.11.8",
+    "texttable==1.7.0",
+    "tenacity==8.5.0",
+    "openai==2.54.0",
+    "jiter==0.19.0",
+    "distro==1.9.0",
+    "sniffio==1.3.1",
+]
 WORKER = Path(__file__).resolve().parent / "official_hipporag_worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
 K = 10
@@ -77,15 +86,28 @@ def ensure_venv(venv: Path) -> Path:
 
 def run_worker(py: Path, work: Path, hash_seed: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update({"PYTHONHASHSEED": hash_seed, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                "OPENBLAS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "OPENAI_API_KEY": "sk-offline",
-                "TQDM_DISABLE": "1", "HOPBENCH_TIMING_REPEATS": str(REPEATS)})
+    env.update(
+        {
+            "PYTHONHASHSEED": hash_seed,
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "OPENAI_API_KEY": "sk-offline",
+            "TQDM_DISABLE": "1",
+            "HOPBENCH_TIMING_REPEATS": str(REPEATS),
+        }
+    )
     log = work / f"official_{hash_seed}.log"
     with open(log, "w") as fh:
-        r = subprocess.run([str(py), str(WORKER), str(work)], env=env, stdout=fh, stderr=subprocess.STDOUT)
+        r = subprocess.run(
+            [str(py), str(WORKER), str(work)], env=env, stdout=fh, stderr=subprocess.STDOUT
+        )
     if r.returncode:
-        raise SystemExit(f"the official package failed (PYTHONHASHSEED={hash_seed}); see {log}:\n"
-                         + "\n".join(log.read_text().splitlines()[-15:]))
+        raise SystemExit(
+            f"the official package failed (PYTHONHASHSEED={hash_seed}); see {log}:\n"
+            + "\n".join(log.read_text().splitlines()[-15:])
+        )
     return json.loads((work / f"official_{hash_seed}.json").read_text())
 
 
@@ -97,9 +119,18 @@ def compose(dataset: str, graph: str, retriever: str, data_dir: str, cache_dir: 
     from hopbench.core.paths import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=[
-            f"dataset={dataset}", f"graph={graph}", f"retriever={retriever}", "retriever.filter=false",
-            "progress=false", f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}"])
+        return hydra_compose(
+            config_name="config",
+            overrides=[
+                f"dataset={dataset}",
+                f"graph={graph}",
+                f"retriever={retriever}",
+                "retriever.filter=false",
+                "progress=false",
+                f"paths.data_dir={data_dir}",
+                f"paths.cache_dir={cache_dir}",
+            ],
+        )
 
 
 def run_hopbench(cfg, dataset, kg, encoder) -> dict:
@@ -122,10 +153,17 @@ def run_hopbench(cfg, dataset, kg, encoder) -> dict:
             res = retriever.retrieve(q, K)
             times[i].append(1000 * (time.perf_counter() - t))
             if rep == 0:
-                rows.append({"top": [kg.passage_index(p) for p in res.passage_ids], "trace": res.trace})
+                rows.append(
+                    {"top": [kg.passage_index(p) for p in res.passage_ids], "trace": res.trace}
+                )
     times = [float(np.median(t)) for t in times]
-    return {"rows": rows, "ms": times, "retriever": retriever, "services": services,
-            "config_hash": config_hash(semantic_config(cfg, dataset, retriever))}
+    return {
+        "rows": rows,
+        "ms": times,
+        "retriever": retriever,
+        "services": services,
+        "config_hash": config_hash(semantic_config(cfg, dataset, retriever)),
+    }
 
 
 def export_inputs(work: Path, dataset, cfg, kg, services) -> list[str]:
@@ -160,20 +198,33 @@ def export_inputs(work: Path, dataset, cfg, kg, services) -> list[str]:
     add(kg.fact_texts(), kg.fact_embeddings)
     add(queries, [services.query_embedding(q) for q in dataset.questions])
     texts = list(table)
-    np.savez(work / "vectors.npz", texts=np.array(texts), vectors=np.stack([table[t] for t in texts]))
+    np.savez(
+        work / "vectors.npz", texts=np.array(texts), vectors=np.stack([table[t] for t in texts])
+    )
     return docs
 
 
 # ---- the graphs ---------------------------------------------------------------------------------
 def hopbench_counts(kg) -> dict:
     m = kg.manifest.get("counts", {})
-    pairs = {(min(s, o), max(s, o)) for s, o in zip(kg.fact_subject.tolist(), kg.fact_object.tolist()) if s != o}
+    pairs = {
+        (min(s, o), max(s, o))
+        for s, o in zip(kg.fact_subject.tolist(), kg.fact_object.tolist())
+        if s != o
+    }
     syn = sp.triu(kg.synonym, k=1).tocoo()
     syn_pairs = set(zip(syn.row.tolist(), syn.col.tolist()))
-    return {"vertices": kg.n_nodes, "entities": kg.n_entities, "passages": kg.n_passages, "facts": kg.n_facts,
-            "fact_pairs": len(pairs), "synonym_pairs": len(syn_pairs), "fact_and_synonym_pairs": len(pairs & syn_pairs),
-            "passage_entity_edges": int(kg.context.nnz),
-            "directed_synonym_entries": m.get("directed_synonym_entries")}
+    return {
+        "vertices": kg.n_nodes,
+        "entities": kg.n_entities,
+        "passages": kg.n_passages,
+        "facts": kg.n_facts,
+        "fact_pairs": len(pairs),
+        "synonym_pairs": len(syn_pairs),
+        "fact_and_synonym_pairs": len(pairs & syn_pairs),
+        "passage_entity_edges": int(kg.context.nnz),
+        "directed_synonym_entries": m.get("directed_synonym_entries"),
+    }
 
 
 def compare_edges(work: Path, kg, docs: list[str]) -> dict:
@@ -202,12 +253,18 @@ def compare_edges(work: Path, kg, docs: list[str]) -> dict:
     our_pat.data[:] = 1
     only_off = sp.triu((off_pat - our_pat) > 0, k=1).nnz
     only_ours = sp.triu((our_pat - off_pat) > 0, k=1).nnz
-    return {"official_vertices_unmatched": unmatched, "official_entity_names": sum(k == "entity" for k in kinds),
-            "same_entity_names": unmatched["entity"] == 0 and sum(k == "entity" for k in kinds) == kg.n_entities,
-            "pairs_official": int(sp.triu(off, k=1).nnz), "pairs_hopbench": int(sp.triu(ours, k=1).nnz),
-            "pairs_only_official": int(only_off), "pairs_only_hopbench": int(only_ours),
-            "max_abs_weight_difference": float(np.abs(diff.data).max()) if diff.nnz else 0.0,
-            "pairs_weight_differs_over_1e-6": int(sp.triu(abs(diff) > 1e-6, k=1).nnz)}
+    return {
+        "official_vertices_unmatched": unmatched,
+        "official_entity_names": sum(k == "entity" for k in kinds),
+        "same_entity_names": unmatched["entity"] == 0
+        and sum(k == "entity" for k in kinds) == kg.n_entities,
+        "pairs_official": int(sp.triu(off, k=1).nnz),
+        "pairs_hopbench": int(sp.triu(ours, k=1).nnz),
+        "pairs_only_official": int(only_off),
+        "pairs_only_hopbench": int(only_ours),
+        "max_abs_weight_difference": float(np.abs(diff.data).max()) if diff.nnz else 0.0,
+        "pairs_weight_differs_over_1e-6": int(sp.triu(abs(diff) > 1e-6, k=1).nnz),
+    }
 
 
 # ---- the rankings -------------------------------------------------------------------------------
@@ -237,10 +294,17 @@ def tie_analysis(i: int, q, off_row: dict, hop: dict, kg) -> dict:
         if not all(scores[f] == fifth for f in differ):
             return {**out, "kind": "not a tie", "why": "different top facts, not tied"}
         out["fact_tie"] = True
-    w_all = phrase_seed_weights(np.array(off_facts), scores, kg.fact_subject, kg.fact_object,
-                                r.passage_counts, 0)
-    w_top = phrase_seed_weights(np.array(off_facts), scores, kg.fact_subject, kg.fact_object,
-                                r.passage_counts, r.top_phrases)
+    w_all = phrase_seed_weights(
+        np.array(off_facts), scores, kg.fact_subject, kg.fact_object, r.passage_counts, 0
+    )
+    w_top = phrase_seed_weights(
+        np.array(off_facts),
+        scores,
+        kg.fact_subject,
+        kg.fact_object,
+        r.passage_counts,
+        r.top_phrases,
+    )
     off_seeds = [kg.entity_index(n) for n in off_row["seeds"]]
     if None in off_seeds:
         return {**out, "kind": "not a tie", "why": "an official seed is not a hopbench entity"}
@@ -255,7 +319,7 @@ def tie_analysis(i: int, q, off_row: dict, hop: dict, kg) -> dict:
     ent[off_seeds] = w_all[off_seeds]
     dense = r.passage_emb @ np.asarray(q_emb, dtype=np.float64)
     reset = np.concatenate([ent, passage_reset(dense, r.passage_node_weight)])
-    p = personalized_pagerank(r.ppr, reset, damping=r.damping, tol=r.ppr_tol)[kg.n_entities:]
+    p = personalized_pagerank(r.ppr, reset, damping=r.damping, tol=r.ppr_tol)[kg.n_entities :]
     replay = np.lexsort((-dense, -p))[:K].tolist()
     out["replay_matches_official"] = replay == off_row["top"][:K]
     if out["replay_matches_official"] and (out.get("fact_tie") or out.get("seed_tie")):
@@ -264,10 +328,13 @@ def tie_analysis(i: int, q, off_row: dict, hop: dict, kg) -> dict:
         out["kind"] = "not a tie"
         out["why"] = "same facts and seeds, different PPR ranking"
     else:
-        s = off_row["scores"][:K + 1]
+        s = off_row["scores"][: K + 1]
         out["kind"] = "not a tie"
-        out["why"] = ("official final scores tied" if len(set(s)) < len(s) else
-                      "replaying the official choice does not give its top-10")
+        out["why"] = (
+            "official final scores tied"
+            if len(set(s)) < len(s)
+            else "replaying the official choice does not give its top-10"
+        )
     return out
 
 
@@ -298,14 +365,21 @@ def paired(a: dict, b: dict, metric: str, seed_parts: tuple) -> dict:
     ids = sorted(set(a) & set(b))
     x = np.array([a[i][metric] for i in ids if metric in a[i]])
     y = np.array([b[i][metric] for i in ids if metric in b[i]])
-    p = (paired_bootstrap_p(x, y, seed=stable_seed(*seed_parts, metric)) if metric.startswith("recall")
-         else mcnemar_exact_p(x, y))
+    p = (
+        paired_bootstrap_p(x, y, seed=stable_seed(*seed_parts, metric))
+        if metric.startswith("recall")
+        else mcnemar_exact_p(x, y)
+    )
     return {"delta": float(np.mean(x - y)), "p": float(p), "n": len(ids)}
 
 
 def pct(ms: list[float]) -> dict:
     a = np.array(ms)
-    return {"p50": float(np.percentile(a, 50)), "p90": float(np.percentile(a, 90)), "mean": float(a.mean())}
+    return {
+        "p50": float(np.percentile(a, 50)),
+        "p90": float(np.percentile(a, 90)),
+        "mean": float(a.mean()),
+    }
 
 
 # ---- one triple source ---------------------------------------------------------------------------
@@ -331,101 +405,217 @@ def compare_graph(graph: str, args, py: Path) -> dict:
     ours_top = [row["top"][:K] for row in hop_f["rows"]]
     off_top = {s: [row["top"][:K] for row in o["questions"]] for s, o in official.items()}
     identical = {s: sum(a == b for a, b in zip(ours_top, off_top[s])) for s in args.hash_seeds}
-    self_identical = {f"{a}-{b}": sum(x == y for x, y in zip(off_top[a], off_top[b]))
-                      for a in args.hash_seeds for b in args.hash_seeds if a < b}
-    differing = [tie_analysis(i, q, off0["questions"][i], {**hop_f, "trace": hop_f["rows"][i]["trace"]}, kg_f)
-                 for i, q in enumerate(questions) if ours_top[i] != off_top[s0][i]]
+    self_identical = {
+        f"{a}-{b}": sum(x == y for x, y in zip(off_top[a], off_top[b]))
+        for a in args.hash_seeds
+        for b in args.hash_seeds
+        if a < b
+    }
+    differing = [
+        tie_analysis(
+            i, q, off0["questions"][i], {**hop_f, "trace": hop_f["rows"][i]["trace"]}, kg_f
+        )
+        for i, q in enumerate(questions)
+        if ours_top[i] != off_top[s0][i]
+    ]
     same_sets = sum(set(a) == set(b) for a, b in zip(ours_top, off_top[s0]))
 
-    sc = {"hopbench hipporag (hipporag2 construction)": recall_rows(dataset, kg_f, ours_top),
-          "hopbench hipporag_hb (hopbench construction)": recall_rows(dataset, kg_h, [r["top"] for r in hop_h["rows"]])}
+    sc = {
+        "hopbench hipporag (hipporag2 construction)": recall_rows(dataset, kg_f, ours_top),
+        "hopbench hipporag_hb (hopbench construction)": recall_rows(
+            dataset, kg_h, [r["top"] for r in hop_h["rows"]]
+        ),
+    }
     for s in args.hash_seeds:
-        sc[f"official hipporag 2.0.0a4 (PYTHONHASHSEED={s})"] = recall_rows(dataset, kg_f, off_top[s])
+        sc[f"official hipporag 2.0.0a4 (PYTHONHASHSEED={s})"] = recall_rows(
+            dataset, kg_f, off_top[s]
+        )
     names = list(sc)
     pairs = [(names[0], names[2]), (names[1], names[0]), (names[1], names[2])]
     return {
-        "graph": graph, "dataset": args.dataset, "n_questions": len(questions),
-        "hopbench_config_hashes": {"hipporag": hop_f["config_hash"], "hipporag_hb": hop_h["config_hash"]},
-        "graph_keys": {"hipporag2": kg_f.manifest.get("graph_key"), "hopbench": kg_h.manifest.get("graph_key")},
-        "counts": {"official": {k: v for k, v in off0["graph"].items() if k != "graph_info"},
-                   "official_graph_info": off0["graph"]["graph_info"],
-                   "hopbench_hipporag2": hopbench_counts(kg_f), "hopbench_construction": hopbench_counts(kg_h)},
-        "counts_by_hash_seed": {s: {k: o["graph"][k] for k in ("vertices", "edges", "fact_pairs", "synonym_pairs",
-                                                             "passage_entity_edges")} for s, o in official.items()},
+        "graph": graph,
+        "dataset": args.dataset,
+        "n_questions": len(questions),
+        "hopbench_config_hashes": {
+            "hipporag": hop_f["config_hash"],
+            "hipporag_hb": hop_h["config_hash"],
+        },
+        "graph_keys": {
+            "hipporag2": kg_f.manifest.get("graph_key"),
+            "hopbench": kg_h.manifest.get("graph_key"),
+        },
+        "counts": {
+            "official": {k: v for k, v in off0["graph"].items() if k != "graph_info"},
+            "official_graph_info": off0["graph"]["graph_info"],
+            "hopbench_hipporag2": hopbench_counts(kg_f),
+            "hopbench_construction": hopbench_counts(kg_h),
+        },
+        "counts_by_hash_seed": {
+            s: {
+                k: o["graph"][k]
+                for k in (
+                    "vertices",
+                    "edges",
+                    "fact_pairs",
+                    "synonym_pairs",
+                    "passage_entity_edges",
+                )
+            }
+            for s, o in official.items()
+        },
         "edges": compare_edges(work, kg_f, docs),
-        "top10_identical": identical, "top10_same_set": same_sets, "official_self_identical": self_identical,
+        "top10_identical": identical,
+        "top10_same_set": same_sets,
+        "official_self_identical": self_identical,
         "differing": differing,
-        "differing_kinds": {k: sum(d["kind"] == k for d in differing) for k in ("tie", "not a tie")},
+        "differing_kinds": {
+            k: sum(d["kind"] == k for d in differing) for k in ("tie", "not a tie")
+        },
         "recall": {n: summary(v, (graph, n)) for n, v in sc.items()},
-        "paired": [{"a": a, "b": b, **{m: paired(sc[a], sc[b], m, (graph, a, b)) for m in METRICS}} for a, b in pairs],
-        "ms": {"hopbench hipporag": pct(hop_f["ms"]), "hopbench hipporag_hb": pct(hop_h["ms"]),
-               **{f"official (PYTHONHASHSEED={s})": pct(o["ms"]) for s, o in official.items()}},
-        "official_versions": off0["versions"], "official_threads": off0["threads"],
+        "paired": [
+            {"a": a, "b": b, **{m: paired(sc[a], sc[b], m, (graph, a, b)) for m in METRICS}}
+            for a, b in pairs
+        ],
+        "ms": {
+            "hopbench hipporag": pct(hop_f["ms"]),
+            "hopbench hipporag_hb": pct(hop_h["ms"]),
+            **{f"official (PYTHONHASHSEED={s})": pct(o["ms"]) for s, o in official.items()},
+        },
+        "official_versions": off0["versions"],
+        "official_threads": off0["threads"],
     }
 
 
 # ---- the report --------------------------------------------------------------------------------
 def markdown(res: dict) -> str:
-    L = ["# HippoRAG 2: hopbench against the official package (issue #15)", "",
-         "Made by `benchmarks/compare_official_hipporag.py` "
-         f"({res['started']}; load average {res['loadavg_start']} at the start, {res['loadavg_end']} at the end, "
-         "on a 2-core machine shared with other jobs). Official: `hipporag==2.0.0a4` "
-         f"({', '.join(f'{k} {v}' for k, v in res['graphs'][0]['official_versions'].items())}), installed "
-         "--no-deps in its own virtual environment, its DSPy fact filter bypassed (the 5 candidate facts are kept), "
-         "fed hopbench's triples as an OpenIE file and hopbench's all-MiniLM-L6-v2 vectors for every text it embeds. "
-         "hopbench: `retriever=hipporag retriever.filter=false` (graph.construction=hipporag2) and "
-         "`retriever=hipporag_hb retriever.filter=false` (graph.construction=hopbench). Subset numbers: HippoRAG's "
-         "100-question MuSiQue train subset, 1,890-passage corpus. Times: retrieval per question "
-         "(question embedding precomputed on both sides), one thread (OMP/MKL/OPENBLAS_NUM_THREADS=1), "
-         f"after a warm-up; a question's time is its median over {REPEATS} passes.", ""]
+    L = [
+        "# HippoRAG 2: hopbench against the official package (issue #15)",
+        "",
+        "Made by `benchmarks/compare_official_hipporag.py` "
+        f"({res['started']}; load average {res['loadavg_start']} at the start, {res['loadavg_end']} at the end, "
+        "on a 2-core machine shared with other jobs). Official: `hipporag==2.0.0a4` "
+        f"({', '.join(f'{k} {v}' for k, v in res['graphs'][0]['official_versions'].items())}), installed "
+        "--no-deps in its own virtual environment, its DSPy fact filter bypassed (the 5 candidate facts are kept), "
+        "fed hopbench's triples as an OpenIE file and hopbench's all-MiniLM-L6-v2 vectors for every text it embeds. "
+        "hopbench: `retriever=hipporag retriever.filter=false` (graph.construction=hipporag2) and "
+        "`retriever=hipporag_hb retriever.filter=false` (graph.construction=hopbench). Subset numbers: HippoRAG's "
+        "100-question MuSiQue train subset, 1,890-passage corpus. Times: retrieval per question "
+        "(question embedding precomputed on both sides), one thread (OMP/MKL/OPENBLAS_NUM_THREADS=1), "
+        f"after a warm-up; a question's time is its median over {REPEATS} passes.",
+        "",
+    ]
     for g in res["graphs"]:
         c = g["counts"]
         o, f, h = c["official"], c["hopbench_hipporag2"], c["hopbench_construction"]
-        L += [f"## graph={g['graph']} (triples: {SOURCES.get(g['graph'], g['graph'])})", "",
-              "| | official | hopbench hipporag2 | hopbench construction |", "|:--|--:|--:|--:|"]
-        for key, label in (("vertices", "nodes"), ("entities", "entity nodes"), ("passages", "passage nodes"),
-                           ("facts", "facts (embedded)"), ("fact_pairs", "fact pairs"),
-                           ("synonym_pairs", "synonym pairs"), ("fact_and_synonym_pairs", "pairs with both"),
-                           ("passage_entity_edges", "passage-entity edges"),
-                           ("directed_synonym_entries", "directed synonym entries")):
+        L += [
+            f"## graph={g['graph']} (triples: {SOURCES.get(g['graph'], g['graph'])})",
+            "",
+            "| | official | hopbench hipporag2 | hopbench construction |",
+            "|:--|--:|--:|--:|",
+        ]
+        for key, label in (
+            ("vertices", "nodes"),
+            ("entities", "entity nodes"),
+            ("passages", "passage nodes"),
+            ("facts", "facts (embedded)"),
+            ("fact_pairs", "fact pairs"),
+            ("synonym_pairs", "synonym pairs"),
+            ("fact_and_synonym_pairs", "pairs with both"),
+            ("passage_entity_edges", "passage-entity edges"),
+            ("directed_synonym_entries", "directed synonym entries"),
+        ):
             L.append(f"| {label} | {_n(o.get(key))} | {_n(f.get(key))} | {_n(h.get(key))} |")
-        L.append(f"| igraph edges (a fact or synonym pair has one per direction) | {_n(o['edges'])} | | |")
+        L.append(
+            f"| igraph edges (a fact or synonym pair has one per direction) | {_n(o['edges'])} | | |"
+        )
         e = g["edges"]
-        L += ["", f"hopbench configs: hipporag `{g['hopbench_config_hashes']['hipporag']}` (graph "
-              f"`{g['graph_keys']['hipporag2']}`), hipporag_hb `{g['hopbench_config_hashes']['hipporag_hb']}` "
-              f"(graph `{g['graph_keys']['hopbench']}`): the run folders of benchmarks/hipporag_faithful_musique.sh."]
-        L += ["", f"Every edge weight, official igraph (parallel edges summed) against hopbench's PPR adjacency "
-              f"(2 x relation + 2 x synonym + 1 x context): {e['pairs_official']:,} vs {e['pairs_hopbench']:,} "
-              f"node pairs, {e['pairs_only_official']} only official, {e['pairs_only_hopbench']} only hopbench, "
-              f"{e['pairs_weight_differs_over_1e-6']} with weights differing by more than 1e-6 (max "
-              f"{e['max_abs_weight_difference']:.3g}); official nodes without a hopbench node: "
-              f"{e['official_vertices_unmatched']}; entity names identical: {e['same_entity_names']}.", ""]
+        L += [
+            "",
+            f"hopbench configs: hipporag `{g['hopbench_config_hashes']['hipporag']}` (graph "
+            f"`{g['graph_keys']['hipporag2']}`), hipporag_hb `{g['hopbench_config_hashes']['hipporag_hb']}` "
+            f"(graph `{g['graph_keys']['hopbench']}`): the run folders of benchmarks/hipporag_faithful_musique.sh.",
+        ]
+        L += [
+            "",
+            f"Every edge weight, official igraph (parallel edges summed) against hopbench's PPR adjacency "
+            f"(2 x relation + 2 x synonym + 1 x context): {e['pairs_official']:,} vs {e['pairs_hopbench']:,} "
+            f"node pairs, {e['pairs_only_official']} only official, {e['pairs_only_hopbench']} only hopbench, "
+            f"{e['pairs_weight_differs_over_1e-6']} with weights differing by more than 1e-6 (max "
+            f"{e['max_abs_weight_difference']:.3g}); official nodes without a hopbench node: "
+            f"{e['official_vertices_unmatched']}; entity names identical: {e['same_entity_names']}.",
+            "",
+        ]
         seeds = list(g["top10_identical"])
-        L += ["Top-10 identical to the official's: " + ", ".join(
-            f"{g['top10_identical'][s]}/{g['n_questions']} (PYTHONHASHSEED={s})" for s in seeds)
+        L += [
+            "Top-10 identical to the official's: "
+            + ", ".join(
+                f"{g['top10_identical'][s]}/{g['n_questions']} (PYTHONHASHSEED={s})" for s in seeds
+            )
             + f"; same top-10 set (PYTHONHASHSEED={seeds[0]}): {g['top10_same_set']}/{g['n_questions']}. "
-            + "The official against itself: " + ", ".join(
-                f"{v}/{g['n_questions']} identical between seeds {k}" for k, v in g["official_self_identical"].items())
-            + ".", ""]
+            + "The official against itself: "
+            + ", ".join(
+                f"{v}/{g['n_questions']} identical between seeds {k}"
+                for k, v in g["official_self_identical"].items()
+            )
+            + ".",
+            "",
+        ]
         dk = g["differing_kinds"]
-        L.append(f"Of the {len(g['differing'])} differing lists (PYTHONHASHSEED={seeds[0]}): {dk['tie']} lie entirely "
-                 f"inside an exact tie (replaying the official's tied choice gives its top-10), {dk['not a tie']} do not"
-                 + (": " + "; ".join(f"{d['question']}: {d['why']}" for d in g["differing"] if d["kind"] != "tie")
-                    if dk["not a tie"] else "") + ".")
-        kinds = [("fact ties" if d.get("fact_tie") else "seed ties") for d in g["differing"] if d["kind"] == "tie"]
+        L.append(
+            f"Of the {len(g['differing'])} differing lists (PYTHONHASHSEED={seeds[0]}): {dk['tie']} lie entirely "
+            f"inside an exact tie (replaying the official's tied choice gives its top-10), {dk['not a tie']} do not"
+            + (
+                ": "
+                + "; ".join(
+                    f"{d['question']}: {d['why']}" for d in g["differing"] if d["kind"] != "tie"
+                )
+                if dk["not a tie"]
+                else ""
+            )
+            + "."
+        )
+        kinds = [
+            ("fact ties" if d.get("fact_tie") else "seed ties")
+            for d in g["differing"]
+            if d["kind"] == "tie"
+        ]
         if kinds:
-            L.append(f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
-                     f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
-                     + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie") + ".")
-        L += ["", "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |", "|:--|--:|" + "--:|" * len(METRICS)]
+            L.append(
+                f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
+                f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
+                + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie")
+                + "."
+            )
+        L += [
+            "",
+            "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |",
+            "|:--|--:|" + "--:|" * len(METRICS),
+        ]
         for name, s in g["recall"].items():
-            L.append(f"| {name} | {s['recall@5']['n']} | " + " | ".join(
-                f"{100 * s[m]['mean']:.1f} [{100 * s[m]['ci'][0]:.1f}, {100 * s[m]['ci'][1]:.1f}]" for m in METRICS) + " |")
-        L += ["", "| paired | " + " | ".join(f"Δ{HEAD[m]} (p)" for m in METRICS) + " |", "|:--|" + ":--|" * len(METRICS)]
+            L.append(
+                f"| {name} | {s['recall@5']['n']} | "
+                + " | ".join(
+                    f"{100 * s[m]['mean']:.1f} [{100 * s[m]['ci'][0]:.1f}, {100 * s[m]['ci'][1]:.1f}]"
+                    for m in METRICS
+                )
+                + " |"
+            )
+        L += [
+            "",
+            "| paired | " + " | ".join(f"Δ{HEAD[m]} (p)" for m in METRICS) + " |",
+            "|:--|" + ":--|" * len(METRICS),
+        ]
         for p in g["paired"]:
-            L.append(f"| {p['a']} − {p['b']} | " + " | ".join(
-                f"{100 * p[m]['delta']:+.1f} ({p[m]['p']:.3g})" for m in METRICS) + " |")
-        L += ["", "| retrieval time per question | p50 ms | p90 ms | mean ms |", "|:--|--:|--:|--:|"]
+            L.append(
+                f"| {p['a']} − {p['b']} | "
+                + " | ".join(f"{100 * p[m]['delta']:+.1f} ({p[m]['p']:.3g})" for m in METRICS)
+                + " |"
+            )
+        L += [
+            "",
+            "| retrieval time per question | p50 ms | p90 ms | mean ms |",
+            "|:--|--:|--:|--:|",
+        ]
         for name, t in g["ms"].items():
             L.append(f"| {name} | {t['p50']:.1f} | {t['p90']:.1f} | {t['mean']:.1f} |")
         L.append("")
@@ -433,8 +623,10 @@ def markdown(res: dict) -> str:
     return "\n".join(L)
 
 
-SOURCES = {"spacy": "hopbench's spaCy extraction",
-           "openie": "HippoRAG's published gpt-3.5-turbo-1106 OpenIE file, as graph=openie reads it"}
+SOURCES = {
+    "spacy": "hopbench's spaCy extraction",
+    "openie": "HippoRAG's published gpt-3.5-turbo-1106 OpenIE file, as graph=openie reads it",
+}
 
 
 def _n(v) -> str:
@@ -446,13 +638,18 @@ def main() -> int:
     ap.add_argument("--dataset", default="musique")
     ap.add_argument("--graphs", default="spacy,openie")
     ap.add_argument("--venv", default=str(REPO / ".cache" / "official-hipporag"))
-    ap.add_argument("--work-dir", default=None,
-                    help="inputs and outputs of the official package (default <cache-dir>/official-hipporag: "
-                         "they hold corpus text, so not in the repository)")
+    ap.add_argument(
+        "--work-dir",
+        default=None,
+        help="inputs and outputs of the official package (default <cache-dir>/official-hipporag: "
+        "they hold corpus text, so not in the repository)",
+    )
     ap.add_argument("--hash-seeds", default="0,1")
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR",
-                                                          str(Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_hipporag"))
     ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
     args = ap.parse_args()
@@ -465,9 +662,15 @@ def main() -> int:
     args.hash_seeds = args.hash_seeds.split(",")
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "official-hipporag")
     py = ensure_venv(Path(args.venv))
-    res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
-           "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
-           "graphs": []}
+    res = {
+        "started": time.strftime("%Y-%m-%d %H:%M"),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "threads": {
+            k: os.environ.get(k)
+            for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+        },
+        "graphs": [],
+    }
     for g in args.graphs.split(","):
         print(f"== graph={g}", flush=True)
         res["graphs"].append(compare_graph(g, args, py))

@@ -47,7 +47,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import official_venv  # noqa: E402
 
-PINS = ["langchain_core==0.3.59", "numpy==1.26.4", "pandas==2.2.3", "scipy==1.15.2", "faiss-cpu==1.9.0.post1"]
+PINS = [
+    "langchain_core==0.3.59",
+    "numpy==1.26.4",
+    "pandas==2.2.3",
+    "scipy==1.15.2",
+    "faiss-cpu==1.9.0.post1",
+]
 WORKER = Path(__file__).resolve().parent / "official_neuropath_worker.py"
 K = 10
 # names the worker's NeuroPath(...) call resolves its files to (src/neuropath.py L74-98, L559-625)
@@ -70,7 +76,9 @@ def official_commit(src: Path) -> str:
 # ---- hopbench's side ----------------------------------------------------------------------------
 def load_run(run: Path) -> tuple[dict, list[dict]]:
     cfg = json.loads((run / "config.json").read_text()) if (run / "config.json").exists() else {}
-    rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines() if line]
+    rows = [
+        json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines() if line
+    ]
     return cfg, rows
 
 
@@ -115,9 +123,15 @@ def replay_hopbench(cfg, rows: list[dict], settings: dict):
             t = time.perf_counter()
             res = r.retrieve(q, K)
             ms = 1000 * (time.perf_counter() - t)
-            rec = {"id": q.id, "text": q.text, "top": [kg.passage_index(p) for p in res.passage_ids],
-                   "scores": [float(s) for s in res.scores], "trace": res.trace, "ms": ms,
-                   "same_as_run": res.passage_ids == row["ranked_passage_ids"][:K]}
+            rec = {
+                "id": q.id,
+                "text": q.text,
+                "top": [kg.passage_index(p) for p in res.passage_ids],
+                "scores": [float(s) for s in res.scores],
+                "trace": res.trace,
+                "ms": ms,
+                "same_as_run": res.passage_ids == row["ranked_passage_ids"][:K],
+            }
             if not timed:
                 out.append(rec)
             else:
@@ -136,14 +150,27 @@ def export_index(work: Path, kg, retriever, dataset) -> None:
     vec_dir = work / "data" / "lm_vectors" / RETRIEVER_DIR
     vec_dir.mkdir(parents=True, exist_ok=True)
     n_f, n_p, n_d = len(index.head), len(index.phrases), kg.n_passages
-    facts = [{"head": index.phrases[h], "relation": r, "tail": index.phrases[t]}
-             for h, r, t in zip(index.head, index.relation, index.tail)]
-    json.dump(facts, open(work / "output" / f"{CORPUS}_facts_graph_clean_facts_chatgpt_openIE."
-                          f"{PHRASE_TYPE}_{ext}.{VERSION}.subset.json", "w"))
+    facts = [
+        {"head": index.phrases[h], "relation": r, "tail": index.phrases[t]}
+        for h, r, t in zip(index.head, index.relation, index.tail)
+    ]
+    json.dump(
+        facts,
+        open(
+            work / "output" / f"{CORPUS}_facts_graph_clean_facts_chatgpt_openIE."
+            f"{PHRASE_TYPE}_{ext}.{VERSION}.subset.json",
+            "w",
+        ),
+    )
     texts = {p.id: p.text for p in dataset.corpus}
-    docs = [{"passage": f"{p.title}\n{p.text}" if getattr(p, "title", None) else texts[p.id]}
-            for p in dataset.corpus]
-    json.dump({"docs": docs}, open(work / "output" / f"openie_{CORPUS}_results_{ext}_{INDEX_LLM}_{n_d}.json", "w"))
+    docs = [
+        {"passage": f"{p.title}\n{p.text}" if getattr(p, "title", None) else texts[p.id]}
+        for p in dataset.corpus
+    ]
+    json.dump(
+        {"docs": docs},
+        open(work / "output" / f"openie_{CORPUS}_results_{ext}_{INDEX_LLM}_{n_d}.json", "w"),
+    )
     dump = lambda obj, kind: pickle.dump(obj, open(work / "output" / (stem % kind + ".p"), "wb"))  # noqa: E731
     dump({name: i for i, name in enumerate(index.phrases)}, "phrase_dict")
     dump({(f["head"], f["relation"], f["tail"]): i for i, f in enumerate(facts)}, "fact_dict")
@@ -158,16 +185,23 @@ def export_index(work: Path, kg, retriever, dataset) -> None:
     dump({(f, p): 1 for f, p in zip(rows_f, cols_f)}, "facts_to_phrases")
     dump(doc_facts, "doc_to_facts_csr")
     dump(fact_phrases, "facts_to_phrases_csr")
-    pickle.dump(np.asarray(kg.entity_embeddings, dtype=np.float32),
-                open(vec_dir / f"{CORPUS}_kb_node_phrase_embeddings.p", "wb"))
-    pickle.dump(np.asarray(retriever.passage_emb32, dtype=np.float32),
-                open(vec_dir / f"{CORPUS}_doc_embeddings.p", "wb"))
+    pickle.dump(
+        np.asarray(kg.entity_embeddings, dtype=np.float32),
+        open(vec_dir / f"{CORPUS}_kb_node_phrase_embeddings.p", "wb"),
+    )
+    pickle.dump(
+        np.asarray(retriever.passage_emb32, dtype=np.float32),
+        open(vec_dir / f"{CORPUS}_doc_embeddings.p", "wb"),
+    )
 
 
 def write_vectors(work: Path, table: dict[str, np.ndarray]) -> None:
     texts = list(table)
-    np.savez(work / "vectors.npz", texts=np.array(texts, dtype=object).astype(str),
-             vecs=np.stack([np.asarray(table[t], dtype=np.float32) for t in texts]))
+    np.savez(
+        work / "vectors.npz",
+        texts=np.array(texts, dtype=object).astype(str),
+        vecs=np.stack([np.asarray(table[t], dtype=np.float32) for t in texts]),
+    )
 
 
 def run_worker(py: Path, src: Path, work: Path) -> dict:
@@ -177,17 +211,27 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
     env["TOKENIZERS_PARALLELISM"] = "false"
     log = work / "official.log"
     with open(log, "w") as fh:
-        r = subprocess.run([str(py), str(WORKER), str(src), str(work)], env=env, stdout=fh,
-                           stderr=subprocess.STDOUT)
+        r = subprocess.run(
+            [str(py), str(WORKER), str(src), str(work)],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
     if r.returncode:
-        raise SystemExit(f"the official code failed; see {log}:\n" + "\n".join(log.read_text().splitlines()[-20:]))
+        raise SystemExit(
+            f"the official code failed; see {log}:\n"
+            + "\n".join(log.read_text().splitlines()[-20:])
+        )
     return json.loads((work / "official.json").read_text())
 
 
 # ---- comparison -----------------------------------------------------------------------------------
 def classify(hb: dict, off: dict) -> dict:
     if "top" not in off:
-        return {"status": "official_failed", "detail": off.get("error") or off.get("missing_vectors")}
+        return {
+            "status": "official_failed",
+            "detail": off.get("error") or off.get("missing_vectors"),
+        }
     a, b = hb["top"], off["top"]
     if a == b:
         return {"status": "identical"}
@@ -202,16 +246,35 @@ def classify(hb: dict, off: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--official-src", required=True, type=Path)
-    ap.add_argument("--run", required=True, type=Path, action="append",
-                    help="a run with the local model's replies (the first one gives the fixture)")
-    ap.add_argument("--synthetic", type=Path, action="append", default=[],
-                    help="a run made with scripted replies that walk the reference's branches "
-                         "(second hops, bad ids, missing keys): reported apart, never a fixture")
+    ap.add_argument(
+        "--run",
+        required=True,
+        type=Path,
+        action="append",
+        help="a run with the local model's replies (the first one gives the fixture)",
+    )
+    ap.add_argument(
+        "--synthetic",
+        type=Path,
+        action="append",
+        default=[],
+        help="a run made with scripted replies that walk the reference's branches "
+        "(second hops, bad ids, missing keys): reported apart, never a fixture",
+    )
     ap.add_argument("--venv", type=Path, default=Path("/work/venvs/official-neuropath"))
-    ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "hopbench" / "official-neuropath")
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "/work/shared/datasets"))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")))
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "official_neuropath")
+    ap.add_argument(
+        "--work", type=Path, default=Path.home() / ".cache" / "hopbench" / "official-neuropath"
+    )
+    ap.add_argument(
+        "--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "/work/shared/datasets")
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
+    ap.add_argument(
+        "--out", type=Path, default=REPO / "benchmarks" / "results" / "official_neuropath"
+    )
     ap.add_argument("--fixture", type=Path)
     ap.add_argument("--fixture-n", type=int, default=10)
     args = ap.parse_args()
@@ -221,7 +284,9 @@ def main() -> int:
     for run in args.run:
         results["runs"].append(compare_run(run, args, py, sample, "local model"))
     for run in args.synthetic:
-        results["runs"].append({**compare_run(run, args, py, sample, "scripted"), "synthetic": True})
+        results["runs"].append(
+            {**compare_run(run, args, py, sample, "scripted"), "synthetic": True}
+        )
     if args.fixture:
         write_fixture(args.fixture, sample, results)
     json.dump(results, open(args.out.with_suffix(".json"), "w"), indent=1)
@@ -230,8 +295,20 @@ def main() -> int:
     return 0
 
 
-SETTING_KEYS = ("handling", "prompts", "official_src", "max_hop", "filter_k", "coref_top_k",
-                "coref_threshold", "dense_pool", "pruning", "completion", "one_shot", "tracker_max_tokens")
+SETTING_KEYS = (
+    "handling",
+    "prompts",
+    "official_src",
+    "max_hop",
+    "filter_k",
+    "coref_top_k",
+    "coref_threshold",
+    "dense_pool",
+    "pruning",
+    "completion",
+    "one_shot",
+    "tracker_max_tokens",
+)
 
 
 def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> dict:
@@ -246,10 +323,19 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
     export_index(work, kg, retriever, dataset)
     questions = []
     for row in rows:
-        hops = [{"paths": x["paths"], "reply_text": x["reply_text"]}
-                for x in row["trace"].get("hops", []) if "reply_text" in x]
-        questions.append({"id": row["id"], "text": row["question"], "ner_reply": row["trace"].get("ner_reply"),
-                          "hops": hops})
+        hops = [
+            {"paths": x["paths"], "reply_text": x["reply_text"]}
+            for x in row["trace"].get("hops", [])
+            if "reply_text" in x
+        ]
+        questions.append(
+            {
+                "id": row["id"],
+                "text": row["question"],
+                "ner_reply": row["trace"].get("ner_reply"),
+                "hops": hops,
+            }
+        )
     json.dump(questions, open(work / "questions.json", "w"))
     json.dump({"one_shot": bool(settings.get("one_shot"))}, open(work / "settings.json", "w"))
     table = dict(retriever.vectors._memo)
@@ -259,26 +345,49 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
         missing = sorted({t for r in off["rows"] for t in r.get("missing_vectors", [])})
         if not missing:
             break
-        print(f"{len(missing)} texts only the official side embeds; encoding them and rerunning", flush=True)
+        print(
+            f"{len(missing)} texts only the official side embeds; encoding them and rerunning",
+            flush=True,
+        )
         table.update(zip(missing, retriever.services.encoder.encode(missing)))
     per_q = []
     for h, o, row in zip(hb, off["rows"], rows):
         c = classify(h, o)
-        per_q.append({"id": h["id"], **c, "hopbench_top": h["top"], "official_top": o.get("top"),
-                      "hopbench_ms": h["ms"], "official_ms": 1000 * o["seconds"],
-                      "replay_same_as_run": h["same_as_run"], "calls": o.get("calls"),
-                      "hop_stats": row["trace"].get("hop_stats")})
+        per_q.append(
+            {
+                "id": h["id"],
+                **c,
+                "hopbench_top": h["top"],
+                "official_top": o.get("top"),
+                "hopbench_ms": h["ms"],
+                "official_ms": 1000 * o["seconds"],
+                "replay_same_as_run": h["same_as_run"],
+                "calls": o.get("calls"),
+                "hop_stats": row["trace"].get("hop_stats"),
+            }
+        )
     coref_same = off["coref"] == retriever.coref_others  # sets and their order
-    counts = {s: sum(q["status"] == s for q in per_q) for s in ("identical", "ties", "different", "official_failed")}
+    counts = {
+        s: sum(q["status"] == s for q in per_q)
+        for s in ("identical", "ties", "different", "official_failed")
+    }
     hstats = [q["hop_stats"] for q in per_q if q["hop_stats"]]
-    res = {"run": str(run), "config_hash": run.name, "retriever": cfg.retriever.name, "settings": settings,
-           "n_questions": len(per_q), "counts": counts, "coreference_sets_identical": coref_same,
-           "replay_same_as_run": sum(q["replay_same_as_run"] for q in per_q),
-           "hopbench_ms_p50": float(np.median([q["hopbench_ms"] for q in per_q])),
-           "official_ms_p50": float(np.median([q["official_ms"] for q in per_q])),
-           "official_init_s": off["init_seconds"],
-           "run_metrics": retriever.run_metrics([{"trace": r["trace"]} for r in rows]),
-           "n_with_stats": len(hstats), "questions": per_q}
+    res = {
+        "run": str(run),
+        "config_hash": run.name,
+        "retriever": cfg.retriever.name,
+        "settings": settings,
+        "n_questions": len(per_q),
+        "counts": counts,
+        "coreference_sets_identical": coref_same,
+        "replay_same_as_run": sum(q["replay_same_as_run"] for q in per_q),
+        "hopbench_ms_p50": float(np.median([q["hopbench_ms"] for q in per_q])),
+        "official_ms_p50": float(np.median([q["official_ms"] for q in per_q])),
+        "official_init_s": off["init_seconds"],
+        "run_metrics": retriever.run_metrics([{"trace": r["trace"]} for r in rows]),
+        "n_with_stats": len(hstats),
+        "questions": per_q,
+    }
     res["fixture_settings"] = {k: v for k, v in settings.items() if k != "official_src"}
     sample += pick_sample(rows, per_q, kg, args.fixture_n, source, run.name)
     return res
@@ -291,16 +400,26 @@ def pick_sample(rows, per_q, kg, n, source: str, run: str) -> list[dict]:
     for row, q in zip(rows, per_q):
         st = q["hop_stats"] or {}
         if q["status"] == "identical":
-            key = json.dumps([st.get("tracker_calls"), st.get("failure_reasons"), st.get("ner_entities") == 0])
+            key = json.dumps(
+                [st.get("tracker_calls"), st.get("failure_reasons"), st.get("ner_entities") == 0]
+            )
             groups.setdefault(key, []).append((row, q))
     picked = []
     while len(picked) < n and any(groups.values()):
         for key in sorted(groups):
             if groups[key] and len(picked) < n:
                 picked.append(groups[key].pop(0))
-    return [{"id": row["id"], "source": source, "run": run, "replies": recorded_replies(row["trace"]),
-             "official_top10": [kg.passage_ids[i] for i in q["official_top"]], "status": q["status"]}
-            for row, q in picked]
+    return [
+        {
+            "id": row["id"],
+            "source": source,
+            "run": run,
+            "replies": recorded_replies(row["trace"]),
+            "official_top10": [kg.passage_ids[i] for i in q["official_top"]],
+            "status": q["status"],
+        }
+        for row, q in picked
+    ]
 
 
 def write_fixture(path: Path, sample: list[dict], results: dict) -> None:
@@ -308,42 +427,62 @@ def write_fixture(path: Path, sample: list[dict], results: dict) -> None:
     if len(settings) != 1:
         raise SystemExit("--fixture: the runs compared have different retriever settings")
     path.parent.mkdir(parents=True, exist_ok=True)
-    json.dump({"about": "top-10 of the authors' NeuroPath (KennyCaty/NeuroPath "
-                        f"{results['official_src_commit'][:7]}) on hopbench's spaCy MuSiQue graph and "
-                        "vectors, fed the replies below: the local model's (source 'local model') or "
-                        "scripted ones that walk the reference's branches (source 'scripted'); "
-                        "written by benchmarks/compare_official_neuropath.py",
-               "settings": json.loads(settings.pop()), "questions": sample}, open(path, "w"), indent=1)
+    json.dump(
+        {
+            "about": "top-10 of the authors' NeuroPath (KennyCaty/NeuroPath "
+            f"{results['official_src_commit'][:7]}) on hopbench's spaCy MuSiQue graph and "
+            "vectors, fed the replies below: the local model's (source 'local model') or "
+            "scripted ones that walk the reference's branches (source 'scripted'); "
+            "written by benchmarks/compare_official_neuropath.py",
+            "settings": json.loads(settings.pop()),
+            "questions": sample,
+        },
+        open(path, "w"),
+        indent=1,
+    )
 
 
 def markdown(results: dict) -> str:
-    out = ["# hopbench NeuroPath vs the authors' NeuroPath class (identical inputs)", "",
-           f"Official code: KennyCaty/NeuroPath at `{results['official_src_commit']}` (kept outside the "
-           "repository), run in /work/venvs/official-neuropath; hopbench's spaCy MuSiQue graph exported "
-           "in its index format, hopbench's all-MiniLM-L6-v2 vectors as its encoder, and the local "
-           "model's recorded replies (Qwen2.5-Coder-1.5B) fed to both sides, path ids renumbered by text.", "",
-           "Replaced on the official side, and only that: its LLM client (answers with the recorded "
-           "replies), its embedding model (a lookup of hopbench's vectors; a text hopbench did not embed "
-           "is reported), faiss-gpu (faiss-cpu's flat index), and the file-name parse in "
-           "`load_index_files` (L560-566), which fails for every model name at this commit because the "
-           "name appears twice in the file name since L65. Time per query: retrieval only with replies "
-           "replayed and vectors looked up (hopbench timed on a second pass with its vectors in memory), "
-           "machine default threads; other helpers' jobs were running (load average about 15-20 on 2 "
-           "cores), so only the ratio within a run means anything.", ""]
+    out = [
+        "# hopbench NeuroPath vs the authors' NeuroPath class (identical inputs)",
+        "",
+        f"Official code: KennyCaty/NeuroPath at `{results['official_src_commit']}` (kept outside the "
+        "repository), run in /work/venvs/official-neuropath; hopbench's spaCy MuSiQue graph exported "
+        "in its index format, hopbench's all-MiniLM-L6-v2 vectors as its encoder, and the local "
+        "model's recorded replies (Qwen2.5-Coder-1.5B) fed to both sides, path ids renumbered by text.",
+        "",
+        "Replaced on the official side, and only that: its LLM client (answers with the recorded "
+        "replies), its embedding model (a lookup of hopbench's vectors; a text hopbench did not embed "
+        "is reported), faiss-gpu (faiss-cpu's flat index), and the file-name parse in "
+        "`load_index_files` (L560-566), which fails for every model name at this commit because the "
+        "name appears twice in the file name since L65. Time per query: retrieval only with replies "
+        "replayed and vectors looked up (hopbench timed on a second pass with its vectors in memory), "
+        "machine default threads; other helpers' jobs were running (load average about 15-20 on 2 "
+        "cores), so only the ratio within a run means anything.",
+        "",
+    ]
     for r in results["runs"]:
         c = r["counts"]
-        source = ("scripted replies that walk the reference's branches (not model output)"
-                  if r.get("synthetic") else "the local model's recorded replies")
-        out += [f"## {r['retriever']} ({r['config_hash']}, {r['n_questions']} questions, {source})", "",
-                "| identical top-10 | differ only inside exact ties | other differences | official side failed |",
-                "|---|---|---|---|",
-                f"| {c['identical']} | {c['ties']} | {c['different']} | {c['official_failed']} |", "",
-                f"- coreference sets identical: {r['coreference_sets_identical']}; hopbench replay gives "
-                f"the run's own top-10 on {r['replay_same_as_run']}/{r['n_questions']} questions",
-                f"- time per query (retrieval only, replies replayed, p50): hopbench "
-                f"{r['hopbench_ms_p50']:.1f} ms, official {r['official_ms_p50']:.1f} ms "
-                f"(ratio {r['official_ms_p50'] / max(r['hopbench_ms_p50'], 1e-9):.2f}); official "
-                f"initialisation {r['official_init_s']:.1f} s", ""]
+        source = (
+            "scripted replies that walk the reference's branches (not model output)"
+            if r.get("synthetic")
+            else "the local model's recorded replies"
+        )
+        out += [
+            f"## {r['retriever']} ({r['config_hash']}, {r['n_questions']} questions, {source})",
+            "",
+            "| identical top-10 | differ only inside exact ties | other differences | official side failed |",
+            "|---|---|---|---|",
+            f"| {c['identical']} | {c['ties']} | {c['different']} | {c['official_failed']} |",
+            "",
+            f"- coreference sets identical: {r['coreference_sets_identical']}; hopbench replay gives "
+            f"the run's own top-10 on {r['replay_same_as_run']}/{r['n_questions']} questions",
+            f"- time per query (retrieval only, replies replayed, p50): hopbench "
+            f"{r['hopbench_ms_p50']:.1f} ms, official {r['official_ms_p50']:.1f} ms "
+            f"(ratio {r['official_ms_p50'] / max(r['hopbench_ms_p50'], 1e-9):.2f}); official "
+            f"initialisation {r['official_init_s']:.1f} s",
+            "",
+        ]
         m = r["run_metrics"]
         if m:
             out += ["Hop statistics of the run:", "", "| statistic | value |", "|---|---|"]
@@ -353,8 +492,10 @@ def markdown(results: dict) -> str:
         if diffs:
             out += ["Questions that are not identical:", ""]
             for q in diffs:
-                out += [f"- `{q['id']}`: {q['status']} {q.get('positions', q.get('detail', ''))}; "
-                        f"calls {q['calls']}"]
+                out += [
+                    f"- `{q['id']}`: {q['status']} {q.get('positions', q.get('detail', ''))}; "
+                    f"calls {q['calls']}"
+                ]
             out += [""]
     return "\n".join(out) + "\n"
 

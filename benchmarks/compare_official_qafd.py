@@ -87,10 +87,20 @@ def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
         if reset is None:
             raise SystemExit(f"{q.id}: no seed (dense fallback); the comparison needs seeds")
         t = time.perf_counter()
-        res = code_flow_diffusion(r.graph, reset, r.node_emb, qe, alpha=r.alpha, epsilon=r.epsilon,
-                                  max_iterations=r.max_iterations, step_size=r.step_size,
-                                  threshold=r.threshold, warm_steps=r.warm_steps, seed=r.random_seed)
-        order, scores = rank_passages(res.x[kg.n_entities:])
+        res = code_flow_diffusion(
+            r.graph,
+            reset,
+            r.node_emb,
+            qe,
+            alpha=r.alpha,
+            epsilon=r.epsilon,
+            max_iterations=r.max_iterations,
+            step_size=r.step_size,
+            threshold=r.threshold,
+            warm_steps=r.warm_steps,
+            seed=r.random_seed,
+        )
+        order, scores = rank_passages(res.x[kg.n_entities :])
         kernel_ms = 1000 * (time.perf_counter() - t)
         t = time.perf_counter()
         full = r.retrieve(q, K)
@@ -98,31 +108,71 @@ def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
         top = [int(i) for i in order[:K]]
         if [kg.passage_ids[i] for i in top] != full.passage_ids:
             raise SystemExit(f"{q.id}: retrieve() and the kernel disagree")
-        rows.append({"id": q.id, "top": top, "scores": [float(scores[i]) for i in order[:K + 1]],
-                     "kernel_ms": kernel_ms, "retrieve_ms": retrieve_ms, "iterations": res.iterations,
-                     "pushes": res.pushes, "converged": res.converged})
+        rows.append(
+            {
+                "id": q.id,
+                "top": top,
+                "scores": [float(scores[i]) for i in order[: K + 1]],
+                "kernel_ms": kernel_ms,
+                "retrieve_ms": retrieve_ms,
+                "iterations": res.iterations,
+                "pushes": res.pushes,
+                "converged": res.converged,
+            }
+        )
         xs.append(res.x)
         nz = np.flatnonzero(reset)
         seeds.append((nz, reset[nz]))
         qv.append(qe)
-    return {"cfg": cfg, "kg": kg, "retriever": r, "rows": rows, "x": np.stack(xs), "seeds": seeds,
-            "queries": np.stack(qv), "prepare_s": prepare_s, "entries": directed_entries(kg),
-            "config_hash": config_hash(semantic_config(cfg, dataset, r)), "dataset": dataset}
+    return {
+        "cfg": cfg,
+        "kg": kg,
+        "retriever": r,
+        "rows": rows,
+        "x": np.stack(xs),
+        "seeds": seeds,
+        "queries": np.stack(qv),
+        "prepare_s": prepare_s,
+        "entries": directed_entries(kg),
+        "config_hash": config_hash(semantic_config(cfg, dataset, r)),
+        "dataset": dataset,
+    }
 
 
 def export(work: Path, hop: dict, order_check: bool = False) -> None:
     work.mkdir(parents=True, exist_ok=True)
     kg, r = hop["kg"], hop["retriever"]
     src, dst, w = hop["entries"]
-    np.savez(work / "graph.npz", n=kg.n_nodes, src=src, dst=dst, weight=w,
-             passages=np.arange(kg.n_entities, kg.n_nodes))
+    np.savez(
+        work / "graph.npz",
+        n=kg.n_nodes,
+        src=src,
+        dst=dst,
+        weight=w,
+        passages=np.arange(kg.n_entities, kg.n_nodes),
+    )
     np.save(work / "nodes.npy", r.node_emb)
     ptr = np.cumsum([0] + [len(i) for i, _ in hop["seeds"]])
-    np.savez(work / "questions.npz", idx=np.concatenate([i for i, _ in hop["seeds"]]),
-             val=np.concatenate([v for _, v in hop["seeds"]]), ptr=ptr, queries=hop["queries"])
-    (work / "settings.json").write_text(json.dumps({
-        "alpha": r.alpha, "epsilon": r.epsilon, "max_iterations": r.max_iterations, "step_size": r.step_size,
-        "weight_scheme": "multiply", "random_seed": r.random_seed, "order_check": order_check}))
+    np.savez(
+        work / "questions.npz",
+        idx=np.concatenate([i for i, _ in hop["seeds"]]),
+        val=np.concatenate([v for _, v in hop["seeds"]]),
+        ptr=ptr,
+        queries=hop["queries"],
+    )
+    (work / "settings.json").write_text(
+        json.dumps(
+            {
+                "alpha": r.alpha,
+                "epsilon": r.epsilon,
+                "max_iterations": r.max_iterations,
+                "step_size": r.step_size,
+                "weight_scheme": "multiply",
+                "random_seed": r.random_seed,
+                "order_check": order_check,
+            }
+        )
+    )
 
 
 def run_worker(py: Path, src: Path, work: Path) -> dict:
@@ -130,10 +180,17 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
     env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
     log = work / "official.log"
     with open(log, "w") as fh:
-        rc = subprocess.run([str(py), str(WORKER), str(src), str(work)], env=env, stdout=fh,
-                            stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(
+            [str(py), str(WORKER), str(src), str(work)],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        ).returncode
     if rc:
-        raise SystemExit(f"the official code failed; see {log}:\n" + "\n".join(log.read_text().splitlines()[-15:]))
+        raise SystemExit(
+            f"the official code failed; see {log}:\n"
+            + "\n".join(log.read_text().splitlines()[-15:])
+        )
     out = json.loads((work / "official.json").read_text())
     out["x"] = np.load(work / "official_x.npy")
     return out
@@ -157,19 +214,34 @@ def check_graph(spec: str, hop: dict, args, py: Path) -> dict:
     z = np.load(work / "official_edges.npz", allow_pickle=False)
     kinds, contents = z["kind"].tolist(), z["content"].tolist()
     doc_index = {d: i for i, d in enumerate(docs)}
-    to_ours = np.array([kg.entity_index(c) if k == "entity" else kg.n_entities + doc_index[c]
-                        for k, c in zip(kinds, contents)], dtype=np.int64)
-    off = multigraph(kg.n_nodes, to_ours[z["src"]], to_ours[z["dst"]], z["weight"].astype(np.float64))
+    to_ours = np.array(
+        [
+            kg.entity_index(c) if k == "entity" else kg.n_entities + doc_index[c]
+            for k, c in zip(kinds, contents)
+        ],
+        dtype=np.int64,
+    )
+    off = multigraph(
+        kg.n_nodes, to_ours[z["src"]], to_ours[z["dst"]], z["weight"].astype(np.float64)
+    )
     ours = r.graph
-    same_rows = bool(np.array_equal(off.indptr, ours.indptr) and np.array_equal(off.indices, ours.indices))
+    same_rows = bool(
+        np.array_equal(off.indptr, ours.indptr) and np.array_equal(off.indices, ours.indices)
+    )
     dw = np.abs(off.weight - ours.weight) if same_rows else np.array([np.inf])
-    return {"vertex_order_identical": bool(np.array_equal(to_ours, np.arange(kg.n_nodes))),
-            "official_edges": int(len(z["src"])), "hopbench_edges": int(len(hop["entries"][0])),
-            "neighbour_lists_identical": same_rows, "max_abs_pair_weight_difference": float(dw.max()),
-            "pairs_weight_differs_over_1e-6": int((dw > 1e-6).sum() // 2)}
+    return {
+        "vertex_order_identical": bool(np.array_equal(to_ours, np.arange(kg.n_nodes))),
+        "official_edges": int(len(z["src"])),
+        "hopbench_edges": int(len(hop["entries"][0])),
+        "neighbour_lists_identical": same_rows,
+        "max_abs_pair_weight_difference": float(dw.max()),
+        "pairs_weight_differs_over_1e-6": int((dw > 1e-6).sum() // 2),
+    }
 
 
-def inside_tie(ours: list[int], off: list[int], off_scores: list[float], our_scores: list[float]) -> bool:
+def inside_tie(
+    ours: list[int], off: list[int], off_scores: list[float], our_scores: list[float]
+) -> bool:
     """Differences only among passages of exactly equal score (as the official scores them)."""
     if sorted(ours) != sorted(off) and off_scores[K - 1] != off_scores[min(K, len(off_scores) - 1)]:
         return False
@@ -185,7 +257,9 @@ def compare(spec: str, args, py: Path) -> tuple[dict, dict]:
     work = Path(args.work_dir) / f"{dataset_name}_{graph}"
     export(work, hop, order_check=dataset_name in args.order_check)
     t = time.perf_counter()
-    if args.reuse_official and (work / "official.json").exists():  # inputs just rewritten: must be the same
+    if (
+        args.reuse_official and (work / "official.json").exists()
+    ):  # inputs just rewritten: must be the same
         off = json.loads((work / "official.json").read_text())
         off["x"] = np.load(work / "official_x.npy")
     else:
@@ -195,90 +269,169 @@ def compare(spec: str, args, py: Path) -> tuple[dict, dict]:
     n = len(rows)
     dx = np.abs(hop["x"] - off["x"])
     identical = [rows[i]["top"] == off["questions"][i]["top"][:K] for i in range(n)]
-    ties = [i for i in range(n) if not identical[i]
-            and inside_tie(rows[i]["top"], off["questions"][i]["top"][:K], off["questions"][i]["scores"],
-                           rows[i]["scores"])]
+    ties = [
+        i
+        for i in range(n)
+        if not identical[i]
+        and inside_tie(
+            rows[i]["top"],
+            off["questions"][i]["top"][:K],
+            off["questions"][i]["scores"],
+            rows[i]["scores"],
+        )
+    ]
     kg = hop["kg"]
     src, dst, w = hop["entries"]
     res = {
-        "dataset": dataset_name, "graph": graph, "n_questions": n,
-        "config_hash": hop["config_hash"], "graph_key": kg.manifest.get("graph_key"),
-        "nodes": kg.n_nodes, "entities": kg.n_entities, "passages": kg.n_passages, "igraph_edges": len(src),
-        "top10_identical": int(sum(identical)), "differ_inside_tie": len(ties),
+        "dataset": dataset_name,
+        "graph": graph,
+        "n_questions": n,
+        "config_hash": hop["config_hash"],
+        "graph_key": kg.manifest.get("graph_key"),
+        "nodes": kg.n_nodes,
+        "entities": kg.n_entities,
+        "passages": kg.n_passages,
+        "igraph_edges": len(src),
+        "top10_identical": int(sum(identical)),
+        "differ_inside_tie": len(ties),
         "differ_not_tie": [rows[i]["id"] for i in range(n) if not identical[i] and i not in ties],
-        "max_abs_dx": float(dx.max()), "max_rel_dx": float((dx / np.maximum(np.abs(off["x"]), 1e-300)).max()),
-        "questions_x_bitwise_equal": int(sum(np.array_equal(hop["x"][i], off["x"][i]) for i in range(n))),
-        "iterations": pct([r["iterations"] for r in rows]), "pushes": pct([r["pushes"] for r in rows]),
+        "max_abs_dx": float(dx.max()),
+        "max_rel_dx": float((dx / np.maximum(np.abs(off["x"]), 1e-300)).max()),
+        "questions_x_bitwise_equal": int(
+            sum(np.array_equal(hop["x"][i], off["x"][i]) for i in range(n))
+        ),
+        "iterations": pct([r["iterations"] for r in rows]),
+        "pushes": pct([r["pushes"] for r in rows]),
         "converged": int(sum(r["converged"] for r in rows)),
-        "ms": {"official run_igraph_qafd": pct([q["ms"] for q in off["questions"]]),
-               "hopbench kernel (code_flow_diffusion + ranking)": pct([r["kernel_ms"] for r in rows]),
-               "hopbench retrieve (seeds + kernel)": pct([r["retrieve_ms"] for r in rows])},
-        "official_order_check": off.get("order_check"), "hopbench_prepare_s": hop["prepare_s"], "worker_s": worker_s, "official_versions": off["versions"],
+        "ms": {
+            "official run_igraph_qafd": pct([q["ms"] for q in off["questions"]]),
+            "hopbench kernel (code_flow_diffusion + ranking)": pct([r["kernel_ms"] for r in rows]),
+            "hopbench retrieve (seeds + kernel)": pct([r["retrieve_ms"] for r in rows]),
+        },
+        "official_order_check": off.get("order_check"),
+        "hopbench_prepare_s": hop["prepare_s"],
+        "worker_s": worker_s,
+        "official_versions": off["versions"],
     }
     if dataset_name in args.check_graph:
         res["graph_vs_hipporag_package"] = check_graph(spec, hop, args, py)
-    res["speed_ratio_official_over_kernel_p50"] = (res["ms"]["official run_igraph_qafd"]["p50"]
-                                                    / res["ms"]["hopbench kernel (code_flow_diffusion + ranking)"]["p50"])
-    fixture = {"dataset": dataset_name, "graph": graph, "graph_key": kg.manifest.get("graph_key"),
-               "official_commit": official_commit(Path(args.official_src)).splitlines()[2:3], "questions": []}
+    res["speed_ratio_official_over_kernel_p50"] = (
+        res["ms"]["official run_igraph_qafd"]["p50"]
+        / res["ms"]["hopbench kernel (code_flow_diffusion + ranking)"]["p50"]
+    )
+    fixture = {
+        "dataset": dataset_name,
+        "graph": graph,
+        "graph_key": kg.manifest.get("graph_key"),
+        "official_commit": official_commit(Path(args.official_src)).splitlines()[2:3],
+        "questions": [],
+    }
     for i in range(min(FIXTURE_QUESTIONS, n)):
         o = off["questions"][i]
         x = off["x"][i]
-        keep = range(kg.n_nodes) if kg.n_nodes <= 1000 else np.argsort(-x, kind="stable")[:50].tolist()
-        fixture["questions"].append({
-            "id": rows[i]["id"], "top10": [kg.passage_ids[j] for j in o["top"][:K]],
-            "top10_scores": o["scores"][:K],
-            "x": {node_name(kg, j): float(x[j]) for j in keep}})
+        keep = (
+            range(kg.n_nodes) if kg.n_nodes <= 1000 else np.argsort(-x, kind="stable")[:50].tolist()
+        )
+        fixture["questions"].append(
+            {
+                "id": rows[i]["id"],
+                "top10": [kg.passage_ids[j] for j in o["top"][:K]],
+                "top10_scores": o["scores"][:K],
+                "x": {node_name(kg, j): float(x[j]) for j in keep},
+            }
+        )
     return res, fixture
 
 
 def node_name(kg, j: int) -> str:
-    return "e:" + kg.entity_names[j] if j < kg.n_entities else "p:" + kg.passage_ids[j - kg.n_entities]
+    return (
+        "e:" + kg.entity_names[j] if j < kg.n_entities else "p:" + kg.passage_ids[j - kg.n_entities]
+    )
+
+
+def _commit_line(text: str) -> str:
+    """The commit hash from `git log -1` output (its third line's second word), else the text."""
+    lines = text.splitlines()
+    return lines[2].split()[1] if len(lines) > 2 else text
 
 
 def markdown(res: dict) -> str:
-    L = ["# QAFD: hopbench `flow_diffusion_code` against QAFD-RAG's own `run_igraph_qafd` (issue #32)", "",
-         f"Made by `benchmarks/compare_official_qafd.py` ({res['started']}; load average {res['loadavg_start']} at "
-         f"the start, {res['loadavg_end']} at the end, on a 2-core machine shared with other helpers' jobs). "
-         f"Official: Tarzanagh/QAFD-RAG `src/passage_entity/graph_adapter.py` ({res['official_commit'].splitlines()[2].split()[1] if len(res['official_commit'].splitlines()) > 2 else res['official_commit']}), "
-         "run unchanged in its own virtual environment (igraph 0.11.8), with QAFD-RAG's config.py settings "
-         "(α 2, ε 0.01, 500 iterations, multiply weights, step 0.2, seed 42). Both sides get the same inputs: "
-         "HippoRAG 2's igraph edges (graph.construction=hipporag2, parallel edges in insertion order), the "
-         "all-MiniLM-L6-v2 float32 vectors of every vertex and question, and each question's HippoRAG 2 seed "
-         "weights (linking_top_k 10, fact filter off). Times: one thread, per question; the official time is "
-         "the `run_igraph_qafd` call, hopbench's is the kernel plus ranking (same work) and the whole "
-         "`retrieve` (seeds too).", ""]
-    L += ["| run | questions | top-10 identical | differ inside exact tie | differ otherwise | x bitwise equal | "
-          "max abs Δx | max rel Δx | iterations p50 / p90 | converged |", "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    L = [
+        "# QAFD: hopbench `flow_diffusion_code` against QAFD-RAG's own `run_igraph_qafd` (issue #32)",
+        "",
+        f"Made by `benchmarks/compare_official_qafd.py` ({res['started']}; load average {res['loadavg_start']} at "
+        f"the start, {res['loadavg_end']} at the end, on a 2-core machine shared with other helpers' jobs). "
+        "Official: Tarzanagh/QAFD-RAG `src/passage_entity/graph_adapter.py` "
+        f"({_commit_line(res['official_commit'])}), "
+        "run unchanged in its own virtual environment (igraph 0.11.8), with QAFD-RAG's config.py settings "
+        "(α 2, ε 0.01, 500 iterations, multiply weights, step 0.2, seed 42). Both sides get the same inputs: "
+        "HippoRAG 2's igraph edges (graph.construction=hipporag2, parallel edges in insertion order), the "
+        "all-MiniLM-L6-v2 float32 vectors of every vertex and question, and each question's HippoRAG 2 seed "
+        "weights (linking_top_k 10, fact filter off). Times: one thread, per question; the official time is "
+        "the `run_igraph_qafd` call, hopbench's is the kernel plus ranking (same work) and the whole "
+        "`retrieve` (seeds too).",
+        "",
+    ]
+    L += [
+        "| run | questions | top-10 identical | differ inside exact tie | differ otherwise | x bitwise equal | "
+        "max abs Δx | max rel Δx | iterations p50 / p90 | converged |",
+        "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
     for g in res["runs"]:
-        L.append(f"| {g['dataset']} / {g['graph']} | {g['n_questions']} | {g['top10_identical']} | "
-                 f"{g['differ_inside_tie']} | {len(g['differ_not_tie'])} | {g['questions_x_bitwise_equal']} | "
-                 f"{g['max_abs_dx']:.3g} | {g['max_rel_dx']:.3g} | {g['iterations']['p50']:.0f} / "
-                 f"{g['iterations']['p90']:.0f} | {g['converged']}/{g['n_questions']} |")
-    L += ["", "| run | official run_igraph_qafd p50 ms | hopbench kernel p50 ms | hopbench retrieve p50 ms | "
-          "official / hopbench kernel |", "|:--|--:|--:|--:|--:|"]
+        L.append(
+            f"| {g['dataset']} / {g['graph']} | {g['n_questions']} | {g['top10_identical']} | "
+            f"{g['differ_inside_tie']} | {len(g['differ_not_tie'])} | {g['questions_x_bitwise_equal']} | "
+            f"{g['max_abs_dx']:.3g} | {g['max_rel_dx']:.3g} | {g['iterations']['p50']:.0f} / "
+            f"{g['iterations']['p90']:.0f} | {g['converged']}/{g['n_questions']} |"
+        )
+    L += [
+        "",
+        "| run | official run_igraph_qafd p50 ms | hopbench kernel p50 ms | hopbench retrieve p50 ms | "
+        "official / hopbench kernel |",
+        "|:--|--:|--:|--:|--:|",
+    ]
     for g in res["runs"]:
         m = g["ms"]
-        L.append(f"| {g['dataset']} / {g['graph']} | {m['official run_igraph_qafd']['p50']:.1f} | "
-                 f"{m['hopbench kernel (code_flow_diffusion + ranking)']['p50']:.1f} | "
-                 f"{m['hopbench retrieve (seeds + kernel)']['p50']:.1f} | "
-                 f"{g['speed_ratio_official_over_kernel_p50']:.1f}x |")
-    L += ["", "Graphs: " + "; ".join(f"{g['dataset']}/{g['graph']} `{g['graph_key']}`: {g['nodes']:,} vertices "
-                                     f"({g['entities']:,} entities), {g['igraph_edges']:,} igraph edges; hopbench "
-                                     f"config `{g['config_hash']}`" for g in res["runs"]) + ".", "",
-          *[f"Graph check ({g['dataset']}/{g['graph']}), hopbench's reading of HippoRAG 2's igraph against the one "
-            f"the official `hipporag==2.0.0a4` package builds from the same triples and vectors: vertex order identical "
+        L.append(
+            f"| {g['dataset']} / {g['graph']} | {m['official run_igraph_qafd']['p50']:.1f} | "
+            f"{m['hopbench kernel (code_flow_diffusion + ranking)']['p50']:.1f} | "
+            f"{m['hopbench retrieve (seeds + kernel)']['p50']:.1f} | "
+            f"{g['speed_ratio_official_over_kernel_p50']:.1f}x |"
+        )
+    L += [
+        "",
+        "Graphs: "
+        + "; ".join(
+            f"{g['dataset']}/{g['graph']} `{g['graph_key']}`: {g['nodes']:,} vertices "
+            f"({g['entities']:,} entities), {g['igraph_edges']:,} igraph edges; hopbench "
+            f"config `{g['config_hash']}`"
+            for g in res["runs"]
+        )
+        + ".",
+        "",
+        *[
+            f"Graph check ({g['dataset']}/{g['graph']}), hopbench's reading of HippoRAG 2's igraph against the one "
+            "the official `hipporag==2.0.0a4` package builds from the same triples and vectors: "
+            "vertex order identical "
             f"{c['vertex_order_identical']}, {c['official_edges']:,} vs {c['hopbench_edges']:,} edges, neighbour lists "
             f"(with parallel edges) identical {c['neighbour_lists_identical']}, pair weights as `get_eid` reads them: "
-            f"max difference {c['max_abs_pair_weight_difference']:.3g}, {c['pairs_weight_differs_over_1e-6']} pairs over 1e-6.\n"
-            for g in res["runs"] if (c := g.get("graph_vs_hipporag_package"))],
-          "Random draws: QAFD-RAG's `IGraphQAFD.__init__` calls `random.seed(42)` for every question, so "
-          "its draws never depend on earlier questions; hopbench uses a `random.Random(42)` per question, "
-          "which is the same sequence. Reproducing a run-wide generator is therefore not needed and costs "
-          "no agreement. " + " ".join(
-              f"Checked on {g['dataset']}: the official code run again over the questions in reverse order gives "
-              f"the same x on {c['x_identical_in_reverse_order']}/{c['questions']} questions."
-              for g in res["runs"] if (c := g.get("official_order_check"))), ""]
+            f"max difference {c['max_abs_pair_weight_difference']:.3g}, "
+            f"{c['pairs_weight_differs_over_1e-6']} pairs over 1e-6.\n"
+            for g in res["runs"]
+            if (c := g.get("graph_vs_hipporag_package"))
+        ],
+        "Random draws: QAFD-RAG's `IGraphQAFD.__init__` calls `random.seed(42)` for every question, so "
+        "its draws never depend on earlier questions; hopbench uses a `random.Random(42)` per question, "
+        "which is the same sequence. Reproducing a run-wide generator is therefore not needed and costs "
+        "no agreement. "
+        + " ".join(
+            f"Checked on {g['dataset']}: the official code run again over the questions in reverse order gives "
+            f"the same x on {c['x_identical_in_reverse_order']}/{c['questions']} questions."
+            for g in res["runs"]
+            if (c := g.get("official_order_check"))
+        ),
+        "",
+    ]
     return "\n".join(L)
 
 
@@ -289,19 +442,37 @@ def main() -> int:
     ap.add_argument("--venv", default="/work/venvs/official-qafd")
     ap.add_argument("--work-dir", default=None)
     ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
-    ap.add_argument("--cache-dir", default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+    )
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_qafd"))
-    ap.add_argument("--fixture-run", default="musique_sub:spacy:3",
-                    help="the run whose official outputs become the test fixture (also compared)")
-    ap.add_argument("--fixture", default=str(REPO / "tests" / "retrieve" / "data" / "official_qafd_musique_sub.json"))
+    ap.add_argument(
+        "--fixture-run",
+        default="musique_sub:spacy:3",
+        help="the run whose official outputs become the test fixture (also compared)",
+    )
+    ap.add_argument(
+        "--fixture",
+        default=str(REPO / "tests" / "retrieve" / "data" / "official_qafd_musique_sub.json"),
+    )
     ap.add_argument("--render-only", action="store_true")
-    ap.add_argument("--reuse-official", action="store_true",
-                    help="use the official outputs already in the work dir (same inputs) instead of rerunning")
-    ap.add_argument("--order-check", default="musique",
-                    help="datasets on which the official code also runs the questions in reverse order")
-    ap.add_argument("--check-graph", default="",
-                    help="datasets (comma-separated) whose igraph is also built by the official HippoRAG 2 "
-                         "package (its pins installed in the same venv) and compared with hopbench's reading")
+    ap.add_argument(
+        "--reuse-official",
+        action="store_true",
+        help="use the official outputs already in the work dir (same inputs) instead of rerunning",
+    )
+    ap.add_argument(
+        "--order-check",
+        default="musique",
+        help="datasets on which the official code also runs the questions in reverse order",
+    )
+    ap.add_argument(
+        "--check-graph",
+        default="",
+        help="datasets (comma-separated) whose igraph is also built by the official HippoRAG 2 "
+        "package (its pins installed in the same venv) and compared with hopbench's reading",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     if args.render_only:
@@ -314,10 +485,15 @@ def main() -> int:
     args.order_check = [d for d in args.order_check.split(",") if d]
     if args.check_graph:
         import compare_official_hipporag as cohr
+
         PINS[:] = sorted(set(PINS) | set(cohr.PINS))
     py = ensure_venv(Path(args.venv))
-    res = {"started": time.strftime("%Y-%m-%d %H:%M"), "loadavg_start": [round(x, 2) for x in os.getloadavg()],
-           "official_commit": official_commit(Path(args.official_src)), "runs": []}
+    res = {
+        "started": time.strftime("%Y-%m-%d %H:%M"),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "official_commit": official_commit(Path(args.official_src)),
+        "runs": [],
+    }
     specs = [args.fixture_run] if args.fixture_run else []
     for spec in specs + [s for s in args.runs.split(",") if s and s != args.fixture_run]:
         print(f"== {spec}", flush=True)

@@ -43,7 +43,10 @@ def main() -> int:
             x = np.array([a[i][metric] for i in ids])
             y = np.array([b[i][metric] for i in ids])
             p = mcnemar_exact_p(x, y) if metric == "fcr@5" else paired_bootstrap_p(x, y)
-            print(f"  {metric}: {100 * x.mean():.1f} vs {100 * y.mean():.1f} ({100 * (x.mean() - y.mean()):+.1f}, p={p:.3f})")
+            print(
+                f"  {metric}: {100 * x.mean():.1f} vs {100 * y.mean():.1f} "
+                f"({100 * (x.mean() - y.mean()):+.1f}, p={p:.3f})"
+            )
     return 0
 
 

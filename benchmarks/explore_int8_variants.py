@@ -46,27 +46,53 @@ def main() -> None:
         recipes = {
             "plain int8 per-tensor (onnx-int8)": (plain, dict(weight_type=QuantType.QInt8)),
             "fused int8 per-tensor": (fused, dict(weight_type=QuantType.QInt8, extra_options=x)),
-            "fused int8 per-channel, all ops": (fused, dict(weight_type=QuantType.QInt8, per_channel=True, extra_options=x)),
-            "fused int8 per-channel, MatMul": (fused, dict(weight_type=QuantType.QInt8, per_channel=True,
-                                                           op_types_to_quantize=["MatMul"], extra_options=x)),
+            "fused int8 per-channel, all ops": (
+                fused,
+                dict(weight_type=QuantType.QInt8, per_channel=True, extra_options=x),
+            ),
+            "fused int8 per-channel, MatMul": (
+                fused,
+                dict(
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    op_types_to_quantize=["MatMul"],
+                    extra_options=x,
+                ),
+            ),
             "fused int8 per-channel, MatMul+Attention (onnx-opt-int8)": (
-                fused, dict(weight_type=QuantType.QInt8, per_channel=True,
-                            op_types_to_quantize=["MatMul", "Attention"], extra_options=x)),
-            "fused uint8 weights per-tensor": (fused, dict(weight_type=QuantType.QUInt8, extra_options=x)),
+                fused,
+                dict(
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    op_types_to_quantize=["MatMul", "Attention"],
+                    extra_options=x,
+                ),
+            ),
+            "fused uint8 weights per-tensor": (
+                fused,
+                dict(weight_type=QuantType.QUInt8, extra_options=x),
+            ),
         }
         paths = {"plain fp32 (onnx)": plain, "fused fp32 (onnx-opt)": fused}
         for i, (name, (src, kw)) in enumerate(recipes.items()):
             out = tmp / f"v{i}.onnx"
             quantize_dynamic(str(src), str(out), **kw)
             paths[name] = out
-        ref = {k: Encoder(cache_dir=None, show_progress=False, batch_size=256).encode(v) for k, v in texts.items()}
+        ref = {
+            k: Encoder(cache_dir=None, show_progress=False, batch_size=256).encode(v)
+            for k, v in texts.items()
+        }
         model = OnnxSentenceModel(model_dir, tmp)
-        pieces = {k: sum(len(t) for t in model.tokenizer(v, truncation=True, max_length=256)["input_ids"])
-                  for k, v in texts.items()}
+        pieces = {
+            k: sum(len(t) for t in model.tokenizer(v, truncation=True, max_length=256)["input_ids"])
+            for k, v in texts.items()
+        }
         for name, path in paths.items():
             opts = ort.SessionOptions()
             opts.intra_op_num_threads, opts.inter_op_num_threads = os.cpu_count() or 1, 1
-            model.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+            model.session = ort.InferenceSession(
+                str(path), opts, providers=["CPUExecutionProvider"]
+            )
             model.encode(texts["names"][:32], batch_size=256)
             cells = []
             for kind, items in texts.items():
@@ -74,9 +100,14 @@ def main() -> None:
                 emb = model.encode(items, batch_size=256)
                 dt, cpu = time.perf_counter() - t, time.process_time() - c
                 cos = (emb * ref[kind]).sum(axis=1)
-                cells.append(f"{kind}: {len(items) / dt:.0f}/s {pieces[kind] / cpu:.0f} pieces/CPU-s "
-                             f"cos min {cos.min():.4f} mean {cos.mean():.5f}")
-            print(f"{name}: " + " | ".join(cells) + f"  [load {'%.1f %.1f %.1f' % os.getloadavg()}]", flush=True)
+                cells.append(
+                    f"{kind}: {len(items) / dt:.0f}/s {pieces[kind] / cpu:.0f} pieces/CPU-s "
+                    f"cos min {cos.min():.4f} mean {cos.mean():.5f}"
+                )
+            print(
+                f"{name}: " + " | ".join(cells) + f"  [load {'%.1f %.1f %.1f' % os.getloadavg()}]",
+                flush=True,
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

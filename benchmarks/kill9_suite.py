@@ -42,9 +42,19 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
 # what an interruption may change: timings, and cache hits instead of server calls
-VOLATILE_METRICS = {"wall_seconds", "finished_at", "loop_seconds", "loop_cpu_seconds",
-                    "questions_per_minute", "prepare_seconds", "query_encoding_ms_per_question",
-                    "llm_seconds", "llm_cached_seconds", "llm_cache_hits", "software"}
+VOLATILE_METRICS = {
+    "wall_seconds",
+    "finished_at",
+    "loop_seconds",
+    "loop_cpu_seconds",
+    "questions_per_minute",
+    "prepare_seconds",
+    "query_encoding_ms_per_question",
+    "llm_seconds",
+    "llm_cached_seconds",
+    "llm_cache_hits",
+    "software",
+}
 VOLATILE_COST = {"llm_seconds", "llm_cached_seconds", "llm_cache_hits"}
 
 
@@ -69,9 +79,18 @@ class FakeLLM:
                 time.sleep(delay)
                 q = body["messages"][-1]["content"][-60:]
                 text = json.dumps({"reasoning": "fixed", "answer": f"answer {len(q)}"})
-                data = json.dumps({"choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": text}}],
-                                   "usage": {"prompt_tokens": 10, "completion_tokens": 3}}).encode()
+                data = json.dumps(
+                    {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": text},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -94,18 +113,33 @@ def env() -> dict:
 
 
 def run_cmd(root: Path, cache: Path, *extra: str, multirun: bool = False) -> list[str]:
-    return [sys.executable, "-m", "hopbench.run", *(["-m"] if multirun else []),
-            f"paths.data_dir={DATA}", f"paths.runs_dir={root / 'runs'}", f"paths.cache_dir={cache}",
-            "progress=false", f"hydra.run.dir={root / 'hydra'}", f"hydra.sweep.dir={root / 'sweep'}",
-            *extra]
+    return [
+        sys.executable,
+        "-m",
+        "hopbench.run",
+        *(["-m"] if multirun else []),
+        f"paths.data_dir={DATA}",
+        f"paths.runs_dir={root / 'runs'}",
+        f"paths.cache_dir={cache}",
+        "progress=false",
+        f"hydra.run.dir={root / 'hydra'}",
+        f"hydra.sweep.dir={root / 'sweep'}",
+        *extra,
+    ]
 
 
 def launch(cmd: list[str], cwd: Path, kill=None) -> dict:
     """Run `cmd`; `kill(proc, t0)` returns True when it is time for SIGKILL. Also kills whatever
     the process started (its process group)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     killed = False
     while proc.poll() is None:
         if kill is not None and kill(proc, t0):
@@ -114,8 +148,12 @@ def launch(cmd: list[str], cwd: Path, kill=None) -> dict:
             break
         time.sleep(0.02)
     err = proc.communicate()[1].decode(errors="replace")
-    return {"killed": killed, "rc": proc.returncode, "seconds": round(time.monotonic() - t0, 1),
-            "stderr_tail": err[-500:] if proc.returncode not in (0, -9) else ""}
+    return {
+        "killed": killed,
+        "rc": proc.returncode,
+        "seconds": round(time.monotonic() - t0, 1),
+        "stderr_tail": err[-500:] if proc.returncode not in (0, -9) else "",
+    }
 
 
 VOLATILE_KEYS = {"latency_ms", "latency_s", "cached", "timings", *VOLATILE_COST}
@@ -136,20 +174,34 @@ def snapshot(runs: Path) -> dict[str, str]:
     out = {}
     for metrics in sorted(runs.glob("*/*/*/metrics.json")):
         run = metrics.parent
-        lines = sorted(json.dumps(normalise_row(json.loads(line)), sort_keys=True, ensure_ascii=False)
-                       for line in (run / "predictions.jsonl").read_text().splitlines() if line.strip())
-        m = {k: v for k, v in json.loads(metrics.read_text()).items()
-             if k not in VOLATILE_METRICS and not k.endswith(("_seconds_per_question",
-                                                              "_cache_hits_per_question",
-                                                              "_seconds_uncached_per_question"))
-             and not k.startswith("latency_ms")}
+        lines = sorted(
+            json.dumps(normalise_row(json.loads(line)), sort_keys=True, ensure_ascii=False)
+            for line in (run / "predictions.jsonl").read_text().splitlines()
+            if line.strip()
+        )
+        m = {
+            k: v
+            for k, v in json.loads(metrics.read_text()).items()
+            if k not in VOLATILE_METRICS
+            and not k.endswith(
+                (
+                    "_seconds_per_question",
+                    "_cache_hits_per_question",
+                    "_seconds_uncached_per_question",
+                )
+            )
+            and not k.startswith("latency_ms")
+        }
         out[str(run.relative_to(runs))] = "\n".join(lines) + "\n" + json.dumps(m, sort_keys=True)
     return out
 
 
 def incomplete(runs: Path) -> list[str]:
-    return [str(p.parent.relative_to(runs)) for p in runs.glob("*/*/*/config.yaml")
-            if not (p.parent / "metrics.json").exists()]
+    return [
+        str(p.parent.relative_to(runs))
+        for p in runs.glob("*/*/*/config.yaml")
+        if not (p.parent / "metrics.json").exists()
+    ]
 
 
 def by_requests(server: FakeLLM, n: int):
@@ -163,8 +215,16 @@ def by_seconds(s: float):
 
 def scenario_runs(name: str, work: Path, points: list, server: FakeLLM) -> dict:
     """llm-run, graph or multirun: reference, then the killed series, then the comparison."""
-    llm = ["retriever=oracle", "reader=qa", "llm=server", f"llm.base_url={server.base_url}",
-           "llm.model=kill9", "dataset=musique", "dataset.limit=60", "concurrency=4"]
+    llm = [
+        "retriever=oracle",
+        "reader=qa",
+        "llm=server",
+        f"llm.base_url={server.base_url}",
+        "llm.model=kill9",
+        "dataset=musique",
+        "dataset.limit=60",
+        "concurrency=4",
+    ]
     if name == "llm-run":
         extra, multi = llm, False
     elif name == "multirun":
@@ -177,7 +237,9 @@ def scenario_runs(name: str, work: Path, points: list, server: FakeLLM) -> dict:
     r = launch(run_cmd(ref, ref / "cache", *extra, multirun=multi), ref)
     if r["rc"] != 0:
         return {"scenario": name, "error": f"reference failed: {r}"}
-    if name != "graph":  # the corpus/question vectors, not the LLM replies: the kills need the server
+    if (
+        name != "graph"
+    ):  # the corpus/question vectors, not the LLM replies: the kills need the server
         shutil.copytree(ref / "cache" / "embeddings", test / "cache" / "embeddings")
     kills = []
     for p in points:
@@ -186,10 +248,16 @@ def scenario_runs(name: str, work: Path, points: list, server: FakeLLM) -> dict:
         kills.append({"point": p, **res})
     final = launch(run_cmd(test, test / "cache", *extra, multirun=multi), test)
     a, b = snapshot(ref / "runs"), snapshot(test / "runs")
-    return {"scenario": name, "reference_seconds": r["seconds"], "kills": kills, "final_rc": final["rc"],
-            "runs_compared": sorted(a), "identical": a == b and bool(a),
-            "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
-            "incomplete_after": incomplete(test / "runs")}
+    return {
+        "scenario": name,
+        "reference_seconds": r["seconds"],
+        "kills": kills,
+        "final_rc": final["rc"],
+        "runs_compared": sorted(a),
+        "identical": a == b and bool(a),
+        "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
+        "incomplete_after": incomplete(test / "runs"),
+    }
 
 
 def report_tables(results: Path) -> dict[str, str]:
@@ -199,27 +267,51 @@ def report_tables(results: Path) -> dict[str, str]:
     out = {}
     for csv in sorted(results.glob("*.csv")):
         df = pd.read_csv(csv)
-        drop = [c for c in df.columns if any(s in c for s in ("seconds", "finished_at", "latency",
-                                                              "per_minute", "cache_hits"))]
+        drop = [
+            c
+            for c in df.columns
+            if any(
+                s in c for s in ("seconds", "finished_at", "latency", "per_minute", "cache_hits")
+            )
+        ]
         out[csv.name] = df.drop(columns=drop).to_csv(index=False)
     return out
 
 
 def scenario_report(work: Path, points: list) -> dict:
     runs = work / "llm-run-reference" / "runs"
-    cmd = [sys.executable, "-m", "hopbench.cli", "report", "--runs-dir", str(runs), "--no-figures",
-           "--no-reference", "--resamples", "200"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hopbench.cli",
+        "report",
+        "--runs-dir",
+        str(runs),
+        "--no-figures",
+        "--no-reference",
+        "--resamples",
+        "200",
+    ]
     ref, test = work / "report-reference", work / "report-killed"
     r = launch([*cmd, "--results-dir", str(ref)], work)
     if r["rc"] != 0:
         return {"scenario": "report", "error": f"reference failed: {r}"}
-    kills = [{"point": p, **launch([*cmd, "--results-dir", str(test)], work, by_seconds(p))} for p in points]
+    kills = [
+        {"point": p, **launch([*cmd, "--results-dir", str(test)], work, by_seconds(p))}
+        for p in points
+    ]
     final = launch([*cmd, "--results-dir", str(test)], work)
     a, b = report_tables(ref), report_tables(test)
     leftovers = sorted(str(p.relative_to(test)) for p in test.rglob("*") if p.name.endswith(".tmp"))
-    return {"scenario": "report", "kills": kills, "final_rc": final["rc"], "tables": sorted(a),
-            "identical": a == b and bool(a), "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
-            "tmp_files_left": leftovers}
+    return {
+        "scenario": "report",
+        "kills": kills,
+        "final_rc": final["rc"],
+        "tables": sorted(a),
+        "identical": a == b and bool(a),
+        "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
+        "tmp_files_left": leftovers,
+    }
 
 
 def main() -> None:
@@ -237,8 +329,11 @@ def main() -> None:
     points: dict[str, list] = {n: [] for n in names}
     for i in range(args.points):
         n = names[i % len(names)]
-        points[n].append(rng.randint(1, 10) if n in ("llm-run", "multirun")
-                         else round(rng.uniform(2.0, 40.0 if n == "graph" else 8.0), 1))
+        points[n].append(
+            rng.randint(1, 10)
+            if n in ("llm-run", "multirun")
+            else round(rng.uniform(2.0, 40.0 if n == "graph" else 8.0), 1)
+        )
     server = FakeLLM()
     work = Path(tempfile.mkdtemp(prefix="hopbench-kill9-"))
     t0 = time.monotonic()
@@ -256,24 +351,35 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     n_kills = sum(1 for r in results for k in r.get("kills", []) if k["killed"])
-    summary = {"seed": args.seed, "points": args.points, "kills_landed": n_kills,
-               "all_identical": all(r.get("identical") for r in results),
-               "minutes": round((time.monotonic() - t0) / 60, 1),
-               "load_average": os.getloadavg(), "scenarios": results}
+    summary = {
+        "seed": args.seed,
+        "points": args.points,
+        "kills_landed": n_kills,
+        "all_identical": all(r.get("identical") for r in results),
+        "minutes": round((time.monotonic() - t0) / 60, 1),
+        "load_average": os.getloadavg(),
+        "scenarios": results,
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n")
-    lines = [f"# kill -9 suite (seed {args.seed}, {args.points} points, {n_kills} kills landed)", "",
-             f"`python benchmarks/kill9_suite.py --seed {args.seed} --points {args.points} "
-             f"--scenarios {args.scenarios}`; "
-             f"{summary['minutes']} min, load average at the end {summary['load_average']}.", "",
-             "| scenario | kill points | kills landed | identical after relaunch | incomplete / .tmp left |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"# kill -9 suite (seed {args.seed}, {args.points} points, {n_kills} kills landed)",
+        "",
+        f"`python benchmarks/kill9_suite.py --seed {args.seed} --points {args.points} "
+        f"--scenarios {args.scenarios}`; "
+        f"{summary['minutes']} min, load average at the end {summary['load_average']}.",
+        "",
+        "| scenario | kill points | kills landed | identical after relaunch | incomplete / .tmp left |",
+        "|---|---|---|---|---|",
+    ]
     for r in results:
         ks = r.get("kills", [])
         left = r.get("incomplete_after", r.get("tmp_files_left", []))
-        lines.append(f"| {r['scenario']} | {[k['point'] for k in ks]} | {sum(k['killed'] for k in ks)} | "
-                     f"{r.get('identical', r.get('error'))} | {left} |")
+        lines.append(
+            f"| {r['scenario']} | {[k['point'] for k in ks]} | {sum(k['killed'] for k in ks)} | "
+            f"{r.get('identical', r.get('error'))} | {left} |"
+        )
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print(json.dumps({k: v for k, v in summary.items() if k != "scenarios"}))
     sys.exit(0 if summary["all_identical"] else 1)

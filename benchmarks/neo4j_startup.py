@@ -39,9 +39,25 @@ def start_and_stop(data_dir: Path, port: int, java_opts: list[str], extra: list[
     extra = ["--password-file", str(password), *extra]
     with log_path.open("w") as log:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(["java", "-Xms256m", "-Xmx1g", *java_opts, "-jar", str(JAR), "--data-dir",
-                                 str(data_dir), "--port", str(port), "--page-cache", "256m", *extra],
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                "java",
+                "-Xms256m",
+                "-Xmx1g",
+                *java_opts,
+                "-jar",
+                str(JAR),
+                "--data-dir",
+                str(data_dir),
+                "--port",
+                str(port),
+                "--page-cache",
+                "256m",
+                *extra,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             while "hopbench-neo4j ready" not in log_path.read_text():
                 if proc.poll() is not None or time.perf_counter() - t0 > 300:
@@ -54,9 +70,16 @@ def start_and_stop(data_dir: Path, port: int, java_opts: list[str], extra: list[
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=120)
             stop_s = time.perf_counter() - t1
-    line = next(x for x in log_path.read_text().splitlines() if x.startswith("hopbench-neo4j ready"))
+    line = next(
+        x for x in log_path.read_text().splitlines() if x.startswith("hopbench-neo4j ready")
+    )
     startup_ms = int(line.rsplit("startup_ms=", 1)[1])
-    return {"ready_s": ready_s, "jvm_startup_s": startup_ms / 1000, "cpu_s": cpu_s, "stop_s": stop_s}
+    return {
+        "ready_s": ready_s,
+        "jvm_startup_s": startup_ms / 1000,
+        "cpu_s": cpu_s,
+        "stop_s": stop_s,
+    }
 
 
 def main() -> None:
@@ -64,8 +87,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2, help="starts on the reused store")
     ap.add_argument("--port", type=int, default=17699)
     ap.add_argument("--java-opts", default="", help="extra JVM options to try, space-separated")
-    ap.add_argument("--setting", action="append", default=[],
-                    help="extra launcher --setting name=value to try (repeatable)")
+    ap.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        help="extra launcher --setting name=value to try (repeatable)",
+    )
     args = ap.parse_args()
     if not JAR.exists():
         raise SystemExit(f"{JAR} is missing: run `make neo4j-build`")
@@ -75,12 +102,18 @@ def main() -> None:
         opts = args.java_opts.split()
         extra = [a for kv in args.setting for a in ("--setting", kv)]
         runs = [("fresh store", start_and_stop(data, args.port, opts, extra))]
-        runs += [(f"reused store #{i + 1}", start_and_stop(data, args.port, opts, extra))
-                 for i in range(args.repeats)]
-    print(f"{'run':<18} {'ready (s)':>9} {'in JVM (s)':>10} {'CPU (s)':>8} {'CPU/wall':>8} {'stop (s)':>8}")
+        runs += [
+            (f"reused store #{i + 1}", start_and_stop(data, args.port, opts, extra))
+            for i in range(args.repeats)
+        ]
+    print(
+        f"{'run':<18} {'ready (s)':>9} {'in JVM (s)':>10} {'CPU (s)':>8} {'CPU/wall':>8} {'stop (s)':>8}"
+    )
     for name, r in runs:
-        print(f"{name:<18} {r['ready_s']:>9.1f} {r['jvm_startup_s']:>10.1f} {r['cpu_s']:>8.1f} "
-              f"{r['cpu_s'] / r['ready_s']:>8.2f} {r['stop_s']:>8.1f}")
+        print(
+            f"{name:<18} {r['ready_s']:>9.1f} {r['jvm_startup_s']:>10.1f} {r['cpu_s']:>8.1f} "
+            f"{r['cpu_s'] / r['ready_s']:>8.2f} {r['stop_s']:>8.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -37,26 +37,38 @@ class ScriptedTracker:
     def chat(self, messages, *, schema=None, schema_name="", max_tokens=None, temperature=None):
         kind = self.i % 8
         if schema_name == "neuropath_ner":
-            text = json.dumps({"named_entities": [] if kind == 7 else question_mentions(self.q.text)[:3]})
+            text = json.dumps(
+                {"named_entities": [] if kind == 7 else question_mentions(self.q.text)[:3]}
+            )
             text = "not json" if kind == 6 else text
         else:
-            body = messages[-1]["content"].split("Paths:\n", 1)[1].split("\nOutput:")[0].splitlines()
+            body = (
+                messages[-1]["content"].split("Paths:\n", 1)[1].split("\nOutput:")[0].splitlines()
+            )
             tagged = [int(line.split(":")[0]) for line in body if "<expandable>" in line]
             self.n += 1
             if self.n == 1:
                 valid = tagged[:2]
                 if kind == 1:
-                    valid = valid + [len(body) + 3]    # out of range: the reference drops all
+                    valid = valid + [len(body) + 3]  # out of range: the reference drops all
                 if kind == 2:
-                    valid = [-1] + valid[:1]           # negative id: counts from the end
-                rep = {"current_chain": f"c1 {kind}", "valid_ids": valid,
-                       "expansion_requirements": "" if kind == 5 else "find the next step",
-                       "need_expand_ids": tagged[1:2] if kind == 3 else tagged[:3],
-                       "continue": 0 if kind == 4 else 1}
+                    valid = [-1] + valid[:1]  # negative id: counts from the end
+                rep = {
+                    "current_chain": f"c1 {kind}",
+                    "valid_ids": valid,
+                    "expansion_requirements": "" if kind == 5 else "find the next step",
+                    "need_expand_ids": tagged[1:2] if kind == 3 else tagged[:3],
+                    "continue": 0 if kind == 4 else 1,
+                }
                 text = json.dumps(rep, indent=2)
             else:
-                rep = {"current_chain": "c2", "valid_ids": (tagged[:2] + [0]) if tagged else [0],
-                       "expansion_requirements": "", "need_expand_ids": [], "continue": 0}
+                rep = {
+                    "current_chain": "c2",
+                    "valid_ids": (tagged[:2] + [0]) if tagged else [0],
+                    "expansion_requirements": "",
+                    "need_expand_ids": [],
+                    "continue": 0,
+                }
                 if kind == 3:
                     del rep["expansion_requirements"]  # missing key at hop 2
                 text = "Here you go: " + json.dumps(rep)
@@ -66,9 +78,17 @@ class ScriptedTracker:
 def main() -> int:
     out, ds = Path(sys.argv[1]), sys.argv[2]
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[
-            f"dataset={ds}", "retriever=neuropath", "llm=local", "dataset.limit=100",
-            "paths.data_dir=/work/shared/datasets", *sys.argv[3:]])
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                f"dataset={ds}",
+                "retriever=neuropath",
+                "llm=local",
+                "dataset.limit=100",
+                "paths.data_dir=/work/shared/datasets",
+                *sys.argv[3:],
+            ],
+        )
     dataset, enc = build_dataset(cfg), build_encoder(cfg)
     kg = load_or_build(dataset, cfg.graph, encoder=enc, cache_dir=cfg.paths.cache_dir)
     llm = ScriptedTracker()
@@ -80,8 +100,17 @@ def main() -> int:
         for q in dataset.questions:
             llm.start(q)
             res = r.retrieve(q, 10)
-            f.write(json.dumps({"id": q.id, "question": q.text, "ranked_passage_ids": res.passage_ids,
-                                "trace": res.trace}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": q.id,
+                        "question": q.text,
+                        "ranked_passage_ids": res.passage_ids,
+                        "trace": res.trace,
+                    }
+                )
+                + "\n"
+            )
     return 0
 
 

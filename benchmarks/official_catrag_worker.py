@@ -45,12 +45,15 @@ REPEATS = int(os.environ.get("HOPBENCH_TIMING_REPEATS", "3"))
 
 SHIMS = {  # catrag module -> what it re-exports from the official hipporag package
     "llm/__init__.py": "from hipporag.llm import *\nfrom hipporag.llm import _get_llm_class, BaseLLM\n",
-    "embedding_model/__init__.py": "from hipporag.embedding_model import _get_embedding_model_class, BaseEmbeddingModel\n",
+    "embedding_model/__init__.py": "from hipporag.embedding_model import "
+    "_get_embedding_model_class, BaseEmbeddingModel\n",
     "embedding_store.py": "from hipporag.embedding_store import *\n",
     "information_extraction/__init__.py": "from hipporag.information_extraction import OpenIE\n",
     "evaluation/__init__.py": "",
-    "evaluation/retrieval_eval.py": "from hipporag.evaluation.retrieval_eval import RetrievalRecall\nChainRecall = None\n",
-    "evaluation/qa_eval.py": "from hipporag.evaluation.qa_eval import QAExactMatch, QAF1Score\nQAAccuracy = QAJSRScore = None\n",
+    "evaluation/retrieval_eval.py": "from hipporag.evaluation.retrieval_eval import "
+    "RetrievalRecall\nChainRecall = None\n",
+    "evaluation/qa_eval.py": "from hipporag.evaluation.qa_eval import QAExactMatch, "
+    "QAF1Score\nQAAccuracy = QAJSRScore = None\n",
     "prompts/__init__.py": "",
     "prompts/linking.py": "from hipporag.prompts.linking import *\n",
     "prompts/filter_default_prompt.py": "from hipporag.prompts.filter_default_prompt import *\n",
@@ -75,7 +78,9 @@ def build_package() -> Path:
     for rel in AUTHORS:
         src = SRC / "catrag" / rel
         if not src.exists():
-            raise SystemExit(f"{src}: missing (OFFICIAL_SRC must hold catrag/{rel} of kwunhang/CatRAG ce06b459)")
+            raise SystemExit(
+                f"{src}: missing (OFFICIAL_SRC must hold catrag/{rel} of kwunhang/CatRAG ce06b459)"
+            )
         (pkg / rel).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
     return root
 
@@ -104,7 +109,7 @@ class DecisionReplay:
         self.d = decisions
         self.count = {"filter": 0, "ner": 0, "score_calls": 0, "neighbours": 0, "undecided": 0}
         self.undecided: list = []
-        self.asked: dict = {}    # question -> the nodes whose neighbours were scored, in call order
+        self.asked: dict = {}  # question -> the nodes whose neighbours were scored, in call order
 
     def infer(self, messages=None, **kwargs):
         if isinstance(messages, dict) and messages.get("template") == "ner_query":
@@ -114,7 +119,15 @@ class DecisionReplay:
         q = _QUESTION.search(messages[-1]["content"]).group(1)
         self.count["filter"] += 1
         facts = self.d[q]["facts"]
-        return ("[[ ## fact_after_filter ## ]]\n" + json.dumps({"fact": facts}) + "\n\n[[ ## completed ## ]]"), {}, False
+        return (
+            (
+                "[[ ## fact_after_filter ## ]]\n"
+                + json.dumps({"fact": facts})
+                + "\n\n[[ ## completed ## ]]"
+            ),
+            {},
+            False,
+        )
 
     def batch_infer_async(self, prompts, **kwargs):
         out = []
@@ -159,9 +172,18 @@ def main() -> int:
     if not openie.exists():
         os.symlink(WORK / f"openie_results_ner_{ohw.LLM_NAME}.json", openie)
     (save_dir / "node_summaries_final_musique.json").write_text("{}")
-    cfg = BaseConfig(save_dir=str(save_dir), llm_name=ohw.LLM_NAME, embedding_model_name="all-MiniLM-L6-v2-precomputed",
-                     openie_mode="online", force_index_from_scratch=True, force_openie_from_scratch=False,
-                     save_openie=False, retrieval_top_k=TOP, dataset="musique", cache_dir=str(save_dir))
+    cfg = BaseConfig(
+        save_dir=str(save_dir),
+        llm_name=ohw.LLM_NAME,
+        embedding_model_name="all-MiniLM-L6-v2-precomputed",
+        openie_mode="online",
+        force_index_from_scratch=True,
+        force_openie_from_scratch=False,
+        save_openie=False,
+        retrieval_top_k=TOP,
+        dataset="musique",
+        cache_dir=str(save_dir),
+    )
     t0 = time.perf_counter()
     cr = C.CatRAG(global_config=cfg)
     cr.index(docs)
@@ -172,8 +194,14 @@ def main() -> int:
     names, contents = g.vs["name"], g.vs["content"]
     kinds = ["entity" if n.startswith("entity-") else "passage" for n in names]
     el = np.array(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    np.savez(WORK / "official_catrag_edges.npz", src=el[:, 0], dst=el[:, 1],
-             weight=np.array(g.es["weight"], dtype=np.float64), kind=np.array(kinds), content=np.array(contents))
+    np.savez(
+        WORK / "official_catrag_edges.npz",
+        src=el[:, 0],
+        dst=el[:, 1],
+        weight=np.array(g.es["weight"], dtype=np.float64),
+        kind=np.array(kinds),
+        content=np.array(contents),
+    )
 
     def one(q):
         """The body of CatRAG.retrieve's loop for one question (its two threads run in turn)."""
@@ -181,10 +209,19 @@ def main() -> int:
         ner = cr.ner_query(q)
         if len(facts) == 0:
             return cr.dense_passage_retrieval(q), facts, ner
-        return cr.graph_search_with_fact_entities(
-            query=q, link_top_k=cr.global_config.linking_top_k, query_fact_scores=scores, top_k_facts=facts,
-            top_k_fact_indices=idx, ner_node_indices=ner,
-            passage_node_weight=cr.global_config.passage_node_weight), facts, ner
+        return (
+            cr.graph_search_with_fact_entities(
+                query=q,
+                link_top_k=cr.global_config.linking_top_k,
+                query_fact_scores=scores,
+                top_k_facts=facts,
+                top_k_fact_indices=idx,
+                ner_node_indices=ner,
+                passage_node_weight=cr.global_config.passage_node_weight,
+            ),
+            facts,
+            ner,
+        )
 
     resets: list = []
     run_ppr = cr.run_ppr
@@ -203,9 +240,16 @@ def main() -> int:
         if resets:
             r = resets[-1]
             seeds = {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
-        rows.append({"top": [int(i) for i in ids[:TOP]], "scores": [float(s) for s in sc[:TOP]],
-                     "facts": [str(tuple(f)) for f in facts], "seeds": seeds, "dense": not resets,
-                     "anchors": [contents[i] for i in ner]})
+        rows.append(
+            {
+                "top": [int(i) for i in ids[:TOP]],
+                "scores": [float(s) for s in sc[:TOP]],
+                "facts": [str(tuple(f)) for f in facts],
+                "seeds": seeds,
+                "dense": not resets,
+                "anchors": [contents[i] for i in ner],
+            }
+        )
     for q, row in zip(queries, rows):
         row["asked_seeds"] = list(replay.asked.get(q, []))
         row["undecided"] = sum(1 for u in replay.undecided if u[0] == q)
@@ -217,14 +261,25 @@ def main() -> int:
             t = time.perf_counter()
             one(q)
             times[i].append(1000 * (time.perf_counter() - t))
-    out = {"hash_seed": os.environ.get("PYTHONHASHSEED"), "questions": rows, "replay": counts,
-           "undecided": replay.undecided,
-           "ms": [float(np.median(t)) for t in times], "index_seconds": index_s, "import_seconds": import_s,
-           "graph": {"vertices": g.vcount(), "edges": g.ecount(), "entities": len(ent_index),
-                     "facts": len(cr.fact_node_keys)},
-           "versions": ohw._versions()}
-    (WORK / f"official_catrag_{os.environ.get('PYTHONHASHSEED', 'random')}.json").write_text(json.dumps(out),
-                                                                                          encoding="utf-8")
+    out = {
+        "hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "questions": rows,
+        "replay": counts,
+        "undecided": replay.undecided,
+        "ms": [float(np.median(t)) for t in times],
+        "index_seconds": index_s,
+        "import_seconds": import_s,
+        "graph": {
+            "vertices": g.vcount(),
+            "edges": g.ecount(),
+            "entities": len(ent_index),
+            "facts": len(cr.fact_node_keys),
+        },
+        "versions": ohw._versions(),
+    }
+    (WORK / f"official_catrag_{os.environ.get('PYTHONHASHSEED', 'random')}.json").write_text(
+        json.dumps(out), encoding="utf-8"
+    )
     print(json.dumps({"graph": out["graph"], "replay": counts}))
     return 0
 

@@ -105,7 +105,9 @@ class Stages:
                 before(args)
             w, c = time.perf_counter(), cpu_seconds()
             result = fn(*args, **kwargs)
-            self.add(name(args) if callable(name) else name, time.perf_counter() - w, cpu_seconds() - c)
+            self.add(
+                name(args) if callable(name) else name, time.perf_counter() - w, cpu_seconds() - c
+            )
             if after is not None:
                 after(args, result)
             return result
@@ -115,7 +117,9 @@ class Stages:
 
 
 STAGES = Stages()
-CURRENT_NAMESPACE = ["?"]  # the EmbeddingStore whose insert_strings is running (names the encode stage)
+CURRENT_NAMESPACE = [
+    "?"
+]  # the EmbeddingStore whose insert_strings is running (names the encode stage)
 
 
 class SentenceTransformerModel:
@@ -131,8 +135,10 @@ class SentenceTransformerModel:
         self.model = SentenceTransformer(CONFIG["model_path"], device="cpu")
         if CONFIG.get("max_seq_length"):
             self.model.max_seq_length = int(CONFIG["max_seq_length"])
-        get_dim = (getattr(self.model, "get_embedding_dimension", None)
-                   or self.model.get_sentence_embedding_dimension)
+        get_dim = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
         self.embedding_dim = int(get_dim())
 
     def batch_encode(self, texts, instruction=None, norm=True, **kwargs):
@@ -141,8 +147,13 @@ class SentenceTransformerModel:
         if isinstance(texts, str):
             texts = [texts]
         w, c = time.perf_counter(), cpu_seconds()
-        out = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=norm,
-                                convert_to_numpy=True, show_progress_bar=False)
+        out = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=norm,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         STAGES.add(f"encode_{CURRENT_NAMESPACE[0]}", time.perf_counter() - w, cpu_seconds() - c)
         return np.asarray(out, dtype=np.float32)
 
@@ -177,19 +188,34 @@ def main() -> int:
 
     # ---- the stages: methods of HippoRAG, EmbeddingStore and the module functions `index` calls
     cls = H.HippoRAG
-    sizes: dict[str, int] = {}  # len(node_to_node_stats) after each edge step (read outside the timing)
+    sizes: dict[
+        str, int
+    ] = {}  # len(node_to_node_stats) after each edge step (read outside the timing)
     marks: dict[str, tuple[float, float]] = {}
 
     def set_namespace(args):
         CURRENT_NAMESPACE[0] = args[0].namespace
 
-    STAGES.wrap(EmbeddingStore, "insert_strings", lambda a: f"insert_{a[0].namespace}", before=set_namespace)
-    for name in ("load_existing_openie", "add_fact_edges", "add_passage_edges", "add_synonymy_edges",
-                 "augment_graph", "add_new_nodes", "add_new_edges", "get_graph_info", "save_igraph"):
+    STAGES.wrap(
+        EmbeddingStore, "insert_strings", lambda a: f"insert_{a[0].namespace}", before=set_namespace
+    )
+    for name in (
+        "load_existing_openie",
+        "add_fact_edges",
+        "add_passage_edges",
+        "add_synonymy_edges",
+        "augment_graph",
+        "add_new_nodes",
+        "add_new_edges",
+        "get_graph_info",
+        "save_igraph",
+    ):
         after = None
         if name in ("add_fact_edges", "add_passage_edges", "add_synonymy_edges"):
+
             def after(args, result, name=name):
                 sizes[name] = len(args[0].node_to_node_stats)
+
         STAGES.wrap(cls, name, name, after=after)
 
     # text_processing runs once per passage in a comprehension between these two calls: its time is
@@ -210,9 +236,16 @@ def main() -> int:
     SAVE.mkdir(parents=True, exist_ok=False)  # a cold build: nothing of a previous one
     openie = SAVE / f"openie_results_ner_{LLM_NAME}.json"
     os.symlink(WORK / f"openie_results_ner_{LLM_NAME}.json", openie)
-    cfg = BaseConfig(save_dir=str(SAVE), llm_name=LLM_NAME, embedding_model_name="sentence-transformers/all-MiniLM-L6-v2",
-                     openie_mode="online", force_index_from_scratch=True, force_openie_from_scratch=False,
-                     save_openie=False, embedding_batch_size=int(CONFIG["embedding_batch_size"]))
+    cfg = BaseConfig(
+        save_dir=str(SAVE),
+        llm_name=LLM_NAME,
+        embedding_model_name="sentence-transformers/all-MiniLM-L6-v2",
+        openie_mode="online",
+        force_index_from_scratch=True,
+        force_openie_from_scratch=False,
+        save_openie=False,
+        embedding_batch_size=int(CONFIG["embedding_batch_size"]),
+    )
 
     w, c = time.perf_counter(), cpu_seconds()
     hr = cls(global_config=cfg)
@@ -222,12 +255,26 @@ def main() -> int:
     index = {"wall": time.perf_counter() - w, "cpu": cpu_seconds() - c}
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    stages = {k: {"wall": round(v["wall"], 4), "cpu": round(v["cpu"], 4), "calls": v["calls"]}
-              for k, v in STAGES.data.items()}
+    stages = {
+        k: {"wall": round(v["wall"], 4), "cpu": round(v["cpu"], 4), "calls": v["calls"]}
+        for k, v in STAGES.data.items()
+    }
     # the stages that partition index() (the others are inside one of them)
-    top = ["insert_chunk", "load_existing_openie", "reformat_openie_results", "text_processing",
-           "extract_entity_nodes", "flatten_facts", "insert_entity", "insert_fact", "add_fact_edges",
-           "add_passage_edges", "add_synonymy_edges", "augment_graph", "save_igraph"]
+    top = [
+        "insert_chunk",
+        "load_existing_openie",
+        "reformat_openie_results",
+        "text_processing",
+        "extract_entity_nodes",
+        "flatten_facts",
+        "insert_entity",
+        "insert_fact",
+        "add_fact_edges",
+        "add_passage_edges",
+        "add_synonymy_edges",
+        "augment_graph",
+        "save_igraph",
+    ]
     other = {k: index[k] - sum(stages.get(s, {}).get(k, 0.0) for s in top) for k in ("wall", "cpu")}
 
     g = hr.graph
@@ -236,26 +283,55 @@ def main() -> int:
     loops = sum(a == b for a, b in hr.node_to_node_stats)  # only fact triples make them
     simple = g.copy()
     simple.simplify(multiple=True, loops=True)
-    graph = {"vertices": g.vcount(), "edges": g.ecount(), "entities": n_entities, "passages": len(names) - n_entities,
-             "facts": len(hr.fact_embedding_store.hash_ids),
-             "node_pairs": simple.ecount(),
-             "fact_pairs": (sizes["add_fact_edges"] - loops) // 2,
-             "passage_entity_edges": sizes["add_passage_edges"] - sizes["add_fact_edges"],
-             "synonym_new_directed_entries": sizes["add_synonymy_edges"] - sizes["add_passage_edges"],
-             "embedded": {ns: len(getattr(hr, f"{ns}_embedding_store").hash_ids) for ns in ("chunk", "entity", "fact")}}
+    graph = {
+        "vertices": g.vcount(),
+        "edges": g.ecount(),
+        "entities": n_entities,
+        "passages": len(names) - n_entities,
+        "facts": len(hr.fact_embedding_store.hash_ids),
+        "node_pairs": simple.ecount(),
+        "fact_pairs": (sizes["add_fact_edges"] - loops) // 2,
+        "passage_entity_edges": sizes["add_passage_edges"] - sizes["add_fact_edges"],
+        "synonym_new_directed_entries": sizes["add_synonymy_edges"] - sizes["add_passage_edges"],
+        "embedded": {
+            ns: len(getattr(hr, f"{ns}_embedding_store").hash_ids)
+            for ns in ("chunk", "entity", "fact")
+        },
+    }
     try:
         import torch
 
         torch_threads = torch.get_num_threads()
     except Exception:  # pragma: no cover
         torch_threads = None
-    out = {"imports": imports, "init": init, "index": index, "other": other,
-           "total": {k: init[k] + index[k] for k in ("wall", "cpu")}, "stages": stages, "top_stages": top,
-           "process_wall_to_end": time.perf_counter() - T_PROCESS, "peak_rss_mib": round(peak_rss_mib, 1),
-           "graph": graph, "embedding_batch_size": cfg.embedding_batch_size, "model_path": CONFIG["model_path"],
-           "versions": _versions(), "threads": {**{k: os.environ.get(k) for k in (
-               "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED")},
-               "torch": torch_threads, "blas": _blas_threads()}}
+    out = {
+        "imports": imports,
+        "init": init,
+        "index": index,
+        "other": other,
+        "total": {k: init[k] + index[k] for k in ("wall", "cpu")},
+        "stages": stages,
+        "top_stages": top,
+        "process_wall_to_end": time.perf_counter() - T_PROCESS,
+        "peak_rss_mib": round(peak_rss_mib, 1),
+        "graph": graph,
+        "embedding_batch_size": cfg.embedding_batch_size,
+        "model_path": CONFIG["model_path"],
+        "versions": _versions(),
+        "threads": {
+            **{
+                k: os.environ.get(k)
+                for k in (
+                    "OMP_NUM_THREADS",
+                    "MKL_NUM_THREADS",
+                    "OPENBLAS_NUM_THREADS",
+                    "PYTHONHASHSEED",
+                )
+            },
+            "torch": torch_threads,
+            "blas": _blas_threads(),
+        },
+    }
     (SAVE / "official_index.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
     print(json.dumps({"total": out["total"], "graph": graph}))
     return 0
@@ -274,7 +350,16 @@ def _versions() -> dict:
     from importlib import metadata
 
     out = {"python": sys.version.split()[0]}
-    for name in ("hipporag", "torch", "sentence-transformers", "transformers", "igraph", "numpy", "pandas", "pyarrow"):
+    for name in (
+        "hipporag",
+        "torch",
+        "sentence-transformers",
+        "transformers",
+        "igraph",
+        "numpy",
+        "pandas",
+        "pyarrow",
+    ):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -160,9 +160,16 @@ def main() -> int:
     openie = save_dir / f"openie_results_ner_{LLM_NAME}.json"
     if not openie.exists():
         os.symlink(WORK / f"openie_results_ner_{LLM_NAME}.json", openie)
-    cfg = BaseConfig(save_dir=str(save_dir), llm_name=LLM_NAME, embedding_model_name="all-MiniLM-L6-v2-precomputed",
-                     openie_mode="online", force_index_from_scratch=True, force_openie_from_scratch=False,
-                     save_openie=False, retrieval_top_k=TOP)
+    cfg = BaseConfig(
+        save_dir=str(save_dir),
+        llm_name=LLM_NAME,
+        embedding_model_name="all-MiniLM-L6-v2-precomputed",
+        openie_mode="online",
+        force_index_from_scratch=True,
+        force_openie_from_scratch=False,
+        save_openie=False,
+        retrieval_top_k=TOP,
+    )
     t0 = time.perf_counter()
     hr = Recorded(global_config=cfg)
     hr.index(docs)
@@ -176,18 +183,32 @@ def main() -> int:
     contents = g.vs["content"]
     kinds = ["entity" if n.startswith("entity-") else "passage" for n in names]
     el = np.array(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    np.savez(WORK / "official_edges.npz", src=el[:, 0], dst=el[:, 1],
-             weight=np.array(g.es["weight"], dtype=np.float64), kind=np.array(kinds), content=np.array(contents))
+    np.savez(
+        WORK / "official_edges.npz",
+        src=el[:, 0],
+        dst=el[:, 1],
+        weight=np.array(g.es["weight"], dtype=np.float64),
+        kind=np.array(kinds),
+        content=np.array(contents),
+    )
     ent_keys = {n for n, k in zip(names, kinds) if k == "entity"}
     fact_pairs = {frozenset(k) for k in steps["fact"] if k[0] != k[1]}
     syn_pairs = {frozenset(k) for k in steps["synonym"]}
-    graph = {"vertices": g.vcount(), "edges": g.ecount(), "entities": len(ent_keys),
-             "passages": len(names) - len(ent_keys), "facts": len(hr.fact_node_keys),
-             "fact_pairs": len(fact_pairs), "synonym_pairs": len(syn_pairs),
-             "directed_synonym_entries": len(set(steps["synonym"])),
-             "fact_and_synonym_pairs": len(fact_pairs & syn_pairs),
-             "passage_entity_edges": len(steps["passage"]),
-             "graph_info": hr.get_graph_info(), "index_seconds": index_s, "import_seconds": import_s}
+    graph = {
+        "vertices": g.vcount(),
+        "edges": g.ecount(),
+        "entities": len(ent_keys),
+        "passages": len(names) - len(ent_keys),
+        "facts": len(hr.fact_node_keys),
+        "fact_pairs": len(fact_pairs),
+        "synonym_pairs": len(syn_pairs),
+        "directed_synonym_entries": len(set(steps["synonym"])),
+        "fact_and_synonym_pairs": len(fact_pairs & syn_pairs),
+        "passage_entity_edges": len(steps["passage"]),
+        "graph_info": hr.get_graph_info(),
+        "index_seconds": index_s,
+        "import_seconds": import_s,
+    }
 
     def one(q):
         """The body of `HippoRAG.retrieve`'s loop for one question (minus its logging)."""
@@ -196,12 +217,19 @@ def main() -> int:
         if len(facts) == 0:
             return hr.dense_passage_retrieval(q), facts
         return hr.graph_search_with_fact_entities(
-            query=q, link_top_k=hr.global_config.linking_top_k, query_fact_scores=scores, top_k_facts=facts,
-            top_k_fact_indices=idx, passage_node_weight=hr.global_config.passage_node_weight), facts
+            query=q,
+            link_top_k=hr.global_config.linking_top_k,
+            query_fact_scores=scores,
+            top_k_facts=facts,
+            top_k_fact_indices=idx,
+            passage_node_weight=hr.global_config.passage_node_weight,
+        ), facts
 
     for q in queries[:5]:  # warm-up
         one(q)
-    times = [[] for _ in queries]  # REPEATS passes over the questions; a question's median is its time
+    times = [
+        [] for _ in queries
+    ]  # REPEATS passes over the questions; a question's median is its time
     for _ in range(REPEATS):
         for i, q in enumerate(queries):
             t = time.perf_counter()
@@ -228,13 +256,29 @@ def main() -> int:
         if resets:
             r = resets[-1]
             seeds = {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
-        rows.append({"top": [int(i) for i in ids[:TOP]], "scores": [float(s) for s in sc[:TOP]],
-                     "facts": [str(tuple(f)) for f in facts], "seeds": seeds, "dense": not resets})
-    out = {"hash_seed": os.environ.get("PYTHONHASHSEED"), "graph": graph, "questions": rows,
-           "ms": times, "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                                                      "OPENBLAS_NUM_THREADS")},
-           "versions": _versions()}
-    (WORK / f"official_{os.environ.get('PYTHONHASHSEED', 'random')}.json").write_text(json.dumps(out), encoding="utf-8")
+        rows.append(
+            {
+                "top": [int(i) for i in ids[:TOP]],
+                "scores": [float(s) for s in sc[:TOP]],
+                "facts": [str(tuple(f)) for f in facts],
+                "seeds": seeds,
+                "dense": not resets,
+            }
+        )
+    out = {
+        "hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "graph": graph,
+        "questions": rows,
+        "ms": times,
+        "threads": {
+            k: os.environ.get(k)
+            for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+        },
+        "versions": _versions(),
+    }
+    (WORK / f"official_{os.environ.get('PYTHONHASHSEED', 'random')}.json").write_text(
+        json.dumps(out), encoding="utf-8"
+    )
     print(json.dumps(graph))
     return 0
 

@@ -69,34 +69,62 @@ def main() -> int:
         sw[seed_idx[sl]] = seed_val[sl]
         t = time.perf_counter()
         ids, scores = ga.run_igraph_qafd(
-            graph=g, node_name_to_idx=name_to_idx, passage_node_idxs=passages, source_weights=sw,
-            node_embeddings=node_emb, query_embedding=queries[i], alpha=settings["alpha"],
-            epsilon=settings["epsilon"], max_iterations=settings["max_iterations"],
-            step_size=settings["step_size"], weight_scheme=settings["weight_scheme"],
-            use_node_degree=True, random_seed=settings["random_seed"])
+            graph=g,
+            node_name_to_idx=name_to_idx,
+            passage_node_idxs=passages,
+            source_weights=sw,
+            node_embeddings=node_emb,
+            query_embedding=queries[i],
+            alpha=settings["alpha"],
+            epsilon=settings["epsilon"],
+            max_iterations=settings["max_iterations"],
+            step_size=settings["step_size"],
+            weight_scheme=settings["weight_scheme"],
+            use_node_degree=True,
+            random_seed=settings["random_seed"],
+        )
         ms = 1000 * (time.perf_counter() - t)
-        rows.append({"top": [int(v) for v in ids[:TOP]], "scores": [float(s) for s in scores[:TOP]], "ms": ms})
+        rows.append(
+            {
+                "top": [int(v) for v in ids[:TOP]],
+                "scores": [float(s) for s in scores[:TOP]],
+                "ms": ms,
+            }
+        )
         xs.append(kept["x"])
     order_check = None
-    if settings.get("order_check"):  # the same questions again, last first: does a result depend on the ones before?
+    if settings.get(
+        "order_check"
+    ):  # the same questions again, last first: does a result depend on the ones before?
         same = 0
         for i in reversed(range(len(queries))):
             sw = np.zeros(n)
             sl = slice(seed_ptr[i], seed_ptr[i + 1])
             sw[seed_idx[sl]] = seed_val[sl]
             ga.run_igraph_qafd(
-                graph=g, node_name_to_idx=name_to_idx, passage_node_idxs=passages, source_weights=sw,
-                node_embeddings=node_emb, query_embedding=queries[i], alpha=settings["alpha"],
-                epsilon=settings["epsilon"], max_iterations=settings["max_iterations"],
-                step_size=settings["step_size"], weight_scheme=settings["weight_scheme"],
-                use_node_degree=True, random_seed=settings["random_seed"])
+                graph=g,
+                node_name_to_idx=name_to_idx,
+                passage_node_idxs=passages,
+                source_weights=sw,
+                node_embeddings=node_emb,
+                query_embedding=queries[i],
+                alpha=settings["alpha"],
+                epsilon=settings["epsilon"],
+                max_iterations=settings["max_iterations"],
+                step_size=settings["step_size"],
+                weight_scheme=settings["weight_scheme"],
+                use_node_degree=True,
+                random_seed=settings["random_seed"],
+            )
             same += bool(np.array_equal(kept["x"], xs[i]))
         order_check = {"questions": len(queries), "x_identical_in_reverse_order": same}
     np.save(work / "official_x.npy", np.stack(xs))
     from importlib import metadata
+
     versions = {p: metadata.version(p) for p in ("igraph", "numpy")}
-    (work / "official.json").write_text(json.dumps({"questions": rows, "versions": versions,
-                                                        "order_check": order_check}))
+    (work / "official.json").write_text(
+        json.dumps({"questions": rows, "versions": versions, "order_check": order_check})
+    )
     return 0
 
 

@@ -72,6 +72,7 @@ class TimedDriver:
 
     def session(self, **kw):
         import neo4j
+
         outer = self
 
         class _S:
@@ -99,25 +100,37 @@ def load_graph(driver, work: Path, batch: int = 1000) -> dict:
     t0 = time.perf_counter()
     with driver.session() as s:
         s.run("DROP INDEX entity_description_embeddings IF EXISTS").consume()
-        while s.run("MATCH (e:Entity) WITH e LIMIT 5000 DETACH DELETE e RETURN count(*) AS n").single()["n"]:
+        while s.run(
+            "MATCH (e:Entity) WITH e LIMIT 5000 DETACH DELETE e RETURN count(*) AS n"
+        ).single()["n"]:
             pass
     client = Neo4jClient.__new__(Neo4jClient)
     client._driver = driver
     client.create_indexes()
-    rows = [{"name": n, "description": d, "emb": (emb[i].tolist() if meta["has_emb"][i] else None)}
-            for i, (n, d) in enumerate(zip(meta["names"], meta["descriptions"]))]
+    rows = [
+        {"name": n, "description": d, "emb": (emb[i].tolist() if meta["has_emb"][i] else None)}
+        for i, (n, d) in enumerate(zip(meta["names"], meta["descriptions"]))
+    ]
     with driver.session() as s:
         for k in range(0, len(rows), batch):
-            s.run("UNWIND $rows AS r CREATE (e:Entity {name: r.name, description: r.description}) "
-                  "SET e.description_embedding = r.emb", rows=rows[k:k + batch]).consume()
+            s.run(
+                "UNWIND $rows AS r CREATE (e:Entity {name: r.name, description: r.description}) "
+                "SET e.description_embedding = r.emb",
+                rows=rows[k : k + batch],
+            ).consume()
         rel = [{"s": meta["names"][a], "o": meta["names"][b], "r": r} for a, b, r in meta["pairs"]]
         for k in range(0, len(rel), 5 * batch):
-            s.run("UNWIND $rows AS r MATCH (a:Entity {name: r.s}) MATCH (b:Entity {name: r.o}) "
-                  "CREATE (a)-[:RELATES_TO {relation: r.r}]->(b)", rows=rel[k:k + 5 * batch]).consume()
-        s.run("CREATE VECTOR INDEX entity_description_embeddings IF NOT EXISTS FOR (e:Entity) "
-              "ON (e.description_embedding) OPTIONS {indexConfig: {`vector.dimensions`: $d, "
-              "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}",
-              d=int(emb.shape[1])).consume()
+            s.run(
+                "UNWIND $rows AS r MATCH (a:Entity {name: r.s}) MATCH (b:Entity {name: r.o}) "
+                "CREATE (a)-[:RELATES_TO {relation: r.r}]->(b)",
+                rows=rel[k : k + 5 * batch],
+            ).consume()
+        s.run(
+            "CREATE VECTOR INDEX entity_description_embeddings IF NOT EXISTS FOR (e:Entity) "
+            "ON (e.description_embedding) OPTIONS {indexConfig: {`vector.dimensions`: $d, "
+            "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}",
+            d=int(emb.shape[1]),
+        ).consume()
         s.run("CALL db.awaitIndexes(1200)").consume()
     return {"entities": len(rows), "relates_to": len(rel), "load_s": time.perf_counter() - t0}
 
@@ -130,9 +143,13 @@ def main() -> int:
     ap.add_argument("--user", default="neo4j")
     ap.add_argument("--password-env", default="HOPBENCH_NEO4J_PASSWORD")
     ap.add_argument("--configs", default="1,2,3,4")
-    ap.add_argument("--keep-maps", type=int, default=3, help="depth whose full activation maps are kept")
+    ap.add_argument(
+        "--keep-maps", type=int, default=3, help="depth whose full activation maps are kept"
+    )
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--skip-load", action="store_true", help="the database holds this graph already")
+    ap.add_argument(
+        "--skip-load", action="store_true", help="the database holds this graph already"
+    )
     ap.add_argument("--seed-search", choices=("theirs", "wide"), default="theirs")
     args = ap.parse_args()
     sys.path.insert(0, args.official_src)
@@ -140,7 +157,9 @@ def main() -> int:
     import qasa_rag.retrieval.qasa_retriever as qr
     import qasa_rag.retrieval.retriever as base
 
-    assert GDS_CALL in qr._PROPAGATION_QA and RETURN_LINE in qr._COLLECT_SUFFIX, "unexpected query text"
+    assert GDS_CALL in qr._PROPAGATION_QA and RETURN_LINE in qr._COLLECT_SUFFIX, (
+        "unexpected query text"
+    )
     qr._PROPAGATION_QA = qr._PROPAGATION_QA.replace(GDS_CALL, NATIVE_CALL)
     qr._COLLECT_SUFFIX = qr._COLLECT_SUFFIX.replace(RETURN_LINE, RETURN_WITH_MAP)
     if args.seed_search == "wide":
@@ -160,15 +179,22 @@ def main() -> int:
 
     work = Path(args.work)
     qs = json.loads((work / "questions.json").read_text())
-    vt = VectorTable(json.loads((work / "texts.json").read_text()), np.load(work / "text_vectors.npy"))
+    vt = VectorTable(
+        json.loads((work / "texts.json").read_text()), np.load(work / "text_vectors.npy")
+    )
     password = os.environ.get(args.password_env)
     # notifications off: their entity block reads e.type, which hopbench's graph has no value for
-    driver = neo4j.GraphDatabase.driver(args.uri, auth=(args.user, password) if password else None,
-                                        notifications_min_severity="OFF")
+    driver = neo4j.GraphDatabase.driver(
+        args.uri, auth=(args.user, password) if password else None, notifications_min_severity="OFF"
+    )
     loaded = load_graph(driver, work) if not args.skip_load else {"skipped": True}
     print(f"loaded {loaded}", flush=True)
-    cache = {q["text"]: [base.QueryEntity(name=e["name"], search_hint=e["search_hint"]) for e in q["entities"]]
-             for q in qs}
+    cache = {
+        q["text"]: [
+            base.QueryEntity(name=e["name"], search_hint=e["search_hint"]) for e in q["entities"]
+        ]
+        for q in qs
+    }
     tdriver = TimedDriver(driver, args.timeout)
 
     # capture resource_map: wrap the record returned by their session.run(...).single()
@@ -187,19 +213,31 @@ def main() -> int:
                     if rec is not None and "resource_map" in rec.keys():
                         maps.append(dict(rec["resource_map"]))
                     return rec
+
             return _R()
+
         s.run = run
         return s
+
     tdriver.session = session
     del real_run
 
-    out = {"loaded": loaded, "query_changes": {"gds": [GDS_CALL, NATIVE_CALL], "return": RETURN_WITH_MAP.strip(),
-                                               "raw_paths": "recorded before _deduplicate_paths",
-                                               "seed_search": args.seed_search},
-           "neo4j_driver": neo4j.__version__, "runs": []}
+    out = {
+        "loaded": loaded,
+        "query_changes": {
+            "gds": [GDS_CALL, NATIVE_CALL],
+            "return": RETURN_WITH_MAP.strip(),
+            "raw_paths": "recorded before _deduplicate_paths",
+            "seed_search": args.seed_search,
+        },
+        "neo4j_driver": neo4j.__version__,
+        "runs": [],
+    }
     for depth in [int(d) for d in args.configs.split(",")]:
         for gate in (True, False):
-            r = qr.QASARetriever(tdriver, vt, max_steps=depth, query_aware=gate, query_entity_cache=cache)
+            r = qr.QASARetriever(
+                tdriver, vt, max_steps=depth, query_aware=gate, query_entity_cache=cache
+            )
             for q in qs[:3]:  # warm-up: plan cache, page cache
                 r.retrieve(q["text"])
             rows = []
@@ -211,21 +249,34 @@ def main() -> int:
                     res = r.retrieve(q["text"])
                     ms = 1000 * (time.perf_counter() - t0)
                 except neo4j.exceptions.Neo4jError as exc:
-                    rows.append({"id": q["id"], "error": exc.code, "ms": 1000 * (time.perf_counter() - t0)})
+                    rows.append(
+                        {"id": q["id"], "error": exc.code, "ms": 1000 * (time.perf_counter() - t0)}
+                    )
                     continue
-                row = {"id": q["id"], "ms": ms, "seeds": res.seed_entities,
-                       "entities": [[e["name"], e["resource"]] for e in res.entities],
-                       "paths": [[p["names"], p["path_weight"]] for p in res.paths],
-                       "raw_paths": [[p["names"], p["path_weight"]] for p in (raw_paths[0] if raw_paths else [])],
-                       "n_activated": len(maps[0]) if maps else None}
+                row = {
+                    "id": q["id"],
+                    "ms": ms,
+                    "seeds": res.seed_entities,
+                    "entities": [[e["name"], e["resource"]] for e in res.entities],
+                    "paths": [[p["names"], p["path_weight"]] for p in res.paths],
+                    "raw_paths": [
+                        [p["names"], p["path_weight"]] for p in (raw_paths[0] if raw_paths else [])
+                    ],
+                    "n_activated": len(maps[0]) if maps else None,
+                }
                 if depth == args.keep_maps and maps:
                     row["activation"] = maps[0]
                 rows.append(row)
             ms = [x["ms"] for x in rows if "error" not in x]
-            print(f"depth {depth} gate {gate}: p50 {np.percentile(ms, 50):.1f} ms, "
-                  f"{sum('error' in x for x in rows)} errors", flush=True)
+            print(
+                f"depth {depth} gate {gate}: p50 {np.percentile(ms, 50):.1f} ms, "
+                f"{sum('error' in x for x in rows)} errors",
+                flush=True,
+            )
             # the machine is shared: the 1/5/15-minute load averages when this configuration ended
-            out["runs"].append({"depth": depth, "gate": gate, "rows": rows, "load": list(os.getloadavg())})
+            out["runs"].append(
+                {"depth": depth, "gate": gate, "rows": rows, "load": list(os.getloadavg())}
+            )
     out["embed_misses"] = vt.misses[:20]
     (work / f"official_{args.seed_search}.json").write_text(json.dumps(out))
     driver.close()

@@ -39,10 +39,18 @@ def compare(a: dict, b: dict, seed_parts: tuple) -> dict:
         ids = sorted(i for i in set(a) & set(b) if m in a[i] and m in b[i])
         x = np.array([a[i][m] for i in ids], dtype=float)
         y = np.array([b[i][m] for i in ids], dtype=float)
-        p = (paired_bootstrap_p(x, y, seed=stable_seed(*seed_parts, m)) if m.startswith("recall")
-             else mcnemar_exact_p(x, y))
-        out[m] = {"a": float(x.mean()), "b": float(y.mean()), "delta": float((x - y).mean()), "p": float(p),
-                  "n": len(ids)}
+        p = (
+            paired_bootstrap_p(x, y, seed=stable_seed(*seed_parts, m))
+            if m.startswith("recall")
+            else mcnemar_exact_p(x, y)
+        )
+        out[m] = {
+            "a": float(x.mean()),
+            "b": float(y.mean()),
+            "delta": float((x - y).mean()),
+            "p": float(p),
+            "n": len(ids),
+        }
     return out
 
 
@@ -55,15 +63,22 @@ def main() -> int:
     runs = {k: Path(v) for k, v in (s.split("=", 1) for s in args.runs)}
     rows = {k: load(v) for k, v in runs.items()}
     res = []
-    lines = ["| A − B | n | " + " | ".join(f"{m}: A, B, Δ (p)" for m in METRICS) + " |",
-             "|:--|--:|" + ":--|" * len(METRICS)]
+    lines = [
+        "| A − B | n | " + " | ".join(f"{m}: A, B, Δ (p)" for m in METRICS) + " |",
+        "|:--|--:|" + ":--|" * len(METRICS),
+    ]
     for pair in args.pairs.split(","):
         a, b = pair.split(":")
         c = compare(rows[a], rows[b], (a, b))
         res.append({"a": a, "b": b, "a_run": str(runs[a]), "b_run": str(runs[b]), **c})
-        lines.append(f"| {a} − {b} | {c['recall@5']['n']} | " + " | ".join(
-            f"{100 * c[m]['a']:.1f}, {100 * c[m]['b']:.1f}, {100 * c[m]['delta']:+.1f} ({c[m]['p']:.3g})"
-            for m in METRICS) + " |")
+        lines.append(
+            f"| {a} − {b} | {c['recall@5']['n']} | "
+            + " | ".join(
+                f"{100 * c[m]['a']:.1f}, {100 * c[m]['b']:.1f}, {100 * c[m]['delta']:+.1f} ({c[m]['p']:.3g})"
+                for m in METRICS
+            )
+            + " |"
+        )
     text = "\n".join(lines)
     print(text)
     if args.out:

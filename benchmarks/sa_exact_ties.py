@@ -31,7 +31,9 @@ from bench_neo4j_sa import load  # noqa: E402
 from compare_official_qasa import hopbench_activations  # noqa: E402
 
 
-def exact_spread(adj, seeds, seed_act, gate, *, decay: float, steps: int, threshold: float) -> dict[int, Fraction]:
+def exact_spread(
+    adj, seeds, seed_act, gate, *, decay: float, steps: int, threshold: float
+) -> dict[int, Fraction]:
     """The QASA step of kernels/spread.py in exact rationals (no tie margin): the test of which
     float sum rounded a tie apart. gate: None or a callable node -> float."""
     d, th = Fraction(decay), Fraction(threshold)
@@ -58,9 +60,18 @@ def exact_spread(adj, seeds, seed_act, gate, *, decay: float, steps: int, thresh
     return act
 
 
-def check_question(qid: str, official: dict, hop: dict, seeds_idx, seeds_act, adj, gate, names, args) -> dict:
-    exact = exact_spread(adj, seeds_idx, seeds_act, gate, decay=args.decay, steps=args.depth,
-                         threshold=args.threshold)
+def check_question(
+    qid: str, official: dict, hop: dict, seeds_idx, seeds_act, adj, gate, names, args
+) -> dict:
+    exact = exact_spread(
+        adj,
+        seeds_idx,
+        seeds_act,
+        gate,
+        decay=args.decay,
+        steps=args.depth,
+        threshold=args.threshold,
+    )
     exact_by_name = {names[i]: v for i, v in exact.items()}
     rows = []
     for name, o in official.items():
@@ -68,34 +79,72 @@ def check_question(qid: str, official: dict, hop: dict, seeds_idx, seeds_act, ad
         if h is None or abs(o - h) <= args.min_diff:
             continue
         e = float(exact_by_name[name]) if name in exact_by_name else None
-        holder = ("hopbench" if e is not None and abs(h - e) <= 1e-9 * max(1.0, abs(e)) else
-                  "authors" if e is not None and abs(o - e) <= 1e-6 * max(1.0, abs(e)) else "neither")
+        holder = (
+            "hopbench"
+            if e is not None and abs(h - e) <= 1e-9 * max(1.0, abs(e))
+            else "authors"
+            if e is not None and abs(o - e) <= 1e-6 * max(1.0, abs(e))
+            else "neither"
+        )
         v = names.index(name)
         # neighbours holding exactly the same value: the tie a float sum can split (then, with a
         # plain `<`, the one rounded higher feeds this one decay x its activation)
-        ties = [names[int(u)] for u in adj.indices[adj.indptr[v]:adj.indptr[v + 1]]
-                if int(u) != v and exact.get(int(u)) == exact.get(v)]
-        rows.append({"entity": name, "authors": o, "hopbench": h, "exact": e, "holds_exact": holder,
-                     "exact_tie_neighbours": ties, "excess_over_decay_times_exact": (o - h) / (args.decay * e) if e else None})
-    worst = max((abs(float(exact_by_name[n]) - hop[n]) for n in hop if n in exact_by_name), default=0.0)
-    return {"id": qid, "same_keys_exact_hopbench": set(exact_by_name) == set(hop),
-            "max_abs_hopbench_vs_exact": worst, "differing": rows}
+        ties = [
+            names[int(u)]
+            for u in adj.indices[adj.indptr[v] : adj.indptr[v + 1]]
+            if int(u) != v and exact.get(int(u)) == exact.get(v)
+        ]
+        rows.append(
+            {
+                "entity": name,
+                "authors": o,
+                "hopbench": h,
+                "exact": e,
+                "holds_exact": holder,
+                "exact_tie_neighbours": ties,
+                "excess_over_decay_times_exact": (o - h) / (args.decay * e) if e else None,
+            }
+        )
+    worst = max(
+        (abs(float(exact_by_name[n]) - hop[n]) for n in hop if n in exact_by_name), default=0.0
+    )
+    return {
+        "id": qid,
+        "same_keys_exact_hopbench": set(exact_by_name) == set(hop),
+        "max_abs_hopbench_vs_exact": worst,
+        "differing": rows,
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--official", type=Path, required=True,
-                    help="the worker output of compare_official_qasa.py (official_<seed search>.json, full maps kept)")
-    ap.add_argument("--dataset", default="2wiki", help="musique | 2wiki (as compare_official_qasa.py names them)")
+    ap.add_argument(
+        "--official",
+        type=Path,
+        required=True,
+        help="the worker output of compare_official_qasa.py (official_<seed search>.json, full maps kept)",
+    )
+    ap.add_argument(
+        "--dataset",
+        default="2wiki",
+        help="musique | 2wiki (as compare_official_qasa.py names them)",
+    )
     ap.add_argument("--limit-2wiki", type=int, default=200)
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--no-gate", action="store_true")
     ap.add_argument("--decay", type=float, default=0.7)
     ap.add_argument("--threshold", type=float, default=0.01)
-    ap.add_argument("--questions", default=None, help="comma-separated ids (default: those that differ)")
-    ap.add_argument("--min-diff", type=float, default=1e-5, help="larger than float32's rounding of the gate")
-    ap.add_argument("--cache-dir", type=Path,
-                    default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")))
+    ap.add_argument(
+        "--questions", default=None, help="comma-separated ids (default: those that differ)"
+    )
+    ap.add_argument(
+        "--min-diff", type=float, default=1e-5, help="larger than float32's rounding of the gate"
+    )
+    ap.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
+    )
     ap.add_argument("--out", default=None, help="write <out>.json and <out>.md")
     args = ap.parse_args()
 
@@ -106,8 +155,14 @@ def main() -> int:
     from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 
     gate_on = not args.no_gate
-    run = next((r for r in json.loads(args.official.read_text())["runs"]
-                if r["depth"] == args.depth and r["gate"] == gate_on), None)
+    run = next(
+        (
+            r
+            for r in json.loads(args.official.read_text())["runs"]
+            if r["depth"] == args.depth and r["gate"] == gate_on
+        ),
+        None,
+    )
     if run is None:
         print(f"{args.official}: no run at depth {args.depth} with gate {gate_on}", file=sys.stderr)
         return 2
@@ -122,8 +177,14 @@ def main() -> int:
     if args.questions:
         ids = args.questions.split(",")
     else:
-        ids = [qid for qid, r in rows.items() if qid in hop and any(
-            abs(v - hop[qid][0].get(k, v)) > args.min_diff for k, v in r["activation"].items())]
+        ids = [
+            qid
+            for qid, r in rows.items()
+            if qid in hop
+            and any(
+                abs(v - hop[qid][0].get(k, v)) > args.min_diff for k, v in r["activation"].items()
+            )
+        ]
     r = SpreadingActivationRetriever(gate=gate_on, depth=args.depth, top_paths=0)
     r.prepare(kg, services)
     by_id = {q.id: q for q in ds.questions}
@@ -135,30 +196,55 @@ def main() -> int:
         if gate_on:
             lg = r.lazy_gate(services.query_embedding(q))
             gate = lambda v, lg=lg: float(lg.take(np.array([v]))[0])  # noqa: E731
-        res = check_question(qid, rows[qid]["activation"], hop[qid][0], idx, act, adj, gate, kg.entity_names, args)
+        res = check_question(
+            qid, rows[qid]["activation"], hop[qid][0], idx, act, adj, gate, kg.entity_names, args
+        )
         results.append(res)
         held = [x["holds_exact"] for x in res["differing"]]
-        print(f"{qid}: {len(held)} entities differ; exact value held by hopbench {held.count('hopbench')}, "
-              f"authors {held.count('authors')}, neither {held.count('neither')}; hopbench vs exact max "
-              f"{res['max_abs_hopbench_vs_exact']:.1e}", flush=True)
+        print(
+            f"{qid}: {len(held)} entities differ; exact value held by hopbench {held.count('hopbench')}, "
+            f"authors {held.count('authors')}, neither {held.count('neither')}; hopbench vs exact max "
+            f"{res['max_abs_hopbench_vs_exact']:.1e}",
+            flush=True,
+        )
         for x in res["differing"]:
-            print(f"    {x['entity']!r}: authors {x['authors']:.6f} hopbench {x['hopbench']:.6f} "
-                  f"exact {x['exact']:.6f} -> {x['holds_exact']}; tied neighbours {x['exact_tie_neighbours']}, "
-                  f"(authors - hopbench) / (decay x exact) = {x['excess_over_decay_times_exact']:.12f}")
+            print(
+                f"    {x['entity']!r}: authors {x['authors']:.6f} hopbench {x['hopbench']:.6f} "
+                f"exact {x['exact']:.6f} -> {x['holds_exact']}; tied neighbours {x['exact_tie_neighbours']}, "
+                f"(authors - hopbench) / (decay x exact) = {x['excess_over_decay_times_exact']:.12f}"
+            )
     if args.out:
-        out = {"official": str(args.official), "dataset": ds.name, "depth": args.depth, "gate": gate_on,
-               "command": " ".join(sys.argv), "questions": results}
+        out = {
+            "official": str(args.official),
+            "dataset": ds.name,
+            "depth": args.depth,
+            "gate": gate_on,
+            "command": " ".join(sys.argv),
+            "questions": results,
+        }
         Path(args.out + ".json").write_text(json.dumps(out, indent=1) + "\n")
-        md = [f"# Exact-arithmetic check: {ds.name}, depth {args.depth}, gate {'on' if gate_on else 'off'}", "",
-              f"`{out['command']}`", "", "| question | entity | authors | hopbench | exact | holds the exact value | neighbours tied exactly | (authors − hopbench) / (δ · exact) |",
-              "|---|---|---|---|---|---|---|---|"]
+        md = [
+            f"# Exact-arithmetic check: {ds.name}, depth {args.depth}, gate {'on' if gate_on else 'off'}",
+            "",
+            f"`{out['command']}`",
+            "",
+            "| question | entity | authors | hopbench | exact | holds the exact value | neighbours "
+            "tied exactly | (authors − hopbench) / (δ · exact) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for res in results:
             for x in res["differing"]:
-                md.append(f"| {res['id']} | {x['entity']} | {x['authors']:.6f} | {x['hopbench']:.6f} | "
-                          f"{x['exact']:.6f} | {x['holds_exact']} | {', '.join(x['exact_tie_neighbours'])} | "
-                          f"{x['excess_over_decay_times_exact']:.12f} |")
-        md += ["", "hopbench vs exact, largest difference over every activated entity: " + ", ".join(
-            f"{res['id']} {res['max_abs_hopbench_vs_exact']:.1e}" for res in results), ""]
+                md.append(
+                    f"| {res['id']} | {x['entity']} | {x['authors']:.6f} | {x['hopbench']:.6f} | "
+                    f"{x['exact']:.6f} | {x['holds_exact']} | {', '.join(x['exact_tie_neighbours'])} | "
+                    f"{x['excess_over_decay_times_exact']:.12f} |"
+                )
+        md += [
+            "",
+            "hopbench vs exact, largest difference over every activated entity: "
+            + ", ".join(f"{res['id']} {res['max_abs_hopbench_vs_exact']:.1e}" for res in results),
+            "",
+        ]
         Path(args.out + ".md").write_text("\n".join(md))
     return 0
 

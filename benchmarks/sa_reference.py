@@ -25,17 +25,33 @@ def reference_parts(r, question, mentions, k=10) -> tuple[dict, list[int]]:
     kg = r.kg
     q_emb = r.services.query_embedding(question)
     t0 = time.perf_counter()
-    idx, act, _ = rules.seed_activations(mentions, kg.entity_index, r.vectors, r.desc_emb, r.seed_fallback_k)
+    idx, act, _ = rules.seed_activations(
+        mentions, kg.entity_index, r.vectors, r.desc_emb, r.seed_fallback_k
+    )
     t1 = time.perf_counter()
     gate = r.gate_vector(q_emb)
-    res = spreading_activation(r.adjacency, idx, act, gate, decay=r.decay, steps=r.depth, threshold=r.threshold)
+    res = spreading_activation(
+        r.adjacency, idx, act, gate, decay=r.decay, steps=r.depth, threshold=r.threshold
+    )
     t2 = time.perf_counter()
     dense = r.passage_emb @ np.asarray(q_emb, dtype=np.float64)
     scores = passage_activation_scores(r.context, res.activation, res.activated)
     order = rank_passages(scores, dense)[:k]
     t3 = time.perf_counter()
-    enumerate_top_paths(r.adjacency, res.activation, res.activated, idx, max_hops=r.path_max_hops,
-                        top=r.top_paths, budget=r.path_budget)
+    enumerate_top_paths(
+        r.adjacency,
+        res.activation,
+        res.activated,
+        idx,
+        max_hops=r.path_max_hops,
+        top=r.top_paths,
+        budget=r.path_budget,
+    )
     t4 = time.perf_counter()
-    return {"seeds": t1 - t0, "gate_and_propagate": t2 - t1, "rank": t3 - t2, "paths": t4 - t3,
-            "retrieval_total": t4 - t0}, order.tolist()
+    return {
+        "seeds": t1 - t0,
+        "gate_and_propagate": t2 - t1,
+        "rank": t3 - t2,
+        "paths": t4 - t3,
+        "retrieval_total": t4 - t0,
+    }, order.tolist()

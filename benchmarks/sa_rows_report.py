@@ -40,10 +40,20 @@ def runs_of(runs_dir: Path, dataset: str, retriever: str) -> list[dict]:
             continue
         cfg = yaml.safe_load((d / "config.yaml").read_text())
         graph = cfg.get("graph") or {}
-        if cfg.get("reader", {}).get("name", "none") != "none" or graph.get("extractor", "spacy") != "spacy":
+        if (
+            cfg.get("reader", {}).get("name", "none") != "none"
+            or graph.get("extractor", "spacy") != "spacy"
+        ):
             continue
-        out.append({"dir": d, "hash": d.name, "retriever": cfg["retriever"], "limit": cfg["dataset"].get("limit"),
-                    "metrics": json.loads((d / "metrics.json").read_text())})
+        out.append(
+            {
+                "dir": d,
+                "hash": d.name,
+                "retriever": cfg["retriever"],
+                "limit": cfg["dataset"].get("limit"),
+                "metrics": json.loads((d / "metrics.json").read_text()),
+            }
+        )
     return out
 
 
@@ -58,7 +68,9 @@ def fmt_p(p: float) -> str:
 
 
 def fmt(c: dict) -> str:
-    return " | ".join(f"{100 * c[m]['a']:.1f} ({100 * c[m]['delta']:+.1f}, {fmt_p(c[m]['p'])})" for m in METRICS)
+    return " | ".join(
+        f"{100 * c[m]['a']:.1f} ({100 * c[m]['delta']:+.1f}, {fmt_p(c[m]['p'])})" for m in METRICS
+    )
 
 
 def top10_agreement(a: Path, b: Path) -> tuple[int, int]:
@@ -68,6 +80,7 @@ def top10_agreement(a: Path, b: Path) -> tuple[int, int]:
             r = json.loads(line)
             rows[r["id"]] = r["ranked_passage_ids"][:10]
         return rows
+
     x, y = tops(a), tops(b)
     ids = set(x) & set(y)
     return sum(x[i] == y[i] for i in ids), len(ids)
@@ -79,10 +92,14 @@ def main() -> int:
     ap.add_argument("--reference", type=Path, default=Path("results/reference/leaderboard.csv"))
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    md = ["# Spreading activation: the authors' settings against the earlier ones (issue #27)", "",
-          f"`python benchmarks/sa_rows_report.py --runs-dir {args.runs_dir} --out {args.out}`; reader none, "
-          "spaCy graph. Cells: A (A − B, p); recall p from a paired bootstrap, FCR@5 p from an exact McNemar "
-          "test, uncorrected.", ""]
+    md = [
+        "# Spreading activation: the authors' settings against the earlier ones (issue #27)",
+        "",
+        f"`python benchmarks/sa_rows_report.py --runs-dir {args.runs_dir} --out {args.out}`; reader none, "
+        "spaCy graph. Cells: A (A − B, p); recall p from a paired bootstrap, FCR@5 p from an exact McNemar "
+        "test, uncorrected.",
+        "",
+    ]
     result: dict = {}
     header = "| dataset | A | B | A run | B run | n | " + " | ".join(METRICS) + " |"
     md += ["## Paired comparisons", "", header, "|" + "---|" * (6 + len(METRICS))]
@@ -92,49 +109,97 @@ def main() -> int:
         if base is None:
             continue
         dense = [r for r in runs_of(args.runs_dir, ds, "dense") if r["limit"] == base["limit"]]
-        pairs = [("authors' settings", base, "earlier settings", pick(sa, **EARLIER)),
-                 ("edges=facts", pick(sa, edges="facts"), "authors' settings", base),
-                 ("seed_score=cosine seed_norm=mention", pick(sa, seed_score="cosine", seed_norm="mention"),
-                  "authors' settings", base),
-                 ("authors' settings", base, "dense", dense[0] if dense else None)]
+        pairs = [
+            ("authors' settings", base, "earlier settings", pick(sa, **EARLIER)),
+            ("edges=facts", pick(sa, edges="facts"), "authors' settings", base),
+            (
+                "seed_score=cosine seed_norm=mention",
+                pick(sa, seed_score="cosine", seed_norm="mention"),
+                "authors' settings",
+                base,
+            ),
+            ("authors' settings", base, "dense", dense[0] if dense else None),
+        ]
         for name_a, a, name_b, b in pairs:
             if a is None or b is None:
                 continue
             c = compare(load(a["dir"]), load(b["dir"]), ("sa_rows", ds, a["hash"], b["hash"]))
-            result.setdefault(ds, []).append({"a": name_a, "b": name_b, "a_run": a["hash"], "b_run": b["hash"],
-                                              "compare": c})
-            md.append(f"| {ds} | {name_a} | {name_b} | {a['hash']} | {b['hash']} | {c['recall@5']['n']} | {fmt(c)} |")
-    md += ["", "## Neo4j query against memory (top-10 lists)", "", "| dataset | gate | memory run | Neo4j run | identical top-10 |",
-           "|---|---|---|---|---|"]
+            result.setdefault(ds, []).append(
+                {"a": name_a, "b": name_b, "a_run": a["hash"], "b_run": b["hash"], "compare": c}
+            )
+            md.append(
+                f"| {ds} | {name_a} | {name_b} | {a['hash']} | {b['hash']} | {c['recall@5']['n']} | {fmt(c)} |"
+            )
+    md += [
+        "",
+        "## Neo4j query against memory (top-10 lists)",
+        "",
+        "| dataset | gate | memory run | Neo4j run | identical top-10 |",
+        "|---|---|---|---|---|",
+    ]
     for ds in DATASETS:
-        for gate, mem_name, db_name in ((True, "spreading_activation", "spreading_activation_neo4j"),
-                                        (False, "spreading_activation_nogate", "spreading_activation_neo4j_nogate")):
-            mem, db = pick(runs_of(args.runs_dir, ds, mem_name)), pick(runs_of(args.runs_dir, ds, db_name))
+        for gate, mem_name, db_name in (
+            (True, "spreading_activation", "spreading_activation_neo4j"),
+            (False, "spreading_activation_nogate", "spreading_activation_neo4j_nogate"),
+        ):
+            mem, db = (
+                pick(runs_of(args.runs_dir, ds, mem_name)),
+                pick(runs_of(args.runs_dir, ds, db_name)),
+            )
             if mem and db:
                 same, n = top10_agreement(mem["dir"], db["dir"])
-                result.setdefault("neo4j", []).append({"dataset": ds, "gate": gate, "same": same, "n": n})
-                md.append(f"| {ds} | {'on' if gate else 'off'} | {mem['hash']} | {db['hash']} | {same}/{n} |")
+                result.setdefault("neo4j", []).append(
+                    {"dataset": ds, "gate": gate, "same": same, "n": n}
+                )
+                md.append(
+                    f"| {ds} | {'on' if gate else 'off'} | {mem['hash']} | {db['hash']} | {same}/{n} |"
+                )
     legacy = {}
     if args.reference.exists():
         for r in csv.DictReader(args.reference.open()):
-            if r["dataset"] == "musique" and r["retriever"] == "spreading_activation" and r["limit"] == "100.0":
+            if (
+                r["dataset"] == "musique"
+                and r["retriever"] == "spreading_activation"
+                and r["limit"] == "100.0"
+            ):
                 legacy[(float(r["param.decay"]), int(float(r["param.depth"])))] = r
-    sweep = [r for r in runs_of(args.runs_dir, "musique", "spreading_activation")
-             if all(r["retriever"].get(k) == DEFAULTS[k] for k in ("seed_score", "seed_norm", "edges"))]
-    md += ["", "## MuSiQue decay x depth, the authors' settings (new) beside the earlier code's reference rows (old)",
-           "", "| decay | depth | run | R@2 | R@5 | R@10 | FCR@5 | old run | old R@5 | R@5 new − old |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    sweep = [
+        r
+        for r in runs_of(args.runs_dir, "musique", "spreading_activation")
+        if all(r["retriever"].get(k) == DEFAULTS[k] for k in ("seed_score", "seed_norm", "edges"))
+    ]
+    md += [
+        "",
+        "## MuSiQue decay x depth, the authors' settings (new) beside the earlier code's reference rows (old)",
+        "",
+        "| decay | depth | run | R@2 | R@5 | R@10 | FCR@5 | old run | old R@5 | R@5 new − old |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in sorted(sweep, key=lambda r: (r["retriever"]["decay"], r["retriever"]["depth"])):
         key = (r["retriever"]["decay"], r["retriever"]["depth"])
         m, old = r["metrics"], legacy.get(key)
-        old_cells = (f"{old['config_hash']} | {100 * float(old['recall@5']):.1f} | "
-                     f"{100 * (m['recall@5'] - float(old['recall@5'])):+.1f}") if old else "- | - | -"
-        result.setdefault("sweep", []).append({"decay": key[0], "depth": key[1], "run": r["hash"],
-                                               **{k: m.get(k) for k in ("recall@2", "recall@5", "recall@10", "fcr@5")},
-                                               "old_run": old["config_hash"] if old else None,
-                                               "old_recall@5": float(old["recall@5"]) if old else None})
-        md.append(f"| {key[0]} | {key[1]} | {r['hash']} | {100 * m['recall@2']:.1f} | {100 * m['recall@5']:.1f} | "
-                  f"{100 * m['recall@10']:.1f} | {100 * m['fcr@5']:.1f} | {old_cells} |")
+        old_cells = (
+            (
+                f"{old['config_hash']} | {100 * float(old['recall@5']):.1f} | "
+                f"{100 * (m['recall@5'] - float(old['recall@5'])):+.1f}"
+            )
+            if old
+            else "- | - | -"
+        )
+        result.setdefault("sweep", []).append(
+            {
+                "decay": key[0],
+                "depth": key[1],
+                "run": r["hash"],
+                **{k: m.get(k) for k in ("recall@2", "recall@5", "recall@10", "fcr@5")},
+                "old_run": old["config_hash"] if old else None,
+                "old_recall@5": float(old["recall@5"]) if old else None,
+            }
+        )
+        md.append(
+            f"| {key[0]} | {key[1]} | {r['hash']} | {100 * m['recall@2']:.1f} | {100 * m['recall@5']:.1f} | "
+            f"{100 * m['recall@10']:.1f} | {100 * m['fcr@5']:.1f} | {old_cells} |"
+        )
     Path(args.out + ".md").write_text("\n".join(md) + "\n")
     Path(args.out + ".json").write_text(json.dumps(result, indent=1, default=str) + "\n")
     print("\n".join(md))

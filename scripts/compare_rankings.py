@@ -30,14 +30,23 @@ def key(run: Path) -> tuple:
     c = yaml.safe_load(open(run / "config.yaml"))
     params = {k: v for k, v in (c.get("retriever") or {}).items() if k != "name"}
     name, params = current_name(run.parent.name, params)
-    return (run.parent.parent.name, name, (c.get("graph") or {}).get("extractor"),
-            json.dumps(params, sort_keys=True, default=str),
-            (c.get("dataset") or {}).get("limit"), (c.get("reader") or {}).get("name"))
+    return (
+        run.parent.parent.name,
+        name,
+        (c.get("graph") or {}).get("extractor"),
+        json.dumps(params, sort_keys=True, default=str),
+        (c.get("dataset") or {}).get("limit"),
+        (c.get("reader") or {}).get("name"),
+    )
 
 
 def complete(root: Path, datasets: list[str]) -> list[Path]:
-    return sorted(m.parent for ds in datasets for m in root.glob(f"{ds}/*/*/metrics.json")
-                  if not m.parent.name.startswith("."))
+    return sorted(
+        m.parent
+        for ds in datasets
+        for m in root.glob(f"{ds}/*/*/metrics.json")
+        if not m.parent.name.startswith(".")
+    )
 
 
 def main(old_root: str, new_root: str, *datasets: str) -> int:
@@ -52,7 +61,9 @@ def main(old_root: str, new_root: str, *datasets: str) -> int:
         a, b = rows(old[k]), rows(d)
         n = sum(a[q] == b.get(q) for q in a)
         runs, same, total = runs + 1, same + n, total + len(a)
-        print(f"{k[0]:16s} {k[1]:28s} {k[2] or '-':7s} {old[k].name} -> {d.name}: {n}/{len(a)} identical")
+        print(
+            f"{k[0]:16s} {k[1]:28s} {k[2] or '-':7s} {old[k].name} -> {d.name}: {n}/{len(a)} identical"
+        )
     print(f"{runs} runs, {same}/{total} questions with the same ranking and answer")
     return 0 if same == total else 1
 

@@ -24,9 +24,12 @@ except ImportError:  # a checkout before the run/assembly split (hopbench.run he
     from hopbench.run import CONFIG_DIR, build_retriever, semantic_config
 
 DATA_DIR = "/work/shared/datasets"
-EXTRA = {"spreading_activation": ["retriever.decay=0.3", "retriever.depth=2"],
-         "hipporag": ["retriever.damping=0.3", "retriever.filter=false"],
-         "flow_diffusion": ["retriever.alpha=2"], "catrag": ["retriever.ner=spacy", "retriever.n_seed=3"]}
+EXTRA = {
+    "spreading_activation": ["retriever.decay=0.3", "retriever.depth=2"],
+    "hipporag": ["retriever.damping=0.3", "retriever.filter=false"],
+    "flow_diffusion": ["retriever.alpha=2"],
+    "catrag": ["retriever.ner=spacy", "retriever.n_seed=3"],
+}
 
 
 def main(out_path: str) -> None:
@@ -40,15 +43,29 @@ def main(out_path: str) -> None:
                     for ov in [[]] + [[o] for o in EXTRA.get(name, [])]:
                         key = f"{name}|{graph}|{llm}|{' '.join(ov)}"
                         try:
-                            cfg = compose("config", overrides=[
-                                f"paths.data_dir={DATA_DIR}", "dataset=musique_sub", f"retriever={name}",
-                                f"graph={graph}", f"llm={llm}", *ov])
+                            cfg = compose(
+                                "config",
+                                overrides=[
+                                    f"paths.data_dir={DATA_DIR}",
+                                    "dataset=musique_sub",
+                                    f"retriever={name}",
+                                    f"graph={graph}",
+                                    f"llm={llm}",
+                                    *ov,
+                                ],
+                            )
                             rc = OmegaConf.to_container(cfg.retriever, resolve=True)
                             try:
                                 h = config_hash(semantic_config(cfg, dataset, build_retriever(cfg)))
-                            except Exception as e:  # e.g. catrag without an LLM: the message must match too
+                            except (
+                                Exception
+                            ) as e:  # e.g. catrag without an LLM: the message must match too
                                 h = f"build error: {type(e).__name__}: {e}"
-                            out[key] = {"hash": h, "retriever_cfg_hash": config_hash(rc), "retriever_cfg": rc}
+                            out[key] = {
+                                "hash": h,
+                                "retriever_cfg_hash": config_hash(rc),
+                                "retriever_cfg": rc,
+                            }
                         except Exception as e:
                             out[key] = {"hash": f"compose error {type(e).__name__}: {e}"}
     Path(out_path).write_text(json.dumps(out, indent=1, sort_keys=True))

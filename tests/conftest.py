@@ -88,8 +88,11 @@ def graphdb(graphdb_settings):
         yield db
         db.close()
         return
-    pytest.fail(f"{problem}\n(neo4j tests need a running server: scripts/neo4j-up.sh, or set "
-                "HOPBENCH_SKIP_NEO4J=1 to skip them)", pytrace=False)
+    pytest.fail(
+        f"{problem}\n(neo4j tests need a running server: scripts/neo4j-up.sh, or set "
+        "HOPBENCH_SKIP_NEO4J=1 to skip them)",
+        pytrace=False,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -97,8 +100,12 @@ def musique_sub(data_dir):
     """The 3-question, 18-passage MuSiQue sub-corpus: real data, small enough for every suite."""
     from hopbench.data import load_dataset
 
-    return load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
-                        data_dir / "musique/musique_sub_corpus.json")
+    return load_dataset(
+        "musique_sub",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -114,8 +121,12 @@ def musique_dataset(data_dir):
     """HippoRAG's 100-question MuSiQue subset over its 1,890 passages."""
     from hopbench.data import load_dataset
 
-    return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",
-                        data_dir / "musique/musique_train_corpus.json")
+    return load_dataset(
+        "musique",
+        "musique",
+        data_dir / "musique/musique_train.json",
+        data_dir / "musique/musique_train_corpus.json",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -137,6 +148,7 @@ class InFlight:
 
     def wrap(self, fn, delay: float = 0.0):
         """fn, counted while it runs; `delay` seconds of sleep first stand in for a server's latency."""
+
         def counted(*args, **kwargs):
             with self._lock:
                 self.running += 1
@@ -147,6 +159,7 @@ class InFlight:
             finally:
                 with self._lock:
                     self.running -= 1
+
         return counted
 
 
@@ -166,8 +179,14 @@ def scripted_http_llm():
 
     def make(steps, identity: str = "scripted"):
         srv = ScriptedServer(steps)
-        llm = LLMClient(base_url=srv.base_url, model="scripted", identity=identity, cache=None,
-                        transient_retries=1, backoff_s=0.001)
+        llm = LLMClient(
+            base_url=srv.base_url,
+            model="scripted",
+            identity=identity,
+            cache=None,
+            transient_retries=1,
+            backoff_s=0.001,
+        )
         made.append((srv, llm))
         return srv, llm
 

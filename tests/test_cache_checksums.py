@@ -21,7 +21,7 @@ def _flip(path, at: float = 0.5, n: int = 8) -> None:
     """Overwrite n bytes in the middle of a file with their complement (same length)."""
     data = bytearray(path.read_bytes())
     i = int(len(data) * at)
-    data[i:i + n] = bytes(255 - b for b in data[i:i + n])
+    data[i : i + n] = bytes(255 - b for b in data[i : i + n])
     path.write_bytes(bytes(data))
 
 
@@ -58,11 +58,16 @@ def graph_copy(musique_kg, tmp_path):
     return save_graph(musique_kg, tmp_path / "graph")
 
 
-@pytest.mark.parametrize("name, damage", [
-    ("arrays.npz", "overwritten"), ("arrays.npz", "truncated"),
-    ("entities.parquet", "overwritten"), ("facts.parquet", "overwritten"),
-    ("passages.parquet", "truncated"),
-])
+@pytest.mark.parametrize(
+    "name, damage",
+    [
+        ("arrays.npz", "overwritten"),
+        ("arrays.npz", "truncated"),
+        ("entities.parquet", "overwritten"),
+        ("facts.parquet", "overwritten"),
+        ("passages.parquet", "truncated"),
+    ],
+)
 def test_a_damaged_graph_file_is_refused_naming_it(graph_copy, name, damage):
     from hopbench.kg.store import load_graph
 
@@ -116,7 +121,9 @@ def test_an_llm_row_whose_text_changed_is_a_miss_and_is_deleted(tmp_path):
     cache = ResponseCache(tmp_path / "responses.sqlite")
     _row(cache, "k1", '{"answer": "Shakespeare"}')
     _row(cache, "k2", '{"answer": "Paris"}')
-    cache._conn.execute("UPDATE responses SET response_text = ? WHERE key = 'k1'", ('{"answer": "Marlowe"}',))
+    cache._conn.execute(
+        "UPDATE responses SET response_text = ? WHERE key = 'k1'", ('{"answer": "Marlowe"}',)
+    )
     cache._conn.execute("UPDATE responses SET completion_tokens = 99 WHERE key = 'k2'")
     assert cache.get("k1") is None and cache.get("k2") is None
     assert len(cache) == 0
@@ -138,8 +145,12 @@ def test_a_client_asks_again_for_a_damaged_row(tmp_path):
 
     srv = ScriptedServer([reply("Shakespeare"), reply("Shakespeare")])
     try:
-        llm = LLMClient(base_url=srv.base_url, model="m", identity="i",
-                        cache=ResponseCache(tmp_path / "responses.sqlite"))
+        llm = LLMClient(
+            base_url=srv.base_url,
+            model="m",
+            identity="i",
+            cache=ResponseCache(tmp_path / "responses.sqlite"),
+        )
         msgs = [{"role": "user", "content": "Who wrote Hamlet?"}]
         assert llm.chat(msgs).text == "Shakespeare"
         llm.cache._conn.execute("UPDATE responses SET response_text = 'Marlowe'")
@@ -170,8 +181,6 @@ def test_a_damaged_sqlite_file_is_one_line_naming_it(tmp_path, damage):
     assert not isinstance(exc.value, sqlite3.Error)
 
 
-
-
 def test_a_digest_names_its_algorithm_and_either_is_read(tmp_path):
     """XXH3 when xxhash is installed, BLAKE2b otherwise: a file written with one is checked
     with the one its digest names."""
@@ -180,8 +189,11 @@ def test_a_digest_names_its_algorithm_and_either_is_read(tmp_path):
     arr = np.arange(12, dtype=np.float32).reshape(3, 4)
     path = tmp_path / "a.npy"
     checksum.save_npy(path, arr)
-    assert checksum.sidecar(path).read_text().startswith(
-        "xxh3_128:" if checksum.ALGORITHM == "xxh3_128" else tuple("0123456789abcdef"))
+    assert (
+        checksum.sidecar(path)
+        .read_text()
+        .startswith("xxh3_128:" if checksum.ALGORITHM == "xxh3_128" else tuple("0123456789abcdef"))
+    )
     checksum.sidecar(path).write_text(checksum.digest_bytes(path.read_bytes(), "blake2b") + "\n")
     assert np.array_equal(checksum.load_npy(path), arr)
     _flip(path, at=0.9, n=2)

@@ -17,24 +17,51 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CITING = ["src", "configs", "README.md", "CONTRIBUTING.md", "docs"]
-TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".csv", ".txt", ".toml", ".cypher", ".json",
-                 ".cfg", ".ini", ".sh", ""}
+TEXT_SUFFIXES = {
+    ".py",
+    ".md",
+    ".yaml",
+    ".yml",
+    ".csv",
+    ".txt",
+    ".toml",
+    ".cypher",
+    ".json",
+    ".cfg",
+    ".ini",
+    ".sh",
+    "",
+}
 # a docs/ path relative to the repository root, not the tail of a longer path or URL
 DOC_PATH = re.compile(r"(?<![\w/.-])docs/[\w./-]*\.md")
 # a results path relative to the repository root; `*` and `{a,b}` as the pages write them
-RESULTS_PATH = re.compile(r"(?<![\w/.-])(?:benchmarks/results|results/reference)/[\w./*{},-]*[\w*}]")
+RESULTS_PATH = re.compile(
+    r"(?<![\w/.-])(?:benchmarks/results|results/reference)/[\w./*{},-]*[\w*}]"
+)
 # a markdown link's target, without its #anchor
 MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 OUTSIDE = ("methods" + ".md", "DESIGN" + ".md")
-SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "runs", "node_modules", ".pytest_cache",
-             ".ruff_cache", "target"}
+SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "runs",
+    "node_modules",
+    ".pytest_cache",
+    ".ruff_cache",
+    "target",
+}
 
 
 def _files_under(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
-    return [p for p in sorted(path.rglob("*"))
-            if p.is_file() and not SKIP_DIRS & set(p.relative_to(ROOT).parts)]
+    return [
+        p
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and not SKIP_DIRS & set(p.relative_to(ROOT).parts)
+    ]
 
 
 def _repository_files() -> list[Path]:
@@ -77,7 +104,9 @@ def test_the_scan_sees_the_docs():
 
 
 def test_every_cited_docs_page_exists():
-    missing = {p: sorted(where) for p, where in _cited_doc_paths().items() if not (ROOT / p).is_file()}
+    missing = {
+        p: sorted(where) for p, where in _cited_doc_paths().items() if not (ROOT / p).is_file()
+    }
     assert not missing, f"docs pages cited but not in the repository: {missing}"
 
 
@@ -90,7 +119,7 @@ def _expand(pattern: str) -> list[str]:
     m = re.search(r"\{([^}]*)\}", pattern)
     if not m:
         return [pattern]
-    return [pattern[:m.start()] + alt + pattern[m.end():] for alt in m.group(1).split(",")]
+    return [pattern[: m.start()] + alt + pattern[m.end() :] for alt in m.group(1).split(",")]
 
 
 def test_every_relative_link_of_a_docs_page_is_a_file_of_the_repository():
@@ -108,16 +137,22 @@ def test_every_relative_link_of_a_docs_page_is_a_file_of_the_repository():
 def test_the_findings_link_their_numbers():
     page = ROOT / "docs" / "findings.md"
     links = [t for t in MD_LINK.findall(page.read_text()) if "results/" in t]
-    assert len(links) >= 10, "docs/findings.md links each finding to the results file that holds its numbers"
+    assert len(links) >= 10, (
+        "docs/findings.md links each finding to the results file that holds its numbers"
+    )
 
 
 def test_every_results_file_a_docs_page_names_exists():
     missing = []
     for page in _docs_pages():
         for cited in RESULTS_PATH.findall(page.read_text()):
-            if not any(any(ROOT.glob(p)) if "*" in p else (ROOT / p).exists() for p in _expand(cited)):
+            if not any(
+                any(ROOT.glob(p)) if "*" in p else (ROOT / p).exists() for p in _expand(cited)
+            ):
                 missing.append(f"{page.relative_to(ROOT)}: {cited}")
-    assert not missing, "results files named in docs/ but not in the repository:\n" + "\n".join(missing)
+    assert not missing, "results files named in docs/ but not in the repository:\n" + "\n".join(
+        missing
+    )
 
 
 def test_nothing_cites_the_design_documents_outside_the_repository():
@@ -132,5 +167,7 @@ def test_nothing_cites_the_design_documents_outside_the_repository():
         for n, line in enumerate(text.splitlines(), 1):
             if any(name in line for name in OUTSIDE):
                 hits.append(f"{f.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
-    assert not hits, ("cite the page inside the repository (docs/architecture.md, "
-                      "docs/methods/<method>.md, docs/published.md) instead:\n" + "\n".join(hits))
+    assert not hits, (
+        "cite the page inside the repository (docs/architecture.md, "
+        "docs/methods/<method>.md, docs/published.md) instead:\n" + "\n".join(hits)
+    )

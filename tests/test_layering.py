@@ -49,7 +49,9 @@ def _hits(imported: set[str], targets: set[str]) -> set[str]:
 
 
 def test_the_walk_sees_the_package():
-    assert {"hopbench.run", "hopbench.cli", "hopbench.harness.runner", "hopbench.kg.stats"} <= set(MODULES)
+    assert {"hopbench.run", "hopbench.cli", "hopbench.harness.runner", "hopbench.kg.stats"} <= set(
+        MODULES
+    )
     assert "hopbench.harness.runner" in MODULES["hopbench.run"]
 
 
@@ -58,7 +60,9 @@ def test_no_module_imports_an_entry_point(module):
     assert not _hits(MODULES[module], ENTRY_POINTS), f"{module} imports an entry point"
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.split(".")[1:2] and m.split(".")[1] in LIBRARY))
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if m.split(".")[1:2] and m.split(".")[1] in LIBRARY)
+)
 def test_the_library_does_not_import_the_assembly(module):
     assert not _hits(MODULES[module], ASSEMBLY), f"{module} imports the run assembly"
 
@@ -95,7 +99,9 @@ def test_no_import_circle():
 def test_the_report_reads_what_runs_wrote_not_the_methods(module):
     """The report knows a method only through its runs' records (metrics.json's `graph` and
     `method`): it imports neither the retrievers nor the graph builder."""
-    assert not _hits(MODULES[module], {"hopbench.retrieve", "hopbench.kg"}), f"{module} imports a method"
+    assert not _hits(MODULES[module], {"hopbench.retrieve", "hopbench.kg"}), (
+        f"{module} imports a method"
+    )
 
 
 def test_every_module_is_in_its_tier_folder():

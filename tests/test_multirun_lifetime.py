@@ -39,14 +39,34 @@ def test_kill_9_of_a_parallel_multirun_ends_its_jobs(tmp_path, data_dir, cache_d
         return reply(json.dumps({"reasoning": "r", "answer": "x"}))
 
     srv = ScriptedServer(respond=respond)
-    cmd = [sys.executable, "-m", "hopbench.run", "-m", "hydra/launcher=local_parallel",
-           f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-           f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique",
-           "dataset.limit=12", "retriever=oracle", "reader=qa", "llm=server",
-           f"llm.base_url={srv.base_url}", f"llm.model=lifetime-{uuid.uuid4().hex[:8]}", "top_k=3,5"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hopbench.run",
+        "-m",
+        "hydra/launcher=local_parallel",
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+        "dataset=musique",
+        "dataset.limit=12",
+        "retriever=oracle",
+        "reader=qa",
+        "llm=server",
+        f"llm.base_url={srv.base_url}",
+        f"llm.model=lifetime-{uuid.uuid4().hex[:8]}",
+        "top_k=3,5",
+    ]
     workers: list[int] = []
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=child_env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=tmp_path,
+        env=child_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 900
         while len(srv.requests) < 2 and proc.poll() is None and time.monotonic() < deadline:
@@ -61,7 +81,7 @@ def test_kill_9_of_a_parallel_multirun_ends_its_jobs(tmp_path, data_dir, cache_d
         asked = len(srv.requests)
         time.sleep(3)
         assert left == [], f"job processes still running after the multirun was killed: {left}"
-        assert len(srv.requests) - asked <= 2   # nobody is asking the server any more
+        assert len(srv.requests) - asked <= 2  # nobody is asking the server any more
     finally:
         for pid in _alive(workers) + _alive([proc.pid]):
             try:

@@ -45,14 +45,28 @@ def test_four_parallel_jobs_share_one_graph_build_and_one_cache(tmp_path, data_d
 
     srv = ScriptedServer(respond=respond)
     runs, cache = tmp_path / "runs", tmp_path / "cache"
-    cmd = [sys.executable, "-m", "hopbench.run", "-m", "hydra/launcher=local_parallel",
-           f"paths.data_dir={data_dir}", f"runs_dir={runs}", f"paths.cache_dir={cache}",
-           "progress=false", "dataset=musique_sub", f"retriever={','.join(RETRIEVERS)}",
-           "reader=qa", "llm=server", f"llm.base_url={srv.base_url}", "llm.model=scripted",
-           "hydra.job_logging.root.level=INFO"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hopbench.run",
+        "-m",
+        "hydra/launcher=local_parallel",
+        f"paths.data_dir={data_dir}",
+        f"runs_dir={runs}",
+        f"paths.cache_dir={cache}",
+        "progress=false",
+        "dataset=musique_sub",
+        f"retriever={','.join(RETRIEVERS)}",
+        "reader=qa",
+        "llm=server",
+        f"llm.base_url={srv.base_url}",
+        "llm.model=scripted",
+        "hydra.job_logging.root.level=INFO",
+    ]
     try:
-        res = subprocess.run(cmd, cwd=tmp_path, env=child_env,
-                             capture_output=True, text=True, timeout=900)
+        res = subprocess.run(
+            cmd, cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=900
+        )
     finally:
         srv.close()
     assert res.returncode == 0, res.stderr[-3000:]

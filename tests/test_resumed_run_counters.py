@@ -22,18 +22,32 @@ def test_a_resumed_run_counts_the_llm_calls_of_every_row(tmp_path, data_dir, mus
         retry = body["messages"][-1]["content"].startswith("That reply does not match")
         question = body["messages"][-3 if retry else -1]["content"].rsplit("Question: ", 1)[1]
         if question == last and not state["up"]:
-            return error(401, "key revoked")   # fatal: the first process stops after two rows
+            return error(401, "key revoked")  # fatal: the first process stops after two rows
         # the first attempt of every question is off-schema: one format retry each
         if not retry:
             return reply('{"reasoning": "r"}', prompt_tokens=90, completion_tokens=9)
-        return reply(json.dumps({"reasoning": "r", "answer": gold[question]}), prompt_tokens=100,
-                     completion_tokens=10)
+        return reply(
+            json.dumps({"reasoning": "r", "answer": gold[question]}),
+            prompt_tokens=100,
+            completion_tokens=10,
+        )
 
     srv = ScriptedServer(respond=respond)
-    cfg = load_config([f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-                       f"paths.cache_dir={tmp_path / 'cache'}", "progress=false", "dataset=musique_sub",
-                       "retriever=oracle", "reader=qa", "llm=server", f"llm.base_url={srv.base_url}",
-                       "llm.model=scripted", "concurrency=1"])
+    cfg = load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={tmp_path / 'cache'}",
+            "progress=false",
+            "dataset=musique_sub",
+            "retriever=oracle",
+            "reader=qa",
+            "llm=server",
+            f"llm.base_url={srv.base_url}",
+            "llm.model=scripted",
+            "concurrency=1",
+        ]
+    )
     try:
         with pytest.raises(HopbenchError, match="refused the API key"):
             execute(cfg)

@@ -8,15 +8,35 @@ from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 from hopbench.retrieve.dense import DenseRetriever
 
-REQUIRED = ["n_questions", "n_retrieval_scored", "recall@1", "recall@2", "recall@5", "recall@10",
-            "fcr@2", "fcr@5", "fcr@10", "em", "f1", "jsr@5", "latency_ms_mean", "latency_ms_p50",
-            "latency_ms_p95"]
+REQUIRED = [
+    "n_questions",
+    "n_retrieval_scored",
+    "recall@1",
+    "recall@2",
+    "recall@5",
+    "recall@10",
+    "fcr@2",
+    "fcr@5",
+    "fcr@10",
+    "em",
+    "f1",
+    "jsr@5",
+    "latency_ms_mean",
+    "latency_ms_p50",
+    "latency_ms_p95",
+]
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):
-    return load_config([
-        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-        f"paths.cache_dir={cache_dir}", "progress=false", *overrides])
+    return load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+            *overrides,
+        ]
+    )
 
 
 def _run_dir(tmp_path):
@@ -43,7 +63,15 @@ def test_run_writes_config_predictions_and_metrics(tmp_path, data_dir, cache_dir
     assert [r["id"] for r in rows] == ["2hop__150763_14904", rows[1]["id"], rows[2]["id"]]
     for r in rows:
         assert len(r["ranked_passage_ids"]) == 10 and len(r["scores"]) == 10
-        assert set(r) >= {"question", "gold_answers", "gold_passage_ids", "answer", "metrics", "latency_ms", "trace"}
+        assert set(r) >= {
+            "question",
+            "gold_answers",
+            "gold_passage_ids",
+            "answer",
+            "metrics",
+            "latency_ms",
+            "trace",
+        }
     # 18 passages, recall@10 of a real dense retriever is between chance and perfect; check it is recomputable
     assert on_disk["recall@10"] == pytest.approx(sum(r["metrics"]["recall@10"] for r in rows) / 3)
 
@@ -63,7 +91,9 @@ def test_complete_run_is_skipped(tmp_path, data_dir, cache_dir, monkeypatch):
 
 def test_killed_run_resumes_from_predictions(tmp_path, data_dir, cache_dir, monkeypatch):
     cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique", "dataset.limit=6")
-    reference = execute(_cfg(tmp_path / "ref", data_dir, cache_dir, "dataset=musique", "dataset.limit=6"))
+    reference = execute(
+        _cfg(tmp_path / "ref", data_dir, cache_dir, "dataset=musique", "dataset.limit=6")
+    )
 
     calls = []
     real = DenseRetriever.retrieve
@@ -115,22 +145,45 @@ def test_config_hash_ignores_paths_but_not_settings(tmp_path, data_dir, cache_di
 def test_bad_dataset_path_is_a_clear_error(tmp_path, data_dir, cache_dir):
     from hopbench.core.errors import DataError
 
-    cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "dataset.questions_path=/nope/q.json")
-    with pytest.raises(DataError, match="/nope/q.json: file not found; benchmark files are read from "
-                                         "paths.data_dir .*HOPBENCH_DATA_DIR"):
+    cfg = _cfg(
+        tmp_path, data_dir, cache_dir, "dataset=musique_sub", "dataset.questions_path=/nope/q.json"
+    )
+    with pytest.raises(
+        DataError,
+        match="/nope/q.json: file not found; benchmark files are read from "
+        "paths.data_dir .*HOPBENCH_DATA_DIR",
+    ):
         execute(cfg)
 
 
 def test_cost_summary_averages_llm_cost_over_all_rows():
     from hopbench.evaluate.costs import cost_summary
 
-    rows = [{"trace": {"llm_cost": {"llm_calls": 3, "llm_cache_hits": 1, "llm_prompt_tokens": 100,
-                                    "llm_completion_tokens": 20, "llm_seconds": 4.0,
-                                    "llm_cached_seconds": 2.0}},
-             "reader_trace": {"llm_cost": {"llm_calls": 1, "llm_cache_hits": 0, "llm_prompt_tokens": 50,
-                                           "llm_completion_tokens": 5, "llm_seconds": 1.0,
-                                           "llm_cached_seconds": 0.0}}},
-            {"trace": {}}]  # a dense-fallback row with no LLM call still counts as a question
+    rows = [
+        {
+            "trace": {
+                "llm_cost": {
+                    "llm_calls": 3,
+                    "llm_cache_hits": 1,
+                    "llm_prompt_tokens": 100,
+                    "llm_completion_tokens": 20,
+                    "llm_seconds": 4.0,
+                    "llm_cached_seconds": 2.0,
+                }
+            },
+            "reader_trace": {
+                "llm_cost": {
+                    "llm_calls": 1,
+                    "llm_cache_hits": 0,
+                    "llm_prompt_tokens": 50,
+                    "llm_completion_tokens": 5,
+                    "llm_seconds": 1.0,
+                    "llm_cached_seconds": 0.0,
+                }
+            },
+        },
+        {"trace": {}},
+    ]  # a dense-fallback row with no LLM call still counts as a question
     s = cost_summary(rows)
     assert s["retrieval_llm_calls_per_question"] == 1.5
     assert s["retrieval_llm_tokens_per_question"] == 60
@@ -139,16 +192,32 @@ def test_cost_summary_averages_llm_cost_over_all_rows():
     assert cost_summary([{"trace": {}}]) == {}
 
 
-def test_a_graph_construction_against_the_retrievers_is_refused_before_anything_is_built(tmp_path, data_dir,
-                                                                                         cache_dir):
+def test_a_graph_construction_against_the_retrievers_is_refused_before_anything_is_built(
+    tmp_path, data_dir, cache_dir
+):
     from hopbench.core.errors import HopbenchError
 
-    cfg = _cfg(tmp_path, data_dir, cache_dir, "dataset=musique_sub", "retriever=hipporag",
-               "retriever.filter=false", "graph.construction=hopbench")
+    cfg = _cfg(
+        tmp_path,
+        data_dir,
+        cache_dir,
+        "dataset=musique_sub",
+        "retriever=hipporag",
+        "retriever.filter=false",
+        "graph.construction=hopbench",
+    )
     with pytest.raises(HopbenchError, match="graph.construction=hopbench was set.*hipporag_hb"):
         execute(cfg)
     assert not (tmp_path / "runs").exists()
     # by default the graph follows the retriever, and other retrievers keep hopbench's construction
-    assert _cfg(tmp_path, data_dir, cache_dir, "retriever=hipporag").graph.construction == "hipporag2"
-    assert _cfg(tmp_path, data_dir, cache_dir, "retriever=hipporag_hb").graph.construction == "hopbench"
-    assert _cfg(tmp_path, data_dir, cache_dir, "retriever=spreading_activation").graph.construction == "hopbench"
+    assert (
+        _cfg(tmp_path, data_dir, cache_dir, "retriever=hipporag").graph.construction == "hipporag2"
+    )
+    assert (
+        _cfg(tmp_path, data_dir, cache_dir, "retriever=hipporag_hb").graph.construction
+        == "hopbench"
+    )
+    assert (
+        _cfg(tmp_path, data_dir, cache_dir, "retriever=spreading_activation").graph.construction
+        == "hopbench"
+    )

@@ -45,9 +45,15 @@ def _free_port() -> int:
 
 
 def _overrides(tmp_path, data_dir, *extra) -> list[str]:
-    return [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={tmp_path / 'cache'}", "progress=false", "dataset=musique_sub",
-            "retriever=dense", *extra]
+    return [
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={tmp_path / 'cache'}",
+        "progress=false",
+        "dataset=musique_sub",
+        "retriever=dense",
+        *extra,
+    ]
 
 
 def _server(url: str, model: str = "sentence-transformers/all-MiniLM-L6-v2", *extra) -> list[str]:
@@ -67,11 +73,21 @@ def test_run_hash_and_graph_key_are_the_models(tmp_path, data_dir):
     assert server != minilm
     assert _hash(base + _server(url, "BAAI/bge-base-en-v1.5")) != server
     assert _hash(base + _server(url, "nvidia/NV-Embed-v2")) != _hash(
-        base + _server(url, "nvidia/NV-Embed-v2", "embedding.query_instruction=null"))
+        base + _server(url, "nvidia/NV-Embed-v2", "embedding.query_instruction=null")
+    )
     # how requests are sent is not what they compute
-    assert _hash(base + _server(url, "m", "embedding.batch_size=8", "embedding.concurrency=16",
-                                "embedding.timeout=5", f"embedding.api_key_env={KEY_ENV}",
-                                "embedding.dim=384")) == _hash(base + _server(url, "m"))
+    assert _hash(
+        base
+        + _server(
+            url,
+            "m",
+            "embedding.batch_size=8",
+            "embedding.concurrency=16",
+            "embedding.timeout=5",
+            f"embedding.api_key_env={KEY_ENV}",
+            "embedding.dim=384",
+        )
+    ) == _hash(base + _server(url, "m"))
     # the resolved instruction is what the run's config holds (and hashes)
     cfg = load_config(base + _server(url, "nvidia/NV-Embed-v2"))
     sem = semantic_config(cfg, build_dataset(cfg), build_retriever(cfg))
@@ -82,7 +98,9 @@ def test_run_hash_and_graph_key_are_the_models(tmp_path, data_dir):
     for name, extra in (("minilm", []), ("server", _server(url))):
         cfg = load_config(base + extra + ["retriever=hipporag_hb"])
         s = resolve_settings(cfg.graph)
-        keys[name] = cache_keys(list(build_dataset(cfg).corpus), s, make_extractor(s), build_encoder(cfg))
+        keys[name] = cache_keys(
+            list(build_dataset(cfg).corpus), s, make_extractor(s), build_encoder(cfg)
+        )
     assert keys["minilm"][0] == keys["server"][0]  # the same extraction
     assert keys["minilm"][1] != keys["server"][1]  # another graph
     assert keys["server"][2]["embedding"] == f"server:{url}:sentence-transformers/all-MiniLM-L6-v2"
@@ -90,35 +108,54 @@ def test_run_hash_and_graph_key_are_the_models(tmp_path, data_dir):
 
 def test_settings_fail_before_anything_is_written(tmp_path, data_dir, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
-    for extra, message in ((_server("http://127.0.0.1:1/v1", "m", f"embedding.api_key_env={KEY_ENV}"),
-                            f"{KEY_ENV}, which is not set"),
-                           (["embedding=server", "embedding.model=m"], "needs embedding.base_url"),
-                           (_server("http://u:secret@127.0.0.1:1/v1"), "holds credentials")):
+    for extra, message in (
+        (
+            _server("http://127.0.0.1:1/v1", "m", f"embedding.api_key_env={KEY_ENV}"),
+            f"{KEY_ENV}, which is not set",
+        ),
+        (["embedding=server", "embedding.model=m"], "needs embedding.base_url"),
+        (_server("http://u:secret@127.0.0.1:1/v1"), "holds credentials"),
+    ):
         with pytest.raises(HopbenchError, match=message):
             execute(load_config(_overrides(tmp_path, data_dir, *extra)))
     assert not (tmp_path / "runs").exists()
 
 
 def _cli(overrides: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hopbench.run", *overrides], capture_output=True,
-                          text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "hopbench.run", *overrides],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("failure", ["unreachable", "refused key", "wrong dimension", "5xx"])
-def test_server_failure_exits_2_and_records_nothing(failure, server_factory, tmp_path, data_dir, child_env):
+def test_server_failure_exits_2_and_records_nothing(
+    failure, server_factory, tmp_path, data_dir, child_env
+):
     if failure == "unreachable":
         url, extra, expected = f"http://127.0.0.1:{_free_port()}/v1", [], "is not reachable"
     elif failure == "refused key":
-        url, extra, expected = (server_factory(api_key="right").base_url, [f"embedding.api_key_env={KEY_ENV}"],
-                                f"refused the API key (HTTP 401): put a valid key in the environment "
-                                f"variable {KEY_ENV}")
+        url, extra, expected = (
+            server_factory(api_key="right").base_url,
+            [f"embedding.api_key_env={KEY_ENV}"],
+            f"refused the API key (HTTP 401): put a valid key in the environment "
+            f"variable {KEY_ENV}",
+        )
     elif failure == "wrong dimension":
-        url, extra, expected = (server_factory(reshape=lambda n, v: v[:, :100]).base_url, ["embedding.dim=384"],
-                                "have 100 dimensions, expected 384")
+        url, extra, expected = (
+            server_factory(reshape=lambda n, v: v[:, :100]).base_url,
+            ["embedding.dim=384"],
+            "have 100 dimensions, expected 384",
+        )
     else:
-        url, extra, expected = (server_factory(steps=[(500, b'{"error": "CUDA out of memory"}')] * 2).base_url,
-                                ["embedding.transient_retries=1", "embedding.backoff_s=0.01"],
-                                "kept answering HTTP 500 after 2 attempt(s)")
+        url, extra, expected = (
+            server_factory(steps=[(500, b'{"error": "CUDA out of memory"}')] * 2).base_url,
+            ["embedding.transient_retries=1", "embedding.backoff_s=0.01"],
+            "kept answering HTTP 500 after 2 attempt(s)",
+        )
     env = {**child_env, KEY_ENV: "wrong"}
     proc = _cli(_overrides(tmp_path, data_dir, *_server(url), *extra), env)
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -133,7 +170,9 @@ def test_server_run_ranks_as_the_local_encoder(server_factory, tmp_path, data_di
     """A run on the server's MiniLM vectors ranks every question as the local encoder does,
     with the key from the environment only; after a failed launch, the relaunch completes."""
     server = server_factory(api_key="sk-embed-test")
-    overrides = _overrides(tmp_path, data_dir, *_server(server.base_url), f"embedding.api_key_env={KEY_ENV}")
+    overrides = _overrides(
+        tmp_path, data_dir, *_server(server.base_url), f"embedding.api_key_env={KEY_ENV}"
+    )
     monkeypatch.setenv(KEY_ENV, "wrong")
     with pytest.raises(HopbenchError, match="refused the API key"):
         execute(load_config(overrides))
@@ -149,5 +188,7 @@ def test_server_run_ranks_as_the_local_encoder(server_factory, tmp_path, data_di
 
     assert ranked(served["config_hash"]) == ranked(local["config_hash"])
     assert served["recall@5"] == local["recall@5"]
-    config = next((tmp_path / "runs").glob(f"musique_sub/dense/{served['config_hash']}/config.yaml")).read_text()
+    config = next(
+        (tmp_path / "runs").glob(f"musique_sub/dense/{served['config_hash']}/config.yaml")
+    ).read_text()
     assert "sk-embed-test" not in config and KEY_ENV in config

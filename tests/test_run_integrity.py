@@ -19,8 +19,14 @@ from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 
 def _overrides(tmp_path, data_dir, cache_dir, *extra):
-    return [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *extra]
+    return [
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+        "dataset=musique_sub",
+        *extra,
+    ]
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *extra):
@@ -36,21 +42,39 @@ def _lines(store: RunStore) -> list[dict]:
     return [json.loads(line) for line in store.predictions_path.read_text().splitlines()]
 
 
-def test_two_identical_launches_compute_each_question_once(tmp_path, data_dir, cache_dir, child_env):
+def test_two_identical_launches_compute_each_question_once(
+    tmp_path, data_dir, cache_dir, child_env
+):
     """Both launches wait on a run the test holds, then race: one computes, the other skips."""
     cfg = _cfg(tmp_path, data_dir, cache_dir)
     store = _store(cfg)
-    cmd = [sys.executable, "-m", "hopbench.run", *_overrides(tmp_path, data_dir, cache_dir),
-           "hydra.job_logging.root.level=INFO"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hopbench.run",
+        *_overrides(tmp_path, data_dir, cache_dir),
+        "hydra.job_logging.root.level=INFO",
+    ]
     with store.lock():
-        procs = [subprocess.Popen(cmd, cwd=tmp_path, env=child_env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                cmd,
+                cwd=tmp_path,
+                env=child_env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for _ in range(2)
+        ]
         deadline = time.monotonic() + 240
         waits = 0
         while waits < 2 and time.monotonic() < deadline and all(p.poll() is None for p in procs):
             time.sleep(0.5)  # Hydra's job log of each launch says when it starts to wait
-            waits = sum(f.read_text().count("is being computed by")
-                        for f in (tmp_path / "runs" / ".hydra").glob("**/*.log"))
+            waits = sum(
+                f.read_text().count("is being computed by")
+                for f in (tmp_path / "runs" / ".hydra").glob("**/*.log")
+            )
         assert waits == 2, [p.poll() for p in procs]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
@@ -69,8 +93,14 @@ def test_failed_force_rerun_keeps_the_finished_run(tmp_path, data_dir, cache_dir
         return reply(json.dumps({"reasoning": "r", "answer": gold[question]}))
 
     srv = ScriptedServer(respond=respond)
-    llm = ["retriever=oracle", "reader=qa", "llm=server", f"llm.base_url={srv.base_url}",
-           "llm.model=scripted", "llm.transient_retries=0"]
+    llm = [
+        "retriever=oracle",
+        "reader=qa",
+        "llm=server",
+        f"llm.base_url={srv.base_url}",
+        "llm.model=scripted",
+        "llm.transient_retries=0",
+    ]
     try:
         first = execute(_cfg(tmp_path, data_dir, tmp_path / "cache", *llm))
     finally:
@@ -89,10 +119,16 @@ def test_force_rerun_replaces_the_run_when_complete(tmp_path, data_dir, cache_di
     first = execute(cfg)
     store = _store(cfg)
     again = execute(_cfg(tmp_path, data_dir, cache_dir, "force=true"))
-    assert again["finished_at"] >= first["finished_at"] and again["wall_seconds"] != first["wall_seconds"]
+    assert (
+        again["finished_at"] >= first["finished_at"]
+        and again["wall_seconds"] != first["wall_seconds"]
+    )
     assert json.loads(store.metrics_path.read_text())["wall_seconds"] == again["wall_seconds"]
     assert len(_lines(store)) == 3
-    assert sorted(p.name for p in store.dir.parent.iterdir()) == [f".{store.dir.name}.lock", store.dir.name]
+    assert sorted(p.name for p in store.dir.parent.iterdir()) == [
+        f".{store.dir.name}.lock",
+        store.dir.name,
+    ]
 
 
 def test_a_corrupt_row_in_the_middle_is_computed_again(tmp_path, data_dir, cache_dir):
@@ -111,29 +147,54 @@ def test_a_corrupt_row_in_the_middle_is_computed_again(tmp_path, data_dir, cache
         assert metrics[key] == reference[key]
 
 
-@pytest.mark.parametrize("override,message", [
-    ("top_k=0", "top_k must be a whole number >= 1"),
-    ("top_k=abc", "top_k must be a whole number >= 1"),
-    ("force=maybe", "force must be true or false"),
-])
-def test_bad_run_settings_fail_before_anything_is_written(tmp_path, data_dir, cache_dir, override, message):
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("top_k=0", "top_k must be a whole number >= 1"),
+        ("top_k=abc", "top_k must be a whole number >= 1"),
+        ("force=maybe", "force must be true or false"),
+    ],
+)
+def test_bad_run_settings_fail_before_anything_is_written(
+    tmp_path, data_dir, cache_dir, override, message
+):
     with pytest.raises(HopbenchError, match=message):
         execute(_cfg(tmp_path, data_dir, cache_dir, override))
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("override,message", [
-    ("top_k=0", "top_k must be a whole number >= 1 (passages kept per question), got 0"),
-    ("retriever=spreading_activation retriever.decay=-1", "retriever.decay must be in (0, 1], got -1"),
-    ("retriever=catrag", "retriever.edge_weighting=true (catrag) needs an LLM: add llm=local (offline "
-                         "model), llm=openai or llm=server, or set retriever.edge_weighting=false"),
-])
-def test_bad_setting_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir, override, message,
-                                           child_env):
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("top_k=0", "top_k must be a whole number >= 1 (passages kept per question), got 0"),
+        (
+            "retriever=spreading_activation retriever.decay=-1",
+            "retriever.decay must be in (0, 1], got -1",
+        ),
+        (
+            "retriever=catrag",
+            "retriever.edge_weighting=true (catrag) needs an LLM: add llm=local (offline "
+            "model), llm=openai or llm=server, or set retriever.edge_weighting=false",
+        ),
+    ],
+)
+def test_bad_setting_is_one_line_and_exit_2(
+    tmp_path, data_dir, cache_dir, override, message, child_env
+):
     """Not Hydra's 'Error in call to target' traceback with exit 1: one hopbench line, exit 2."""
-    res = subprocess.run([sys.executable, "-m", "hopbench.run",
-                          *_overrides(tmp_path, data_dir, cache_dir, *override.split())],
-                         cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hopbench.run",
+            *_overrides(tmp_path, data_dir, cache_dir, *override.split()),
+        ],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 2
     errors = [line for line in res.stderr.splitlines() if line.startswith("hopbench: error:")]
     assert errors == [f"hopbench: error: {message}"], res.stderr
@@ -144,8 +205,15 @@ def test_bad_setting_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir, overr
 def test_no_secret_in_the_run_folder(tmp_path, data_dir, cache_dir, monkeypatch):
     monkeypatch.setenv("HOPBENCH_NEO4J_PASSWORD", "s3cret-Neo4j-pw")
     monkeypatch.setenv("MY_LLM_KEY", "sk-very-secret-key")
-    cfg = _cfg(tmp_path, data_dir, cache_dir, "llm=server", "llm.api_key_env=MY_LLM_KEY",
-               "llm.base_url=http://127.0.0.1:9/v1", "llm.model=x")
+    cfg = _cfg(
+        tmp_path,
+        data_dir,
+        cache_dir,
+        "llm=server",
+        "llm.api_key_env=MY_LLM_KEY",
+        "llm.base_url=http://127.0.0.1:9/v1",
+        "llm.model=x",
+    )
     execute(cfg)  # dense reads no LLM: the client is built but never called
     store = _store(cfg)
     for path in store.dir.iterdir():
@@ -165,6 +233,10 @@ def test_metrics_record_the_software_versions(tmp_path, data_dir, cache_dir):
     assert pkgs["faiss-cpu"] == faiss.__version__
     assert m["software"]["python"] == ".".join(map(str, sys.version_info[:3]))
     # versions describe the run; they do not change which run it is
-    assert "software" not in json.dumps(semantic_config(_cfg(tmp_path, data_dir, cache_dir),
-                                                        build_dataset(_cfg(tmp_path, data_dir, cache_dir)),
-                                                        build_retriever(_cfg(tmp_path, data_dir, cache_dir))))
+    assert "software" not in json.dumps(
+        semantic_config(
+            _cfg(tmp_path, data_dir, cache_dir),
+            build_dataset(_cfg(tmp_path, data_dir, cache_dir)),
+            build_retriever(_cfg(tmp_path, data_dir, cache_dir)),
+        )
+    )

@@ -32,12 +32,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _overrides(tmp_path, data_dir, cache_dir, base_url: str, retriever: str = "hipporag", *extra) -> list[str]:
+def _overrides(
+    tmp_path, data_dir, cache_dir, base_url: str, retriever: str = "hipporag", *extra
+) -> list[str]:
     # a fresh cache identity per test: the LLM cache lives in the shared test cache_dir
-    return [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub",
-            f"retriever={retriever}", "llm=server", f"llm.base_url={base_url}", "llm.model=x",
-            f"llm.identity=pytest-{uuid.uuid4().hex}", *extra]
+    return [
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+        "dataset=musique_sub",
+        f"retriever={retriever}",
+        "llm=server",
+        f"llm.base_url={base_url}",
+        "llm.model=x",
+        f"llm.identity=pytest-{uuid.uuid4().hex}",
+        *extra,
+    ]
 
 
 def _cfg(overrides: list[str]):
@@ -45,8 +56,13 @@ def _cfg(overrides: list[str]):
 
 
 def _cli(overrides: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hopbench.run", *overrides], capture_output=True,
-                          text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "hopbench.run", *overrides],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def _no_metrics(tmp_path) -> None:
@@ -69,9 +85,12 @@ def _question(body: dict) -> str:
 
 
 # ---- (a) nothing listening ------------------------------------------------------------------
-@pytest.mark.parametrize("retriever, extra", [("hipporag", ["retriever.filter=true"]), ("catrag", [])])
-def test_unreachable_server_exits_2_with_what_to_start(retriever, extra, tmp_path, data_dir, cache_dir,
-                                                       musique_kg, child_env):
+@pytest.mark.parametrize(
+    "retriever, extra", [("hipporag", ["retriever.filter=true"]), ("catrag", [])]
+)
+def test_unreachable_server_exits_2_with_what_to_start(
+    retriever, extra, tmp_path, data_dir, cache_dir, musique_kg, child_env
+):
     url = f"http://127.0.0.1:{_free_port()}/v1"
     proc = _cli(_overrides(tmp_path, data_dir, cache_dir, url, retriever, *extra), child_env)
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -84,21 +103,33 @@ def test_unreachable_server_exits_2_with_what_to_start(retriever, extra, tmp_pat
 
 
 # ---- (b) HTTP 500 after the retries -----------------------------------------------------------
-def test_server_errors_after_retries_abort_and_a_relaunch_computes_the_run(tmp_path, data_dir, cache_dir,
-                                                                          musique_kg):
+def test_server_errors_after_retries_abort_and_a_relaunch_computes_the_run(
+    tmp_path, data_dir, cache_dir, musique_kg
+):
     state = {"healthy": False}
-    srv = ScriptedServer(respond=lambda body: reply(GOOD_FILTER) if state["healthy"]
-                         else error(500, "model crashed"))
+    srv = ScriptedServer(
+        respond=lambda body: reply(GOOD_FILTER) if state["healthy"] else error(500, "model crashed")
+    )
     try:
-        overrides = _overrides(tmp_path, data_dir, cache_dir, srv.base_url, "hipporag",
-                               "retriever.filter=true", "llm.transient_retries=2", "llm.backoff_s=0.001")
+        overrides = _overrides(
+            tmp_path,
+            data_dir,
+            cache_dir,
+            srv.base_url,
+            "hipporag",
+            "retriever.filter=true",
+            "llm.transient_retries=2",
+            "llm.backoff_s=0.001",
+        )
         with pytest.raises(LLMServerError) as exc:
             execute(_cfg(overrides))
-        assert len(srv.requests) == 3                 # first question: 1 attempt + 2 retries, then stop
-        assert f"LLM server at {srv.base_url} kept failing (HTTP 500) after 3 attempt(s)" in str(exc.value)
+        assert len(srv.requests) == 3  # first question: 1 attempt + 2 retries, then stop
+        assert f"LLM server at {srv.base_url} kept failing (HTTP 500) after 3 attempt(s)" in str(
+            exc.value
+        )
         assert "server's log" in str(exc.value)
         _no_metrics(tmp_path)
-        state["healthy"] = True                       # the server is fixed: the run is not skipped
+        state["healthy"] = True  # the server is fixed: the run is not skipped
         m = execute(_cfg(overrides))
     finally:
         srv.close()
@@ -110,8 +141,16 @@ def test_server_errors_after_retries_abort_and_a_relaunch_computes_the_run(tmp_p
 def test_refused_key_aborts_without_retrying(tmp_path, data_dir, cache_dir, musique_kg):
     srv = ScriptedServer(respond=lambda body: error(401, "Incorrect API key provided"))
     try:
-        overrides = _overrides(tmp_path, data_dir, cache_dir, srv.base_url, "hipporag",
-                               "retriever.filter=true", "llm.transient_retries=3", "llm.backoff_s=0.001")
+        overrides = _overrides(
+            tmp_path,
+            data_dir,
+            cache_dir,
+            srv.base_url,
+            "hipporag",
+            "retriever.filter=true",
+            "llm.transient_retries=3",
+            "llm.backoff_s=0.001",
+        )
         with pytest.raises(LLMAuthError) as exc:
             execute(_cfg(overrides))
     finally:
@@ -123,40 +162,55 @@ def test_refused_key_aborts_without_retrying(tmp_path, data_dir, cache_dir, musi
 
 
 # ---- (d) HTTP 200 whose body is not JSON ------------------------------------------------------
-def test_non_json_200_is_counted_and_aborts_without_a_traceback(tmp_path, data_dir, cache_dir, musique_kg,
-                                                                child_env):
+def test_non_json_200_is_counted_and_aborts_without_a_traceback(
+    tmp_path, data_dir, cache_dir, musique_kg, child_env
+):
     srv = ScriptedServer(respond=lambda body: raw("<html>upstream is warming up</html>"))
     try:
-        proc = _cli(_overrides(tmp_path, data_dir, cache_dir, srv.base_url, "hipporag",
-                               "retriever.filter=true", "llm.transient_retries=1", "llm.backoff_s=0.001"),
-                    child_env)
+        proc = _cli(
+            _overrides(
+                tmp_path,
+                data_dir,
+                cache_dir,
+                srv.base_url,
+                "hipporag",
+                "retriever.filter=true",
+                "llm.transient_retries=1",
+                "llm.backoff_s=0.001",
+            ),
+            child_env,
+        )
     finally:
         srv.close()
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr + proc.stdout
     [line] = _error_lines(proc)
-    assert (f"LLM server at {srv.base_url} answered HTTP 200 with something that is not a chat "
-            f"completion, 2 time(s): the body is not JSON") in line
+    assert (
+        f"LLM server at {srv.base_url} answered HTTP 200 with something that is not a chat "
+        f"completion, 2 time(s): the body is not JSON"
+    ) in line
     assert "OpenAI-compatible /v1 endpoint" in line
     assert len(srv.requests) == 2
     _no_metrics(tmp_path)
 
 
 # ---- (e) + (f) a bad reply for one question; then a healthy server ----------------------------
-def test_bad_reply_falls_back_is_counted_and_is_not_replayed(tmp_path, data_dir, cache_dir, musique_kg,
-                                                            musique_sub):
+def test_bad_reply_falls_back_is_counted_and_is_not_replayed(
+    tmp_path, data_dir, cache_dir, musique_kg, musique_sub
+):
     bad_q = musique_sub.questions[1].text
     state = {"healthy": False}
 
     def respond(body):
         if _question(body) == bad_q and not state["healthy"]:
-            return reply('{"selected": "one and two"}')   # valid JSON, violates the schema
+            return reply('{"selected": "one and two"}')  # valid JSON, violates the schema
         return reply(GOOD_FILTER)
 
     srv = ScriptedServer(respond=respond)
     try:
-        overrides = _overrides(tmp_path, data_dir, cache_dir, srv.base_url, "hipporag",
-                               "retriever.filter=true")
+        overrides = _overrides(
+            tmp_path, data_dir, cache_dir, srv.base_url, "hipporag", "retriever.filter=true"
+        )
         m = execute(_cfg(overrides))
         rows = _rows(tmp_path)
         n_first = len(srv.requests)
@@ -167,7 +221,7 @@ def test_bad_reply_falls_back_is_counted_and_is_not_replayed(tmp_path, data_dir,
         srv.close()
 
     # (e) the run completes; the one bad question fell back, and says where and why
-    assert n_first == 2 + 3                           # two good questions, three attempts at the bad one
+    assert n_first == 2 + 3  # two good questions, three attempts at the bad one
     assert m["n_questions"] == 3 and m["n_fallback"] == 1
     assert m["fallback_rate"] == pytest.approx(1 / 3)
     assert m["fallback_steps"] == {"dense_fallback": 1, "fact_filter": 1}
@@ -182,7 +236,9 @@ def test_bad_reply_falls_back_is_counted_and_is_not_replayed(tmp_path, data_dir,
 
     # (f) the bad reply was not cached: the rerun asks for it again and gets the good one
     assert len(srv.requests) == n_first + 1
-    assert _question(srv.requests[-1]) == bad_q and len(srv.requests[-1]["messages"]) == 2  # not a retry
+    assert (
+        _question(srv.requests[-1]) == bad_q and len(srv.requests[-1]["messages"]) == 2
+    )  # not a retry
     assert m2["n_fallback"] == 0 and m2["fallback_steps"] == {}
     assert m2["llm_cache_hits"] == 2 and m2["llm_failures"] == 0
     assert all("fallback" not in r["trace"] for r in rows2)

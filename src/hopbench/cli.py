@@ -9,7 +9,8 @@
 
 An entry point, like `hopbench.run`: the subcommands that compose a run config (kg-stats,
 kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.harness.compose` and the library;
-`report` and `show` are the report package's own, `replies` the LLM package's. No module of the library imports this one.
+`report` and `show` are the report package's own, `replies` the LLM package's. No module of the
+library imports this one.
 """
 
 from __future__ import annotations
@@ -22,25 +23,49 @@ from hopbench.core.private import private_umask
 
 # subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
 SUBCOMMANDS = {
-    "report": ("hopbench.report.collect:cli", "collect complete runs into results/ (parquet, csv, markdown)"),
+    "report": (
+        "hopbench.report.collect:cli",
+        "collect complete runs into results/ (parquet, csv, markdown)",
+    ),
     "kg-stats": ("hopbench.cli:kg_stats", "statistics of the knowledge graph of a dataset"),
-    "kg-export": ("hopbench.cli:kg_export", "write a graph's extraction as a HippoRAG 2 OpenIE file"),
-    "paper": ("hopbench.harness.paper:cli", "the whole comparison grid: print its plan, run it within an LLM budget, "
-                                    "then the report (--plan-only, --help)"),
+    "kg-export": (
+        "hopbench.cli:kg_export",
+        "write a graph's extraction as a HippoRAG 2 OpenIE file",
+    ),
+    "paper": (
+        "hopbench.harness.paper:cli",
+        "the whole comparison grid: print its plan, run it within an LLM budget, "
+        "then the report (--plan-only, --help)",
+    ),
     "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
-    "replies": ("hopbench.llm.replies_cli:cli", "export the LLM replies runs used to a file, or import one "
-                                                "into the response cache"),
-    "migrate": ("hopbench.harness.run_migration:cli", "upgrade run folders and result tables written by older versions"),
-    "graphdb-check": ("hopbench.cli:graphdb_check", "check the configured Neo4j server and APOC, list hopbench graphs"),
+    "replies": (
+        "hopbench.llm.replies_cli:cli",
+        "export the LLM replies runs used to a file, or import one into the response cache",
+    ),
+    "migrate": (
+        "hopbench.harness.run_migration:cli",
+        "upgrade run folders and result tables written by older versions",
+    ),
+    "graphdb-check": (
+        "hopbench.cli:graphdb_check",
+        "check the configured Neo4j server and APOC, list hopbench graphs",
+    ),
     "graphdb-drop": ("hopbench.cli:graphdb_drop", "remove hopbench graphs from the Neo4j server"),
 }
 
 
 def _usage() -> str:
-    lines = ["usage: hopbench [run] [hydra overrides...]   run one configuration (or -m for a sweep)",
-             "       hopbench SUBCOMMAND [args...]", "", "subcommands:"]
+    lines = [
+        "usage: hopbench [run] [hydra overrides...]   run one configuration (or -m for a sweep)",
+        "       hopbench SUBCOMMAND [args...]",
+        "",
+        "subcommands:",
+    ]
     lines += [f"  {name:<10} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
-    lines += ["", "Run options: `hopbench --help` lists the config groups (dataset, retriever, ...)."]
+    lines += [
+        "",
+        "Run options: `hopbench --help` lists the config groups (dataset, retriever, ...).",
+    ]
     return "\n".join(lines)
 
 
@@ -98,8 +123,12 @@ def kg_stats(argv: list[str]) -> int:
     try:
         cfg = load_config(overrides)
         dataset = build_dataset(cfg)
-        llm = build_llm(cfg) if cfg.graph.get("extractor") == "llm" or \
-            cfg.graph.get("description", {}).get("source") == "llm" else None
+        llm = (
+            build_llm(cfg)
+            if cfg.graph.get("extractor") == "llm"
+            or cfg.graph.get("description", {}).get("source") == "llm"
+            else None
+        )
         kg = build_graph(cfg, dataset, build_encoder(cfg), llm)
     except _config_errors() as exc:
         print(f"hopbench kg-stats: error: {exc}", file=sys.stderr)
@@ -107,7 +136,11 @@ def kg_stats(argv: list[str]) -> int:
     s = stats.graph_stats(kg)
     s["dataset"] = dataset.name
     s["graph_key"] = kg.manifest.get("graph_key")
-    print(json.dumps(s, indent=2) if as_json else f"{dataset.name} graph {s['graph_key']}\n" + stats.format_stats(s))
+    print(
+        json.dumps(s, indent=2)
+        if as_json
+        else f"{dataset.name} graph {s['graph_key']}\n" + stats.format_stats(s)
+    )
     return 0
 
 
@@ -144,7 +177,10 @@ def kg_export(argv: list[str]) -> int:
         else:
             overrides.append(a)
     if not out:
-        print("hopbench kg-export: error: --out FILE is required\n\n" + KG_EXPORT_USAGE, file=sys.stderr)
+        print(
+            "hopbench kg-export: error: --out FILE is required\n\n" + KG_EXPORT_USAGE,
+            file=sys.stderr,
+        )
         return 2
     try:
         cfg = load_config(overrides)
@@ -166,11 +202,16 @@ def kg_export(argv: list[str]) -> int:
     failed = sum(records[p.id].status != "ok" for p in corpus)
     n_triples = sum(len(d["extracted_triples"]) for d in doc["docs"])
     n_ents = sum(len(d["extracted_entities"]) for d in doc["docs"])
-    print(f"wrote {out}: {len(doc['docs'])} passages of {dataset.name}, {n_triples} triples, "
-          f"{n_ents} entities (extractor {settings['extractor']})")
+    print(
+        f"wrote {out}: {len(doc['docs'])} passages of {dataset.name}, {n_triples} triples, "
+        f"{n_ents} entities (extractor {settings['extractor']})"
+    )
     if failed:
-        print(f"hopbench kg-export: {failed} passages whose extraction failed are written with no "
-              "entities or triples (the format has no failure status)", file=sys.stderr)
+        print(
+            f"hopbench kg-export: {failed} passages whose extraction failed are written with no "
+            "entities or triples (the format has no failure status)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -215,8 +256,11 @@ def graphdb_drop(argv: list[str]) -> int:
     flags = {w for w in words if w.startswith("--")}
     names = [w for w in words if not w.startswith("--")]
     if flags - {"--all", "--legacy"} or not (names or flags):
-        print("usage: hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb.uri=...]\n"
-              "(`hopbench graphdb-check` lists the namespaces)", file=sys.stderr)
+        print(
+            "usage: hopbench graphdb-drop NAMESPACE... | --all | --legacy [graphdb.uri=...]\n"
+            "(`hopbench graphdb-check` lists the namespaces)",
+            file=sys.stderr,
+        )
         return 2
     try:
         namespaces = [Namespace(n) for n in names]
@@ -232,8 +276,10 @@ def graphdb_drop(argv: list[str]) -> int:
                     missing += 1
             if "--legacy" in flags:
                 n = drop_legacy_graph(db)
-                print(f"dropped the legacy hopbench graph: {n['entities']:,} entities, "
-                      f"{n['passages']:,} passages")
+                print(
+                    f"dropped the legacy hopbench graph: {n['entities']:,} entities, "
+                    f"{n['passages']:,} passages"
+                )
     except HopbenchError as exc:
         print(f"hopbench: error: {exc}", file=sys.stderr)
         return 2

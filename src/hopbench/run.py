@@ -75,14 +75,23 @@ def _job(cfg: DictConfig) -> None:
         # a full disk, a quota, a read-only or failing file system: what and where, once
         where = f"{exc.filename}: " if exc.filename else ""
         log.error("%s%s", where, exc.strerror)
-        print(f"hopbench: error: {where}{exc.strerror} (nothing was marked complete; free space "
-              f"and run the same command to resume)", file=sys.stderr)
+        print(
+            f"hopbench: error: {where}{exc.strerror} (nothing was marked complete; free space "
+            f"and run the same command to resume)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     except KeyboardInterrupt:  # the runner said what was kept and how to resume
         print("hopbench: interrupted", file=sys.stderr)
         sys.exit(130)
-    print(" ".join(f"{k}={metrics.get(k):.4g}" if isinstance(metrics.get(k), float) else f"{k}={metrics.get(k)}"
-                   for k in summary_keys()))
+    print(
+        " ".join(
+            f"{k}={metrics.get(k):.4g}"
+            if isinstance(metrics.get(k), float)
+            else f"{k}={metrics.get(k)}"
+            for k in summary_keys()
+        )
+    )
 
 
 def entry() -> None:

@@ -42,8 +42,8 @@ def test_a_failure_finishes_the_running_items_and_starts_no_more():
     with pytest.raises(RuntimeError, match="first"):
         for value in completed(fn, range(1000), 2):
             got.append(value)
-    assert "slow" in got                      # running when the failure came: kept
-    assert len(started) <= 4                  # 2 x n queued at most: the rest never started
+    assert "slow" in got  # running when the failure came: kept
+    assert len(started) <= 4  # 2 x n queued at most: the rest never started
     assert set(got) <= set(started) - {1} | {"slow"}
 
 
@@ -86,8 +86,9 @@ def test_ctrl_c_keeps_the_running_items_and_starts_no_more(child_env):
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=30,
-                         env=child_env)
+    out = subprocess.run(
+        [sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=30, env=child_env
+    )
     assert "interrupted" in out.stdout, out.stderr
     assert "finishing the 3 worker(s) still running" in out.stderr
     started, got = out.stdout.split("interrupted ", 1)[1].strip().split("] [")

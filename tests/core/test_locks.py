@@ -35,7 +35,9 @@ def test_every_declared_dependency_is_pinned_within_its_range():
     for spec in declared:
         req = Requirement(spec)
         name = canonicalize_name(req.name)
-        assert name in pins, f"{req.name} is declared in pyproject.toml but not pinned in constraints.txt"
-        assert req.specifier.contains(pins[name], prereleases=True), \
+        assert name in pins, (
+            f"{req.name} is declared in pyproject.toml but not pinned in constraints.txt"
+        )
+        assert req.specifier.contains(pins[name], prereleases=True), (
             f"constraints.txt pins {req.name}=={pins[name]}, outside pyproject's '{req.specifier}'"
-
+        )

@@ -16,12 +16,24 @@ from hopbench.report.collect import cli as report_cli
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *extra):
-    return load_config([f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-                        f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *extra])
+    return load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+            "dataset=musique_sub",
+            *extra,
+        ]
+    )
 
 
 def _store(cfg) -> RunStore:
-    return RunStore(run_dir_for(cfg, config_hash(semantic_config(cfg, build_dataset(cfg), build_retriever(cfg)))))
+    return RunStore(
+        run_dir_for(
+            cfg, config_hash(semantic_config(cfg, build_dataset(cfg), build_retriever(cfg)))
+        )
+    )
 
 
 def test_read_metrics(tmp_path):
@@ -34,8 +46,9 @@ def test_read_metrics(tmp_path):
     assert read_metrics(p) == {"n_questions": 3}
 
 
-def test_an_empty_metrics_json_is_finished_again_from_the_rows(tmp_path, data_dir, cache_dir, monkeypatch,
-                                                                 caplog):
+def test_an_empty_metrics_json_is_finished_again_from_the_rows(
+    tmp_path, data_dir, cache_dir, monkeypatch, caplog
+):
     cfg = _cfg(tmp_path, data_dir, cache_dir)
     first = execute(cfg)
     store = _store(cfg)
@@ -53,19 +66,35 @@ def test_an_empty_metrics_json_is_finished_again_from_the_rows(tmp_path, data_di
         again = execute(_cfg(tmp_path, data_dir, cache_dir))
     assert "counts as incomplete" in caplog.text
     assert store.complete and store.predictions_path.read_bytes() == rows
-    assert {k: again[k] for k in ("recall@2", "recall@5", "n_questions")} == \
-        {k: first[k] for k in ("recall@2", "recall@5", "n_questions")}
+    assert {k: again[k] for k in ("recall@2", "recall@5", "n_questions")} == {
+        k: first[k] for k in ("recall@2", "recall@5", "n_questions")
+    }
     assert json.loads(store.metrics_path.read_text())["recall@5"] == first["recall@5"]
 
 
-def test_report_leaves_out_a_run_with_a_broken_metrics_json(tmp_path, data_dir, cache_dir, capsys, caplog):
-    good, broken = _cfg(tmp_path, data_dir, cache_dir), _cfg(tmp_path, data_dir, cache_dir, "top_k=5")
+def test_report_leaves_out_a_run_with_a_broken_metrics_json(
+    tmp_path, data_dir, cache_dir, capsys, caplog
+):
+    good, broken = (
+        _cfg(tmp_path, data_dir, cache_dir),
+        _cfg(tmp_path, data_dir, cache_dir, "top_k=5"),
+    )
     execute(good)
     execute(broken)
     _store(broken).metrics_path.write_text('{"recall@5": 0.')
     with caplog.at_level(logging.WARNING):
-        code = report_cli(["--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results"),
-                           "--no-figures", "--no-reference", "--resamples", "200"])
+        code = report_cli(
+            [
+                "--runs-dir",
+                str(tmp_path / "runs"),
+                "--results-dir",
+                str(tmp_path / "results"),
+                "--no-figures",
+                "--no-reference",
+                "--resamples",
+                "200",
+            ]
+        )
     assert code == 0
     assert str(_store(broken).dir) in caplog.text and "left out of the report" in caplog.text
     df = pd.read_parquet(tmp_path / "results" / "leaderboard.parquet")

@@ -44,15 +44,18 @@ def test_the_mount_holding_a_path_is_the_deepest_one():
     assert storage.mount_of("/home/u/.cache", mounts)[1] == "ext4"
 
 
-@pytest.mark.parametrize("path, journal, warned", [
-    ("/home/u/.cache/hopbench", "WAL", None),
-    ("/scratch/cache", "WAL", None),
-    ("/shared/cache", "DELETE", None),                            # NFSv4: flock is cluster-wide
-    ("/shared/old/cache", "DELETE", "mounted with local_lock"),   # NFS with local locks
-    ("/lustre/cache", "DELETE", None),                            # -o flock
-    ("/lustre_noflock/cache", "DELETE", "mounted without -o flock"),
-    ("/mnt/my share/cache", "DELETE", "not seen by other machines"),
-])
+@pytest.mark.parametrize(
+    "path, journal, warned",
+    [
+        ("/home/u/.cache/hopbench", "WAL", None),
+        ("/scratch/cache", "WAL", None),
+        ("/shared/cache", "DELETE", None),  # NFSv4: flock is cluster-wide
+        ("/shared/old/cache", "DELETE", "mounted with local_lock"),  # NFS with local locks
+        ("/lustre/cache", "DELETE", None),  # -o flock
+        ("/lustre_noflock/cache", "DELETE", "mounted without -o flock"),
+        ("/mnt/my share/cache", "DELETE", "not seen by other machines"),
+    ],
+)
 def test_journal_mode_and_warning_per_file_system(monkeypatch, path, journal, warned):
     mounts = storage.parse_mountinfo(MOUNTINFO)
     monkeypatch.setattr(storage, "filesystem", lambda p: storage.mount_of(p, mounts)[1:])
@@ -69,10 +72,15 @@ def test_a_real_tmpfs_mount_is_recognised(tmp_path):
         pytest.skip("needs root to mount a tmpfs")
     point = tmp_path / "mnt"
     point.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(point)]).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(point)]).returncode
+        != 0
+    ):
         pytest.skip("mount is not permitted here")
     try:
-        assert storage.filesystem(point / "cache" / "llm")[0] == "tmpfs"   # not created yet: its parent
+        assert (
+            storage.filesystem(point / "cache" / "llm")[0] == "tmpfs"
+        )  # not created yet: its parent
         assert storage.filesystem(tmp_path)[0] != "tmpfs" or os.path.ismount(tmp_path)
         cache = ResponseCache(point / "llm" / "responses.sqlite")
         assert cache._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -97,8 +105,15 @@ WRITER = textwrap.dedent("""
 
 def test_the_rollback_journal_cache_takes_writers_from_several_processes(tmp_path, child_env):
     db = tmp_path / "llm" / "responses.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), name], env=child_env,
-                              stderr=subprocess.PIPE, text=True) for name in ("a", "b", "c")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), name],
+            env=child_env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b", "c")
+    ]
     errs = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], errs
     conn = sqlite3.connect(db)
@@ -117,5 +132,7 @@ def test_a_file_system_without_flock_is_one_clear_line(tmp_path, monkeypatch):
     with pytest.raises(HopbenchError) as info, exclusive(lock, "run x"):
         pass
     msg = str(info.value)
-    assert msg.startswith(f"cannot lock {lock}: its file system does not support flock (No locks available)")
+    assert msg.startswith(
+        f"cannot lock {lock}: its file system does not support flock (No locks available)"
+    )
     assert "\n" not in msg

@@ -35,7 +35,9 @@ EVIDENCE = "hover/programfc_hover_dev_gold_evidence.jsonl"
 @pytest.fixture(scope="module")
 def raw(data_dir):
     claims = json.loads((data_dir / CLAIMS).read_text(encoding="utf-8"))
-    lines = [json.loads(line) for line in (data_dir / EVIDENCE).read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line) for line in (data_dir / EVIDENCE).read_text(encoding="utf-8").splitlines()
+    ]
     return claims, lines
 
 
@@ -82,8 +84,14 @@ def test_counts_of_claims_and_articles(built, raw):
     expected = [r for r in claims if all(title_key(t) in titles for t in _titles(r))]
     assert [q.id for q in questions] == [r["uid"] for r in expected]
     by = Counter((q.label, q.meta["hops"]) for q in questions)
-    assert by == {("SUPPORTED", 2): 521, ("SUPPORTED", 3): 968, ("SUPPORTED", 4): 511,
-                  ("NOT_SUPPORTED", 2): 191, ("NOT_SUPPORTED", 3): 773, ("NOT_SUPPORTED", 4): 472}
+    assert by == {
+        ("SUPPORTED", 2): 521,
+        ("SUPPORTED", 3): 968,
+        ("SUPPORTED", 4): 511,
+        ("NOT_SUPPORTED", 2): 191,
+        ("NOT_SUPPORTED", 3): 773,
+        ("NOT_SUPPORTED", 4): 472,
+    }
     assert sum(r["label"] == "SUPPORTED" for r in claims) == 2000  # all of them are in scope
     assert stats["claims_out_of_scope"] == {"NOT_SUPPORTED": 564}
     assert all(q.meta["hops"] == len(q.gold_passage_ids) for q in questions)
@@ -93,7 +101,9 @@ def test_every_claim_gets_exactly_its_own_paragraphs(built, raw):
     questions, corpus, _ = built
     claims, lines = raw
     text = {p.id: p.text for p in corpus}
-    evidence = {line["original"]: {p.strip() for p in line["gold_evidence"].split("\n")} for line in lines}
+    evidence = {
+        line["original"]: {p.strip() for p in line["gold_evidence"].split("\n")} for line in lines
+    }
     by_uid = {r["uid"]: r for r in claims}
     n = 0
     for q in questions:
@@ -109,7 +119,9 @@ def test_titles_keep_hover_spelling(built):
     by_title = {p.title: p for p in corpus}
     assert "Thomas &amp; Mack Center" in by_title and "Thomas & Mack Center" not in by_title
     assert by_title["Thomas &amp; Mack Center"].text.startswith("Thomas & Mack Center is an arena")
-    assert by_title["H&amp;R Block"].text.startswith("H&R Block is an American tax preparation company")
+    assert by_title["H&amp;R Block"].text.startswith(
+        "H&R Block is an American tax preparation company"
+    )
 
 
 def test_known_assignments(built):
@@ -126,7 +138,12 @@ def test_known_assignments(built):
 def test_margin_figures(aligned, built):
     stats = built[2]
     how = Counter(a.how for a in aligned.assignments.values())
-    assert how == {HOW_COOCCURRENCE: 525, HOW_TITLE_WORDS: 3013, HOW_ELIMINATION: 75, HOW_AMBIGUOUS: 6}
+    assert how == {
+        HOW_COOCCURRENCE: 525,
+        HOW_TITLE_WORDS: 3013,
+        HOW_ELIMINATION: 75,
+        HOW_AMBIGUOUS: 6,
+    }
     assert stats["titles_by_how"] == dict(how) and stats["titles_clear"] == 3613
     assert stats["group_sizes"] == {"1": 525, "2": 541, "3": 508, "4": 122}
     assert stats["titles_in_inconsistent_groups"] == stats["paragraphs_unassigned"] == 0
@@ -161,7 +178,9 @@ def test_title_word_score_agrees_with_cooccurrence_where_that_decides(aligned, r
     each claim's paragraphs (a harder task than inside a group) almost always."""
     claims, lines = raw
     text = {p.id: p.text for p in aligned.passages}
-    pinned = {k: text[a.passage_id] for k, a in aligned.assignments.items() if a.how == HOW_COOCCURRENCE}
+    pinned = {
+        k: text[a.passage_id] for k, a in aligned.assignments.items() if a.how == HOW_COOCCURRENCE
+    }
     by_text = {r["claim"]: r for r in claims}
     hits = total = 0
     for line in lines:
@@ -180,11 +199,15 @@ def test_ambiguous_claims_kept_for_accuracy_not_retrieval(built):
     excluded = [q for q in questions if not q.retrieval_scorable]
     assert len(excluded) == 4 and all(q.meta["uncertain_titles"] for q in excluded)
     assert {t for q in excluded for t in q.meta["uncertain_titles"]} >= {
-        "The Office (U.S. season 2)", "The Office (U.S. TV series)"}
+        "The Office (U.S. season 2)",
+        "The Office (U.S. TV series)",
+    }
     m = score_question(excluded[0], excluded[0].gold_passage_ids, excluded[0].label)
     assert m == {"accuracy": 1.0}
     ok = next(q for q in questions if q.retrieval_scorable)
-    m = score_question(ok, ok.gold_passage_ids + ["x"], "NOT_SUPPORTED" if ok.label == "SUPPORTED" else "SUPPORTED")
+    m = score_question(
+        ok, ok.gold_passage_ids + ["x"], "NOT_SUPPORTED" if ok.label == "SUPPORTED" else "SUPPORTED"
+    )
     assert m["recall@5"] == 1.0 and m["fcr@5"] == 1.0 and m["accuracy"] == 0.0
 
 
@@ -197,15 +220,23 @@ def test_breakdown_groups_claims_by_hops(built, tmp_path):
         ranked = (q.gold_passage_ids[:2] + [p for p in other if p not in q.gold_passage_ids])[:10]
         answer = "SUPPORTED"
         rows.append({"id": q.id, "meta": q.meta, "metrics": score_question(q, ranked, answer)})
-    run = Run(dir=tmp_path / "hover" / "dense" / "abc", metrics={"dataset": "hover", "retriever": "dense"},
-              config={}, predictions=rows)
+    run = Run(
+        dir=tmp_path / "hover" / "dense" / "abc",
+        metrics={"dataset": "hover", "retriever": "dense"},
+        config={},
+        predictions=rows,
+    )
     df = breakdown([run], n_resamples=50)
     hops = df[df["group_by"] == "hops"].set_index("group")
     assert set(hops.index) == {"2", "3", "4"}
     n = Counter(str(q.meta["hops"]) for q in sample)
     assert hops["n"].to_dict() == dict(n)
     # two gold passages ranked: full chains only for 2-hop claims
-    assert hops.loc["2", "fcr@5"] == 1.0 and hops.loc["3", "fcr@5"] == 0.0 and hops.loc["4", "fcr@5"] == 0.0
+    assert (
+        hops.loc["2", "fcr@5"] == 1.0
+        and hops.loc["3", "fcr@5"] == 0.0
+        and hops.loc["4", "fcr@5"] == 0.0
+    )
     assert hops.loc["3", "recall@5"] == pytest.approx(2 / 3)
     labels = {h: [q.label for q in sample if str(q.meta["hops"]) == h] for h in ("2", "3", "4")}
     for h, ls in labels.items():
@@ -228,14 +259,20 @@ def test_limit_keeps_the_whole_corpus(data_dir):
 
 # --- the alignment on small invented inputs (each rule in isolation) ---------------------------
 
+
 def _claims(*specs):
     return [ClaimTitles(f"c{i}", f"claim {i}", tuple(titles), {}) for i, titles in enumerate(specs)]
 
 
 def _write_lines(tmp_path, paragraphs_per_claim):
     path = tmp_path / "ev.jsonl"
-    path.write_text("\n".join(json.dumps({"original": f"claim {i}", "gold_evidence": "\n".join(ps)})
-                              for i, ps in enumerate(paragraphs_per_claim)) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps({"original": f"claim {i}", "gold_evidence": "\n".join(ps)})
+            for i, ps in enumerate(paragraphs_per_claim)
+        )
+        + "\n"
+    )
     return path
 
 
@@ -245,46 +282,98 @@ def test_cooccurrence_pins_titles_without_any_title_words(tmp_path):
     claims = _claims(["Alpha", "Beta"], ["Gamma", "Alpha"])
     path = _write_lines(tmp_path, [["text b", "text a"], ["text a", "text g"]])
     out = build_hover_corpus(path, claims, "claims.json")
-    got = {a.title: (next(p.text for p in out.passages if p.id == a.passage_id), a.how)
-           for a in out.assignments.values()}
-    assert got == {"Alpha": ("text a", HOW_COOCCURRENCE), "Beta": ("text b", HOW_COOCCURRENCE),
-                   "Gamma": ("text g", HOW_COOCCURRENCE)}
+    got = {
+        a.title: (next(p.text for p in out.passages if p.id == a.passage_id), a.how)
+        for a in out.assignments.values()
+    }
+    assert got == {
+        "Alpha": ("text a", HOW_COOCCURRENCE),
+        "Beta": ("text b", HOW_COOCCURRENCE),
+        "Gamma": ("text g", HOW_COOCCURRENCE),
+    }
 
 
 def test_title_words_elimination_and_ambiguity(tmp_path):
-    claims = _claims(["Red Fox", "Blue Whale"], ["Zed (song)", "Zed (film)"], ["Amber Lake", "2001 Cup – Singles"])
-    path = _write_lines(tmp_path, [
-        ["The blue whale is a marine mammal.", "The red fox is the largest of the true foxes."],
-        ["Zed is a work.", "Zed is a thing."],
-        ["Amber Lake was the defending champion.", "Amber Lake (born 1970) is a tennis player."],
-    ])
+    claims = _claims(
+        ["Red Fox", "Blue Whale"],
+        ["Zed (song)", "Zed (film)"],
+        ["Amber Lake", "2001 Cup – Singles"],
+    )
+    path = _write_lines(
+        tmp_path,
+        [
+            ["The blue whale is a marine mammal.", "The red fox is the largest of the true foxes."],
+            ["Zed is a work.", "Zed is a thing."],
+            [
+                "Amber Lake was the defending champion.",
+                "Amber Lake (born 1970) is a tennis player.",
+            ],
+        ],
+    )
     out = build_hover_corpus(path, claims, "claims.json")
     text = {p.id: p.text for p in out.passages}
     a = {x.title: x for x in out.assignments.values()}
-    assert text[a["Red Fox"].passage_id].startswith("The red fox") and a["Red Fox"].how == HOW_TITLE_WORDS
+    assert (
+        text[a["Red Fox"].passage_id].startswith("The red fox")
+        and a["Red Fox"].how == HOW_TITLE_WORDS
+    )
     assert text[a["Blue Whale"].passage_id].startswith("The blue whale")
-    assert a["Zed (song)"].how == a["Zed (film)"].how == HOW_AMBIGUOUS   # nothing tells them apart
-    assert text[a["Amber Lake"].passage_id].startswith("Amber Lake (born")   # the lead-name convention
-    assert a["2001 Cup – Singles"].how == HOW_ELIMINATION                    # no word of its own
+    assert a["Zed (song)"].how == a["Zed (film)"].how == HOW_AMBIGUOUS  # nothing tells them apart
+    assert text[a["Amber Lake"].passage_id].startswith(
+        "Amber Lake (born"
+    )  # the lead-name convention
+    assert a["2001 Cup – Singles"].how == HOW_ELIMINATION  # no word of its own
     assert text[a["2001 Cup – Singles"].passage_id] == "Amber Lake was the defending champion."
 
 
 def test_ambiguous_titles_exclude_their_claims_from_retrieval(tmp_path):
-    claims = [{"uid": "s", "claim": "Zed is both.", "label": "SUPPORTED", "num_hops": 2,
-               "supporting_facts": [["Zed (song)", 0], ["Zed (film)", 0]]},
-              {"uid": "n", "claim": "Zed and Red Fox.", "label": "NOT_SUPPORTED", "num_hops": 2,
-               "supporting_facts": [["Red Fox", 0], ["Zed (film)", 0]]},
-              {"uid": "o", "claim": "Red Fox and Moon.", "label": "NOT_SUPPORTED", "num_hops": 2,
-               "supporting_facts": [["Red Fox", 0], ["Moon", 0]]},
-              {"uid": "r", "claim": "The red fox is red.", "label": "SUPPORTED", "num_hops": 1,
-               "supporting_facts": [["Red Fox", 0]]}]
+    claims = [
+        {
+            "uid": "s",
+            "claim": "Zed is both.",
+            "label": "SUPPORTED",
+            "num_hops": 2,
+            "supporting_facts": [["Zed (song)", 0], ["Zed (film)", 0]],
+        },
+        {
+            "uid": "n",
+            "claim": "Zed and Red Fox.",
+            "label": "NOT_SUPPORTED",
+            "num_hops": 2,
+            "supporting_facts": [["Red Fox", 0], ["Zed (film)", 0]],
+        },
+        {
+            "uid": "o",
+            "claim": "Red Fox and Moon.",
+            "label": "NOT_SUPPORTED",
+            "num_hops": 2,
+            "supporting_facts": [["Red Fox", 0], ["Moon", 0]],
+        },
+        {
+            "uid": "r",
+            "claim": "The red fox is red.",
+            "label": "SUPPORTED",
+            "num_hops": 1,
+            "supporting_facts": [["Red Fox", 0]],
+        },
+    ]
     qpath = tmp_path / "claims.json"
     qpath.write_text(json.dumps(claims))
     epath = tmp_path / "ev.jsonl"
-    epath.write_text("\n".join(json.dumps(x) for x in [
-        {"original": "Zed is both.", "gold_evidence": "Zed is a work.\nZed is a thing."},
-        {"original": "The red fox is red.", "gold_evidence": "The red fox is a fox."}]))
+    epath.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {"original": "Zed is both.", "gold_evidence": "Zed is a work.\nZed is a thing."},
+                {"original": "The red fox is red.", "gold_evidence": "The red fox is a fox."},
+            ]
+        )
+    )
     ds = load_dataset("hover", "hover", qpath, epath)
-    assert [q.id for q in ds.questions] == ["s", "n", "r"]   # "Moon" has no text: "o" is out of scope
+    assert [q.id for q in ds.questions] == [
+        "s",
+        "n",
+        "r",
+    ]  # "Moon" has no text: "o" is out of scope
     assert [q.gold_complete for q in ds.questions] == [False, False, True]
     assert ds.notes["n_retrieval_excluded"] == 2 and len(ds.corpus) == 3

@@ -36,6 +36,7 @@ def _set(key, value):
         rec = json.loads(line)
         rec[key] = value
         return json.dumps(rec)
+
     return edit
 
 
@@ -49,6 +50,7 @@ def test_real_file_with_a_missing_original(data_dir, tmp_path):
         rec = json.loads(line)
         del rec["original"]
         return json.dumps(rec)
+
     q, e = _real_evidence_with(data_dir, tmp_path, 1200, drop)
     _fails(q, e, "line 1200", "original", "missing field")
 
@@ -58,8 +60,15 @@ def test_real_file_with_a_paragraph_missing(data_dir, tmp_path):
         rec = json.loads(line)
         rec["gold_evidence"] = rec["gold_evidence"].split("\n", 1)[1]
         return json.dumps(rec)
+
     q, e = _real_evidence_with(data_dir, tmp_path, 3, cut)
-    _fails(q, e, "line 3", "gold_evidence", r"\d paragraphs, but claim .* has \d distinct supporting titles")
+    _fails(
+        q,
+        e,
+        "line 3",
+        "gold_evidence",
+        r"\d paragraphs, but claim .* has \d distinct supporting titles",
+    )
 
 
 def test_real_file_with_a_broken_json_line(data_dir, tmp_path):
@@ -69,15 +78,31 @@ def test_real_file_with_a_broken_json_line(data_dir, tmp_path):
 
 def test_empty_and_repeated_paragraphs(tmp_path):
     q = tmp_path / "claims.json"
-    q.write_text(json.dumps([{"uid": "a", "claim": "A and B.", "label": "SUPPORTED",
-                              "supporting_facts": [["A", 0], ["B", 0]]}]))
+    q.write_text(
+        json.dumps(
+            [
+                {
+                    "uid": "a",
+                    "claim": "A and B.",
+                    "label": "SUPPORTED",
+                    "supporting_facts": [["A", 0], ["B", 0]],
+                }
+            ]
+        )
+    )
     e = tmp_path / "ev.jsonl"
     e.write_text(json.dumps({"original": "A and B.", "gold_evidence": "A is.\n  "}) + "\n")
     _fails(q, e, "line 1", "gold_evidence", "paragraph 2 of 2 is empty")
-    e.write_text("\n" + json.dumps({"original": "A and B.", "gold_evidence": "A is.\nA is."}) + "\n")
+    e.write_text(
+        "\n" + json.dumps({"original": "A and B.", "gold_evidence": "A is.\nA is."}) + "\n"
+    )
     _fails(q, e, "line 2", "gold_evidence", "paragraph 2 repeats paragraph 1")
-    e.write_text(json.dumps({"original": "A and B.", "gold_evidence": "A is.\nB is."}) + "\n"
-                 + json.dumps({"original": "A and B.", "gold_evidence": "A is.\nB was."}) + "\n")
+    e.write_text(
+        json.dumps({"original": "A and B.", "gold_evidence": "A is.\nB is."})
+        + "\n"
+        + json.dumps({"original": "A and B.", "gold_evidence": "A is.\nB was."})
+        + "\n"
+    )
     _fails(q, e, "line 2", "original", "the same claim as line 1 with different gold_evidence")
     e.write_text(json.dumps(["A and B.", "A is.\nB is."]) + "\n")
     _fails(q, e, "line 1", None, "expected an object, got list")
@@ -88,30 +113,58 @@ def test_bad_claim_records(tmp_path):
     e.write_text(json.dumps({"original": "A.", "gold_evidence": "A is."}) + "\n")
     q = tmp_path / "claims.json"
     for rec, field, problem in [
-        ({"uid": "a", "claim": "A.", "supporting_facts": [["A"]]}, r"supporting_facts\[0\]",
-         r"expected \[title, sentence_index\]"),
-        ({"uid": "a", "claim": "A.", "supporting_facts": [["A", "0"]]}, r"supporting_facts\[0\]",
-         r"expected \[title, sentence_index\]"),
-        ({"uid": "a", "claim": "A.", "num_hops": "2", "supporting_facts": [["A", 0]]}, "num_hops",
-         "expected a positive integer"),
-        ({"uid": "a", "claim": "A.", "supporting_facts": {"A": 0}}, "supporting_facts", "expected a list"),
+        (
+            {"uid": "a", "claim": "A.", "supporting_facts": [["A"]]},
+            r"supporting_facts\[0\]",
+            r"expected \[title, sentence_index\]",
+        ),
+        (
+            {"uid": "a", "claim": "A.", "supporting_facts": [["A", "0"]]},
+            r"supporting_facts\[0\]",
+            r"expected \[title, sentence_index\]",
+        ),
+        (
+            {"uid": "a", "claim": "A.", "num_hops": "2", "supporting_facts": [["A", 0]]},
+            "num_hops",
+            "expected a positive integer",
+        ),
+        (
+            {"uid": "a", "claim": "A.", "supporting_facts": {"A": 0}},
+            "supporting_facts",
+            "expected a list",
+        ),
     ]:
         q.write_text(json.dumps([rec]))
-        with pytest.raises(DataError, match=rf"claims.json: record #0 \(id=a\), field '{field}': {problem}"):
+        with pytest.raises(
+            DataError, match=rf"claims.json: record #0 \(id=a\), field '{field}': {problem}"
+        ):
             load_dataset("hover", "hover", q, e)
 
 
 def test_no_corpus_names_the_evidence_file(tmp_path):
     q = tmp_path / "claims.json"
     q.write_text(json.dumps([{"uid": "a", "claim": "A.", "supporting_facts": [["A", 0]]}]))
-    with pytest.raises(DataError, match="field 'corpus_path'.*programfc_hover_dev_gold_evidence.jsonl"):
+    with pytest.raises(
+        DataError, match="field 'corpus_path'.*programfc_hover_dev_gold_evidence.jsonl"
+    ):
         load_dataset("hover", "hover", q, None)
 
 
 def test_user_corpus_matches_entity_encoded_titles(tmp_path):
     q = tmp_path / "claims.json"
-    q.write_text(json.dumps([{"uid": "a", "claim": "T.", "label": "SUPPORTED", "num_hops": 1,
-                              "supporting_facts": [["Thomas &amp; Mack Center", 0]]}]))
+    q.write_text(
+        json.dumps(
+            [
+                {
+                    "uid": "a",
+                    "claim": "T.",
+                    "label": "SUPPORTED",
+                    "num_hops": 1,
+                    "supporting_facts": [["Thomas &amp; Mack Center", 0]],
+                }
+            ]
+        )
+    )
     c = tmp_path / "corpus.json"
     c.write_text(json.dumps([{"title": "Thomas & Mack Center", "text": "An arena."}]))
     ds = load_dataset("hover", "hover", q, c)

@@ -22,15 +22,26 @@ GUIDE = Path(CONFIG_DIR).parent / "CONTRIBUTING.md"
 
 CORPUS = [
     {"title": "Lyon", "text": "Lyon is a city in France where the Rhone and the Saone meet."},
-    {"title": "Rhone", "text": "The Rhone rises in the Swiss Alps and flows into the Mediterranean Sea."},
+    {
+        "title": "Rhone",
+        "text": "The Rhone rises in the Swiss Alps and flows into the Mediterranean Sea.",
+    },
     {"title": "Bern", "text": "Bern is the capital of Switzerland, on the river Aare."},
     {"title": "Aare", "text": "The Aare is the longest river flowing entirely within Switzerland."},
 ]
 QUESTIONS = [
-    {"qid": "t1", "question": "Where does the river through Lyon rise?", "answers": ["the Swiss Alps", "Alps"],
-     "support": ["Lyon", "Rhone"]},
-    {"qid": "t2", "question": "Which river flows through the Swiss capital?", "answers": ["Aare"],
-     "support": ["Bern", "Aare"]},
+    {
+        "qid": "t1",
+        "question": "Where does the river through Lyon rise?",
+        "answers": ["the Swiss Alps", "Alps"],
+        "support": ["Lyon", "Rhone"],
+    },
+    {
+        "qid": "t2",
+        "question": "Which river flows through the Swiss capital?",
+        "answers": ["Aare"],
+        "support": ["Bern", "Aare"],
+    },
 ]
 
 
@@ -40,7 +51,9 @@ def _guide_block(first_line: str) -> str:
     for block in re.findall(r"```\w*\n(.*?)```", section, flags=re.S):
         if block.startswith(first_line + "\n"):
             return block
-    raise AssertionError(f"CONTRIBUTING.md, 'Adding a dataset format', has no block starting {first_line!r}")
+    raise AssertionError(
+        f"CONTRIBUTING.md, 'Adding a dataset format', has no block starting {first_line!r}"
+    )
 
 
 def _write_jsonl(path: Path, records: list) -> None:
@@ -65,10 +78,23 @@ def user_folders(tmp_path):
 def _launch(tmp_path, code, conf, data, cache_dir, child_env):
     """`python run_hopbench.py hydra.searchpath=[file://...] dataset=toy retriever=dense`, as the guide runs it."""
     return subprocess.run(
-        [sys.executable, str(code / "run_hopbench.py"), f"hydra.searchpath=[file://{conf}]", "dataset=toy",
-         "retriever=dense", f"paths.data_dir={data}", f"paths.runs_dir={tmp_path / 'runs'}",
-         f"paths.cache_dir={cache_dir}", "progress=false"],
-        cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            str(code / "run_hopbench.py"),
+            f"hydra.searchpath=[file://{conf}]",
+            "dataset=toy",
+            "retriever=dense",
+            f"paths.data_dir={data}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+        ],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_a_toy_format_from_the_guide_runs_end_to_end(tmp_path, user_folders, cache_dir, child_env):
@@ -81,7 +107,12 @@ def test_a_toy_format_from_the_guide_runs_end_to_end(tmp_path, user_folders, cac
     assert metrics["n_questions"] == 2 and metrics["n_retrieval_scored"] == 2
     # each question's two gold passages are the two closest of the four (cosine 0.5-0.7 against < 0.3)
     assert metrics["recall@2"] == 1.0 and metrics["mrr@10"] == 1.0 and metrics["recall@1"] == 0.5
-    rows = {r["id"]: r for r in map(json.loads, (metrics_file.parent / "predictions.jsonl").read_text().splitlines())}
+    rows = {
+        r["id"]: r
+        for r in map(
+            json.loads, (metrics_file.parent / "predictions.jsonl").read_text().splitlines()
+        )
+    }
     assert rows["t1"]["gold_passage_ids"] == [passage_id(p["title"], p["text"]) for p in CORPUS[:2]]
     assert rows["t2"]["gold_answers"] == ["Aare"] and len(rows["t2"]["ranked_passage_ids"]) == 4
 
@@ -93,8 +124,10 @@ def test_a_malformed_record_is_one_line_and_exit_2(tmp_path, user_folders, cache
     res = _launch(tmp_path, code, conf, data, cache_dir, child_env)
     assert res.returncode == 2, res.stderr[-3000:]
     errors = [line for line in res.stderr.splitlines() if line.startswith("hopbench: error:")]
-    assert errors == [f"hopbench: error: {questions}: record #1 (line 2, id=t2), field 'question': "
-                      "expected str, got int 42"], res.stderr[-3000:]
+    assert errors == [
+        f"hopbench: error: {questions}: record #1 (line 2, id=t2), field 'question': "
+        "expected str, got int 42"
+    ], res.stderr[-3000:]
     assert "Traceback" not in res.stderr
     assert not list((tmp_path / "runs").glob("**/metrics.json"))
 

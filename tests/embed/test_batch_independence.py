@@ -14,13 +14,18 @@ from hopbench.retrieve.base import Services
 
 @pytest.fixture(scope="module")
 def musique(data_dir):
-    return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",
-                        data_dir / "musique/musique_train_corpus.json")
+    return load_dataset(
+        "musique",
+        "musique",
+        data_dir / "musique/musique_train.json",
+        data_dir / "musique/musique_train_corpus.json",
+    )
 
 
 def test_a_question_alone_and_in_a_batch_get_the_same_bits(musique, tmp_path):
     """Services.encode_questions on 40 questions, then (fresh, as a resumed run would) on every
     7th of them and on each of four questions alone: every vector bit-equal."""
+
     def services():
         enc = Encoder(cache_dir=tmp_path / "cache", show_progress=False, batch_size=16)
         return Services(dataset=musique, encoder=enc)
@@ -36,4 +41,3 @@ def test_a_question_alone_and_in_a_batch_get_the_same_bits(musique, tmp_path):
         alone = services()
         alone.encode_questions([q])
         assert np.array_equal(alone.query_embedding(q), everything.query_embedding(q)), q.id
-

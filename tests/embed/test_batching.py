@@ -9,8 +9,12 @@ from hopbench.embed.batching import length_sorted_batches, padded_fraction, toke
 
 
 def _texts(data_dir):
-    ds = load_dataset("s", "musique", data_dir / "musique/musique_qa_sub.json",
-                      data_dir / "musique/musique_sub_corpus.json")
+    ds = load_dataset(
+        "s",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
     titles = [p.title for p in ds.corpus]
     return titles + [p.content for p in ds.corpus] + ["Paris", "Ada Lovelace born in London"]
 
@@ -27,7 +31,9 @@ def test_batches_cover_every_index_once_longest_first():
 def test_padded_fraction_by_hand():
     lengths = np.array([4, 2, 4, 2])
     # [0, 1] and [2, 3] each pad to 2 x 4: 16 positions for 12 tokens
-    assert padded_fraction(lengths, [np.array([0, 1]), np.array([2, 3])]) == pytest.approx(16 / 12 - 1)
+    assert padded_fraction(lengths, [np.array([0, 1]), np.array([2, 3])]) == pytest.approx(
+        16 / 12 - 1
+    )
     # sorted: [0, 2] (2 x 4) and [1, 3] (2 x 2), no padding
     assert padded_fraction(lengths, list(length_sorted_batches(lengths, 2))) == 0.0
 
@@ -49,8 +55,12 @@ def test_token_lengths_match_the_tokenizer(data_dir):
 def test_batched_vectors_equal_one_text_at_a_time(data_dir, tmp_path, backend):
     """Padding must not leak into a vector: batches of mixed lengths give the unpadded result."""
     texts = _texts(data_dir)
-    alone = Encoder(cache_dir=None, show_progress=False, backend=backend, batch_size=1).encode(texts)
-    batched = Encoder(cache_dir=None, show_progress=False, backend=backend, batch_size=16).encode(texts)
+    alone = Encoder(cache_dir=None, show_progress=False, backend=backend, batch_size=1).encode(
+        texts
+    )
+    batched = Encoder(cache_dir=None, show_progress=False, backend=backend, batch_size=16).encode(
+        texts
+    )
     np.testing.assert_allclose(batched, alone, atol=2e-5)
 
 

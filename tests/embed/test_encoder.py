@@ -9,8 +9,12 @@ from hopbench.embed.encoder import resolve_model_path
 
 
 def _texts(data_dir):
-    ds = load_dataset("s", "musique", data_dir / "musique/musique_qa_sub.json",
-                      data_dir / "musique/musique_sub_corpus.json")
+    ds = load_dataset(
+        "s",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
     return [p.content for p in ds.corpus]
 
 
@@ -48,7 +52,9 @@ def test_query_flag_changes_nothing_for_the_packaged_model(tmp_path):
     none, so the same cache entry and the same vectors (existing caches and graphs stay valid)."""
     enc = Encoder(cache_dir=tmp_path, show_progress=False)
     plain = enc.encode(["Who founded Publix?"], alone=True)
-    np.testing.assert_array_equal(enc.encode(["Who founded Publix?"], alone=True, query=True), plain)
+    np.testing.assert_array_equal(
+        enc.encode(["Who founded Publix?"], alone=True, query=True), plain
+    )
     assert enc.stats["cache_hits"] == 1
 
 
@@ -74,8 +80,12 @@ def test_onnx_backend_matches_torch(data_dir, tmp_path):
 
 def _short_texts(data_dir):
     """What a graph build encodes most of: short texts (titles, sentences, fact-like phrases)."""
-    ds = load_dataset("s", "musique", data_dir / "musique/musique_qa_sub.json",
-                      data_dir / "musique/musique_sub_corpus.json")
+    ds = load_dataset(
+        "s",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
     titles = [p.title for p in ds.corpus]
     sentences = [s.strip() for p in ds.corpus for s in p.text.split(". ") if s.strip()]
     return titles + sentences + [p.content for p in ds.corpus]
@@ -89,7 +99,9 @@ def test_fused_onnx_backends_match_torch(data_dir, tmp_path):
     room for other short texts, and are far above what per-tensor int8 (onnx-int8) gives."""
     texts = _short_texts(data_dir)
     ref = Encoder(cache_dir=tmp_path, show_progress=False).encode(texts)
-    fused = Encoder(cache_dir=tmp_path, show_progress=False, backend="onnx-opt", batch_size=32).encode(texts)
+    fused = Encoder(
+        cache_dir=tmp_path, show_progress=False, backend="onnx-opt", batch_size=32
+    ).encode(texts)
     assert fused.shape == ref.shape and fused.dtype == np.float32
     assert (fused * ref).sum(axis=1).min() > 1 - 1e-4
     folder = next((tmp_path / "models" / "onnx").iterdir())
@@ -101,7 +113,9 @@ def test_fused_onnx_backends_match_torch(data_dir, tmp_path):
     assert cos.min() > 0.95 and cos.mean() > 0.985, (cos.min(), cos.mean())
     assert not np.allclose(int8, ref, atol=1e-3)  # really the quantised model
     assert q.model.path.name == "model.opt.int8.v1.onnx"
-    plain_int8 = Encoder(cache_dir=tmp_path, show_progress=False, backend="onnx-int8", batch_size=32).encode(texts)
+    plain_int8 = Encoder(
+        cache_dir=tmp_path, show_progress=False, backend="onnx-int8", batch_size=32
+    ).encode(texts)
     assert cos.mean() > (plain_int8 * ref).sum(axis=1).mean()  # per-channel scales are the point
 
 
@@ -110,8 +124,12 @@ def test_backend_is_part_of_the_cache_key(tmp_path):
     keys = {Encoder(cache_dir=tmp_path, backend=b).cache_key(["x"]) for b in backends}
     assert len(keys) == len(backends)
     # the historical identities are unchanged, so existing caches and graph hashes stay valid
-    assert Encoder(cache_dir=tmp_path, backend="onnx").identity.endswith("|maxlen=None|backend=onnx")
-    assert Encoder(cache_dir=tmp_path, backend="onnx-int8").identity.endswith("|maxlen=None|backend=onnx-int8|batching=tokens64")
+    assert Encoder(cache_dir=tmp_path, backend="onnx").identity.endswith(
+        "|maxlen=None|backend=onnx"
+    )
+    assert Encoder(cache_dir=tmp_path, backend="onnx-int8").identity.endswith(
+        "|maxlen=None|backend=onnx-int8|batching=tokens64"
+    )
     assert "backend" not in Encoder(cache_dir=tmp_path).identity  # torch keeps the historical key
 
 

@@ -32,8 +32,12 @@ ATOL = 1e-6
 
 @pytest.fixture(scope="module")
 def musique(data_dir):
-    return load_dataset("s", "musique", data_dir / "musique/musique_qa_sub.json",
-                        data_dir / "musique/musique_sub_corpus.json")
+    return load_dataset(
+        "s",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +46,13 @@ def passages(musique):
 
 
 def _client(server, tmp_path, **kw) -> ServerEncoder:
-    kw = {"model": "sentence-transformers/all-MiniLM-L6-v2", "cache_dir": tmp_path, "show_progress": False,
-          "backoff_s": 0.001, **kw}
+    kw = {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "cache_dir": tmp_path,
+        "show_progress": False,
+        "backoff_s": 0.001,
+        **kw,
+    }
     return ServerEncoder(base_url=server.base_url, **kw)
 
 
@@ -53,7 +62,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_vectors_are_the_local_encoders_batched_and_concurrent(embedding_server, passages, tmp_path):
+def test_vectors_are_the_local_encoders_batched_and_concurrent(
+    embedding_server, passages, tmp_path
+):
     server = embedding_server(delay=0.05)
     enc = _client(server, tmp_path, batch_size=4, concurrency=3)
     ours = enc.encode(passages)
@@ -73,8 +84,9 @@ def test_alone_sends_one_text_per_request(embedding_server, passages, tmp_path):
     server = embedding_server()
     vecs = _client(server, tmp_path).encode(passages[:3], alone=True)
     assert sorted(server.inputs) == sorted([t] for t in passages[:3])
-    np.testing.assert_allclose(vecs, Encoder(cache_dir=None, show_progress=False).encode(passages[:3]),
-                               atol=ATOL)
+    np.testing.assert_allclose(
+        vecs, Encoder(cache_dir=None, show_progress=False).encode(passages[:3]), atol=ATOL
+    )
 
 
 def test_second_call_is_answered_from_the_cache(embedding_server, passages, tmp_path):
@@ -89,36 +101,50 @@ def test_second_call_is_answered_from_the_cache(embedding_server, passages, tmp_
     _client(server, tmp_path, model="other-model").encode(passages)
     assert len(server.requests) > n
     assert again.cache_key(passages) != again.cache_key(passages[::-1])
-    assert again.cache_key(["x"]) != ServerEncoder(base_url=server.base_url, model="m", identity="i2",
-                                                   cache_dir=tmp_path).cache_key(["x"])
+    assert again.cache_key(["x"]) != ServerEncoder(
+        base_url=server.base_url, model="m", identity="i2", cache_dir=tmp_path
+    ).cache_key(["x"])
 
 
 def test_query_instruction_goes_to_queries_only(embedding_server, musique, passages, tmp_path):
     """NV-Embed-v2's instruction (HippoRAG 2's) before each question, none before passages; the
     server computes MiniLM on whatever it is sent, so the vectors show what was sent too."""
     assert instruction_for("nvidia/NV-Embed-v2", "query") == NV_EMBED_QUERY
-    assert NV_EMBED_QUERY == ("Instruct: Given a question, retrieve relevant documents that best answer "
-                              "the question.\nQuery: ")
+    assert NV_EMBED_QUERY == (
+        "Instruct: Given a question, retrieve relevant documents that best answer "
+        "the question.\nQuery: "
+    )
     assert instruction_for("nvidia/NV-Embed-v2", "passage") is None
     assert instruction_for("text-embedding-3-small", "query") is None
     assert instruction_for("nomic-embed-text:latest", "passage") == "search_document: "
     server = embedding_server()
-    enc = _client(server, tmp_path, model="nvidia/NV-Embed-v2",
-                  query_instruction=instruction_for("nvidia/NV-Embed-v2", "query"))
+    enc = _client(
+        server,
+        tmp_path,
+        model="nvidia/NV-Embed-v2",
+        query_instruction=instruction_for("nvidia/NV-Embed-v2", "query"),
+    )
     services = Services(dataset=musique, encoder=enc)
     services.encode_questions(musique.questions)
     questions = [q.text for q in musique.questions]
-    assert sorted(server.inputs) == sorted([NV_EMBED_QUERY + q] for q in questions)  # alone, instructed
+    assert sorted(server.inputs) == sorted(
+        [NV_EMBED_QUERY + q] for q in questions
+    )  # alone, instructed
     local = Encoder(cache_dir=None, show_progress=False)
-    np.testing.assert_allclose(np.stack([services.query_embedding(q) for q in musique.questions]),
-                               local.encode([NV_EMBED_QUERY + q for q in questions]), atol=ATOL)
+    np.testing.assert_allclose(
+        np.stack([services.query_embedding(q) for q in musique.questions]),
+        local.encode([NV_EMBED_QUERY + q for q in questions]),
+        atol=ATOL,
+    )
     n = len(server.requests)
     np.testing.assert_allclose(services.passage_embeddings, local.encode(passages), atol=ATOL)
     assert sorted(t for i in server.inputs[n:] for t in i) == sorted(passages)  # no instruction
     # the instruction is part of the cache key (and a passage instruction of the graph identity)
     assert enc.cache_key(["q"], query=True) != enc.cache_key(["q"])
     assert enc.identity == f"server:{server.base_url}:nvidia/NV-Embed-v2"
-    nomic = _client(server, tmp_path, model="nomic-embed-text", passage_instruction="search_document: ")
+    nomic = _client(
+        server, tmp_path, model="nomic-embed-text", passage_instruction="search_document: "
+    )
     assert nomic.identity.endswith("|passage_instruction=search_document: ")
 
 
@@ -141,14 +167,17 @@ def test_5xx_is_retried_then_succeeds(embedding_server, passages, tmp_path):
     server = embedding_server(steps=[error(500, "loading"), error(503, "busy")])
     enc = _client(server, tmp_path, transient_retries=2)
     vecs = enc.encode(passages[:3])
-    np.testing.assert_allclose(vecs, Encoder(cache_dir=None, show_progress=False).encode(passages[:3]),
-                               atol=ATOL)
+    np.testing.assert_allclose(
+        vecs, Encoder(cache_dir=None, show_progress=False).encode(passages[:3]), atol=ATOL
+    )
     assert len(server.requests) == 3 and enc.stats["retries"] == 2
 
 
 def test_repeated_5xx_stops_after_the_retries(embedding_server, passages, tmp_path):
     server = embedding_server(steps=[error(500, "out of memory")] * 3)
-    with pytest.raises(EmbeddingResponseError, match=r"kept answering HTTP 500 after 3 attempt\(s\)"):
+    with pytest.raises(
+        EmbeddingResponseError, match=r"kept answering HTTP 500 after 3 attempt\(s\)"
+    ):
         _client(server, tmp_path, transient_retries=2).encode(passages[:3])
     assert len(server.requests) == 3
     assert not list((tmp_path / "embeddings").glob("*.npy"))  # nothing cached
@@ -180,11 +209,15 @@ def test_wrong_vector_count_is_a_clear_error(embedding_server, passages, tmp_pat
 
 def test_other_4xx_names_the_model(embedding_server, passages, tmp_path):
     server = embedding_server(steps=[error(404, "model 'nope' not found")])
-    with pytest.raises(EmbeddingRequestError, match="HTTP 404.*model 'nope' not found.*embedding.model"):
+    with pytest.raises(
+        EmbeddingRequestError, match="HTTP 404.*model 'nope' not found.*embedding.model"
+    ):
         _client(server, tmp_path, model="nope").encode(passages[:1])
 
 
-def test_too_many_texts_for_the_server_says_lower_the_batch_size(embedding_server, passages, tmp_path):
+def test_too_many_texts_for_the_server_says_lower_the_batch_size(
+    embedding_server, passages, tmp_path
+):
     server = embedding_server(steps=[error(413, "batch size 32 > maximum allowed batch size 16")])
     with pytest.raises(EmbeddingRequestError, match=r"HTTP 413.*lower embedding.batch_size \(32\)"):
         _client(server, tmp_path, batch_size=32).encode(passages)
@@ -197,7 +230,9 @@ def test_a_server_too_slow_is_a_timeout(embedding_server, passages, tmp_path):
 
 
 def test_unreachable_server_says_what_to_start(tmp_path):
-    enc = ServerEncoder(base_url=f"http://127.0.0.1:{_free_port()}/v1", model="m", cache_dir=tmp_path)
+    enc = ServerEncoder(
+        base_url=f"http://127.0.0.1:{_free_port()}/v1", model="m", cache_dir=tmp_path
+    )
     with pytest.raises(EmbeddingUnavailableError, match="not reachable.*start the server"):
         enc.encode(["x"])
 

@@ -16,42 +16,113 @@ from hopbench.evaluate.metric_registry import (
 
 
 def test_the_declared_metrics_and_where_they_are_shown():
-    assert reg.names() == ["recall@1", "recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5", "fcr@10",
-                           "mrr@10", "ndcg@10", "em", "f1", "jsr@5", "jsr_contain@5", "accuracy"]
-    assert reg.shown_in(reg.LEADERBOARD) == ["recall@2", "recall@5", "recall@10", "fcr@5", "em", "f1",
-                                             "jsr@5", "jsr_contain@5", "accuracy"]
+    assert reg.names() == [
+        "recall@1",
+        "recall@2",
+        "recall@5",
+        "recall@10",
+        "fcr@2",
+        "fcr@5",
+        "fcr@10",
+        "mrr@10",
+        "ndcg@10",
+        "em",
+        "f1",
+        "jsr@5",
+        "jsr_contain@5",
+        "accuracy",
+    ]
+    assert reg.shown_in(reg.LEADERBOARD) == [
+        "recall@2",
+        "recall@5",
+        "recall@10",
+        "fcr@5",
+        "em",
+        "f1",
+        "jsr@5",
+        "jsr_contain@5",
+        "accuracy",
+    ]
     assert [reg.get(m).header for m in reg.shown_in(reg.LEADERBOARD)] == [
-        "R@2", "R@5", "R@10", "FCR@5", "EM", "F1", "JSR@5", "JSRc@5", "Acc"]
-    assert reg.shown_in(reg.BREAKDOWN) == ["recall@5", "fcr@5", "mrr@10", "ndcg@10", "em", "f1", "accuracy"]
+        "R@2",
+        "R@5",
+        "R@10",
+        "FCR@5",
+        "EM",
+        "F1",
+        "JSR@5",
+        "JSRc@5",
+        "Acc",
+    ]
+    assert reg.shown_in(reg.BREAKDOWN) == [
+        "recall@5",
+        "fcr@5",
+        "mrr@10",
+        "ndcg@10",
+        "em",
+        "f1",
+        "accuracy",
+    ]
     assert reg.shown_in(reg.FIGURES) == ["recall@5", "f1", "accuracy"]
     assert reg.shown_in(reg.SUMMARY) == ["recall@2", "recall@5", "fcr@5", "em", "f1"]
     assert reg.family_ks("recall") == [1, 2, 5, 10]
     continuous = {m.name for m in reg.declared() if m.kind == CONTINUOUS}
-    assert continuous == {"recall@1", "recall@2", "recall@5", "recall@10", "mrr@10", "ndcg@10", "f1"}
+    assert continuous == {
+        "recall@1",
+        "recall@2",
+        "recall@5",
+        "recall@10",
+        "mrr@10",
+        "ndcg@10",
+        "f1",
+    }
     assert {m.name for m in reg.declared() if not m.legacy} == {"mrr@10", "ndcg@10"}
 
 
 def _o(**kw):
-    base = dict(ranked=["a", "b"], gold_passages=["a", "b"], gold_complete=True, answer=None,
-                gold_answers=["Paris"])
+    base = dict(
+        ranked=["a", "b"],
+        gold_passages=["a", "b"],
+        gold_complete=True,
+        answer=None,
+        gold_answers=["Paris"],
+    )
     return Outcome(**{**base, **kw})
 
 
 def test_needs_decide_which_metrics_a_question_gets():
-    assert set(reg.score(_o())) == {"recall@1", "recall@2", "recall@5", "recall@10", "fcr@2", "fcr@5",
-                                    "fcr@10", "mrr@10", "ndcg@10"}
+    assert set(reg.score(_o())) == {
+        "recall@1",
+        "recall@2",
+        "recall@5",
+        "recall@10",
+        "fcr@2",
+        "fcr@5",
+        "fcr@10",
+        "mrr@10",
+        "ndcg@10",
+    }
     qa = reg.score(_o(answer="Paris", gold_complete=False))
     assert set(qa) == {"em", "f1"}
     claim = reg.score(_o(answer="SUPPORTED", kind="claim", label="SUPPORTED"))
-    assert claim["accuracy"] == claim["jsr@5"] == claim["jsr_contain@5"] == 1.0 and "em" not in claim
+    assert (
+        claim["accuracy"] == claim["jsr@5"] == claim["jsr_contain@5"] == 1.0 and "em" not in claim
+    )
     assert "accuracy" not in reg.score(_o(answer="SUPPORTED", kind="claim", label=None))
     assert reg.retrieval_scored(reg.score(_o())) and not reg.answer_scored(reg.score(_o()))
     assert reg.answer_scored(claim) and not reg.retrieval_scored(qa)
 
 
 def test_a_row_gets_only_the_new_metrics_it_lacks():
-    row = {"ranked_passage_ids": ["x", "a"], "gold_passage_ids": ["a"], "gold_complete": True,
-           "answer": "Paris", "gold_answers": ["Paris"], "kind": "qa", "metrics": {"recall@1": 0.25}}
+    row = {
+        "ranked_passage_ids": ["x", "a"],
+        "gold_passage_ids": ["a"],
+        "gold_complete": True,
+        "answer": "Paris",
+        "gold_answers": ["Paris"],
+        "kind": "qa",
+        "metrics": {"recall@1": 0.25},
+    }
     got = backfilled(row)
     assert got["recall@1"] == 0.25 and got["mrr@10"] == 0.5 and "ndcg@10" in got
     assert "em" not in got and "recall@2" not in got  # legacy metrics: only what the run wrote

@@ -13,17 +13,23 @@ from hopbench.evaluate.metrics import (
 )
 
 
-@pytest.mark.parametrize("raw, norm", [
-    ("The Beatles!", "beatles"),
-    ("  a  cat, an   owl ", "cat owl"),
-    ("U.S.A.", "usa"),
-    ("Théâtre de l'Odéon", "théâtre de lodéon"),  # SQuAD keeps accents; drops the ASCII apostrophe
-    ("1,000", "1000"),
-    ("Anne the Great", "anne great"),      # article inside the answer is dropped too
-    ("theatre", "theatre"),                # ...but not inside a word
-    ("", ""),
-    ("20 March 851 – 5 May", "20 march 851 – 5 may"),  # unicode dash is not ASCII punctuation
-])
+@pytest.mark.parametrize(
+    "raw, norm",
+    [
+        ("The Beatles!", "beatles"),
+        ("  a  cat, an   owl ", "cat owl"),
+        ("U.S.A.", "usa"),
+        (
+            "Théâtre de l'Odéon",
+            "théâtre de lodéon",
+        ),  # SQuAD keeps accents; drops the ASCII apostrophe
+        ("1,000", "1000"),
+        ("Anne the Great", "anne great"),  # article inside the answer is dropped too
+        ("theatre", "theatre"),  # ...but not inside a word
+        ("", ""),
+        ("20 March 851 – 5 May", "20 march 851 – 5 may"),  # unicode dash is not ASCII punctuation
+    ],
+)
 def test_normalize(raw, norm):
     assert normalize_answer(raw) == norm
 

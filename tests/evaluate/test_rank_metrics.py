@@ -15,7 +15,7 @@ from hopbench.evaluate.score import score_question
 def test_mrr_by_hand():
     assert mrr_at_k(["g1", "x", "g2"], ["g1", "g2"], 10) == 1.0
     assert mrr_at_k(["x", "y", "g2", "g1"], ["g1", "g2"], 10) == pytest.approx(1 / 3)
-    assert mrr_at_k(["x"] * 10 + ["g1"], ["g1"], 10) == 0.0          # rank 11 is outside the top 10
+    assert mrr_at_k(["x"] * 10 + ["g1"], ["g1"], 10) == 0.0  # rank 11 is outside the top 10
     assert mrr_at_k([f"x{i}" for i in range(9)] + ["g1"], ["g1"], 10) == pytest.approx(0.1)
     assert mrr_at_k([], ["g1"], 10) == 0.0
 
@@ -25,12 +25,16 @@ def test_ndcg_by_hand():
     got = ndcg_at_k(["x", "g1", "y", "g2"], ["g1", "g2"], 10)
     assert got == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / (1 + 1 / math.log2(3)))
     assert got == pytest.approx(0.6509, abs=1e-4)
-    assert ndcg_at_k(["g2", "g1", "x"], ["g1", "g2"], 10) == pytest.approx(1.0)   # order among gold is free
+    assert ndcg_at_k(["g2", "g1", "x"], ["g1", "g2"], 10) == pytest.approx(
+        1.0
+    )  # order among gold is free
     # 12 gold passages, all of the top 10 gold: the ideal holds only 10 of them
     gold = [f"g{i}" for i in range(12)]
     assert ndcg_at_k(gold, gold, 10) == pytest.approx(1.0)
     assert ndcg_at_k(["x", "y"], ["g1"], 10) == 0.0
-    assert ndcg_at_k(["g1", "g1", "x"], ["g1", "g2"], 10) == pytest.approx(1 / (1 + 1 / math.log2(3)))  # a repeat counts once
+    assert ndcg_at_k(["g1", "g1", "x"], ["g1", "g2"], 10) == pytest.approx(
+        1 / (1 + 1 / math.log2(3))
+    )  # a repeat counts once
 
 
 def _random_case(rng: random.Random):
@@ -70,6 +74,10 @@ def test_scoring_names_them_for_questions_with_complete_gold_only():
     q = Question(id="q", text="?", answers=["Paris"], gold_passage_ids=["a", "b"])
     m = score_question(q, ["x", "a", "b"], None)
     assert m["mrr@10"] == 0.5
-    assert m["ndcg@10"] == pytest.approx((1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3)))
-    unmapped = Question(id="q", text="?", answers=["Paris"], gold_passage_ids=["a"], gold_complete=False)
+    assert m["ndcg@10"] == pytest.approx(
+        (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
+    )
+    unmapped = Question(
+        id="q", text="?", answers=["Paris"], gold_passage_ids=["a"], gold_complete=False
+    )
     assert "mrr@10" not in score_question(unmapped, ["a"], "Paris")

@@ -41,8 +41,9 @@ def test_claim_jsr_is_full_chain_and_right_label():
     assert score_question(q, ["a", "b"], "NOT_SUPPORTED")["jsr@5"] == 1.0
     assert score_question(q, ["a", "b"], "SUPPORTED")["jsr@5"] == 0.0
     assert score_question(q, ["a", "x"], "NOT_SUPPORTED")["jsr@5"] == 0.0
-    assert "jsr@5" not in score_question(_q(kind="claim", label="SUPPORTED", gold_complete=False),
-                                         ["a", "b"], "SUPPORTED")
+    assert "jsr@5" not in score_question(
+        _q(kind="claim", label="SUPPORTED", gold_complete=False), ["a", "b"], "SUPPORTED"
+    )
 
 
 def test_aggregate_means_over_scored_questions_and_latency_percentiles():

@@ -36,18 +36,34 @@ def main(job_path: str, out_path: str, ready: str, go: str) -> None:
         report = ensure_exported(db, job["kg"])
         t1 = time.time()
         cypher = spreading_activation_query("apoc", job["depth"], job["gate"], report.namespace)
-        rounds = [{qid: _result(db.query(cypher, p)[0]) for qid, p in job["params"].items()}
-                  for _ in range(job["rounds"])]
+        rounds = [
+            {qid: _result(db.query(cypher, p)[0]) for qid, p in job["params"].items()}
+            for _ in range(job["rounds"])
+        ]
         t2 = time.time()
-    Path(out_path).write_text(json.dumps({
-        "exported": report.exported, "waited": report.waited, "namespace": report.namespace.id,
-        "export_start": t0, "export_end": t1, "queries_end": t2, "rounds": rounds}))
+    Path(out_path).write_text(
+        json.dumps(
+            {
+                "exported": report.exported,
+                "waited": report.waited,
+                "namespace": report.namespace.id,
+                "export_start": t0,
+                "export_end": t1,
+                "queries_end": t2,
+                "rounds": rounds,
+            }
+        )
+    )
 
 
 def _result(row: dict) -> dict:
     """As `SpreadingActivationNeo4jRetriever.run_query` returns it (the apoc form)."""
-    return {"seeds": row["seed_map"], "activation": row["activation"], "ranked": row["ranked"],
-            "path_rows": [(p["names"], p["weight"]) for p in row["paths"]]}
+    return {
+        "seeds": row["seed_map"],
+        "activation": row["activation"],
+        "ranked": row["ranked"],
+        "path_rows": [(p["names"], p["weight"]) for p in row["paths"]],
+    }
 
 
 if __name__ == "__main__":

@@ -11,9 +11,15 @@ from hopbench.retrieve.base import Services
 
 
 def make_services(dataset, encoder, graphdb_settings) -> Services:
-    s = Services(dataset=dataset, encoder=encoder, graphdb={"uri": graphdb_settings.uri,
-                                                            "user": graphdb_settings.user,
-                                                            "password": graphdb_settings.password})
+    s = Services(
+        dataset=dataset,
+        encoder=encoder,
+        graphdb={
+            "uri": graphdb_settings.uri,
+            "user": graphdb_settings.user,
+            "password": graphdb_settings.password,
+        },
+    )
     s.encode_questions(dataset.questions)
     return s
 
@@ -21,7 +27,9 @@ def make_services(dataset, encoder, graphdb_settings) -> Services:
 @pytest.fixture(scope="session")
 def wiki_sub(data_dir):
     """The first 2 2Wiki questions with the 20 passages of their contexts (a second small graph)."""
-    return load_dataset("2wikimultihopqa_sub", "2wiki", data_dir / "2wikimultihopqa/2wikimultihopqa_qa_sub.json")
+    return load_dataset(
+        "2wikimultihopqa_sub", "2wiki", data_dir / "2wikimultihopqa/2wikimultihopqa_qa_sub.json"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +44,10 @@ def probe_questions(dataset, n_titles: int = 6) -> list:
     from hopbench.data.schema import Question
 
     titles = [p.title for p in dataset.corpus[:n_titles]]
-    return list(dataset.questions) + [Question(id=f"title-{j}", text=f"What is known about {t}?",
-                                               answers=["-"]) for j, t in enumerate(titles)]
+    return list(dataset.questions) + [
+        Question(id=f"title-{j}", text=f"What is known about {t}?", answers=["-"])
+        for j, t in enumerate(titles)
+    ]
 
 
 def sa_results(neo, questions, k: int = 10) -> dict:
@@ -59,14 +69,17 @@ def user_data(graphdb, musique_kg):
         "(c:Entity {owner: $tag, name: $n1, idx: 0, desc_norm: 1.0, desc_emb: [1.0, 0.0]}), "
         "(p:Passage {owner: $tag, id: $pid, idx: 0, emb: [0.0, 1.0]}), (x:Person {owner: $tag, name: 'Ada'}), "
         "(p)-[:MENTIONS]->(a), (a)-[:RELATES_TO {count: 5.0}]->(c), (x)-[:KNOWS]->(a)",
-        {"tag": tag, "n0": names[0], "n1": names[1], "pid": pid})
+        {"tag": tag, "n0": names[0], "n1": names[1], "pid": pid},
+    )
 
     def snapshot() -> list:
         return graphdb.query(
             "MATCH (n) WHERE n.owner = $tag OPTIONAL MATCH (n)-[r]->(m) "
             "WITH n, r, m ORDER BY type(r), elementId(m) "
             "RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props, "
-            "collect([type(r), properties(r), elementId(m)]) AS out ORDER BY id", {"tag": tag})
+            "collect([type(r), properties(r), elementId(m)]) AS out ORDER BY id",
+            {"tag": tag},
+        )
 
     before = snapshot()
     assert len(before) == 5

@@ -33,6 +33,7 @@ def closed_port() -> int:
 
 # --- without a server ----------------------------------------------------------------------------
 
+
 def test_unreachable_server_is_one_clear_error_naming_the_uri():
     uri = f"bolt://127.0.0.1:{closed_port()}"
     start = time.perf_counter()
@@ -53,11 +54,25 @@ def test_non_bolt_uri_is_rejected_before_connecting():
 
 
 def test_settings_from_config_keep_nulls_and_hide_the_password():
-    s = GraphDBSettings.from_config({"name": "local", "uri": "bolt://h:1", "user": "u",
-                                     "password": 12345678, "database": None,
-                                     "connect_timeout": 3, "query_timeout": None})
-    assert (s.uri, s.user, s.password, s.database, s.connect_timeout, s.query_timeout) == \
-        ("bolt://h:1", "u", "12345678", None, 3, None)
+    s = GraphDBSettings.from_config(
+        {
+            "name": "local",
+            "uri": "bolt://h:1",
+            "user": "u",
+            "password": 12345678,
+            "database": None,
+            "connect_timeout": 3,
+            "query_timeout": None,
+        }
+    )
+    assert (s.uri, s.user, s.password, s.database, s.connect_timeout, s.query_timeout) == (
+        "bolt://h:1",
+        "u",
+        "12345678",
+        None,
+        3,
+        None,
+    )
     assert "12345678" not in repr(s)
 
 
@@ -65,11 +80,15 @@ def test_local_config_takes_port_and_password_from_the_environment(monkeypatch, 
     monkeypatch.delenv("HOPBENCH_NEO4J_PASSWORD", raising=False)
     monkeypatch.delenv("HOPBENCH_NEO4J_PORT", raising=False)
     monkeypatch.setenv("HOPBENCH_NEO4J_STATE_DIR", str(tmp_path))
-    s = GraphDBSettings.from_config(OmegaConf.to_container(OmegaConf.load(LOCAL_YAML), resolve=True))
+    s = GraphDBSettings.from_config(
+        OmegaConf.to_container(OmegaConf.load(LOCAL_YAML), resolve=True)
+    )
     assert (s.uri, s.user, s.password) == ("bolt://127.0.0.1:7687", "neo4j", None)
     monkeypatch.setenv("HOPBENCH_NEO4J_PORT", "17000")
     monkeypatch.setenv("HOPBENCH_NEO4J_PASSWORD", "s3cret-pw")
-    s = GraphDBSettings.from_config(OmegaConf.to_container(OmegaConf.load(LOCAL_YAML), resolve=True))
+    s = GraphDBSettings.from_config(
+        OmegaConf.to_container(OmegaConf.load(LOCAL_YAML), resolve=True)
+    )
     assert (s.uri, s.password) == ("bolt://127.0.0.1:17000", "s3cret-pw")
 
 
@@ -79,12 +98,19 @@ def test_local_launcher_password_is_read_from_its_state_folder(monkeypatch, tmp_
     monkeypatch.setenv("HOPBENCH_NEO4J_STATE_DIR", str(tmp_path))
     (tmp_path / "17001").mkdir()
     (tmp_path / "17001" / "password").write_text("from-the-file-123\n")
-    for uri, want in [("bolt://127.0.0.1:17001", "from-the-file-123"), ("neo4j://localhost:17001", "from-the-file-123"),
-                      ("bolt://127.0.0.1:17002", None), ("bolt://db.example.org:17001", None)]:
+    for uri, want in [
+        ("bolt://127.0.0.1:17001", "from-the-file-123"),
+        ("neo4j://localhost:17001", "from-the-file-123"),
+        ("bolt://127.0.0.1:17002", None),
+        ("bolt://db.example.org:17001", None),
+    ]:
         assert GraphDBSettings.from_config({"uri": uri, "password": None}).password == want, uri
     monkeypatch.setenv("HOPBENCH_NEO4J_PASSWORD", "env-wins-1")
     assert GraphDBSettings.from_config({"uri": "bolt://127.0.0.1:17001"}).password == "env-wins-1"
-    assert GraphDBSettings.from_config({"uri": "bolt://127.0.0.1:17001", "password": "given"}).password == "given"
+    assert (
+        GraphDBSettings.from_config({"uri": "bolt://127.0.0.1:17001", "password": "given"}).password
+        == "given"
+    )
     monkeypatch.delenv("HOPBENCH_NEO4J_PASSWORD")
     monkeypatch.delenv("HOPBENCH_NEO4J_STATE_DIR")
     monkeypatch.setenv("HOPBENCH_CACHE_DIR", str(tmp_path / "cache"))
@@ -112,13 +138,19 @@ def test_connects_to_the_configured_server(graphdb, graphdb_settings):
 def test_user_text_round_trips_as_parameters_only(graphdb, tag):
     hostile = "x'}) MATCH (m) DETACH DELETE m //\n\"; RETURN 1"
     names = [hostile, "Zoë's café", "", "日本"]
-    graphdb.query("UNWIND $rows AS row CREATE (:HopbenchTest {tag: $tag, i: row.i, name: row.name})",
-                  {"tag": tag, "rows": [{"i": i, "name": n} for i, n in enumerate(names)]})
-    rows = graphdb.query("MATCH (n:HopbenchTest {tag: $tag}) RETURN n.i AS i, n.name AS name "
-                         "ORDER BY i", {"tag": tag})
+    graphdb.query(
+        "UNWIND $rows AS row CREATE (:HopbenchTest {tag: $tag, i: row.i, name: row.name})",
+        {"tag": tag, "rows": [{"i": i, "name": n} for i, n in enumerate(names)]},
+    )
+    rows = graphdb.query(
+        "MATCH (n:HopbenchTest {tag: $tag}) RETURN n.i AS i, n.name AS name ORDER BY i",
+        {"tag": tag},
+    )
     assert [r["name"] for r in rows] == names
-    found = graphdb.query("MATCH (n:HopbenchTest {tag: $tag, name: $name}) RETURN n.i AS i",
-                          {"tag": tag, "name": hostile})
+    found = graphdb.query(
+        "MATCH (n:HopbenchTest {tag: $tag, name: $name}) RETURN n.i AS i",
+        {"tag": tag, "name": hostile},
+    )
     assert found == [{"i": 0}]
 
 
@@ -133,11 +165,15 @@ def test_apoc_is_present_and_map_from_pairs_works(graphdb):
 
 
 @pytest.mark.neo4j
-@pytest.mark.parametrize("cypher", [
-    "CALL apoc.util.sleep(20000)",
-    # portable: no APOC, just a long scan the server must abort
-    "UNWIND range(1, 1000000000) AS x WITH x WHERE x % 7 = 13 RETURN count(x) AS c",
-], ids=["apoc-sleep", "long-unwind"])
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "CALL apoc.util.sleep(20000)",
+        # portable: no APOC, just a long scan the server must abort
+        "UNWIND range(1, 1000000000) AS x WITH x WHERE x % 7 = 13 RETURN count(x) AS c",
+    ],
+    ids=["apoc-sleep", "long-unwind"],
+)
 def test_server_side_timeout_is_reported_and_the_connection_goes_on(graphdb, cypher):
     start = time.perf_counter()
     with pytest.raises(QueryTimeout) as info:
@@ -157,8 +193,12 @@ def test_a_run_counts_timeouts_per_question_and_continues(graphdb):
     answered, timed_out = [], []
     for qid, ms in enumerate(sleeps_ms):
         try:
-            rows = graphdb.query("CALL apoc.util.sleep($ms) RETURN $qid AS qid",
-                                 {"ms": ms, "qid": qid}, timeout=0.5, what=f"question {qid}")
+            rows = graphdb.query(
+                "CALL apoc.util.sleep($ms) RETURN $qid AS qid",
+                {"ms": ms, "qid": qid},
+                timeout=0.5,
+                what=f"question {qid}",
+            )
             answered.append(rows[0]["qid"])
         except QueryTimeout:
             timed_out.append(qid)
@@ -180,9 +220,17 @@ def test_unknown_database_is_a_connection_error(graphdb, graphdb_settings):
 @pytest.mark.neo4j
 def test_launcher_bounds_its_transaction_logs(graphdb):
     """The launcher prunes transaction logs (each 2Wiki export writes ~650 MB of them)."""
-    rows = graphdb.query("SHOW SETTINGS YIELD name, value WHERE name IN $names RETURN name, value",
-                         {"names": ["db.transaction.monitor.check.interval", "db.tx_log.rotation.retention_policy",
-                                    "db.tx_log.rotation.size", "db.checkpoint.interval.time"]})
+    rows = graphdb.query(
+        "SHOW SETTINGS YIELD name, value WHERE name IN $names RETURN name, value",
+        {
+            "names": [
+                "db.transaction.monitor.check.interval",
+                "db.tx_log.rotation.retention_policy",
+                "db.tx_log.rotation.size",
+                "db.checkpoint.interval.time",
+            ]
+        },
+    )
     settings = {r["name"]: r["value"] for r in rows}
     if settings.get("db.transaction.monitor.check.interval") != "200ms":
         pytest.skip("not the hopbench launcher (a server of your own keeps its own log policy)")

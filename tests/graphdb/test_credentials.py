@@ -38,9 +38,25 @@ def auth_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("neo4j-auth")
     log = (home / "launcher.log").open("w+")
     proc = subprocess.Popen(
-        ["java", "-Xms128m", "-Xmx512m", "-jar", str(JAR), "--data-dir", str(home / "db"),
-         "--port", str(port), "--page-cache", "32m", "--password-env", "HOPBENCH_TEST_NEO4J_PW"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "HOPBENCH_TEST_NEO4J_PW": PASSWORD})
+        [
+            "java",
+            "-Xms128m",
+            "-Xmx512m",
+            "-jar",
+            str(JAR),
+            "--data-dir",
+            str(home / "db"),
+            "--port",
+            str(port),
+            "--page-cache",
+            "32m",
+            "--password-env",
+            "HOPBENCH_TEST_NEO4J_PW",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "HOPBENCH_TEST_NEO4J_PW": PASSWORD},
+    )
     try:
         deadline = time.monotonic() + 420  # a fresh store starts twice (password set with Bolt off)
         while True:
@@ -63,8 +79,9 @@ def auth_server(tmp_path_factory):
 
 @pytest.mark.neo4j
 @pytest.mark.slow
-@pytest.mark.parametrize("password, who", [("wrong-password", "user 'neo4j'"),
-                                           (None, "no credentials")])
+@pytest.mark.parametrize(
+    "password, who", [("wrong-password", "user 'neo4j'"), (None, "no credentials")]
+)
 def test_wrong_or_missing_credentials_give_one_clear_error(auth_server, password, who):
     with pytest.raises(GraphDBConnectionError) as info:
         connect({"uri": auth_server, "user": "neo4j", "password": password})

@@ -69,8 +69,10 @@ def other_user() -> list[str]:
     """`setpriv` arguments that run a command as an unprivileged second user."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None or shutil.which("useradd") is None:
         pytest.skip("needs root, setpriv and useradd to act as a second OS user")
-    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                    PROBE_USER], capture_output=True)  # exit 9: it exists already
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PROBE_USER],
+        capture_output=True,
+    )  # exit 9: it exists already
     ids = subprocess.run(["id", "-u", PROBE_USER], capture_output=True, text=True, check=True)
     uid = int(ids.stdout)
     assert uid != 0
@@ -91,9 +93,16 @@ def probe_env(other_user):
         (site / "probe.py").write_text(PROBE)
         for p in [site, *site.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
-        python = next((p for p in (os.path.realpath(shutil.which("python3") or ""), "/usr/bin/python3")
-                       if p and subprocess.run([*other_user, p, "-c", "pass"],
-                                               capture_output=True).returncode == 0), None)
+        python = next(
+            (
+                p
+                for p in (os.path.realpath(shutil.which("python3") or ""), "/usr/bin/python3")
+                if p
+                and subprocess.run([*other_user, p, "-c", "pass"], capture_output=True).returncode
+                == 0
+            ),
+            None,
+        )
         if python is None:
             pytest.skip("no Python interpreter the second user may run")
         yield python, site
@@ -102,13 +111,20 @@ def probe_env(other_user):
 
 
 @pytest.mark.neo4j
-def test_another_account_cannot_read_the_password_or_use_the_server(graphdb_settings, other_user, probe_env):
+def test_another_account_cannot_read_the_password_or_use_the_server(
+    graphdb_settings, other_user, probe_env
+):
     port = _local_launcher(graphdb_settings)
     python, site = probe_env
     pw_file = launcher_password_file(port)
-    proc = subprocess.run([*other_user, python, str(site / "probe.py"), graphdb_settings.uri, str(pw_file)],
-                          capture_output=True, text=True, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
-                          cwd=site, timeout=120)
+    proc = subprocess.run(
+        [*other_user, python, str(site / "probe.py"), graphdb_settings.uri, str(pw_file)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+        cwd=site,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["uid"] != 0
@@ -127,7 +143,9 @@ def test_password_file_is_owner_only_and_outside_the_checkout(graphdb_settings):
     assert stat.S_IMODE(pw_file.parent.stat().st_mode) == 0o700
     assert len(pw_file.read_text().strip()) >= 24
     assert REPO not in pw_file.resolve().parents
-    assert graphdb_settings.password == pw_file.read_text().strip() or os.environ.get("HOPBENCH_NEO4J_PASSWORD")
+    assert graphdb_settings.password == pw_file.read_text().strip() or os.environ.get(
+        "HOPBENCH_NEO4J_PASSWORD"
+    )
 
 
 @pytest.mark.neo4j
@@ -138,21 +156,26 @@ def test_no_connection_without_the_password(graphdb_settings):
 
 
 @pytest.mark.neo4j
-@pytest.mark.parametrize("cypher", [
-    "LOAD CSV FROM 'file:///etc/shadow' AS r RETURN r",
-    "LOAD CSV FROM 'file:///etc/passwd' AS r RETURN r",
-    "LOAD CSV FROM 'file:///../../../../etc/passwd' AS r RETURN r",
-    "CALL apoc.load.json('file:///etc/passwd') YIELD value RETURN value",
-    "CALL apoc.import.csv([{fileName: 'file:///etc/passwd', labels: ['X']}], [], {})",
-    "CALL apoc.export.csv.all('/tmp/hopbench-export.csv', {})",
-    "CALL apoc.log.stream('debug.log')",
-])
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "LOAD CSV FROM 'file:///etc/shadow' AS r RETURN r",
+        "LOAD CSV FROM 'file:///etc/passwd' AS r RETURN r",
+        "LOAD CSV FROM 'file:///../../../../etc/passwd' AS r RETURN r",
+        "CALL apoc.load.json('file:///etc/passwd') YIELD value RETURN value",
+        "CALL apoc.import.csv([{fileName: 'file:///etc/passwd', labels: ['X']}], [], {})",
+        "CALL apoc.export.csv.all('/tmp/hopbench-export.csv', {})",
+        "CALL apoc.log.stream('debug.log')",
+    ],
+)
 def test_cypher_cannot_touch_files_even_with_the_password(graphdb, cypher):
     _local_launcher(graphdb.settings)
     with pytest.raises(GraphDBQueryError) as info:
         graphdb.query(cypher)
-    assert info.value.code in ("Neo.ClientError.Statement.ExternalResourceFailed",
-                               "Neo.ClientError.Procedure.ProcedureNotFound")
+    assert info.value.code in (
+        "Neo.ClientError.Statement.ExternalResourceFailed",
+        "Neo.ClientError.Procedure.ProcedureNotFound",
+    )
     assert not Path("/tmp/hopbench-export.csv").exists()
 
 
@@ -163,7 +186,9 @@ def test_the_apoc_functions_hopbench_needs_are_loaded(graphdb):
 
 
 @pytest.mark.neo4j
-@pytest.mark.parametrize("mode, problem", [(0o644, "readable by other users"), (None, "a password is required")])
+@pytest.mark.parametrize(
+    "mode, problem", [(0o644, "readable by other users"), (None, "a password is required")]
+)
 def test_launcher_refuses_a_readable_or_missing_password(tmp_path, mode, problem):
     if not JAR.exists():
         pytest.fail(f"{JAR} is missing: build it with `make neo4j-build`", pytrace=False)
@@ -173,8 +198,22 @@ def test_launcher_refuses_a_readable_or_missing_password(tmp_path, mode, problem
         pw.write_text("a-long-enough-password\n")
         pw.chmod(mode)
         args = ["--password-file", str(pw)]
-    proc = subprocess.run(["java", "-Xmx64m", "-jar", str(JAR), "--data-dir", str(tmp_path / "home"),
-                           "--port", "1", *args], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            "java",
+            "-Xmx64m",
+            "-jar",
+            str(JAR),
+            "--data-dir",
+            str(tmp_path / "home"),
+            "--port",
+            "1",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert problem in proc.stderr
     assert not (tmp_path / "home").exists()

@@ -79,7 +79,9 @@ def test_the_probe_questions_seed_and_spread_in_both_graphs(alone, graphs):
     for name, (_, _, _, qs) in graphs.items():
         res = alone[name, "apoc"]
         assert sum(bool(r["seeds"]) for r in res.values()) >= len(qs) - 1, name
-        assert sum(len(r["activation"]) > len(r["seeds"]) for r in res.values()) >= len(qs) // 2, name
+        assert sum(len(r["activation"]) > len(r["seeds"]) for r in res.values()) >= len(qs) // 2, (
+            name
+        )
         assert all(len(r["ranked"]) >= K for r in res.values())
 
 
@@ -109,8 +111,12 @@ def test_two_graphs_in_one_database_answer_as_each_alone(graphdb, graphs, alone,
     listed = {g["namespace"]: g for g in list_graphs(graphdb)["graphs"]}
     for kg in (mkg, wkg):
         g = listed[namespace_of(kg).id]
-        assert (g["state"], g["export_key"], g["entities"], g["passages"]) == \
-            ("complete", export_key(kg), kg.n_entities, kg.n_passages)
+        assert (g["state"], g["export_key"], g["entities"], g["passages"]) == (
+            "complete",
+            export_key(kg),
+            kg.n_entities,
+            kg.n_passages,
+        )
 
 
 def _run_children(tmp_path, graphdb_settings, env: dict[str, str], jobs: list[dict]) -> list[dict]:
@@ -118,16 +124,28 @@ def _run_children(tmp_path, graphdb_settings, env: dict[str, str], jobs: list[di
     go = tmp_path / "go"
     procs, outs, readies = [], [], []
     for i, job in enumerate(jobs):
-        path, out, ready = tmp_path / f"job{i}.pkl", tmp_path / f"out{i}.json", tmp_path / f"ready{i}"
+        path, out, ready = (
+            tmp_path / f"job{i}.pkl",
+            tmp_path / f"out{i}.json",
+            tmp_path / f"ready{i}",
+        )
         path.write_bytes(pickle.dumps({"uri": graphdb_settings.uri, "rounds": 3, **job}))
-        procs.append(subprocess.Popen([sys.executable, str(CHILD), str(path), str(out), str(ready), str(go)],
-                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(CHILD), str(path), str(out), str(ready), str(go)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )
         outs.append(out)
         readies.append(ready)
     deadline = time.time() + 120
     while not all(r.exists() for r in readies):
-        assert time.time() < deadline and all(p.poll() is None for p in procs), \
-            [p.communicate()[0][-2000:] for p in procs if p.poll() is not None]
+        assert time.time() < deadline and all(p.poll() is None for p in procs), [
+            p.communicate()[0][-2000:] for p in procs if p.poll() is not None
+        ]
         time.sleep(0.05)
     go.touch()
     for p in procs:
@@ -141,12 +159,14 @@ def as_json(results: dict) -> dict:
     return json.loads(json.dumps(results))
 
 
-def test_two_processes_exporting_different_graphs_at_once(graphdb, graphdb_settings, graphs, alone, tmp_path,
-                                                          child_env):
+def test_two_processes_exporting_different_graphs_at_once(
+    graphdb, graphdb_settings, graphs, alone, tmp_path, child_env
+):
     drop_all(graphdb, graphs)
     names = ("musique", "wiki")
-    jobs = [{"kg": graphs[n][1], "depth": 3, "gate": True, "params": alone[n, "params"]}
-            for n in names]
+    jobs = [
+        {"kg": graphs[n][1], "depth": 3, "gate": True, "params": alone[n, "params"]} for n in names
+    ]
     res = _run_children(tmp_path, graphdb_settings, child_env, jobs)
     # both exported, at the same time (the intervals overlap), each into its own namespace
     assert [r["exported"] for r in res] == [True, True]
@@ -158,11 +178,16 @@ def test_two_processes_exporting_different_graphs_at_once(graphdb, graphdb_setti
             assert got == as_json(alone[name, "apoc"]), name
 
 
-def test_two_processes_wanting_the_same_graph_export_it_once(graphdb, graphdb_settings, graphs, alone,
-                                                             tmp_path, child_env):
+def test_two_processes_wanting_the_same_graph_export_it_once(
+    graphdb, graphdb_settings, graphs, alone, tmp_path, child_env
+):
     drop_all(graphdb, graphs)
-    job = {"kg": graphs["musique"][1], "depth": 3, "gate": True,
-           "params": alone["musique", "params"]}
+    job = {
+        "kg": graphs["musique"][1],
+        "depth": 3,
+        "gate": True,
+        "params": alone["musique", "params"],
+    }
     res = _run_children(tmp_path, graphdb_settings, child_env, [job, job])
     assert sorted(r["exported"] for r in res) == [False, True]
     waiter = next(r for r in res if not r["exported"])
@@ -174,9 +199,11 @@ def test_two_processes_wanting_the_same_graph_export_it_once(graphdb, graphdb_se
 
 
 def _claim(db, ns, owner: str, age_s: float) -> None:
-    db.query("MERGE (g:HopbenchGraph {namespace: $ns}) SET g.owner = $owner, g.owner_info = 'elsewhere pid 1', "
-             "g.heartbeat = timestamp() - $age, g.complete = false", {"ns": ns.id, "owner": owner,
-                                                                       "age": int(1000 * age_s)})
+    db.query(
+        "MERGE (g:HopbenchGraph {namespace: $ns}) SET g.owner = $owner, g.owner_info = 'elsewhere pid 1', "
+        "g.heartbeat = timestamp() - $age, g.complete = false",
+        {"ns": ns.id, "owner": owner, "age": int(1000 * age_s)},
+    )
 
 
 def test_a_live_claim_is_waited_for_and_a_dead_one_taken_over(graphdb, graphs):
@@ -189,7 +216,9 @@ def test_a_live_claim_is_waited_for_and_a_dead_one_taken_over(graphdb, graphs):
     assert report.exported and report.waited < LEASE_S / 2
     # a live claim (fresh heartbeat): this process waits, writes nothing, and goes on once it is released
     _claim(graphdb, ns, "alive", 0)
-    assert [g["state"] for g in list_graphs(graphdb)["graphs"] if g["namespace"] == ns.id] == ["exporting"]
+    assert [g["state"] for g in list_graphs(graphdb)["graphs"] if g["namespace"] == ns.id] == [
+        "exporting"
+    ]
     with pytest.raises(HopbenchError, match="being exported by elsewhere pid 1"):
         drop_graph(graphdb, ns)
     out: dict = {}
@@ -197,8 +226,15 @@ def test_a_live_claim_is_waited_for_and_a_dead_one_taken_over(graphdb, graphs):
     t.start()
     time.sleep(2.0)
     assert t.is_alive()
-    assert graphdb.query("MATCH (g:HopbenchGraph {namespace: $ns}) RETURN g.owner AS o", {"ns": ns.id})[0]["o"] == "alive"
-    graphdb.query("MATCH (g:HopbenchGraph {namespace: $ns}) REMOVE g.owner, g.heartbeat", {"ns": ns.id})
+    assert (
+        graphdb.query(
+            "MATCH (g:HopbenchGraph {namespace: $ns}) RETURN g.owner AS o", {"ns": ns.id}
+        )[0]["o"]
+        == "alive"
+    )
+    graphdb.query(
+        "MATCH (g:HopbenchGraph {namespace: $ns}) REMOVE g.owner, g.heartbeat", {"ns": ns.id}
+    )
     t.join(120)
     assert out["r"].exported and out["r"].waited >= 2.0
     assert not ensure_exported(graphdb, kg).exported
@@ -213,8 +249,10 @@ def test_graphs_are_listed_and_dropped_one_by_one(graphdb, graphdb_settings, gra
     assert main(["graphdb-check", uri]) == 0
     out = capsys.readouterr().out
     for ns, kg, ds in ((mns, mkg, "musique_sub"), (wns, wkg, "2wikimultihopqa_sub")):
-        assert f"  {ns.id}  {ds}, graph {kg.manifest['graph_key']}: {kg.n_entities} entities, " \
-               f"{kg.n_passages} passages, complete" in out
+        assert (
+            f"  {ns.id}  {ds}, graph {kg.manifest['graph_key']}: {kg.n_entities} entities, "
+            f"{kg.n_passages} passages, complete" in out
+        )
 
     assert main(["graphdb-drop", wns.id, uri]) == 0
     assert capsys.readouterr().out.strip() == f"dropped hopbench graph {wns.id}"
@@ -241,8 +279,14 @@ def test_unregistered_namespace_labels_are_listed_and_droppable(graphdb, graphs)
     ensure_exported(graphdb, kg)
     graphdb.query("MATCH (g:HopbenchGraph {namespace: $ns}) DELETE g", {"ns": ns.id})
     g = [g for g in list_graphs(graphdb)["graphs"] if g["namespace"] == ns.id]
-    assert g == [{"namespace": ns.id, "state": "unregistered", "entities": kg.n_entities,
-                  "passages": kg.n_passages}]
+    assert g == [
+        {
+            "namespace": ns.id,
+            "state": "unregistered",
+            "entities": kg.n_entities,
+            "passages": kg.n_passages,
+        }
+    ]
     assert drop_graph(graphdb, ns)
     assert graphdb.query(f"MATCH (n:{ns.entity}) RETURN count(n) AS n")[0]["n"] == 0
     # and a new export into it works (its constraints were dropped and are made again)
@@ -261,21 +305,40 @@ def _legacy_export(db, kg, n_e: int = 12, n_p: int = 4) -> None:
         "CREATE CONSTRAINT hopbench_meta_key IF NOT EXISTS FOR (m:HopbenchMeta) REQUIRE m.key IS UNIQUE",
     ):
         db.query(text)
-    db.query("UNWIND $rows AS r CREATE (:Entity {idx: r.idx, name: r.name, label: r.name, description: 'd', "
-             "desc_emb: r.emb, desc_norm: 1.0})",
-             {"rows": [{"idx": i, "name": f"legacy {n}", "emb": kg.description_embeddings[i].tolist()}
-                       for i, n in enumerate(kg.entity_names[:n_e])]})
-    db.query("UNWIND $rows AS r CREATE (:Passage {idx: r.idx, id: r.id, emb: r.emb})",
-             {"rows": [{"idx": j, "id": f"legacy-{p}", "emb": kg.passage_embeddings[j].tolist()}
-                       for j, p in enumerate(kg.passage_ids[:n_p])]})
+    db.query(
+        "UNWIND $rows AS r CREATE (:Entity {idx: r.idx, name: r.name, label: r.name, description: 'd', "
+        "desc_emb: r.emb, desc_norm: 1.0})",
+        {
+            "rows": [
+                {"idx": i, "name": f"legacy {n}", "emb": kg.description_embeddings[i].tolist()}
+                for i, n in enumerate(kg.entity_names[:n_e])
+            ]
+        },
+    )
+    db.query(
+        "UNWIND $rows AS r CREATE (:Passage {idx: r.idx, id: r.id, emb: r.emb})",
+        {
+            "rows": [
+                {"idx": j, "id": f"legacy-{p}", "emb": kg.passage_embeddings[j].tolist()}
+                for j, p in enumerate(kg.passage_ids[:n_p])
+            ]
+        },
+    )
     db.query("MATCH (p:Passage {idx: 0}), (e:Entity) WHERE e.idx < 3 CREATE (p)-[:MENTIONS]->(e)")
-    for name, label, prop in (("hopbench_entity_description", "Entity", "desc_emb"),
-                              ("hopbench_passage_embedding", "Passage", "emb")):
-        db.query(f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON n.{prop} "
-                 "OPTIONS {indexConfig: {`vector.dimensions`: $d, `vector.similarity_function`: 'cosine'}}",
-                 {"d": d})
-    db.query("CREATE (:HopbenchMeta {key: 'graph', complete: true, export_key: 'legacy:v2:12:4', "
-             "entities: $e, passages: $p})", {"e": n_e, "p": n_p})
+    for name, label, prop in (
+        ("hopbench_entity_description", "Entity", "desc_emb"),
+        ("hopbench_passage_embedding", "Passage", "emb"),
+    ):
+        db.query(
+            f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON n.{prop} "
+            "OPTIONS {indexConfig: {`vector.dimensions`: $d, `vector.similarity_function`: 'cosine'}}",
+            {"d": d},
+        )
+    db.query(
+        "CREATE (:HopbenchMeta {key: 'graph', complete: true, export_key: 'legacy:v2:12:4', "
+        "entities: $e, passages: $p})",
+        {"e": n_e, "p": n_p},
+    )
     db.query("CALL db.awaitIndexes(60)")
 
 
@@ -283,13 +346,17 @@ def test_pre_namespace_hopbench_data_is_left_alone_listed_and_droppable(graphdb,
     (ds, kg, services, qs) = graphs["musique"]
     drop_legacy_graph(graphdb)  # a clean start, in case an earlier session left some
     # a user's look-alikes: no desc_norm; another label as well; a property hopbench never wrote
-    graphdb.query("CREATE (:Entity {name: 'my own'}), (:Entity:Thing {idx: 1000, name: 'labelled too', "
-                  "desc_norm: 1.0}), (:Passage {id: 'mine', idx: 1000, emb: [1.0], note: 'extra key'})")
+    graphdb.query(
+        "CREATE (:Entity {name: 'my own'}), (:Entity:Thing {idx: 1000, name: 'labelled too', "
+        "desc_norm: 1.0}), (:Passage {id: 'mine', idx: 1000, emb: [1.0], note: 'extra key'})"
+    )
     mine = "(coalesce(n.name, '') IN ['my own', 'labelled too'] OR coalesce(n.id, '') = 'mine')"
     try:
         _legacy_export(graphdb, kg)
-        legacy_nodes = f"MATCH (n) WHERE (n:Entity OR n:Passage OR n:HopbenchMeta) AND NOT {mine} " \
-                       "RETURN count(n) AS n"
+        legacy_nodes = (
+            f"MATCH (n) WHERE (n:Entity OR n:Passage OR n:HopbenchMeta) AND NOT {mine} "
+            "RETURN count(n) AS n"
+        )
         assert graphdb.query(legacy_nodes)[0]["n"] == 12 + 4 + 1
         # a new export neither breaks on it nor touches it, and answers as in memory
         drop_graph(graphdb, namespace_of(kg))

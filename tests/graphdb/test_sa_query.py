@@ -29,7 +29,10 @@ def test_query_repeats_the_step_block_depth_times(form):
         assert text.count(step) == depth
         assert "{{" not in text
     assert ("apoc." in spreading_activation_query(form, 2, True, NS)) == (form == "apoc")
-    gated, ungated = spreading_activation_query(form, 2, True, NS), spreading_activation_query(form, 2, False, NS)
+    gated, ungated = (
+        spreading_activation_query(form, 2, True, NS),
+        spreading_activation_query(form, 2, False, NS),
+    )
     assert "vector.similarity.cosine" in gated and "vector.similarity.cosine" not in ungated
     assert "$qe_norm" in spreading_activation_query(form, 2, True, NS, gate_function="exact")
 
@@ -71,38 +74,58 @@ def test_bad_form_depth_or_namespace_is_refused():
 
 @pytest.mark.neo4j
 @pytest.mark.parametrize("form", ["apoc", "portable"])
-def test_question_text_travels_only_as_parameters(form, graphdb, musique_sub, musique_kg, encoder, graphdb_settings):
+def test_question_text_travels_only_as_parameters(
+    form, graphdb, musique_sub, musique_kg, encoder, graphdb_settings
+):
     """A question full of Cypher syntax is just data: same query text, same answer as in memory."""
     services = make_services(musique_sub, encoder, graphdb_settings)
     neo = SpreadingActivationNeo4jRetriever(form=form)
     neo.prepare(musique_kg, services, db=graphdb)
     text = neo.cypher
-    nasty = Question(id="nasty", text="Who founded O'Brien\"} ) MATCH (n) DETACH DELETE n // Records in "
-                                      + musique_sub.questions[0].text, answers=["x"], gold_passage_ids=[])
+    nasty = Question(
+        id="nasty",
+        text="Who founded O'Brien\"} ) MATCH (n) DETACH DELETE n // Records in "
+        + musique_sub.questions[0].text,
+        answers=["x"],
+        gold_passage_ids=[],
+    )
     got = neo.retrieve(nasty, 10)
     assert neo.cypher == text and nasty.text not in text
     mem = SpreadingActivationRetriever(top_paths=0)
     mem.prepare(musique_kg, services)
     assert got.passage_ids == mem.retrieve(nasty, 10).passage_ids
     ns = neo.export.namespace
-    assert graphdb.query(f"MATCH (n:{ns.entity}) RETURN count(n) AS n")[0]["n"] == musique_kg.n_entities
+    assert (
+        graphdb.query(f"MATCH (n:{ns.entity}) RETURN count(n) AS n")[0]["n"]
+        == musique_kg.n_entities
+    )
     assert got.trace["form"] == form and got.trace["mentions"]
 
 
 @pytest.mark.neo4j
-def test_a_timed_out_question_gets_the_dense_ranking_and_is_flagged(graphdb, musique_sub, musique_kg, encoder,
-                                                                    graphdb_settings):
+def test_a_timed_out_question_gets_the_dense_ranking_and_is_flagged(
+    graphdb, musique_sub, musique_kg, encoder, graphdb_settings
+):
     services = make_services(musique_sub, encoder, graphdb_settings)
-    fast = GraphDBSettings(uri=graphdb_settings.uri, user=graphdb_settings.user,
-                           password=graphdb_settings.password, query_timeout=0.5)
+    fast = GraphDBSettings(
+        uri=graphdb_settings.uri,
+        user=graphdb_settings.user,
+        password=graphdb_settings.password,
+        query_timeout=0.5,
+    )
     db = connect(fast)
     try:
         neo = SpreadingActivationNeo4jRetriever()
         neo.prepare(musique_kg, services, db=db)
-        neo.cypher = "UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN x"  # runs for minutes
+        neo.cypher = (
+            "UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN x"  # runs for minutes
+        )
         q = musique_sub.questions[0]
         got = neo.retrieve(q, 5)
-        assert got.trace["query_timeout"] is True and got.trace["fallback"][0]["step"] == "dense_fallback"
+        assert (
+            got.trace["query_timeout"] is True
+            and got.trace["fallback"][0]["step"] == "dense_fallback"
+        )
         assert neo.n_timeouts == 1
         dense = DenseRetriever()
         dense.prepare(musique_kg, services)
@@ -117,4 +140,6 @@ def test_missing_graphdb_settings_are_named(musique_sub, musique_kg, encoder):
     from hopbench.retrieve.base import Services
 
     with pytest.raises(HopbenchError, match="graphdb"):
-        SpreadingActivationNeo4jRetriever().prepare(musique_kg, Services(dataset=musique_sub, encoder=encoder))
+        SpreadingActivationNeo4jRetriever().prepare(
+            musique_kg, Services(dataset=musique_sub, encoder=encoder)
+        )

@@ -60,13 +60,15 @@ def exported(graphdb, musique_graph):
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
 @pytest.mark.parametrize("gate", [True, False], ids=["gate", "nogate"])
 @pytest.mark.parametrize("form", ["apoc", "portable"])
-def test_neo4j_query_equals_in_memory_method(form, gate, depth, graphdb, exported, musique_dataset,
-                                             musique_services):
+def test_neo4j_query_equals_in_memory_method(
+    form, gate, depth, graphdb, exported, musique_dataset, musique_services
+):
     kg = exported
     # the propagation and ranking only: the path block (its own test below) is left out, as
     # its enumeration at depth 4 without the gate is what the gate is there to save
-    neo = SpreadingActivationNeo4jRetriever(form=form, gate=gate, depth=depth, gate_function="exact",
-                                            top_paths=0)
+    neo = SpreadingActivationNeo4jRetriever(
+        form=form, gate=gate, depth=depth, gate_function="exact", top_paths=0
+    )
     neo.prepare(kg, musique_services, db=graphdb)
     assert not neo.export.exported
     mem = SpreadingActivationRetriever(gate=gate, depth=depth, top_paths=0)
@@ -76,22 +78,41 @@ def test_neo4j_query_equals_in_memory_method(form, gate, depth, graphdb, exporte
     for q in musique_dataset.questions:
         out = neo.run_query(neo.parameters(q, K))
         mentions, idx, act, _ = mem.seeds(q)
-        res = spreading_activation(mem.adjacency, idx, act,
-                                   mem.gate_vector(musique_services.query_embedding(q)),
-                                   decay=mem.decay, steps=depth, threshold=mem.threshold)
-        expected = {kg.entity_names[i]: float(res.activation[i]) for i in np.flatnonzero(res.activated)}
+        res = spreading_activation(
+            mem.adjacency,
+            idx,
+            act,
+            mem.gate_vector(musique_services.query_embedding(q)),
+            decay=mem.decay,
+            steps=depth,
+            threshold=mem.threshold,
+        )
+        expected = {
+            kg.entity_names[i]: float(res.activation[i]) for i in np.flatnonzero(res.activated)
+        }
         seeds = {kg.entity_names[i]: float(a) for i, a in zip(idx, act)}
 
         assert set(out["seeds"]) == set(seeds), q.id
-        np.testing.assert_allclose([out["seeds"][n] for n in seeds], list(seeds.values()), rtol=RTOL)
-        assert set(out["activation"]) == set(expected), (q.id, set(out["activation"]) ^ set(expected))
+        np.testing.assert_allclose(
+            [out["seeds"][n] for n in seeds], list(seeds.values()), rtol=RTOL
+        )
+        assert set(out["activation"]) == set(expected), (
+            q.id,
+            set(out["activation"]) ^ set(expected),
+        )
         names = sorted(expected)
-        np.testing.assert_allclose([out["activation"][n] for n in names],
-                                   [expected[n] for n in names], rtol=RTOL, err_msg=q.id)
+        np.testing.assert_allclose(
+            [out["activation"][n] for n in names],
+            [expected[n] for n in names],
+            rtol=RTOL,
+            err_msg=q.id,
+        )
         got, want = [r["id"] for r in out["ranked"][:K]], mem.retrieve(q, K).passage_ids
         if got != want:
             scores = passage_activation_scores(mem.context, res.activation, res.activated)
-            dense = mem.passage_emb @ np.asarray(musique_services.query_embedding(q), dtype=np.float64)
+            dense = mem.passage_emb @ np.asarray(
+                musique_services.query_embedding(q), dtype=np.float64
+            )
             assert same_up_to_ties(got, want, kg, scores, dense), (q.id, got, want)
             n_swapped += 1
         n_seeded += bool(seeds)
@@ -103,13 +124,15 @@ def test_neo4j_query_equals_in_memory_method(form, gate, depth, graphdb, exporte
 
 
 @pytest.mark.parametrize("form", ["apoc", "portable"])
-def test_native_gate_agrees_to_float32_and_paths_follow_the_authors_rule(form, graphdb, exported, musique_dataset,
-                                                                      musique_services):
+def test_native_gate_agrees_to_float32_and_paths_follow_the_authors_rule(
+    form, graphdb, exported, musique_dataset, musique_services
+):
     """The default query (the authors': built-in float32 cosine as the gate, their path block):
     activations within 1e-5 relative of the float64 kernel, the same activated set on almost
     every question, and the path rows equal to `relationship_path_rows` on the query's own
     activations (weights to 1e-12, the node lists except inside ties at the cut)."""
     from hopbench.retrieve.kernels.paths import relationship_path_rows
+
     kg = exported
     neo = SpreadingActivationNeo4jRetriever(form=form)
     neo.prepare(kg, musique_services, db=graphdb)
@@ -119,27 +142,47 @@ def test_native_gate_agrees_to_float32_and_paths_follow_the_authors_rule(form, g
     for q in musique_dataset.questions:
         out = neo.run_query(neo.parameters(q, K))
         _, idx, act, _ = mem.seeds(q)
-        res = spreading_activation(mem.adjacency, idx, act, mem.gate_vector(musique_services.query_embedding(q)),
-                                   decay=mem.decay, steps=mem.depth, threshold=mem.threshold)
-        expected = {kg.entity_names[i]: float(res.activation[i]) for i in np.flatnonzero(res.activated)}
+        res = spreading_activation(
+            mem.adjacency,
+            idx,
+            act,
+            mem.gate_vector(musique_services.query_embedding(q)),
+            decay=mem.decay,
+            steps=mem.depth,
+            threshold=mem.threshold,
+        )
+        expected = {
+            kg.entity_names[i]: float(res.activation[i]) for i in np.flatnonzero(res.activated)
+        }
         if set(out["activation"]) != set(expected):
             other_sets += 1
             continue
         names = sorted(expected)
-        np.testing.assert_allclose([out["activation"][n] for n in names], [expected[n] for n in names],
-                                   rtol=1e-5, err_msg=q.id)
+        np.testing.assert_allclose(
+            [out["activation"][n] for n in names],
+            [expected[n] for n in names],
+            rtol=1e-5,
+            err_msg=q.id,
+        )
         act_idx = {kg.entity_index(n): a for n, a in out["activation"].items()}
-        rows, complete = relationship_path_rows(mem.adjacency, act_idx, [kg.entity_index(n) for n in out["seeds"]])
+        rows, complete = relationship_path_rows(
+            mem.adjacency, act_idx, [kg.entity_index(n) for n in out["seeds"]]
+        )
         assert complete
         rows.sort(key=lambda r: -r[0])
-        want = rows[:neo.top_paths]
+        want = rows[: neo.top_paths]
         got = out["path_rows"]
-        assert [w for _, w in got] == pytest.approx([w for w, _ in want], rel=1e-12, abs=1e-15), q.id
+        assert [w for _, w in got] == pytest.approx([w for w, _ in want], rel=1e-12, abs=1e-15), (
+            q.id
+        )
         cut = want[-1][0] if len(want) == neo.top_paths else -1.0
-        assert sorted(tuple(n) for n, w in got if w > cut + 1e-12) == \
-            sorted(tuple(kg.entity_names[v] for v in p) for w, p in want if w > cut + 1e-12), q.id
+        assert sorted(tuple(n) for n, w in got if w > cut + 1e-12) == sorted(
+            tuple(kg.entity_names[v] for v in p) for w, p in want if w > cut + 1e-12
+        ), q.id
         with_paths += bool(got)
-    assert other_sets <= 2, f"{other_sets} questions whose activated set differs (a float32 gate at θ)"
+    assert other_sets <= 2, (
+        f"{other_sets} questions whose activated set differs (a float32 gate at θ)"
+    )
     assert with_paths >= 50
 
 
@@ -152,6 +195,8 @@ def test_exact_tie_does_not_feed_montana(exported, musique_dataset, musique_serv
     mem = SpreadingActivationRetriever(gate=False, depth=4, top_paths=0)
     mem.prepare(exported, musique_services)
     _, idx, act, _ = mem.seeds(q)
-    res = spreading_activation(mem.adjacency, idx, act, None, decay=mem.decay, steps=4, threshold=mem.threshold)
+    res = spreading_activation(
+        mem.adjacency, idx, act, None, decay=mem.decay, steps=4, threshold=mem.threshold
+    )
     montana = float(res.activation[exported.entity_index("montana")])
     assert montana == pytest.approx(3.5081301293373097, rel=1e-8)

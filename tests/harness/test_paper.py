@@ -26,8 +26,12 @@ sweeps: []
 
 
 def _paths(tmp_path, data_dir, cache_dir):
-    return [f"paths.data_dir={data_dir}", f"runs_dir={tmp_path / 'runs'}", f"paths.cache_dir={cache_dir}",
-            "progress=false"]
+    return [
+        f"paths.data_dir={data_dir}",
+        f"runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+    ]
 
 
 # ---- the default grid ---------------------------------------------------------------------------
@@ -49,16 +53,23 @@ def test_the_default_grid_composes_and_every_run_hashes(default_plan):
     hashes = [(p.row.dataset, p.row.retriever, p.config_hash) for p in planned]
     assert len(hashes) == len(set(hashes))  # rows that come to one run are kept once
     assert any(p.row.override("graph") == "openie" for p in planned if p.row.dataset == "musique")
-    assert not any(p.row.override("graph") == "openie" for p in planned if p.row.dataset != "musique")
-    for p in planned:  # CPU rows: no LLM, no reader; LLM rows: the dataset's reader or a retriever's LLM
+    assert not any(
+        p.row.override("graph") == "openie" for p in planned if p.row.dataset != "musique"
+    )
+    for p in (
+        planned
+    ):  # CPU rows: no LLM, no reader; LLM rows: the dataset's reader or a retriever's LLM
         if p.row.kind in ("cpu", "sweep"):
             assert not p.needs_llm and p.row.reader == "none"
         else:
             assert p.needs_llm
             if p.row.reader != "none":
                 assert p.row.reader == ("verify" if p.row.dataset == "hover" else "qa")
-    assert {p.row.override("dataset.limit") for p in planned if p.row.dataset == "hover" and
-            p.row.kind == "cpu"} == {"1000"}
+    assert {
+        p.row.override("dataset.limit")
+        for p in planned
+        if p.row.dataset == "hover" and p.row.kind == "cpu"
+    } == {"1000"}
 
 
 @pytest.mark.slow
@@ -80,8 +91,10 @@ def test_the_reference_rows_the_grid_does_not_make(default_plan):
     missing = paper.unmatched_reference(paper.REFERENCE_LEADERBOARD, planned)
     print(f"\n{len(missing)} reference rows the grid does not produce:")
     for r in missing:
-        print(f"  {r['dataset']} {r['retriever']} reader={r['reader']} limit={r['limit'] or '-'} "
-              f"{r['config_hash']} {r['params_diff']}")
+        print(
+            f"  {r['dataset']} {r['retriever']} reader={r['reader']} limit={r['limit'] or '-'} "
+            f"{r['config_hash']} {r['params_diff']}"
+        )
     assert all(r["config_hash"] for r in missing)
 
 
@@ -107,9 +120,13 @@ def test_the_plan_counts_a_complete_run(tmp_path, data_dir, cache_dir, capsys):
     assert "complete  musique_sub" in out and dense.config_hash in out
 
 
-def test_plan_only_launches_nothing_and_an_llm_row_is_estimated(tmp_path, data_dir, cache_dir, capsys):
+def test_plan_only_launches_nothing_and_an_llm_row_is_estimated(
+    tmp_path, data_dir, cache_dir, capsys
+):
     grid_file = tmp_path / "grid.yaml"
-    grid_file.write_text(TINY_GRID.replace("llm: []", "llm:\n  - {retriever: dense, reader: dataset}"))
+    grid_file.write_text(
+        TINY_GRID.replace("llm: []", "llm:\n  - {retriever: dense, reader: dataset}")
+    )
     extra = _paths(tmp_path, data_dir, cache_dir)
     assert paper.cli(["--plan-only", "--grid", str(grid_file), *extra]) == 0
     out = capsys.readouterr().out
@@ -121,11 +138,15 @@ def test_plan_only_launches_nothing_and_an_llm_row_is_estimated(tmp_path, data_d
 def test_a_spent_budget_stops_cleanly_before_the_llm_rows(tmp_path, data_dir, cache_dir, capsys):
     """paper.max_llm_hours=0: the CPU rows (none left here) and then no LLM row: exit 0, what is left."""
     grid_file = tmp_path / "grid.yaml"
-    grid_file.write_text(TINY_GRID.replace("cpu:\n  - retriever: dense\n  - retriever: spreading_activation\n",
-                                           "cpu: []\n")
-                         .replace("llm: []", "llm:\n  - {retriever: dense, reader: dataset}"))
+    grid_file.write_text(
+        TINY_GRID.replace(
+            "cpu:\n  - retriever: dense\n  - retriever: spreading_activation\n", "cpu: []\n"
+        ).replace("llm: []", "llm:\n  - {retriever: dense, reader: dataset}")
+    )
     extra = _paths(tmp_path, data_dir, cache_dir)
-    assert paper.cli(["--grid", str(grid_file), "--no-report", "paper.max_llm_hours=0", *extra]) == 0
+    assert (
+        paper.cli(["--grid", str(grid_file), "--no-report", "paper.max_llm_hours=0", *extra]) == 0
+    )
     out = capsys.readouterr().out
     assert "stopped with 1 run(s) left" in out and "run the same command again" in out
     assert not (tmp_path / "runs").exists()
@@ -133,17 +154,38 @@ def test_a_spent_budget_stops_cleanly_before_the_llm_rows(tmp_path, data_dir, ca
 
 # ---- budget ordering with injected costs ----------------------------------------------------------
 def _planned(name, needs_llm, hours=0.0, complete=False):
-    row = paper.Row("llm" if needs_llm else "cpu", "d", name, ("dataset=d", f"retriever={name}"), needs_llm)
-    return paper.Planned(row, config_hash=name, run_dir=Path(name), complete=complete, n_questions=100,
-                         needs_llm=needs_llm, seconds_per_q=hours * 36, calls_per_q=2)
+    row = paper.Row(
+        "llm" if needs_llm else "cpu", "d", name, ("dataset=d", f"retriever={name}"), needs_llm
+    )
+    return paper.Planned(
+        row,
+        config_hash=name,
+        run_dir=Path(name),
+        complete=complete,
+        n_questions=100,
+        needs_llm=needs_llm,
+        seconds_per_q=hours * 36,
+        calls_per_q=2,
+    )
 
 
 def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
-    planned = [_planned("llm_3h", True, 3), _planned("cpu_a", False), _planned("llm_1h", True, 1),
-               _planned("done_llm", True, 0.5, complete=True), _planned("llm_2h", True, 2),
-               _planned("cpu_b", False)]
-    assert [p.config_hash for p in paper.work_order(planned)] == \
-        ["cpu_a", "cpu_b", "done_llm", "llm_1h", "llm_2h", "llm_3h"]
+    planned = [
+        _planned("llm_3h", True, 3),
+        _planned("cpu_a", False),
+        _planned("llm_1h", True, 1),
+        _planned("done_llm", True, 0.5, complete=True),
+        _planned("llm_2h", True, 2),
+        _planned("cpu_b", False),
+    ]
+    assert [p.config_hash for p in paper.work_order(planned)] == [
+        "cpu_a",
+        "cpu_b",
+        "done_llm",
+        "llm_1h",
+        "llm_2h",
+        "llm_3h",
+    ]
 
     now = [0.0]
     launched = []
@@ -153,13 +195,17 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
         now[0] += next(p.hours_left for p in planned if p.row is row) * 3600
         return 0
 
-    out = paper.execute_plan(planned, max_llm_hours=3.5, run=run, clock=lambda: now[0], say=lambda s: None)
+    out = paper.execute_plan(
+        planned, max_llm_hours=3.5, run=run, clock=lambda: now[0], say=lambda s: None
+    )
     assert launched == ["cpu_a", "cpu_b", "llm_1h", "llm_2h"]  # the complete row is skipped
     assert [p.config_hash for p in out.left] == ["llm_3h"]  # 3 h more would pass 3.5 h: stop
     assert out.llm_hours_spent == pytest.approx(3.0) and not out.failed
 
     launched.clear()
-    out = paper.execute_plan(planned, max_llm_hours=None, run=run, clock=lambda: now[0], say=lambda s: None)
+    out = paper.execute_plan(
+        planned, max_llm_hours=None, run=run, clock=lambda: now[0], say=lambda s: None
+    )
     assert launched == ["cpu_a", "cpu_b", "llm_1h", "llm_2h", "llm_3h"] and not out.left
 
 
@@ -173,22 +219,33 @@ def test_a_failed_run_is_reported_and_the_next_goes_on_an_interrupt_stops():
     assert out.interrupted and [p.config_hash for p in out.left] == ["cpu_b", "llm_1h"]
 
 
-def test_costs_come_from_complete_runs_of_the_same_method_else_the_reference_else_the_default(tmp_path):
+def test_costs_come_from_complete_runs_of_the_same_method_else_the_reference_else_the_default(
+    tmp_path,
+):
     import json
 
-    for i, (retr, reader, rs, ds) in enumerate([("catrag", "qa", 40.0, 10.0), ("catrag", "none", 20.0, None),
-                                                ("dense", "qa", None, 6.0)]):
+    for i, (retr, reader, rs, ds) in enumerate(
+        [("catrag", "qa", 40.0, 10.0), ("catrag", "none", 20.0, None), ("dense", "qa", None, 6.0)]
+    ):
         d = tmp_path / "runs" / "musique" / retr / f"h{i}"
         d.mkdir(parents=True)
         m = {"retriever": retr, "reader": reader, "n_questions": 10}
         if rs is not None:
-            m |= {"retrieval_llm_seconds_uncached_per_question": rs, "retrieval_llm_calls_per_question": 10}
+            m |= {
+                "retrieval_llm_seconds_uncached_per_question": rs,
+                "retrieval_llm_calls_per_question": 10,
+            }
         if ds is not None:
-            m |= {"reader_llm_seconds_uncached_per_question": ds, "reader_llm_calls_per_question": 1}
+            m |= {
+                "reader_llm_seconds_uncached_per_question": ds,
+                "reader_llm_calls_per_question": 1,
+            }
         (d / "metrics.json").write_text(json.dumps(m))
     ref = tmp_path / "lb.csv"
-    ref.write_text("dataset,retriever,reader,config_hash,llm_seconds_per_q,llm_calls_per_q\n"
-                   "musique,neuropath,qa,aaa,100,3\nmusique,dense,verify,bbb,50,1\n")
+    ref.write_text(
+        "dataset,retriever,reader,config_hash,llm_seconds_per_q,llm_calls_per_q\n"
+        "musique,neuropath,qa,aaa,100,3\nmusique,dense,verify,bbb,50,1\n"
+    )
     costs = paper.Costs.from_runs(tmp_path / "runs", ref, default=(60.0, 5.0))
     assert costs.estimate("catrag", "qa", True) == (30.0 + 8.0, 10.0 + 1.0, "runs")
     assert costs.estimate("dense", "qa", False) == (8.0, 1.0, "runs")
@@ -204,13 +261,28 @@ def test_unmatched_reference_lists_the_rows_no_planned_run_makes(tmp_path):
     with open(ref, "w", newline="") as fh:
         w = csv.DictWriter(fh, ["dataset", "retriever", "reader", "config_hash"])
         w.writeheader()
-        w.writerows([{"dataset": "d", "retriever": "abc123abc123", "reader": "none", "config_hash": "abc123abc123"},
-                     {"dataset": "d", "retriever": "old", "reader": "qa", "config_hash": "0ld0ld0ld0ld"},
-                     {"dataset": "other", "retriever": "def456def456", "reader": "qa",
-                      "config_hash": "def456def456"}])
+        w.writerows(
+            [
+                {
+                    "dataset": "d",
+                    "retriever": "abc123abc123",
+                    "reader": "none",
+                    "config_hash": "abc123abc123",
+                },
+                {"dataset": "d", "retriever": "old", "reader": "qa", "config_hash": "0ld0ld0ld0ld"},
+                {
+                    "dataset": "other",
+                    "retriever": "def456def456",
+                    "reader": "qa",
+                    "config_hash": "def456def456",
+                },
+            ]
+        )
     missing = paper.unmatched_reference(ref, planned)
-    assert [(r["dataset"], r["config_hash"]) for r in missing] == [("d", "0ld0ld0ld0ld"),
-                                                                   ("other", "def456def456")]
+    assert [(r["dataset"], r["config_hash"]) for r in missing] == [
+        ("d", "0ld0ld0ld0ld"),
+        ("other", "def456def456"),
+    ]
 
 
 def test_help_and_a_bad_option(capsys):
@@ -225,16 +297,26 @@ def test_an_llm_row_takes_a_whole_set_no_larger_than_llm_questions():
     sizes = {"musique": 100, "2wikimultihopqa": 1000, "hotpotqa": 100, "hover": 3436}
     rows = paper.expand(paper.load_grid(), ["paths.data_dir=/x"], sizes=sizes.__getitem__)
     limits = {(r.dataset, r.override("dataset.limit")) for r in rows if r.kind == "llm"}
-    assert limits == {("musique", None), ("hotpotqa", None), ("2wikimultihopqa", "100"), ("hover", "100")}
-    assert all(r.overrides[-1] == "paths.data_dir=/x" and "paths.data_dir" not in r.shown for r in rows)
-    rows = paper.expand(paper.load_grid(["paper.llm_questions=20", "paper.llm=server"]), sizes=sizes.__getitem__)
+    assert limits == {
+        ("musique", None),
+        ("hotpotqa", None),
+        ("2wikimultihopqa", "100"),
+        ("hover", "100"),
+    }
+    assert all(
+        r.overrides[-1] == "paths.data_dir=/x" and "paths.data_dir" not in r.shown for r in rows
+    )
+    rows = paper.expand(
+        paper.load_grid(["paper.llm_questions=20", "paper.llm=server"]), sizes=sizes.__getitem__
+    )
     assert {r.override("dataset.limit") for r in rows if r.kind == "llm"} == {"20"}
     assert {r.override("llm") for r in rows if r.kind == "llm"} == {"server"}
 
 
 def test_llm_settings_go_to_the_llm_rows_only():
     sizes = {"musique": 100, "2wikimultihopqa": 1000, "hotpotqa": 100, "hover": 3436}
-    rows = paper.expand(paper.load_grid(), ["concurrency=4"], sizes=sizes.__getitem__,
-                        llm_extra=["llm.timeout=600"])
+    rows = paper.expand(
+        paper.load_grid(), ["concurrency=4"], sizes=sizes.__getitem__, llm_extra=["llm.timeout=600"]
+    )
     assert all("concurrency=4" in r.overrides for r in rows)
     assert {("llm.timeout=600" in r.overrides) == (r.kind == "llm") for r in rows} == {True}

@@ -47,9 +47,19 @@ def test_a_failure_stops_new_questions_and_keeps_the_finished_ones():
 
 
 def _overrides(tmp_path, data_dir, cache_dir, *extra) -> list[str]:
-    return [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique", "dataset.limit=12",
-            "retriever=oracle", "reader=qa", "llm=server", "llm.model=scripted", *extra]
+    return [
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+        "dataset=musique",
+        "dataset.limit=12",
+        "retriever=oracle",
+        "reader=qa",
+        "llm=server",
+        "llm.model=scripted",
+        *extra,
+    ]
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *extra):
@@ -59,11 +69,20 @@ def _cfg(tmp_path, data_dir, cache_dir, *extra):
 def _answer_after(seconds: float):
     """A reader reply that takes `seconds`, its answer the question's first characters, its
     prompt tokens a tenth of the request's length."""
+
     def respond(body):
         question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
         n = len(json.dumps(body))
-        return 200, completion(json.dumps({"reasoning": "r", "answer": question[:12]}),
-                               prompt_tokens=n // 10, completion_tokens=5), seconds
+        return (
+            200,
+            completion(
+                json.dumps({"reasoning": "r", "answer": question[:12]}),
+                prompt_tokens=n // 10,
+                completion_tokens=5,
+            ),
+            seconds,
+        )
+
     return respond
 
 
@@ -80,21 +99,37 @@ def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
     for n in (1, 4):
         srv = ScriptedServer(respond=_answer_after(0.2))
         try:
-            m = execute(_cfg(tmp_path / f"c{n}", data_dir, tmp_path / f"cache{n}",
-                             f"llm.base_url={srv.base_url}", f"concurrency={n}"))
+            m = execute(
+                _cfg(
+                    tmp_path / f"c{n}",
+                    data_dir,
+                    tmp_path / f"cache{n}",
+                    f"llm.base_url={srv.base_url}",
+                    f"concurrency={n}",
+                )
+            )
         finally:
             srv.close()
-        out[n] = (m, _rows(tmp_path / f"c{n}"), sorted(json.dumps(r, sort_keys=True) for r in srv.requests))
+        out[n] = (
+            m,
+            _rows(tmp_path / f"c{n}"),
+            sorted(json.dumps(r, sort_keys=True) for r in srv.requests),
+        )
     (m1, rows1, req1), (m4, rows4, req4) = out[1], out[4]
     assert req1 == req4 and len(req1) == 12  # same requests, hence the same cache keys
     assert m4["concurrency"] == 4 and m1["concurrency"] == 1
     assert rows1.keys() == rows4.keys()
     for qid, r in rows1.items():
         s = rows4[qid]
-        assert (s["answer"], s["ranked_passage_ids"], s["metrics"]) == (r["answer"], r["ranked_passage_ids"],
-                                                                        r["metrics"])
-        assert s["reader_trace"]["llm_cost"] == {**r["reader_trace"]["llm_cost"],
-                                                 "llm_seconds": s["reader_trace"]["llm_cost"]["llm_seconds"]}
+        assert (s["answer"], s["ranked_passage_ids"], s["metrics"]) == (
+            r["answer"],
+            r["ranked_passage_ids"],
+            r["metrics"],
+        )
+        assert s["reader_trace"]["llm_cost"] == {
+            **r["reader_trace"]["llm_cost"],
+            "llm_seconds": s["reader_trace"]["llm_cost"]["llm_seconds"],
+        }
         assert s["reader_trace"]["llm_cost"]["llm_calls"] == 1
     for key in ("em", "f1", "recall@5", "llm_calls", "llm_prompt_tokens", "llm_completion_tokens"):
         assert m1[key] == m4[key], key
@@ -103,17 +138,24 @@ def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
 
 @pytest.mark.slow  # a subprocess run plus its relaunch
 def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_only_the_rest(
-        tmp_path, data_dir, child_env):
+    tmp_path, data_dir, child_env
+):
     """SIGINT to a run at concurrency 2: the two questions at the server are finished and kept,
     the queued ones never start, the exit is 130 with the run folder named and no traceback;
     the same command then computes only the questions without a row."""
     srv = ScriptedServer(respond=_answer_after(0.5))
-    overrides = _overrides(tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}",
-                           "concurrency=2")
+    overrides = _overrides(
+        tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}", "concurrency=2"
+    )
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "hopbench.run", *overrides], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=child_env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hopbench.run", *overrides],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env,
+        )
         deadline = time.monotonic() + 300
         while len(srv.requests) < 4 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -123,18 +165,25 @@ def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_onl
         answered = len(srv.requests)
         assert proc.returncode == 130, err[-2000:]
         assert "Traceback" not in out + err and "hopbench: interrupted" in err
-        log = out + err   # Hydra's console log is stdout
+        log = out + err  # Hydra's console log is stdout
         assert "finishing the 2 question(s) still running" in log
         assert "the same command resumes the run" in log and "of 12 questions are in" in log
         rows = _rows(tmp_path)
-        assert len(rows) == answered and 4 <= answered <= 6   # every answered question kept
+        assert len(rows) == answered and 4 <= answered <= 6  # every answered question kept
         assert not list((tmp_path / "runs").glob("**/metrics.json"))
-        m = execute(_cfg(tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}",
-                         "concurrency=2"))
+        m = execute(
+            _cfg(
+                tmp_path,
+                data_dir,
+                tmp_path / "cache",
+                f"llm.base_url={srv.base_url}",
+                "concurrency=2",
+            )
+        )
     finally:
         srv.close()
     assert m["n_questions"] == 12 and len(_rows(tmp_path)) == 12
-    assert len(srv.requests) == 12   # the kept rows were not asked again
+    assert len(srv.requests) == 12  # the kept rows were not asked again
 
 
 def test_a_row_records_the_request_key_of_each_llm_call_once(scripted_http_llm, musique_sub):
@@ -166,10 +215,21 @@ def test_a_row_records_the_request_key_of_each_llm_call_once(scripted_http_llm, 
             ask("reader", "read")
             return SimpleNamespace(answer="a", trace={})
 
-    row = answer(q, retriever=Stub(["one", "two", "one"]), reader=Stub([]), dataset=musique_sub,
-                 llm=llm, top_k=2).to_dict()
-    assert row["trace"]["llm_keys"] == made["retrieval"][:2] and made["retrieval"][2] == made["retrieval"][0]
+    row = answer(
+        q,
+        retriever=Stub(["one", "two", "one"]),
+        reader=Stub([]),
+        dataset=musique_sub,
+        llm=llm,
+        top_k=2,
+    ).to_dict()
+    assert (
+        row["trace"]["llm_keys"] == made["retrieval"][:2]
+        and made["retrieval"][2] == made["retrieval"][0]
+    )
     assert row["trace"]["llm_cost"]["llm_calls"] == 3
     assert row["reader_trace"]["llm_keys"] == made["reader"]
-    quiet = answer(q, retriever=Stub([]), reader=None, dataset=musique_sub, llm=llm, top_k=2).to_dict()
+    quiet = answer(
+        q, retriever=Stub([]), reader=None, dataset=musique_sub, llm=llm, top_k=2
+    ).to_dict()
     assert "llm_keys" not in quiet["trace"] and quiet["trace"]["llm_cost"]["llm_calls"] == 0

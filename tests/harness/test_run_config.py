@@ -13,8 +13,14 @@ from hopbench.harness.runner import execute
 
 
 def _overrides(tmp_path, data_dir, cache_dir, *extra):
-    return [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'a' / 'b' / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *extra]
+    return [
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'a' / 'b' / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+        "dataset=musique_sub",
+        *extra,
+    ]
 
 
 def _written_outside(tmp_path) -> list:
@@ -22,11 +28,20 @@ def _written_outside(tmp_path) -> list:
     return [p for p in tmp_path.rglob("*") if p.is_file() and runs not in p.parents]
 
 
-@pytest.mark.parametrize("override", [
-    "dataset.name=../../x", "dataset.name=<tmp>/escape", "retriever.name=../..",
-    "retriever.name=..", "dataset.name=.", "dataset.name=a/b", "dataset.name=.hidden", "dataset.name=''",
-    "retriever.name=a\\b",
-])
+@pytest.mark.parametrize(
+    "override",
+    [
+        "dataset.name=../../x",
+        "dataset.name=<tmp>/escape",
+        "retriever.name=../..",
+        "retriever.name=..",
+        "dataset.name=.",
+        "dataset.name=a/b",
+        "dataset.name=.hidden",
+        "dataset.name=''",
+        "retriever.name=a\\b",
+    ],
+)
 def test_names_that_would_leave_runs_dir_are_refused(tmp_path, data_dir, cache_dir, override):
     override = override.replace("<tmp>", str(tmp_path))  # an absolute path
     with pytest.raises(HopbenchError, match=r"must be a single folder name"):
@@ -36,13 +51,25 @@ def test_names_that_would_leave_runs_dir_are_refused(tmp_path, data_dir, cache_d
 
 
 def test_a_climbing_name_is_one_line_and_exit_2(tmp_path, data_dir, cache_dir, child_env):
-    res = subprocess.run([sys.executable, "-m", "hopbench.run",
-                          *_overrides(tmp_path, data_dir, cache_dir, "dataset.name=../../x")],
-                         cwd=tmp_path, env=child_env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hopbench.run",
+            *_overrides(tmp_path, data_dir, cache_dir, "dataset.name=../../x"),
+        ],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 2
     errors = [line for line in res.stderr.splitlines() if line.startswith("hopbench: error:")]
-    assert errors == ["hopbench: error: dataset.name must be a single folder name (letters, digits and "
-                      "_ . + -, not starting with '.'; it names the run's folder under runs_dir), got '../../x'"]
+    assert errors == [
+        "hopbench: error: dataset.name must be a single folder name (letters, digits and "
+        "_ . + -, not starting with '.'; it names the run's folder under runs_dir), got '../../x'"
+    ]
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "a" / "x").exists() and not list(tmp_path.glob("a/x/**/*"))
 

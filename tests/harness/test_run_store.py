@@ -65,8 +65,11 @@ with RunStore({run!r}).lock():
 
 def test_the_lock_is_exclusive_and_dies_with_its_process(tmp_path):
     run = tmp_path / "runs" / "d" / "r" / "abc"
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER.format(src=SRC, run=str(run))],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER.format(src=SRC, run=str(run))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(RunBusyError, match=f"pid {holder.pid}"):

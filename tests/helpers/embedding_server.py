@@ -19,26 +19,35 @@ import numpy as np
 
 
 def error(status: int, message: str) -> tuple[int, bytes]:
-    return status, json.dumps({"error": {"message": message, "type": "test", "code": None}}).encode()
+    return status, json.dumps(
+        {"error": {"message": message, "type": "test", "code": None}}
+    ).encode()
 
 
 class EmbeddingServer:
-    def __init__(self, encoder, *, steps: list | None = None, api_key: str | None = None,
-                 reshape: Callable[[int, np.ndarray], np.ndarray] | None = None, delay: float = 0.0):
-        self.encoder = encoder              # hopbench.embed.Encoder (no cache: really computed)
-        self.steps = list(steps or [])      # (status, body bytes) answered first, one per request
-        self.api_key = api_key              # when set, a request without "Bearer <key>" gets 401
-        self.reshape = reshape              # (request number, vectors) -> vectors sent
-        self.delay = delay                  # seconds per request, so requests overlap
-        self.requests: list[dict] = []      # every request body, in arrival order
+    def __init__(
+        self,
+        encoder,
+        *,
+        steps: list | None = None,
+        api_key: str | None = None,
+        reshape: Callable[[int, np.ndarray], np.ndarray] | None = None,
+        delay: float = 0.0,
+    ):
+        self.encoder = encoder  # hopbench.embed.Encoder (no cache: really computed)
+        self.steps = list(steps or [])  # (status, body bytes) answered first, one per request
+        self.api_key = api_key  # when set, a request without "Bearer <key>" gets 401
+        self.reshape = reshape  # (request number, vectors) -> vectors sent
+        self.delay = delay  # seconds per request, so requests overlap
+        self.requests: list[dict] = []  # every request body, in arrival order
         self.headers: list[dict] = []
-        self.running = self.peak = 0        # requests being answered now / at most at once
+        self.running = self.peak = 0  # requests being answered now / at most at once
         self._lock = threading.Lock()
         self._closed = False
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"   # keep-alive, as real servers
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers
 
             def log_message(self, *args):
                 pass
@@ -52,7 +61,9 @@ class EmbeddingServer:
                     outer.running += 1
                     outer.peak = max(outer.peak, outer.running)
                 try:
-                    status, data = outer.answer(n, self.path, body, self.headers.get("Authorization"))
+                    status, data = outer.answer(
+                        n, self.path, body, self.headers.get("Authorization")
+                    )
                 finally:
                     with outer._lock:
                         outer.running -= 1
@@ -95,10 +106,18 @@ class EmbeddingServer:
         vecs = self.encoder.encode(texts)
         if self.reshape is not None:
             vecs = self.reshape(n, vecs)
-        data = [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
-                for i, v in enumerate(vecs)]
-        return 200, json.dumps({"object": "list", "data": data[::-1], "model": body["model"],
-                                "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+            for i, v in enumerate(vecs)
+        ]
+        return 200, json.dumps(
+            {
+                "object": "list",
+                "data": data[::-1],
+                "model": body["model"],
+                "usage": {"prompt_tokens": 0, "total_tokens": 0},
+            }
+        ).encode()
 
     def close(self) -> None:
         self._closed = True

@@ -40,8 +40,11 @@ class MisbehavingServer:
                     return
                 data += chunk
             head, body = data.split(b"\r\n\r\n", 1)
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length"))
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
             while len(body) < length:
                 body += conn.recv(65536)
             self.requests += 1
@@ -57,12 +60,16 @@ class MisbehavingServer:
 
 def trickle(body: bytes, every_s: float = 1.0):
     """An answer that sends a complete, valid header, then the body one byte every `every_s`."""
+
     def answer(conn: socket.socket) -> None:
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: %d\r\n\r\n" % len(body))
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)
+        )
         for i in range(len(body)):
-            conn.sendall(body[i:i + 1])
+            conn.sendall(body[i : i + 1])
             time.sleep(every_s)
+
     return answer
 
 
@@ -72,16 +79,21 @@ def huge(n_bytes: int, chunked: bool = False):
 
     def answer(conn: socket.socket) -> None:
         if chunked:
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Transfer-Encoding: chunked\r\n\r\n")
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n"
+            )
         else:
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n" % n_bytes)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % n_bytes
+            )
         sent = 0
         while sent < n_bytes:
-            part = block[:min(len(block), n_bytes - sent)]
+            part = block[: min(len(block), n_bytes - sent)]
             conn.sendall((b"%x\r\n" % len(part)) + part + b"\r\n" if chunked else part)
             sent += len(part)
         if chunked:
             conn.sendall(b"0\r\n\r\n")
+
     return answer

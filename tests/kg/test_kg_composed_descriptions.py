@@ -26,7 +26,7 @@ def _independent(kg, max_facts: int) -> np.ndarray:
         subj = [f for f in range(n_fact) if kg.fact_subject[f] == e]
         obj = [f for f in range(n_fact) if kg.fact_object[f] == e]
         facts = (subj[:max_facts] + obj)[:max_facts]
-        rows = ctx.indices[ctx.indptr[e]:ctx.indptr[e + 1]]
+        rows = ctx.indices[ctx.indptr[e] : ctx.indptr[e + 1]]
         first = int(rows.min())
         parts = [kg.entity_embeddings[e], *kg.fact_embeddings[facts], kg.passage_embeddings[first]]
         mean = np.mean(np.asarray(parts, dtype=np.float64), axis=0)
@@ -34,7 +34,9 @@ def _independent(kg, max_facts: int) -> np.ndarray:
     return out
 
 
-def test_composed_descriptions_match_an_independent_computation(musique_sub, musique_kg, encoder, cache_dir):
+def test_composed_descriptions_match_an_independent_computation(
+    musique_sub, musique_kg, encoder, cache_dir
+):
     kg = load_or_build(musique_sub, COMPOSED, encoder=encoder, cache_dir=cache_dir)
     assert kg.manifest["graph_key"] != musique_kg.manifest["graph_key"]
     assert kg.manifest["settings"]["description"]["embedding"] == "composed"
@@ -43,9 +45,14 @@ def test_composed_descriptions_match_an_independent_computation(musique_sub, mus
     for name in ("entity_embeddings", "fact_embeddings", "passage_embeddings"):
         np.testing.assert_array_equal(getattr(kg, name), getattr(musique_kg, name))
     assert (kg.synonym != musique_kg.synonym).nnz == 0
-    assert (kg.context.sum(axis=0) > 0).all()  # every entity has a passage (else the check below lies)
+    assert (
+        kg.context.sum(axis=0) > 0
+    ).all()  # every entity has a passage (else the check below lies)
     ref = _independent(kg, max_facts=4)
-    assert kg.description_embeddings.shape == ref.shape and kg.description_embeddings.dtype == np.float32
+    assert (
+        kg.description_embeddings.shape == ref.shape
+        and kg.description_embeddings.dtype == np.float32
+    )
     np.testing.assert_allclose(kg.description_embeddings, ref, atol=1e-5)
     # and it really differs from encoding the description text
     cos = (kg.description_embeddings * musique_kg.description_embeddings).sum(axis=1)
@@ -63,7 +70,9 @@ def test_text_is_the_default_and_keeps_the_historical_hash(musique_sub, encoder)
     assert settings["description"]["embedding"] == "text"
     ex = make_extractor(settings)
     _, key, inputs = cache_keys(list(musique_sub.corpus), settings, ex, encoder)
-    assert "embedding" not in inputs["description"]  # graphs built before the setting keep their key
+    assert (
+        "embedding" not in inputs["description"]
+    )  # graphs built before the setting keep their key
     explicit = resolve_settings({"description": {"embedding": "text"}})
     assert cache_keys(list(musique_sub.corpus), explicit, ex, encoder)[1] == key
     composed = resolve_settings(COMPOSED)

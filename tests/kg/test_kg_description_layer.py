@@ -23,13 +23,21 @@ def _folder(kg, cache: Path) -> Path:
 
 
 @pytest.mark.parametrize("construction", ["hopbench", "hipporag2"])
-def test_deferred_vectors_equal_the_eager_build_and_keep_the_hash(musique_sub, tmp_path, construction):
+def test_deferred_vectors_equal_the_eager_build_and_keep_the_hash(
+    musique_sub, tmp_path, construction
+):
     cfg = {"construction": construction}
     eager_cache, lazy_cache = tmp_path / "eager", tmp_path / "lazy"
-    eager = load_or_build(musique_sub, cfg, encoder=Encoder(cache_dir=eager_cache, show_progress=False),
-                          cache_dir=eager_cache)
+    eager = load_or_build(
+        musique_sub,
+        cfg,
+        encoder=Encoder(cache_dir=eager_cache, show_progress=False),
+        cache_dir=eager_cache,
+    )
     lazy_encoder = Encoder(cache_dir=lazy_cache, show_progress=False)
-    lazy = load_or_build(musique_sub, cfg, encoder=lazy_encoder, cache_dir=lazy_cache, descriptions=False)
+    lazy = load_or_build(
+        musique_sub, cfg, encoder=lazy_encoder, cache_dir=lazy_cache, descriptions=False
+    )
 
     assert lazy.manifest["graph_key"] == eager.manifest["graph_key"]  # the hash does not change
     assert lazy.description_embeddings is None
@@ -39,7 +47,9 @@ def test_deferred_vectors_equal_the_eager_build_and_keep_the_hash(musique_sub, t
     assert not (_folder(lazy, lazy_cache) / LAYER).exists()
 
     # a run that does not read them loads the graph as it is
-    again = load_or_build(musique_sub, cfg, encoder=lazy_encoder, cache_dir=lazy_cache, descriptions=False)
+    again = load_or_build(
+        musique_sub, cfg, encoder=lazy_encoder, cache_dir=lazy_cache, descriptions=False
+    )
     assert again.manifest["cache_hit"] and again.description_embeddings is None
 
     # the first run that reads them makes the layer: bit-equal to what the build would have made
@@ -65,7 +75,9 @@ def test_a_damaged_layer_is_made_again(musique_sub, tmp_path):
     path.write_bytes(bytes(data))
     again = load_or_build(musique_sub, None, encoder=enc, cache_dir=tmp_path)
     assert np.array_equal(again.description_embeddings, filled.description_embeddings)
-    load_or_build(musique_sub, None, encoder=enc, cache_dir=tmp_path)  # and the new layer reads back
+    load_or_build(
+        musique_sub, None, encoder=enc, cache_dir=tmp_path
+    )  # and the new layer reads back
 
 
 def test_which_retrievers_read_descriptions():

@@ -24,8 +24,12 @@ def check_graph(kg, dataset) -> None:
     # shapes
     E, P, F = kg.n_entities, kg.n_passages, kg.n_facts
     assert kg.relation.shape == (E, E) and kg.synonym.shape == (E, E) and kg.context.shape == (P, E)
-    for emb, n in ((kg.entity_embeddings, E), (kg.description_embeddings, E),
-                   (kg.passage_embeddings, P), (kg.fact_embeddings, F)):
+    for emb, n in (
+        (kg.entity_embeddings, E),
+        (kg.description_embeddings, E),
+        (kg.passage_embeddings, P),
+        (kg.fact_embeddings, F),
+    ):
         assert emb.shape[0] == n and emb.dtype == np.float32
         np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
     # names unique and normalised
@@ -42,8 +46,13 @@ def check_graph(kg, dataset) -> None:
     np.testing.assert_allclose(syn.data, cos, atol=1e-5)
     assert all(sum(c.isalnum() for c in kg.entity_names[i]) > 2 for i in syn.row)
     # relation weights = number of facts joining the pair, recounted from the fact table
-    ref = sp.coo_matrix((np.ones(2 * F), (np.r_[kg.fact_subject, kg.fact_object],
-                                          np.r_[kg.fact_object, kg.fact_subject])), shape=(E, E)).tocsr()
+    ref = sp.coo_matrix(
+        (
+            np.ones(2 * F),
+            (np.r_[kg.fact_subject, kg.fact_object], np.r_[kg.fact_object, kg.fact_subject]),
+        ),
+        shape=(E, E),
+    ).tocsr()
     assert abs(ref - kg.relation).max() == 0 if F else kg.relation.nnz == 0
     # every fact's subject and object are context entities of its source passage
     for f in range(F):
@@ -55,7 +64,12 @@ def check_graph(kg, dataset) -> None:
     assert g.number_of_nodes() == kg.n_nodes
     ids = kg.node_ids
     a = kg.adjacency(relation=2.0, synonym=3.0, context=0.5)
-    for key, mult in (("weight", None), ("relation", (1, 0, 0)), ("synonym", (0, 1, 0)), ("context", (0, 0, 1))):
+    for key, mult in (
+        ("weight", None),
+        ("relation", (1, 0, 0)),
+        ("synonym", (0, 1, 0)),
+        ("context", (0, 0, 1)),
+    ):
         ref_nx = nx.to_scipy_sparse_array(g, nodelist=ids, weight=key, format="csr")
         ours = kg.adjacency() if mult is None else kg.adjacency(*mult)
         if key != "weight":
@@ -65,7 +79,13 @@ def check_graph(kg, dataset) -> None:
             sub.add_edges_from((u, v, d) for u, v, d in g.edges(data=True) if key in d)
             ref_nx = nx.to_scipy_sparse_array(sub, nodelist=ids, weight=key, format="csr")
         assert abs(ref_nx - ours).max() < 1e-6, key
-    assert abs(a - (2 * kg.adjacency(1, 0, 0) + 3 * kg.adjacency(0, 1, 0) + 0.5 * kg.adjacency(0, 0, 1))).max() < 1e-5
+    assert (
+        abs(
+            a
+            - (2 * kg.adjacency(1, 0, 0) + 3 * kg.adjacency(0, 1, 0) + 0.5 * kg.adjacency(0, 0, 1))
+        ).max()
+        < 1e-5
+    )
     assert g.nodes[entity_node_id(kg.entity_names[0])]["kind"] == "entity"
 
 

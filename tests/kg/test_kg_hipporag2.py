@@ -31,13 +31,13 @@ def _unit(v) -> np.ndarray:
 E1, E2, E3, E4 = np.eye(4, dtype=np.float32)
 VECTORS = {
     "barack obama": _unit(E1),
-    "barack h  obama": _unit(E1 + 0.3 * E2),   # cos 0.958 to "barack obama"
-    "u s": _unit(E1 + 0.1 * E4),               # cos 0.995 to "barack obama", 0.953 to "barack h  obama"
-    "": _unit(E1),                             # same vector as "barack obama", but the empty name
+    "barack h  obama": _unit(E1 + 0.3 * E2),  # cos 0.958 to "barack obama"
+    "u s": _unit(E1 + 0.1 * E4),  # cos 0.995 to "barack obama", 0.953 to "barack h  obama"
+    "": _unit(E1),  # same vector as "barack obama", but the empty name
     "hawaii": _unit(E3),
     "obama": _unit(E4),
     "z rich": _unit(E2),
-    "switzerland": _unit(E2 - E3),             # cos 0.707 to "z rich": below 0.8
+    "switzerland": _unit(E2 - E3),  # cos 0.707 to "z rich": below 0.8
 }
 
 
@@ -58,24 +58,46 @@ class TableEncoder:
         return np.stack(out).astype(np.float32) if out else np.zeros((0, 4), np.float32)
 
 
-CORPUS = [Passage("p0", "Alpha", "Barack Obama was born in Hawaii."),
-          Passage("p1", "Beta", "Barack H. Obama led the U.S."),
-          Passage("p2", "Gamma", "No triples here."),
-          Passage("p3", "Delta", "Something about Hawaii.")]
+CORPUS = [
+    Passage("p0", "Alpha", "Barack Obama was born in Hawaii."),
+    Passage("p1", "Beta", "Barack H. Obama led the U.S."),
+    Passage("p2", "Gamma", "No triples here."),
+    Passage("p3", "Delta", "Something about Hawaii."),
+]
 RECORDS = {
-    "p0": PassageExtraction("p0", entities=["Barack Obama", "Hawaii", "Alpha"], triples=[
-        ["Barack Obama", "born in", "Hawaii"],
-        ["Barack Obama", "born in", "Hawaii"],      # the same raw triple: dropped (filter_invalid_triples)
-        ["barack obama", "Born in", "hawaii"],      # another raw triple, the same once processed: counted again
-        ["Obama", "is", "obama"],                   # subject == object once processed: a fact, no edge
-        ["U.S.", "has", "Hawaii"],
-        ["x", "y"],                                 # not three items: dropped
-        ["Zürich", "in", "Switzerland"],            # ü is not [A-Za-z0-9 ]: "z rich"
-    ]),
-    "p1": PassageExtraction("p1", entities=["Michelle Obama"], triples=[
-        ["Barack Obama", "born in", "Hawaii"],
-        ["Barack H. Obama", "president of", "U.S."],  # inner run of spaces kept: "barack h  obama"
-    ]),
+    "p0": PassageExtraction(
+        "p0",
+        entities=["Barack Obama", "Hawaii", "Alpha"],
+        triples=[
+            ["Barack Obama", "born in", "Hawaii"],
+            [
+                "Barack Obama",
+                "born in",
+                "Hawaii",
+            ],  # the same raw triple: dropped (filter_invalid_triples)
+            [
+                "barack obama",
+                "Born in",
+                "hawaii",
+            ],  # another raw triple, the same once processed: counted again
+            ["Obama", "is", "obama"],  # subject == object once processed: a fact, no edge
+            ["U.S.", "has", "Hawaii"],
+            ["x", "y"],  # not three items: dropped
+            ["Zürich", "in", "Switzerland"],  # ü is not [A-Za-z0-9 ]: "z rich"
+        ],
+    ),
+    "p1": PassageExtraction(
+        "p1",
+        entities=["Michelle Obama"],
+        triples=[
+            ["Barack Obama", "born in", "Hawaii"],
+            [
+                "Barack H. Obama",
+                "president of",
+                "U.S.",
+            ],  # inner run of spaces kept: "barack h  obama"
+        ],
+    ),
     "p2": PassageExtraction("p2", entities=["Gamma"], triples=[]),
     "p3": PassageExtraction("p3", entities=[], triples=[["!!!", "is", "Hawaii"]]),  # the empty name
 }
@@ -95,15 +117,24 @@ def test_text_processing_and_triple_filter():
     assert text_processing(" (U.S.) ") == "u s"
     assert text_processing("!!!") == ""
     # utils/llm_utils.py filter_invalid_triples: three items, str(), first occurrence kept, raw strings
-    assert valid_triples([["a", "b", "c"], ["a", "b"], ["a", "b", "c"], ["A", "b", "c"], [1, 2, 3]]) == [
-        ["a", "b", "c"], ["A", "b", "c"], ["1", "2", "3"]]
+    assert valid_triples(
+        [["a", "b", "c"], ["a", "b"], ["a", "b", "c"], ["A", "b", "c"], [1, 2, 3]]
+    ) == [["a", "b", "c"], ["A", "b", "c"], ["1", "2", "3"]]
 
 
 def test_nodes_are_the_triple_arguments_in_sorted_order(kg):
     # HippoRAG.index -> extract_entity_nodes: np.unique of the subjects and objects; no title or
     # NER entity ("Alpha", "Michelle Obama", "Gamma") outside a triple becomes a node
-    assert kg.entity_names == ["", "barack h  obama", "barack obama", "hawaii", "obama", "switzerland",
-                               "u s", "z rich"]
+    assert kg.entity_names == [
+        "",
+        "barack h  obama",
+        "barack obama",
+        "hawaii",
+        "obama",
+        "switzerland",
+        "u s",
+        "z rich",
+    ]
     assert kg.n_passages == 4 and kg.n_nodes == 12
     assert kg.manifest["construction"] == "hipporag2"
     assert kg.passage_title_entity.tolist() == [-1, -1, -1, -1]
@@ -111,12 +142,20 @@ def test_nodes_are_the_triple_arguments_in_sorted_order(kg):
 
 def test_facts_are_deduplicated_over_the_corpus_and_embedded_as_tuple_strings(kg):
     # flatten_facts: distinct processed tuples; fact_embedding_store.insert_strings([str(fact) ...])
-    want = [("barack obama", "born in", "hawaii"), ("obama", "is", "obama"), ("u s", "has", "hawaii"),
-            ("z rich", "in", "switzerland"), ("barack h  obama", "president of", "u s"), ("", "is", "hawaii")]
+    want = [
+        ("barack obama", "born in", "hawaii"),
+        ("obama", "is", "obama"),
+        ("u s", "has", "hawaii"),
+        ("z rich", "in", "switzerland"),
+        ("barack h  obama", "president of", "u s"),
+        ("", "is", "hawaii"),
+    ]
     assert [kg.fact_triple(i) for i in range(kg.n_facts)] == want
     assert kg.fact_texts()[0] == "('barack obama', 'born in', 'hawaii')"
     assert kg.fact_passage.tolist() == [0, 0, 0, 0, 1, 3]
-    np.testing.assert_allclose(kg.fact_embeddings, TableEncoder().encode([str(t) for t in want]), atol=ATOL)
+    np.testing.assert_allclose(
+        kg.fact_embeddings, TableEncoder().encode([str(t) for t in want]), atol=ATOL
+    )
 
 
 def test_every_passage_of_a_deduplicated_fact_is_kept(kg):
@@ -138,10 +177,10 @@ def test_fact_sources_survive_saving_and_are_derived_for_graphs_saved_without_th
     assert (again.fact_sources != kg.fact_sources).nnz == 0
 
     kg_old = load_graph(root / "graphs" / "g")
-    kg_old.fact_sources = None                       # a graph saved before the matrix existed
+    kg_old.fact_sources = None  # a graph saved before the matrix existed
     save_graph(kg_old, root / "graphs" / "old")
     with pytest.raises(HopbenchError, match="no fact_sources"):
-        load_graph(root / "graphs" / "old").passages_of_fact(0)   # no extraction records beside it
+        load_graph(root / "graphs" / "old").passages_of_fact(0)  # no extraction records beside it
     (root / "extractions").mkdir()
     log = ExtractionLog(root / "extractions" / "ext.jsonl")
     for rec in RECORDS.values():
@@ -154,13 +193,19 @@ def test_fact_sources_survive_saving_and_are_derived_for_graphs_saved_without_th
 def test_passage_entity_edges_are_the_triple_entities_with_weight_1(kg):
     # add_fact_edges (ent_node_to_chunk_ids) and add_passage_edges: node_to_node_stats[(chunk, ent)] = 1.0
     idx = {n: i for i, n in enumerate(kg.entity_names)}
-    want = {0: {"barack obama", "hawaii", "obama", "u s", "z rich", "switzerland"},
-            1: {"barack obama", "hawaii", "barack h  obama", "u s"}, 2: set(), 3: {"", "hawaii"}}
+    want = {
+        0: {"barack obama", "hawaii", "obama", "u s", "z rich", "switzerland"},
+        1: {"barack obama", "hawaii", "barack h  obama", "u s"},
+        2: set(),
+        3: {"", "hawaii"},
+    }
     for p, names in want.items():
         assert {kg.entity_names[e] for e in kg.entities_of_passage(p)} == names
     assert set(kg.context.data.tolist()) == {1.0}
     counts = kg.entity_passage_counts()
-    assert counts[idx["hawaii"]] == 3 and counts[idx["barack obama"]] == 2 and counts[idx["u s"]] == 2
+    assert (
+        counts[idx["hawaii"]] == 3 and counts[idx["barack obama"]] == 2 and counts[idx["u s"]] == 2
+    )
     assert counts[idx["obama"]] == 1
 
 
@@ -175,22 +220,31 @@ def test_edge_weights_are_those_of_hipporags_igraph(kg):
     def put(u, v, w):
         want[idx[u], idx[v]] = want[idx[v], idx[u]] = w
 
-    put("barack obama", "hawaii", 6.0)        # 3 occurrences (2 raw triples in p0, 1 in p1) x 2 directions
+    put(
+        "barack obama", "hawaii", 6.0
+    )  # 3 occurrences (2 raw triples in p0, 1 in p1) x 2 directions
     put("u s", "hawaii", 2.0)
     put("z rich", "switzerland", 2.0)
     put("", "hawaii", 2.0)
     # "barack h  obama" -> "u s" overwritten by the cosine; "u s" (2 alphanumerics) queries nothing
     put("barack h  obama", "u s", cos[("barack h  obama", "u s")] + 1.0)
-    put("barack obama", "u s", cos[("barack obama", "u s")])           # found from one side only
+    put("barack obama", "u s", cos[("barack obama", "u s")])  # found from one side only
     put("barack obama", "barack h  obama", 2 * cos[("barack obama", "barack h  obama")])
-    for p, names in {0: ["barack obama", "hawaii", "obama", "u s", "z rich", "switzerland"],
-                     1: ["barack obama", "hawaii", "barack h  obama", "u s"], 3: ["", "hawaii"]}.items():
+    for p, names in {
+        0: ["barack obama", "hawaii", "obama", "u s", "z rich", "switzerland"],
+        1: ["barack obama", "hawaii", "barack h  obama", "u s"],
+        3: ["", "hawaii"],
+    }.items():
         for n in names:
             want[kg.n_entities + p, idx[n]] = want[idx[n], kg.n_entities + p] = 1.0
     np.testing.assert_allclose(a, want, atol=ATOL)
     c = kg.manifest["counts"]
-    assert (c["fact_pairs"], c["synonym_pairs"], c["directed_synonym_entries"],
-            c["fact_directions_overwritten"]) == (5, 3, 4, 1)
+    assert (
+        c["fact_pairs"],
+        c["synonym_pairs"],
+        c["directed_synonym_entries"],
+        c["fact_directions_overwritten"],
+    ) == (5, 3, 4, 1)
 
 
 def test_synonym_neighbour_cap_and_eligibility():
@@ -198,13 +252,15 @@ def test_synonym_neighbour_cap_and_eligibility():
     # so up to max_neighbors + 1 neighbours are kept, best first; self and '' are skipped
     names = [f"name{i:03d}" for i in range(150)] + ["ab", ""]
     emb = np.tile(_unit(E1), (len(names), 1))
-    emb[:150] += np.linspace(0, 0.01, 150, dtype=np.float32)[:, None] * E2  # distinct, all cos > 0.99
+    emb[:150] += (
+        np.linspace(0, 0.01, 150, dtype=np.float32)[:, None] * E2
+    )  # distinct, all cos > 0.99
     syn = directed_synonyms(emb, names, threshold=0.8, max_neighbors=100)
     per_query = np.bincount([u for u, _ in syn], minlength=len(names))
     assert per_query[:150].tolist() == [101] * 150
-    assert per_query[150] == 0 and per_query[151] == 0                 # "ab" and "" ask nothing
-    assert all(v != 151 for _, v in syn)                                # "" is never a neighbour
-    assert any(v == 150 for _, v in syn)                                # "ab" can be one
+    assert per_query[150] == 0 and per_query[151] == 0  # "ab" and "" ask nothing
+    assert all(v != 151 for _, v in syn)  # "" is never a neighbour
+    assert any(v == 150 for _, v in syn)  # "ab" can be one
     small = directed_synonyms(emb, names, threshold=0.8, max_neighbors=2)
     assert np.bincount([u for u, _ in small], minlength=len(names))[:150].tolist() == [3] * 150
     assert directed_synonyms(emb, names, threshold=1.01) == {}
@@ -232,8 +288,12 @@ def test_construction_is_in_the_graph_hash_only_when_not_the_default():
     h2 = resolve_settings({"construction": "hipporag2"})
     _, key_hb, inputs_hb = cache_keys(CORPUS, hb, Ext(), Enc())
     _, key_h2, inputs_h2 = cache_keys(CORPUS, h2, Ext(), Enc())
-    assert key_hb != key_h2 and "construction" not in inputs_hb and inputs_h2["construction"] == "hipporag2"
-    assert "construction" not in semantic_settings(hb)          # run hashes of existing configs unchanged
+    assert (
+        key_hb != key_h2
+        and "construction" not in inputs_hb
+        and inputs_h2["construction"] == "hipporag2"
+    )
+    assert "construction" not in semantic_settings(hb)  # run hashes of existing configs unchanged
     assert semantic_settings(h2)["construction"] == "hipporag2"
     assert graph_label({"extractor": "openie", "construction": "hipporag2"}) == "openie/hipporag2"
     assert graph_label({"extractor": "spacy", "construction": "hopbench"}) == "spacy"

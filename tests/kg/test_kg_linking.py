@@ -16,13 +16,19 @@ from hopbench.retrieve.question import question_mentions
 
 def _entity_major(mention_vecs, entity_embeddings) -> list[int]:
     """HippoRAG 1's and CatRAG's former copy: entity @ mention.T, argmax down each column."""
-    cos = np.asarray(entity_embeddings, dtype=np.float64) @ np.asarray(mention_vecs, dtype=np.float64).T
+    cos = (
+        np.asarray(entity_embeddings, dtype=np.float64)
+        @ np.asarray(mention_vecs, dtype=np.float64).T
+    )
     return [int(np.argmax(cos[:, j])) for j in range(cos.shape[1])]
 
 
 def _mention_major(mention_vecs, entity_embeddings) -> list[int]:
     """NeuroPath's former copy: mention @ entity.T, argmax along each row."""
-    cos = np.asarray(mention_vecs, dtype=np.float64) @ np.asarray(entity_embeddings, dtype=np.float64).T
+    cos = (
+        np.asarray(mention_vecs, dtype=np.float64)
+        @ np.asarray(entity_embeddings, dtype=np.float64).T
+    )
     return [int(np.argmax(row)) for row in cos]
 
 
@@ -32,12 +38,15 @@ def test_same_links_as_the_former_copies_on_musique(musique_sub, musique_kg, enc
     for q in musique_sub.questions:
         raw = question_mentions(q.text)
         groups += [raw, [m for m in dict.fromkeys(normalize_name(x) for x in raw) if m]]
-    groups.append(list(musique_kg.entity_names))   # each name's own vector (and its case twins)
+    groups.append(list(musique_kg.entity_names))  # each name's own vector (and its case twins)
     n = 0
     for mentions in groups:
         assert mentions
         vecs = encoder.encode(mentions)
-        for emb in (entities, np.asarray(entities, dtype=np.float64)):   # as HippoRAG / NeuroPath pass it
+        for emb in (
+            entities,
+            np.asarray(entities, dtype=np.float64),
+        ):  # as HippoRAG / NeuroPath pass it
             got = nearest_entities(vecs, emb)
             assert got == _entity_major(vecs, emb) == _mention_major(vecs, emb)
             n += len(got)

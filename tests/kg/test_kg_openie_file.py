@@ -30,8 +30,12 @@ def published(data_dir):
 
 @pytest.fixture(scope="module")
 def musique(data_dir):
-    return load_dataset("musique", "musique", data_dir / "musique/musique_train.json",
-                        data_dir / "musique/musique_train_corpus.json")
+    return load_dataset(
+        "musique",
+        "musique",
+        data_dir / "musique/musique_train.json",
+        data_dir / "musique/musique_train_corpus.json",
+    )
 
 
 def _openie_cfg(path) -> dict:
@@ -52,13 +56,28 @@ def test_published_file_matches_the_whole_musique_corpus(published, musique):
     m = match_openie(published, musique.corpus)
     raw = json.loads(published.read_text(encoding="utf-8"))["docs"]
     # counted here independently of the reader: the file lists the corpus in order
-    valid = [[t for t in d["extracted_triples"] if isinstance(t, list) and len(t) == 3
-              and all(isinstance(x, str) for x in t)] for d in raw]
+    valid = [
+        [
+            t
+            for t in d["extracted_triples"]
+            if isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t)
+        ]
+        for d in raw
+    ]
     r = m.report
-    assert (r["format"], r["corpus_passages"], r["matched"], r["unmatched_passages"]) == ("v1", 1890, 1890, 0)
+    assert (r["format"], r["corpus_passages"], r["matched"], r["unmatched_passages"]) == (
+        "v1",
+        1890,
+        1890,
+        0,
+    )
     assert r["records_not_in_corpus"] == r["duplicate_records"] == r["matched_normalised"] == 0
     assert r["triples"] == sum(map(len, valid)) == 17234
-    assert r["malformed_triples"] == sum(len(d["extracted_triples"]) for d in raw) - r["triples"] == 185
+    assert (
+        r["malformed_triples"]
+        == sum(len(d["extracted_triples"]) for d in raw) - r["triples"]
+        == 185
+    )
     assert r["entities"] == sum(len(d["extracted_entities"]) for d in raw)
     assert r["file_sha256"] == hashlib.sha256(published.read_bytes()).hexdigest()
     for p, d, ts in zip(musique.corpus, raw, valid):
@@ -67,8 +86,12 @@ def test_published_file_matches_the_whole_musique_corpus(published, musique):
 
 
 def test_a_file_for_another_corpus_fails_before_any_work(published, data_dir, tmp_path):
-    wiki = load_dataset("2wiki_sub", "2wiki", data_dir / "2wikimultihopqa/2wikimultihopqa_qa_sub.json",
-                        data_dir / "2wikimultihopqa/2wikimultihopqa_sub_corpus.json")
+    wiki = load_dataset(
+        "2wiki_sub",
+        "2wiki",
+        data_dir / "2wikimultihopqa/2wikimultihopqa_qa_sub.json",
+        data_dir / "2wikimultihopqa/2wikimultihopqa_sub_corpus.json",
+    )
     with pytest.raises(HopbenchError) as err:
         load_or_build(wiki, _openie_cfg(published), encoder=NoEncoder(), cache_dir=tmp_path)
     msg = str(err.value)
@@ -94,20 +117,58 @@ def test_crafted_bad_file_is_read_with_everything_counted(musique_sub, tmp_path)
     text = [f"{p.title}\n{p.text}" for p in corpus]
     docs = [
         # v2 record: two good triples, then 2-, 4-element, non-string and non-list "triples"
-        {"idx": chunk_id(text[0]), "passage": text[0], "extracted_entities": ["A", 7, "B"],
-         "extracted_triples": [["A", "knows", "B"], ["a", "likes", "c"], ["A", "broken"],
-                               ["A", "r", "B", "extra"], ["A", 1, "B"], "A knows B"]},
-        {"idx": chunk_id(text[1]), "passage": text[1], "extracted_entities": [], "extracted_triples": []},
+        {
+            "idx": chunk_id(text[0]),
+            "passage": text[0],
+            "extracted_entities": ["A", 7, "B"],
+            "extracted_triples": [
+                ["A", "knows", "B"],
+                ["a", "likes", "c"],
+                ["A", "broken"],
+                ["A", "r", "B", "extra"],
+                ["A", 1, "B"],
+                "A knows B",
+            ],
+        },
+        {
+            "idx": chunk_id(text[1]),
+            "passage": text[1],
+            "extracted_entities": [],
+            "extracted_triples": [],
+        },
         # the same passage again: first record kept
-        {"idx": chunk_id(text[1]), "passage": text[1], "extracted_entities": ["X"], "extracted_triples": []},
+        {
+            "idx": chunk_id(text[1]),
+            "passage": text[1],
+            "extracted_entities": ["X"],
+            "extracted_triples": [],
+        },
         # v2 record without its passage text: matched by idx; and one with a wrong idx
-        {"idx": chunk_id(text[2]), "extracted_entities": ["C"], "extracted_triples": [["C", "is", "D"]]},
-        {"idx": "chunk-0000", "passage": text[3], "extracted_entities": [], "extracted_triples": []},
+        {
+            "idx": chunk_id(text[2]),
+            "extracted_entities": ["C"],
+            "extracted_triples": [["C", "is", "D"]],
+        },
+        {
+            "idx": "chunk-0000",
+            "passage": text[3],
+            "extracted_entities": [],
+            "extracted_triples": [],
+        },
         # v1 record: title + text, passage with extra whitespace (matched after normalisation)
-        {"title": corpus[4].title, "text": corpus[4].text, "passage": "  " + text[4].replace(" ", "  ") + " ",
-         "extracted_entities": [], "extracted_triples": [["E", "near", "F"]]},
+        {
+            "title": corpus[4].title,
+            "text": corpus[4].text,
+            "passage": "  " + text[4].replace(" ", "  ") + " ",
+            "extracted_entities": [],
+            "extracted_triples": [["E", "near", "F"]],
+        },
         # a passage from another corpus, and records that cannot be read
-        {"passage": "Nowhere\nNot in this corpus.", "extracted_entities": [], "extracted_triples": []},
+        {
+            "passage": "Nowhere\nNot in this corpus.",
+            "extracted_entities": [],
+            "extracted_triples": [],
+        },
         {"extracted_entities": [], "extracted_triples": []},
         "not a record",
     ]  # corpus[5] has no record
@@ -118,25 +179,35 @@ def test_crafted_bad_file_is_read_with_everything_counted(musique_sub, tmp_path)
     assert (r["matched"], r["unmatched_passages"], r["matched_normalised"]) == (5, 1, 1)
     assert (r["triples"], r["malformed_triples"]) == (4, 4)
     assert (r["entities"], r["malformed_entities"]) == (3, 1)
-    assert (r["duplicate_records"], r["records_not_in_corpus"], r["malformed_records"], r["idx_mismatches"]) == \
-        (1, 1, 2, 1)
+    assert (
+        r["duplicate_records"],
+        r["records_not_in_corpus"],
+        r["malformed_records"],
+        r["idx_mismatches"],
+    ) == (1, 1, 2, 1)
     assert r["format"] == "v1+v2"
     assert m.records[corpus[0].id].triples == [["A", "knows", "B"], ["a", "likes", "c"]]
     assert m.records[corpus[1].id].entities == []
     assert m.records[corpus[2].id].triples == [["C", "is", "D"]]
     assert m.records[corpus[4].id].triples == [["E", "near", "F"]]
-    assert m.records[corpus[5].id].status == "failed" and "no record" in m.records[corpus[5].id].error
+    assert (
+        m.records[corpus[5].id].status == "failed" and "no record" in m.records[corpus[5].id].error
+    )
     # 5 of 6 is enough; 5 of 18 is not
     with pytest.raises(HopbenchError, match="only 5 of the corpus's 18 passages"):
         match_openie(f, c)
 
 
-def test_openie_graph_holds_exactly_the_files_triples(published, musique_sub, encoder, cache_dir, data_dir,
-                                                       capsys):
+def test_openie_graph_holds_exactly_the_files_triples(
+    published, musique_sub, encoder, cache_dir, data_dir, capsys
+):
     kg = load_or_build(musique_sub, _openie_cfg(published), encoder=encoder, cache_dir=cache_dir)
     rep = kg.manifest["extraction_report"]
     assert (rep["matched"], rep["records_not_in_corpus"]) == (18, 1890 - 18)
-    raw = {f"{d['title']}\n{d['text']}": d for d in json.loads(published.read_text(encoding="utf-8"))["docs"]}
+    raw = {
+        f"{d['title']}\n{d['text']}": d
+        for d in json.loads(published.read_text(encoding="utf-8"))["docs"]
+    }
     expected = set()
     for j, p in enumerate(musique_sub.corpus):
         for t in raw[p.content]["extracted_triples"]:
@@ -144,22 +215,42 @@ def test_openie_graph_holds_exactly_the_files_triples(published, musique_sub, en
                 s, r, o = normalize_name(t[0]), " ".join(t[1].lower().split()), normalize_name(t[2])
                 if s and o and r and s != o:
                     expected.add((s, r, o, j))
-    got = {(kg.entity_names[s], r, kg.entity_names[o], int(p)) for s, r, o, p in
-           zip(kg.fact_subject, kg.fact_relation, kg.fact_object, kg.fact_passage)}
+    got = {
+        (kg.entity_names[s], r, kg.entity_names[o], int(p))
+        for s, r, o, p in zip(kg.fact_subject, kg.fact_relation, kg.fact_object, kg.fact_passage)
+    }
     assert got == expected and kg.n_facts == len(expected)
     assert kg.failed_passages == []
     assert np.allclose(np.linalg.norm(kg.fact_embeddings, axis=1), 1, atol=1e-5)
-    rc = stats_cli(["dataset=musique_sub", "graph=openie", f"paths.data_dir={data_dir}",
-                    f"paths.cache_dir={cache_dir}", "progress=false"])
+    rc = stats_cli(
+        [
+            "dataset=musique_sub",
+            "graph=openie",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and kg.manifest["graph_key"] in out and "18/18 corpus passages matched" in out
 
 
-def test_export_then_load_gives_the_same_graph(musique_sub, musique_kg, encoder, cache_dir, data_dir, tmp_path,
-                                               capsys):
+def test_export_then_load_gives_the_same_graph(
+    musique_sub, musique_kg, encoder, cache_dir, data_dir, tmp_path, capsys
+):
     out = tmp_path / "sub_spacy_openie.json"
-    rc = hopbench_main(["kg-export", "dataset=musique_sub", "graph=spacy", f"paths.data_dir={data_dir}",
-                        f"paths.cache_dir={cache_dir}", "progress=false", "--out", str(out)])
+    rc = hopbench_main(
+        [
+            "kg-export",
+            "dataset=musique_sub",
+            "graph=spacy",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0 and f"wrote {out}: 18 passages" in capsys.readouterr().out
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert sorted(doc) == ["avg_ent_chars", "avg_ent_words", "docs"]
@@ -172,9 +263,13 @@ def test_export_then_load_gives_the_same_graph(musique_sub, musique_kg, encoder,
     assert doc["avg_ent_chars"] == round(sum(map(len, ents)) / len(ents), 4)
     assert sum(len(d["extracted_triples"]) for d in doc["docs"]) > 0
 
-    back = load_or_build(musique_sub, _openie_cfg(out), encoder=encoder, cache_dir=tmp_path / "cache")
+    back = load_or_build(
+        musique_sub, _openie_cfg(out), encoder=encoder, cache_dir=tmp_path / "cache"
+    )
     assert back.manifest["extraction_report"]["malformed_triples"] == 0
-    assert back.manifest["graph_key"] != musique_kg.manifest["graph_key"]  # another extractor identity
+    assert (
+        back.manifest["graph_key"] != musique_kg.manifest["graph_key"]
+    )  # another extractor identity
     assert_same_graph(back, musique_kg)
 
 
@@ -188,9 +283,15 @@ def test_hash_covers_the_files_bytes_not_its_path(musique_sub, published, tmp_pa
 
     def keys(path):
         s = resolve_settings(_openie_cfg(path))
-        return cache_keys(list(musique_sub.corpus), s, make_extractor(s), NoEncoder())[:2], semantic_settings(s)
+        return cache_keys(list(musique_sub.corpus), s, make_extractor(s), NoEncoder())[
+            :2
+        ], semantic_settings(s)
 
-    (k_pub, sem_pub), (k_copy, sem_copy), (k_changed, sem_changed) = keys(published), keys(copy), keys(changed)
+    (k_pub, sem_pub), (k_copy, sem_copy), (k_changed, sem_changed) = (
+        keys(published),
+        keys(copy),
+        keys(changed),
+    )
     assert k_pub == k_copy and sem_pub == sem_copy  # where the file lives does not matter
     assert k_changed[0] != k_pub[0] and k_changed[1] != k_pub[1] and sem_changed != sem_pub
     assert sem_pub["openie"] == {"sha256": hashlib.sha256(published.read_bytes()).hexdigest()}
@@ -207,7 +308,10 @@ def test_export_needs_out(capsys):
 def test_resumed_extraction_serves_passages_without_records(published, musique_sub, tmp_path):
     """A resumed build asks only for the passages not yet logged, which may all lack a record:
     coverage is judged once on the whole corpus (check_corpus), not on that remainder."""
-    raw = {f"{d['title']}\n{d['text']}": d for d in json.loads(published.read_text(encoding="utf-8"))["docs"]}
+    raw = {
+        f"{d['title']}\n{d['text']}": d
+        for d in json.loads(published.read_text(encoding="utf-8"))["docs"]
+    }
     have, lack = musique_sub.corpus[:10], musique_sub.corpus[10:]
     f = tmp_path / "part.json"
     f.write_text(json.dumps({"docs": [raw[p.content] for p in have]}), encoding="utf-8")

@@ -13,8 +13,9 @@ from hopbench.core.paths import CONFIG_DIR
 from hopbench.harness.compose import load_config
 from hopbench.kg.settings import DEFAULTS, resolve_settings
 
-GRAPHS = sorted(p.stem for p in (Path(CONFIG_DIR) / "graph").glob("*.yaml")
-                if "_global_" not in p.read_text())  # spacy_fast is a profile over spacy
+GRAPHS = sorted(
+    p.stem for p in (Path(CONFIG_DIR) / "graph").glob("*.yaml") if "_global_" not in p.read_text()
+)  # spacy_fast is a profile over spacy
 
 
 def _differs(own: dict, defaults: dict, where: str) -> list[str]:

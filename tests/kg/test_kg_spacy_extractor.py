@@ -37,7 +37,11 @@ def test_extracts_titles_entities_and_triples(musique_sub):
         ents = {e.lower() for e in r.entities}  # entities are de-duplicated ignoring case
         for s, rel, o in r.triples:
             assert s.lower() in ents and o.lower() in ents and rel == rel.lower()
-    journal = next(r for p, r in zip(musique_sub.corpus, recs) if p.title == "Journal of Psychotherapy Integration")
+    journal = next(
+        r
+        for p, r in zip(musique_sub.corpus, recs)
+        if p.title == "Journal of Psychotherapy Integration"
+    )
     # "It was established in 1991": the pronoun is the title
     assert ["Journal of Psychotherapy Integration", "established in", "1991"] in journal.triples
     assert "American Psychological Association" in journal.entities
@@ -53,14 +57,20 @@ def test_pronoun_resolution_can_be_switched_off():
 
 def test_two_processes_give_the_same_records(musique_sub):
     one = [r.to_json() for r in SpacyExtractor().extract(musique_sub.corpus)]
-    two = [r.to_json() for r in SpacyExtractor(n_process=2, batch_size=4).extract(musique_sub.corpus)]
+    two = [
+        r.to_json() for r in SpacyExtractor(n_process=2, batch_size=4).extract(musique_sub.corpus)
+    ]
     assert one == two
 
 
 def test_more_processes_than_batches_and_one_batch(musique_sub):
     one = [r.to_json() for r in SpacyExtractor().extract(musique_sub.corpus)]
-    assert [r.to_json() for r in SpacyExtractor(n_process=4, batch_size=8).extract(musique_sub.corpus)] == one
-    assert [r.to_json() for r in SpacyExtractor(n_process=2, batch_size=64).extract(musique_sub.corpus)] == one
+    assert [
+        r.to_json() for r in SpacyExtractor(n_process=4, batch_size=8).extract(musique_sub.corpus)
+    ] == one
+    assert [
+        r.to_json() for r in SpacyExtractor(n_process=2, batch_size=64).extract(musique_sub.corpus)
+    ] == one
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -74,7 +84,7 @@ def _processes() -> dict[int, tuple[int, str]]:
                 stat = fh.read()
         except OSError:  # gone meanwhile
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         out[int(name)] = (int(fields[1]), fields[0])
     return out
 
@@ -112,8 +122,11 @@ def test_workers_die_when_the_build_is_killed(data_dir, tmp_path):
     """kill -9 of a KG build (graph.spacy.n_process=2) must not leave its spaCy workers running."""
     cache = tmp_path / "cache"  # fresh: the 994-passage extraction really runs
     with open(tmp_path / "build.log", "wb") as log:
-        build = subprocess.Popen([sys.executable, "-c", BUILD, str(data_dir), str(cache)],
-                                 stdout=log, stderr=subprocess.STDOUT)
+        build = subprocess.Popen(
+            [sys.executable, "-c", BUILD, str(data_dir), str(cache)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 180
@@ -138,7 +151,9 @@ def test_workers_die_when_the_build_is_killed(data_dir, tmp_path):
         if build.poll() is None:
             build.kill()
             build.wait()
-        for pid in _alive_descendants(build.pid, workers):  # only if the test failed: leave nothing behind
+        for pid in _alive_descendants(
+            build.pid, workers
+        ):  # only if the test failed: leave nothing behind
             os.kill(pid, signal.SIGKILL)
 
 
@@ -161,7 +176,9 @@ time.sleep(120)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", ["prctl", "watcher"])
 def test_die_with_parent_both_mechanisms(how):
-    parent = subprocess.Popen([sys.executable, "-c", ORPHAN, how], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN, how], stdout=subprocess.PIPE, text=True
+    )
     child = None
     try:
         child_pid, used = parent.stdout.readline().split()

@@ -26,13 +26,22 @@ def test_stats_agree_with_networkx(musique_kg):
     assert sorted(s["isolated_passages"]["examples"]) == sorted(isolated)[:10]
     assert s["isolated_passages"]["count"] == len(isolated)
     deg = dict(g.degree())
-    assert s["degree"]["entity"]["max"] == max(deg[i] for i in musique_kg.node_ids[:musique_kg.n_entities])
+    assert s["degree"]["entity"]["max"] == max(
+        deg[i] for i in musique_kg.node_ids[: musique_kg.n_entities]
+    )
     top = s["top_hubs"][0]
     assert top["passages"] == max(musique_kg.entity_passage_counts())
 
 
 def test_cli_prints_stats(musique_kg, data_dir, cache_dir, capsys):
-    rc = cli(["dataset=musique_sub", f"paths.data_dir={data_dir}", f"paths.cache_dir={cache_dir}", "progress=false"])
+    rc = cli(
+        [
+            "dataset=musique_sub",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0
     assert musique_kg.manifest["graph_key"] in out  # the cached graph was loaded, not another

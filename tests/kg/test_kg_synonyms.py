@@ -13,7 +13,9 @@ def reference(emb, names, threshold, max_neighbors, min_alnum):
     sims = emb @ emb.T
     dense = np.zeros((n, n), dtype=np.float32)
     for i in ok:
-        cand = sorted((j for j in ok if j != i and sims[i, j] >= threshold), key=lambda j: -sims[i, j])
+        cand = sorted(
+            (j for j in ok if j != i and sims[i, j] >= threshold), key=lambda j: -sims[i, j]
+        )
         for j in cand[:max_neighbors]:
             dense[i, j] = dense[j, i] = sims[i, j]
     return dense

@@ -29,8 +29,12 @@ def make_client(tmp_path):
 
     def make(base_url: str, *, cache: bool = True, **kw) -> LLMClient:
         kw.setdefault("identity", "scripted-model")
-        c = LLMClient(base_url=base_url, model="scripted",
-                      cache=ResponseCache(tmp_path / "responses.sqlite") if cache else None, **kw)
+        c = LLMClient(
+            base_url=base_url,
+            model="scripted",
+            cache=ResponseCache(tmp_path / "responses.sqlite") if cache else None,
+            **kw,
+        )
         clients.append(c)
         return c
 

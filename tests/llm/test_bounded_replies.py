@@ -19,8 +19,12 @@ from tests.helpers.misbehaving_llm_server import MisbehavingServer, huge, trickl
 from tests.helpers.scripted_llm_server import completion, raw, reply
 
 MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
-SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
-          "required": ["answer"], "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
 
 
 @pytest.fixture
@@ -92,7 +96,9 @@ def test_a_reply_just_under_the_cap_is_read_whole(scripted, make_client):
     assert make_client(srv.base_url).chat_json(MSGS, SCHEMA) == json.loads(text)
 
 
-def test_what_a_long_bad_reply_leaves_in_errors_traces_and_logs_is_short(scripted, make_client, caplog):
+def test_what_a_long_bad_reply_leaves_in_errors_traces_and_logs_is_short(
+    scripted, make_client, caplog
+):
     """The validator quotes the offending value: 500 kB of it went into the error, the fallback
     reason and every log line."""
     long = json.dumps({"answer": ["z" * 500_000]})
@@ -108,12 +114,17 @@ def test_what_a_long_bad_reply_leaves_in_errors_traces_and_logs_is_short(scripte
     assert len(srv.requests[1]["messages"][-1]["content"]) < 800
 
 
-SURROGATE_BODY = ('{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", '
-                  '"content": %s}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}')
+SURROGATE_BODY = (
+    '{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", '
+    '"content": %s}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}'
+)
 
 
-@pytest.mark.parametrize("content", ['"\\ud83d"', '"{\\"answer\\": \\"\\\\ud83d\\"}"'],
-                         ids=["in-the-reply", "in-the-reply-json"])
+@pytest.mark.parametrize(
+    "content",
+    ['"\\ud83d"', '"{\\"answer\\": \\"\\\\ud83d\\"}"'],
+    ids=["in-the-reply", "in-the-reply-json"],
+)
 def test_a_reply_with_a_lone_surrogate_is_bad_and_not_cached(scripted, make_client, content):
     """Before: the reply went to the cache write (UnicodeEncodeError traceback), or into the
     parsed answer, where the row write crashed."""
@@ -129,7 +140,9 @@ def test_a_reply_with_a_lone_surrogate_is_bad_and_not_cached(scripted, make_clie
     assert len(llm.cache) == 0
 
 
-def test_a_surrogate_reply_cached_by_an_older_version_is_asked_again(scripted, make_client, tmp_path):
+def test_a_surrogate_reply_cached_by_an_older_version_is_asked_again(
+    scripted, make_client, tmp_path
+):
     """A relaunch over a cache that already holds such a reply does not crash: the row is a
     miss, asked again, and replaced by the good answer."""
     from hopbench.llm.cache import CachedResponse
@@ -139,7 +152,9 @@ def test_a_surrogate_reply_cached_by_an_older_version_is_asked_again(scripted, m
     from hopbench.llm.cache import request_key
 
     k = request_key(llm.identity, MSGS, llm._params(None, None), None)
-    llm.cache._conn.execute("INSERT INTO responses VALUES (?, ?, ?, CAST(? AS TEXT), 1, 1, 0.1, 0)",
-                            (k, llm.identity, "{}", b"\xed\xa0\xbd"))  # UTF-8 bytes of a lone \ud83d
+    llm.cache._conn.execute(
+        "INSERT INTO responses VALUES (?, ?, ?, CAST(? AS TEXT), 1, 1, 0.1, 0)",
+        (k, llm.identity, "{}", b"\xed\xa0\xbd"),
+    )  # UTF-8 bytes of a lone \ud83d
     assert llm.chat(MSGS).text == "Shakespeare" and len(srv.requests) == 1
     assert llm.cache.get(k) == CachedResponse("Shakespeare", 11, 7, llm.cache.get(k).latency_s)

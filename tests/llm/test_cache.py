@@ -24,7 +24,7 @@ def test_second_identical_request_is_served_from_the_cache(scripted, make_client
     assert (first.cached, second.cached) == (False, True)
     assert second.data == first.data == {"answer": "Shakespeare"}
     assert second.usage == {"prompt_tokens": 30, "completion_tokens": 5}
-    assert second.latency_s == first.latency_s          # stored with the row
+    assert second.latency_s == first.latency_s  # stored with the row
     s = llm.stats_dict()
     assert s["llm_calls"] == 2 and s["llm_cache_hits"] == 1 and s["llm_prompt_tokens"] == 60
 
@@ -32,7 +32,7 @@ def test_second_identical_request_is_served_from_the_cache(scripted, make_client
 def test_cache_survives_a_new_client_and_needs_no_server(scripted, make_client, closed_port_url):
     srv = scripted([reply('{"answer": "Shakespeare"}')])
     make_client(srv.base_url).chat(MSGS, schema=SCHEMA)
-    offline = make_client(closed_port_url)                # same identity, same cache file
+    offline = make_client(closed_port_url)  # same identity, same cache file
     assert offline.chat(MSGS, schema=SCHEMA).data == {"answer": "Shakespeare"}
     assert offline.stats_dict()["llm_seconds"] == 0
 
@@ -76,14 +76,16 @@ def _writer(path: str, start: int, n: int) -> None:
 def test_concurrent_processes_share_one_cache(tmp_path):
     path = str(tmp_path / "shared.sqlite")
     ResponseCache(path).close()
-    procs = [mp.get_context("spawn").Process(target=_writer, args=(path, s, 100)) for s in (0, 50, 100)]
+    procs = [
+        mp.get_context("spawn").Process(target=_writer, args=(path, s, 100)) for s in (0, 50, 100)
+    ]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
     assert [p.exitcode for p in procs] == [0, 0, 0]
     c = ResponseCache(path)
-    assert len(c) == 150                                 # overlapping keys written once each
+    assert len(c) == 150  # overlapping keys written once each
     c.close()
 
 
@@ -102,7 +104,7 @@ def test_schema_violating_reply_is_not_cached(scripted, make_client):
     llm = make_client(srv.base_url)
     bad = llm.chat(MSGS, schema=SCHEMA)
     assert bad.error is not None and len(llm.cache) == 0
-    good = llm.chat(MSGS, schema=SCHEMA)              # asked again, not replayed
+    good = llm.chat(MSGS, schema=SCHEMA)  # asked again, not replayed
     assert good.data == {"answer": "Shakespeare"} and not good.cached and len(srv.requests) == 2
     assert llm.chat(MSGS, schema=SCHEMA).cached and len(srv.requests) == 2
 
@@ -123,7 +125,7 @@ def test_failed_chat_json_is_asked_again_on_a_rerun(scripted, make_client):
         make_client(broken.base_url).chat_json(MSGS, SCHEMA, retries=2)
     healthy = scripted([reply('{"answer": "Shakespeare"}')])
     trace: list = []
-    llm = make_client(healthy.base_url)               # same identity, same cache file
+    llm = make_client(healthy.base_url)  # same identity, same cache file
     assert llm.chat_json(MSGS, SCHEMA, retries=2, trace=trace) == {"answer": "Shakespeare"}
     assert len(healthy.requests) == 1 and healthy.requests[0]["messages"] == MSGS
     assert [t["cached"] for t in trace] == [False] and llm.stats_dict()["llm_format_retries"] == 0
@@ -132,11 +134,15 @@ def test_failed_chat_json_is_asked_again_on_a_rerun(scripted, make_client):
 def test_bad_reply_in_an_old_cache_is_a_miss_and_is_overwritten(scripted, make_client):
     srv = scripted([reply('{"answer": "Shakespeare"}', prompt_tokens=5, completion_tokens=2)])
     llm = make_client(srv.base_url)
-    key = request_key("scripted-model", MSGS, llm._params(None, None), {"name": "response", "schema": SCHEMA})
-    llm.cache.put(key, "scripted-model", {"messages": MSGS}, CachedResponse('{"answer": 1}', 9, 9, 1.0))
+    key = request_key(
+        "scripted-model", MSGS, llm._params(None, None), {"name": "response", "schema": SCHEMA}
+    )
+    llm.cache.put(
+        key, "scripted-model", {"messages": MSGS}, CachedResponse('{"answer": 1}', 9, 9, 1.0)
+    )
     first = llm.chat(MSGS, schema=SCHEMA)
     assert not first.cached and first.data == {"answer": "Shakespeare"} and len(srv.requests) == 1
     assert llm.cache.get(key).text == '{"answer": "Shakespeare"}' and len(llm.cache) == 1
     assert llm.chat(MSGS, schema=SCHEMA).cached and len(srv.requests) == 1
     s = llm.stats_dict()
-    assert s["llm_cache_hits"] == 1 and s["llm_prompt_tokens"] == 10   # the stale row cost nothing
+    assert s["llm_cache_hits"] == 1 and s["llm_prompt_tokens"] == 10  # the stale row cost nothing

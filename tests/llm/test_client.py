@@ -17,8 +17,12 @@ from hopbench.llm.errors import (
 )
 from tests.helpers.scripted_llm_server import completion, error, raw, reply, slow
 
-SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
-          "required": ["answer"], "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
 MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
 
 
@@ -27,8 +31,10 @@ def test_asks_for_json_schema_output_and_parses_it(scripted, make_client):
     llm = make_client(srv.base_url)
     assert llm.chat_json(MSGS, SCHEMA, schema_name="qa") == {"answer": "Shakespeare"}
     body = srv.requests[0]
-    assert body["response_format"] == {"type": "json_schema",
-                                       "json_schema": {"name": "qa", "schema": SCHEMA}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "qa", "schema": SCHEMA},
+    }
     assert body["temperature"] == 0.0 and body["messages"] == MSGS
     s = llm.stats_dict()
     assert (s["llm_calls"], s["llm_prompt_tokens"], s["llm_completion_tokens"]) == (1, 30, 5)
@@ -42,7 +48,10 @@ def test_schema_violation_is_shown_to_the_model_then_retried(scripted, make_clie
     assert llm.chat_json(MSGS, SCHEMA, retries=2, trace=trace) == {"answer": "Shakespeare"}
     assert len(srv.requests) == 2
     retry_msgs = srv.requests[1]["messages"]
-    assert retry_msgs[:1] == MSGS and retry_msgs[1] == {"role": "assistant", "content": '{"answer": 42}'}
+    assert retry_msgs[:1] == MSGS and retry_msgs[1] == {
+        "role": "assistant",
+        "content": '{"answer": 42}',
+    }
     assert "does not match the required JSON schema" in retry_msgs[2]["content"]
     assert "42 is not of type 'string'" in retry_msgs[2]["content"]
     assert [t["error"] is None for t in trace] == [False, True]
@@ -97,8 +106,15 @@ def test_rate_limit_exhaustion_raises(scripted, make_client):
 
 
 def test_llama_cpp_context_overflow_is_recognised(scripted, make_client):
-    srv = scripted([error(400, "the request exceeds the available context size, try increasing it",
-                          code="exceed_context_size_error")])
+    srv = scripted(
+        [
+            error(
+                400,
+                "the request exceeds the available context size, try increasing it",
+                code="exceed_context_size_error",
+            )
+        ]
+    )
     llm = make_client(srv.base_url)
     with pytest.raises(LLMContextOverflowError):
         llm.chat(MSGS)
@@ -146,7 +162,7 @@ def test_refused_key_is_an_auth_error_naming_the_variable(status, scripted, make
     llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.001, api_key_env="MY_LLM_KEY")
     with pytest.raises(LLMAuthError) as exc:
         llm.chat(MSGS)
-    assert len(srv.requests) == 1                     # a refused key is not retried
+    assert len(srv.requests) == 1  # a refused key is not retried
     assert f"LLM server at {srv.base_url} refused the API key (HTTP {status})" in str(exc.value)
     assert "environment variable MY_LLM_KEY" in str(exc.value)
 
@@ -157,21 +173,27 @@ def test_refused_key_without_a_variable_says_how_to_name_one(scripted, make_clie
         make_client(srv.base_url).chat(MSGS)
 
 
-@pytest.mark.parametrize("body, content_type", [
-    ("<html><body>502 Bad Gateway</body></html>", "text/html"),   # a proxy's page
-    ("<html><body>not json</body></html>", "application/json"),   # mislabelled: JSONDecodeError
-    ('{"choices": [', "application/json"),                         # cut off
-    ('{"id": "x", "choices": []}', "application/json"),           # no choices
-    ('"just a string"', "application/json"),
-])
-def test_http_200_that_is_not_a_completion_is_counted_retried_and_typed(body, content_type, scripted,
-                                                                         make_client):
+@pytest.mark.parametrize(
+    "body, content_type",
+    [
+        ("<html><body>502 Bad Gateway</body></html>", "text/html"),  # a proxy's page
+        ("<html><body>not json</body></html>", "application/json"),  # mislabelled: JSONDecodeError
+        ('{"choices": [', "application/json"),  # cut off
+        ('{"id": "x", "choices": []}', "application/json"),  # no choices
+        ('"just a string"', "application/json"),
+    ],
+)
+def test_http_200_that_is_not_a_completion_is_counted_retried_and_typed(
+    body, content_type, scripted, make_client
+):
     srv = scripted([raw(body, content_type=content_type)] * 3)
     llm = make_client(srv.base_url, transient_retries=2, backoff_s=0.001)
-    with pytest.raises(LLMServerError) as exc:    # not a raw JSONDecodeError / AttributeError
+    with pytest.raises(LLMServerError) as exc:  # not a raw JSONDecodeError / AttributeError
         llm.chat_json(MSGS, SCHEMA)
     assert len(srv.requests) == 3
-    assert "answered HTTP 200 with something that is not a chat completion, 3 time(s)" in str(exc.value)
+    assert "answered HTTP 200 with something that is not a chat completion, 3 time(s)" in str(
+        exc.value
+    )
     assert "OpenAI-compatible /v1 endpoint" in str(exc.value)
     s = llm.stats_dict()
     assert s["llm_bad_responses"] == 3 and s["llm_failures"] == 0
@@ -211,7 +233,7 @@ def test_a_reply_cut_off_at_max_tokens_says_so_and_is_a_format_error(scripted, m
     cut["choices"][0]["finish_reason"] = "length"
     srv = scripted([(200, cut, 0.0)] * 2)
     llm = make_client(srv.base_url)
-    with pytest.raises(LLMFormatError) as exc:          # per reply: the caller falls back
+    with pytest.raises(LLMFormatError) as exc:  # per reply: the caller falls back
         llm.chat_json(MSGS, SCHEMA, retries=1, max_tokens=5)
     assert "not valid JSON" in exc.value.problem
     assert exc.value.problem.endswith("(the reply was cut off at max_tokens)")

@@ -49,15 +49,22 @@ def test_sha256_check_rejects_a_corrupted_model_file(tmp_path):
     parts, digest = _parts(tmp_path)
     model = assemble(parts, tmp_path / "m.gguf", digest)
     data = bytearray(model.read_bytes())
-    data[100] ^= 0xFF                                        # one flipped byte
+    data[100] ^= 0xFF  # one flipped byte
     model.write_bytes(bytes(data))
-    with pytest.raises(ModelFileError, match=r"m\.gguf is corrupted: sha256 [0-9a-f]{64} but expected"):
+    with pytest.raises(
+        ModelFileError, match=r"m\.gguf is corrupted: sha256 [0-9a-f]{64} but expected"
+    ):
         verify_file(model, digest)
 
 
 def test_ensure_model_refuses_a_corrupted_cached_file(tmp_path):
-    spec = ModelSpec(filename="tiny.gguf", sha256="0" * 64, package_prefix="no-such-pkg-part",
-                     n_parts=1, version="1")
+    spec = ModelSpec(
+        filename="tiny.gguf",
+        sha256="0" * 64,
+        package_prefix="no-such-pkg-part",
+        n_parts=1,
+        version="1",
+    )
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "tiny.gguf").write_bytes(b"not the model")
     with pytest.raises(ModelFileError, match="is corrupted"):
@@ -65,8 +72,13 @@ def test_ensure_model_refuses_a_corrupted_cached_file(tmp_path):
 
 
 def test_missing_part_package_is_named(tmp_path):
-    spec = ModelSpec(filename="tiny.gguf", sha256="0" * 64, package_prefix="no-such-pkg-part",
-                     n_parts=2, version="1")
+    spec = ModelSpec(
+        filename="tiny.gguf",
+        sha256="0" * 64,
+        package_prefix="no-such-pkg-part",
+        n_parts=2,
+        version="1",
+    )
     with pytest.raises(ModelFileError, match=r"no-such-pkg-part1==1 \(part 1 of 2"):
         ensure_model(tmp_path, spec)
 
@@ -82,7 +94,9 @@ def test_installed_parts_are_found_through_package_metadata():
 
 def test_cli_prints_the_verified_path(tmp_path, monkeypatch, capsys):
     parts, digest = _parts(tmp_path)
-    spec = ModelSpec(filename="tiny.gguf", sha256=digest, package_prefix="x", n_parts=3, version="1")
+    spec = ModelSpec(
+        filename="tiny.gguf", sha256=digest, package_prefix="x", n_parts=3, version="1"
+    )
     monkeypatch.setattr(local_model, "QWEN_CODER_1_5B", spec)
     monkeypatch.setattr(local_model, "locate_parts", lambda s: parts)
     assert local_model.main(["--cache-dir", str(tmp_path / "c")]) == 0

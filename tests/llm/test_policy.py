@@ -18,9 +18,17 @@ from hopbench.llm.errors import (
 )
 from hopbench.llm.policy import ask_json, fallback_on_bad_reply, is_recoverable
 
-FATAL = [LLMUnavailableError("down"), LLMTimeoutError("slow"), LLMRateLimitError("429"),
-         LLMAuthError("401"), LLMServerError("500"), LLMRequestError("404"), HopbenchError("other"),
-         DataError("f.json", 1, "x", "bad"), RuntimeError("a bug")]
+FATAL = [
+    LLMUnavailableError("down"),
+    LLMTimeoutError("slow"),
+    LLMRateLimitError("429"),
+    LLMAuthError("401"),
+    LLMServerError("500"),
+    LLMRequestError("404"),
+    HopbenchError("other"),
+    DataError("f.json", 1, "x", "bad"),
+    RuntimeError("a bug"),
+]
 
 
 def _format_error():
@@ -71,7 +79,9 @@ def test_entries_accumulate_and_old_string_fallbacks_still_read():
     record_fallback(trace, DENSE, "no seed entity")
     assert [e["step"] for e in fallbacks(trace)] == ["question_entities", DENSE]
     assert has_fallback(trace, DENSE) and not has_fallback(trace, "fact_filter")
-    assert fallbacks({"fallback": "no seed entity"}) == [{"step": DENSE, "reason": "no seed entity"}]
+    assert fallbacks({"fallback": "no seed entity"}) == [
+        {"step": DENSE, "reason": "no seed entity"}
+    ]
     assert fallbacks({}) == fallbacks(None) == fallbacks({"fallback": []}) == []
 
 
@@ -95,13 +105,26 @@ def test_ask_json_returns_the_reply_or_none_with_the_fallback_recorded():
     trace: dict = {}
     calls: list = []
     llm = _LLM({"keywords": ["a"]})
-    assert ask_json(llm, _Prompt, [{"role": "user", "content": "q"}], trace, calls=calls,
-                    max_tokens=96) == {"keywords": ["a"]}
-    assert llm.asked == [([{"role": "user", "content": "q"}], _Prompt.SCHEMA, "question_keywords", 96, calls)]
+    assert ask_json(
+        llm, _Prompt, [{"role": "user", "content": "q"}], trace, calls=calls, max_tokens=96
+    ) == {"keywords": ["a"]}
+    assert llm.asked == [
+        ([{"role": "user", "content": "q"}], _Prompt.SCHEMA, "question_keywords", 96, calls)
+    ]
     assert trace == {}
     bad = _LLM(LLMFormatError("question_keywords", 3, "not valid JSON", "oops"))
-    assert ask_json(bad, _Prompt, [], trace, max_tokens=96, instead="phrases instead",
-                    schema={"type": "array"}) is None
+    assert (
+        ask_json(
+            bad,
+            _Prompt,
+            [],
+            trace,
+            max_tokens=96,
+            instead="phrases instead",
+            schema={"type": "array"},
+        )
+        is None
+    )
     assert bad.asked[0][1] == {"type": "array"}
     [entry] = trace["fallback"]
     assert entry["step"] == "question_keywords" and entry["reason"].endswith("; phrases instead")

@@ -24,24 +24,42 @@ from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 def _answers(gold: dict[str, str], fail_on: str | None = None, state: dict | None = None):
     """The reader's reply: the gold answer, with token counts; `fail_on` a question: 401 until
     state["up"] (a fatal error that stops the first process)."""
+
     def respond(body):
         question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
         if question == fail_on and not state["up"]:
             return error(401, "key revoked")
-        return reply(json.dumps({"reasoning": "r", "answer": gold[question]}),
-                     prompt_tokens=100 + len(question), completion_tokens=9)
+        return reply(
+            json.dumps({"reasoning": "r", "answer": gold[question]}),
+            prompt_tokens=100 + len(question),
+            completion_tokens=9,
+        )
+
     return respond
 
 
 def _cfg(data_dir, runs: Path, cache: Path, base_url: str):
-    return load_config([f"paths.data_dir={data_dir}", f"paths.runs_dir={runs}", f"paths.cache_dir={cache}",
-                        "progress=false", "dataset=musique_sub", "retriever=oracle", "reader=qa",
-                        "llm=server", f"llm.base_url={base_url}", "llm.model=scripted"])
+    return load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={runs}",
+            f"paths.cache_dir={cache}",
+            "progress=false",
+            "dataset=musique_sub",
+            "retriever=oracle",
+            "reader=qa",
+            "llm=server",
+            f"llm.base_url={base_url}",
+            "llm.model=scripted",
+        ]
+    )
 
 
 def _rows(runs: Path) -> dict[str, dict]:
     run = next(runs.glob("musique_sub/oracle/*/"))
-    return {r["id"]: r for r in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())}
+    return {
+        r["id"]: r for r in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())
+    }
 
 
 def _keys_in(cache_dir: Path) -> list[str]:
@@ -62,15 +80,28 @@ def made(tmp_path_factory, data_dir, musique_sub):
 
 
 def _export(runs, cache, out, *extra) -> int:
-    return main(["replies", "export", "--runs-dir", str(runs), "--cache-dir", str(cache), "--out",
-                 str(out), *extra])
+    return main(
+        [
+            "replies",
+            "export",
+            "--runs-dir",
+            str(runs),
+            "--cache-dir",
+            str(cache),
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def _import(path, cache, *extra) -> int:
     return main(["replies", "import", str(path), "--cache-dir", str(cache), *extra])
 
 
-def test_export_import_regenerates_the_llm_rows_from_cache_hits_alone(made, tmp_path, data_dir, capsys):
+def test_export_import_regenerates_the_llm_rows_from_cache_hits_alone(
+    made, tmp_path, data_dir, capsys
+):
     runs, cache, base_url = made
     out = tmp_path / "replies.jsonl.gz"
     assert _export(runs, cache, out) == 0
@@ -82,7 +113,9 @@ def test_export_import_regenerates_the_llm_rows_from_cache_hits_alone(made, tmp_
     assert len(keys) == 3 and _keys_in(fresh) == keys
     a, b = ResponseCache.in_dir(cache), ResponseCache.in_dir(fresh)
     try:
-        assert all(a.get(k) == b.get(k) and a.model_identity(k) == b.model_identity(k) for k in keys)
+        assert all(
+            a.get(k) == b.get(k) and a.model_identity(k) == b.model_identity(k) for k in keys
+        )
     finally:
         a.close()
         b.close()
@@ -96,12 +129,15 @@ def test_export_import_regenerates_the_llm_rows_from_cache_hits_alone(made, tmp_
     first, second = _rows(runs), _rows(tmp_path / "runs")
     for qid, r in first.items():
         s = second[qid]
-        assert (s["answer"], s["metrics"], s["ranked_passage_ids"]) == (r["answer"], r["metrics"],
-                                                                        r["ranked_passage_ids"])
+        assert (s["answer"], s["metrics"], s["ranked_passage_ids"]) == (
+            r["answer"],
+            r["metrics"],
+            r["ranked_passage_ids"],
+        )
         assert s["reader_trace"]["llm_keys"] == r["reader_trace"]["llm_keys"]
         cost, was = s["reader_trace"]["llm_cost"], r["reader_trace"]["llm_cost"]
         assert cost["llm_prompt_tokens"] == was["llm_prompt_tokens"]
-        assert cost["llm_cached_seconds"] == was["llm_seconds"]   # the recorded cost came along
+        assert cost["llm_cached_seconds"] == was["llm_seconds"]  # the recorded cost came along
     capsys.readouterr()
     assert _import(out, fresh) == 0
     assert "0 added, 3 already there" in capsys.readouterr().out
@@ -132,7 +168,7 @@ def test_rows_without_recorded_keys_are_an_error(made, tmp_path, capsys):
     pred = next(old.glob("musique_sub/oracle/*/predictions.jsonl"))
     rows = [json.loads(line) for line in pred.read_text().splitlines()]
     for r in rows:
-        del r["reader_trace"]["llm_keys"]   # as a version before keys were recorded wrote them
+        del r["reader_trace"]["llm_keys"]  # as a version before keys were recorded wrote them
     pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert _export(old, cache, tmp_path / "r.jsonl.gz") == 2
     assert "3 row(s) made LLM calls but record no keys" in capsys.readouterr().err
@@ -144,7 +180,9 @@ def test_reference_selects_the_runs_of_a_leaderboard(made, tmp_path, capsys):
     for name, hashes, n in (("listed", [run.name], 3), ("other", ["0123456789ab"], 0)):
         board = tmp_path / f"{name}.csv"
         with open(board, "w", newline="") as fh:
-            csv.writer(fh).writerows([["dataset", "config_hash"], *[["musique_sub", h] for h in hashes]])
+            csv.writer(fh).writerows(
+                [["dataset", "config_hash"], *[["musique_sub", h] for h in hashes]]
+            )
         assert _export(runs, cache, tmp_path / f"{name}.jsonl.gz", "--reference", str(board)) == 0
         assert f"{n} replies used by {min(n, 1)} run(s)" in capsys.readouterr().out
 
@@ -156,7 +194,9 @@ def test_a_different_stored_reply_is_a_conflict_kept_unless_forced(made, tmp_pat
     mine = tmp_path / "mine"
     key = _keys_in(cache)[0]
     c = ResponseCache.in_dir(mine)
-    c.put(key, "another-model", {}, CachedResponse('{"reasoning": "x", "answer": "other"}', 1, 1, 0.5))
+    c.put(
+        key, "another-model", {}, CachedResponse('{"reasoning": "x", "answer": "other"}', 1, 1, 0.5)
+    )
     c.close()
     capsys.readouterr()
     assert _import(out, mine) == 2
@@ -203,11 +243,12 @@ def test_a_resumed_run_records_the_union_of_its_keys_once(tmp_path, data_dir, mu
     assert len(rows) == 3 and all(len(r["reader_trace"]["llm_keys"]) == 1 for r in rows.values())
     got = run_keys(run)
     assert got.keys == cached and got.unrecorded_rows == 0 and got.complete
-    assert (m["llm_calls"], m["llm_cache_hits"]) == (3, 1)   # the redone question, from the cache
+    assert (m["llm_calls"], m["llm_cache_hits"]) == (3, 1)  # the redone question, from the cache
 
 
-def test_a_reply_that_failed_its_check_was_never_cached_so_export_says_so(tmp_path, data_dir,
-                                                                           musique_sub, capsys):
+def test_a_reply_that_failed_its_check_was_never_cached_so_export_says_so(
+    tmp_path, data_dir, musique_sub, capsys
+):
     """An off-schema first attempt (then a format retry) is recorded in the row but not cached:
     the run cannot be regenerated from the cache alone, and export names those keys."""
     gold = {q.text: q.answers[0] for q in musique_sub.questions}

@@ -29,15 +29,27 @@ def _header(n: int, **over) -> dict:
 
 def _entry(i: int, **over) -> dict:
     r = _reply(i)
-    return {"key": r.key, "model": r.model, "text": r.text, "prompt_tokens": r.prompt_tokens,
-            "completion_tokens": r.completion_tokens, "seconds": r.seconds, **over}
+    return {
+        "key": r.key,
+        "model": r.model,
+        "text": r.text,
+        "prompt_tokens": r.prompt_tokens,
+        "completion_tokens": r.completion_tokens,
+        "seconds": r.seconds,
+        **over,
+    }
 
 
 def test_written_sorted_and_read_back_identical(tmp_path):
     replies = [_reply(3, "ünïcode ✓"), _reply(1), _reply(2, model="other")]
     head = write_reply_file(tmp_path / "r.jsonl.gz", replies, {"ds/m/abc": 3})
-    assert head == {"format": FORMAT, "version": 1, "n_entries": 3, "models": {"m": 2, "other": 1},
-                    "runs": {"ds/m/abc": 3}}
+    assert head == {
+        "format": FORMAT,
+        "version": 1,
+        "n_entries": 3,
+        "models": {"m": 2, "other": 1},
+        "runs": {"ds/m/abc": 3},
+    }
     got_head, got = read_reply_file(tmp_path / "r.jsonl.gz")
     assert got_head == head and got == sorted(replies, key=lambda r: r.key)
 
@@ -57,11 +69,21 @@ def test_a_key_given_twice_is_refused(tmp_path):
 
 BAD = {
     "not json": (["hello\n"], 1, None, "not valid JSON"),
-    "not a reply file": ([{"format": "something-else", "version": 1}], 1, "format", "not a hopbench reply file"),
+    "not a reply file": (
+        [{"format": "something-else", "version": 1}],
+        1,
+        "format",
+        "not a hopbench reply file",
+    ),
     "newer version": ([_header(0, version=2)], 1, "version", "newer hopbench"),
     "version not a number": ([_header(0, version="1")], 1, "version", "expected an integer"),
     "bad key": ([_header(2), _entry(1), _entry(2, key="abc")], 3, "key", "64 lower-case hex"),
-    "missing field": ([_header(1), {k: v for k, v in _entry(1).items() if k != "text"}], 2, "text", "missing"),
+    "missing field": (
+        [_header(1), {k: v for k, v in _entry(1).items() if k != "text"}],
+        2,
+        "text",
+        "missing",
+    ),
     "unknown field": ([_header(1), _entry(1, prompt="hi")], 2, "prompt", "unknown field"),
     "negative tokens": ([_header(1), _entry(1, prompt_tokens=-1)], 2, "prompt_tokens", "a count"),
     "seconds not a number": ([_header(1), _entry(1, seconds="fast")], 2, "seconds", "seconds"),
@@ -84,7 +106,12 @@ def test_a_bad_file_is_one_error_naming_the_line_and_field(tmp_path, case, capsy
     assert str(e).startswith(f"{path}, line {line}")
     code = main(["replies", "import", str(path), "--cache-dir", str(tmp_path / "cache")])
     out, errtext = capsys.readouterr()
-    assert code == 2 and errtext.count("\n") == 1 and f"line {line}" in errtext and "Traceback" not in errtext
+    assert (
+        code == 2
+        and errtext.count("\n") == 1
+        and f"line {line}" in errtext
+        and "Traceback" not in errtext
+    )
 
 
 def test_a_cut_short_or_damaged_gzip_is_named(tmp_path):

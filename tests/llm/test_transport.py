@@ -18,13 +18,22 @@ def _resp(status: int, body) -> Response:
 
 
 def test_openai_error_object_gives_message_and_code():
-    r = _resp(400, {"error": {"message": "maximum context length is 8192", "code": "context_length_exceeded"}})
+    r = _resp(
+        400,
+        {"error": {"message": "maximum context length is 8192", "code": "context_length_exceeded"}},
+    )
     assert error_detail(r) == ("maximum context length is 8192", "context_length_exceeded")
 
 
 def test_bare_string_error_and_plain_text_bodies():
-    assert error_detail(_resp(404, {"error": "model 'x' not found"})) == ("model 'x' not found", None)
-    assert error_detail(_resp(502, b"<html>Bad Gateway</html>")) == ("<html>Bad Gateway</html>", None)
+    assert error_detail(_resp(404, {"error": "model 'x' not found"})) == (
+        "model 'x' not found",
+        None,
+    )
+    assert error_detail(_resp(502, b"<html>Bad Gateway</html>")) == (
+        "<html>Bad Gateway</html>",
+        None,
+    )
     assert error_detail(_resp(500, b"x" * 1000))[0] == "x" * 300
 
 
@@ -98,9 +107,28 @@ def test_https_with_the_certificate_verified(tmp_path, monkeypatch):
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -110,7 +138,9 @@ def test_https_with_the_certificate_verified(tmp_path, monkeypatch):
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"]))
-            data = json.dumps({"echo": json.loads(body), "auth": self.headers["Authorization"]}).encode()
+            data = json.dumps(
+                {"echo": json.loads(body), "auth": self.headers["Authorization"]}
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

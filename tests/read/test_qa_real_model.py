@@ -27,9 +27,9 @@ pytestmark = pytest.mark.llm
 # instead of the APA's first president, counts Publix stores in the wrong state, and returns
 # the church courts instead of the Anglican Communion. The strings pin the greedy output.
 EXPECTED = {
-    "2hop__150763_14904": ("Jennifer Callahan", 0.0, 0.0),           # gold: G. Stanley Hall
-    "4hop1__709382_146811_31223_91015": ("42", 0.0, 0.0),            # gold: 35
-    "2hop__6584_6587": ("ecclesiastical courts", 0.0, 0.0),          # gold: the Anglican Communion
+    "2hop__150763_14904": ("Jennifer Callahan", 0.0, 0.0),  # gold: G. Stanley Hall
+    "4hop1__709382_146811_31223_91015": ("42", 0.0, 0.0),  # gold: 35
+    "2hop__6584_6587": ("ecclesiastical courts", 0.0, 0.0),  # gold: the Anglican Communion
 }
 
 
@@ -37,7 +37,9 @@ EXPECTED = {
 def local_llm(cache_dir):
     # Responses go to the test session's cache (fresh unless HOPBENCH_TEST_CACHE is set); the
     # 1 GB model file is the one `make install` assembled in the user's cache.
-    llm = build_client({"name": "local", "model_dir": str(default_cache_dir() / "models")}, cache_dir)
+    llm = build_client(
+        {"name": "local", "model_dir": str(default_cache_dir() / "models")}, cache_dir
+    )
     yield llm
     llm.close()
 
@@ -65,8 +67,13 @@ def test_qa_reader_scores_on_gold_passages_then_reruns_from_cache(local_llm, mus
     assert s["llm_calls"] == 3 + s["llm_format_retries"]
     assert s["llm_failures"] == 0 and s["llm_prompt_tokens"] > 0
 
-    offline = LLMClient(base_url=_dead_url(), model="unused", identity=local_llm.identity,
-                        cache=ResponseCache(local_llm.cache.path), name="local")
+    offline = LLMClient(
+        base_url=_dead_url(),
+        model="unused",
+        identity=local_llm.identity,
+        cache=ResponseCache(local_llm.cache.path),
+        name="local",
+    )
     assert _answer_all(QAReader().bind(offline), musique_sub) == got
     s2 = offline.stats_dict()
     assert s2["llm_cache_hits"] == s2["llm_calls"] == s["llm_calls"] and s2["llm_seconds"] == 0
@@ -74,4 +81,7 @@ def test_qa_reader_scores_on_gold_passages_then_reruns_from_cache(local_llm, mus
 
 
 def test_identity_is_the_model_file_hash(local_llm):
-    assert local_llm.identity == "gguf-sha256:cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    assert (
+        local_llm.identity
+        == "gguf-sha256:cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    )

@@ -22,8 +22,9 @@ def test_notes_go_before_the_passages_and_plain_prompts_stay_as_they_were(musiqu
     assert qa.messages(q.text, passages, notes=[]) == plain
     with_notes = qa.messages(q.text, passages, notes=["first note", "second"])
     assert with_notes[:-1] == plain[:-1]
-    assert with_notes[-1]["content"] == (f"{qa.NOTES_HEADING}\n- first note\n- second\n\n"
-                                         + plain[-1]["content"])
+    assert with_notes[-1]["content"] == (
+        f"{qa.NOTES_HEADING}\n- first note\n- second\n\n" + plain[-1]["content"]
+    )
     with pytest.raises(HopbenchError, match="context_extras"):
         ClaimVerifier(context_extras=True)
 
@@ -32,8 +33,11 @@ def test_qa_reader_shows_the_notes(musique_sub):
     srv = ScriptedServer([reply(json.dumps({"reasoning": "r", "answer": "x"}))])
     try:
         llm = LLMClient(base_url=srv.base_url, model="scripted", identity="scripted", cache=None)
-        out = QAReader(context_extras=True).bind(llm).answer(musique_sub.questions[0], musique_sub.corpus[:3],
-                                                             notes=["a cluster summary"])
+        out = (
+            QAReader(context_extras=True)
+            .bind(llm)
+            .answer(musique_sub.questions[0], musique_sub.corpus[:3], notes=["a cluster summary"])
+        )
     finally:
         srv.close()
     assert out.trace["notes"] == 1
@@ -47,8 +51,11 @@ def test_run_with_flow_diffusion_and_qa_clusters(tmp_path, data_dir, cache_dir, 
         system = body["messages"][0]["content"]
         if system == qafd_keywords.SYSTEM:
             seen["keywords"] += 1
-            return reply(json.dumps({"high_level_keywords": ["Organisation"],
-                                     "low_level_keywords": ["Reagan"]}))
+            return reply(
+                json.dumps(
+                    {"high_level_keywords": ["Organisation"], "low_level_keywords": ["Reagan"]}
+                )
+            )
         if system == qafd_clusters.SYSTEM:
             seen["clusters"] += 1
             n = body["messages"][-1]["content"].count("Source entity:")
@@ -58,10 +65,22 @@ def test_run_with_flow_diffusion_and_qa_clusters(tmp_path, data_dir, cache_dir, 
 
     srv = ScriptedServer(respond=respond)
     try:
-        cfg = load_config([f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-                           f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub",
-                           "retriever=flow_diffusion_bench", "retriever.n_seeds=3", "reader=qa_clusters",
-                           "llm=server", f"llm.base_url={srv.base_url}", "llm.model=scripted", "llm.cache=false"])
+        cfg = load_config(
+            [
+                f"paths.data_dir={data_dir}",
+                f"paths.runs_dir={tmp_path / 'runs'}",
+                f"paths.cache_dir={cache_dir}",
+                "progress=false",
+                "dataset=musique_sub",
+                "retriever=flow_diffusion_bench",
+                "retriever.n_seeds=3",
+                "reader=qa_clusters",
+                "llm=server",
+                f"llm.base_url={srv.base_url}",
+                "llm.model=scripted",
+                "llm.cache=false",
+            ]
+        )
         m = execute(cfg)
     finally:
         srv.close()

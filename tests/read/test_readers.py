@@ -52,7 +52,13 @@ def test_readers_are_built_from_their_hydra_configs():
 
 
 def test_qa_reader_shows_top5_as_wikipedia_titles_and_extracts_the_answer(server, musique_sub):
-    srv = server([reply(json.dumps({"reasoning": "APA was founded by Hall.", "answer": " G. Stanley Hall "}))])
+    srv = server(
+        [
+            reply(
+                json.dumps({"reasoning": "APA was founded by Hall.", "answer": " G. Stanley Hall "})
+            )
+        ]
+    )
     q = musique_sub.questions[0]
     passages = musique_sub.corpus[:7]
     out = QAReader().bind(_llm(srv)).answer(q, passages)
@@ -89,7 +95,10 @@ def test_answer_that_never_fits_the_schema_is_scored_empty_and_traced(server, mu
     out = QAReader(retries=2).bind(llm).answer(musique_sub.questions[0], musique_sub.corpus[:2])
     assert out.answer == ""
     [fb] = out.trace["fallback"]
-    assert fb["step"] == "qa_answer" and "did not match its JSON schema after 3 attempt(s)" in fb["reason"]
+    assert (
+        fb["step"] == "qa_answer"
+        and "did not match its JSON schema after 3 attempt(s)" in fb["reason"]
+    )
     assert llm.stats_dict()["llm_failures"] == 1
 
 
@@ -98,7 +107,7 @@ def test_a_prompt_that_overflows_with_one_passage_left_is_an_empty_answer(server
     llm = _llm(srv)
     passages = musique_sub.corpus[:3]
     out = QAReader().bind(llm).answer(musique_sub.questions[0], passages)
-    assert out.answer == "" and len(srv.requests) == 3        # trimmed to one passage, then gave up
+    assert out.answer == "" and len(srv.requests) == 3  # trimmed to one passage, then gave up
     assert out.trace["trimmed_passage_ids"] == [passages[2].id, passages[1].id]
     [fb] = out.trace["fallback"]
     assert fb["step"] == "qa_answer" and "context window" in fb["reason"]
@@ -113,10 +122,19 @@ def test_a_failing_server_aborts_the_reader(status, kind, server, musique_sub):
 
 
 def test_verifier_returns_a_label_and_retries_an_invalid_one(server, musique_sub):
-    srv = server([reply('{"reasoning": "r", "label": "MAYBE"}'),
-                  reply('{"reasoning": "r", "label": "SUPPORTED"}')])
-    claim = Question(id="c1", text="Stanley Hall was the first APA president.", answers=[],
-                     kind="claim", label="SUPPORTED")
+    srv = server(
+        [
+            reply('{"reasoning": "r", "label": "MAYBE"}'),
+            reply('{"reasoning": "r", "label": "SUPPORTED"}'),
+        ]
+    )
+    claim = Question(
+        id="c1",
+        text="Stanley Hall was the first APA president.",
+        answers=[],
+        kind="claim",
+        label="SUPPORTED",
+    )
     out = ClaimVerifier().bind(_llm(srv)).answer(claim, musique_sub.corpus[:3])
     assert out.answer == "SUPPORTED"
     assert _last_user(srv.requests[0]).endswith(f"Claim: {claim.text}")

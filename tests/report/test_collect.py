@@ -23,8 +23,13 @@ DENSE_F1 = [1, 0, 1, 0, 0, 2 / 3]  # 'jazz music' vs 'Jazz': P=1/2, R=1
 
 
 def _scipy_ci(values):
-    res = stats.bootstrap((np.asarray(values, dtype=float),), np.mean, n_resamples=20_000,
-                          method="percentile", random_state=0)
+    res = stats.bootstrap(
+        (np.asarray(values, dtype=float),),
+        np.mean,
+        n_resamples=20_000,
+        method="percentile",
+        random_state=0,
+    )
     return res.confidence_interval.low, res.confidence_interval.high
 
 
@@ -49,8 +54,11 @@ def test_expected_table_from_two_runs(toy_runs):
     # 95% CIs agree with scipy's percentile bootstrap, to one step of the lattice a 6-question
     # mean lives on (1/18 here: scores are multiples of 1/12 or 1/3); test_stats.py checks
     # agreement to a tenth of a standard error on larger inputs
-    for row, values, metric in [(dense, DENSE_R5, "recall@5"), (spread, SPREAD_FCR5, "fcr@5"),
-                                (dense, DENSE_F1, "f1")]:
+    for row, values, metric in [
+        (dense, DENSE_R5, "recall@5"),
+        (spread, SPREAD_FCR5, "fcr@5"),
+        (dense, DENSE_F1, "f1"),
+    ]:
         lo, hi = _scipy_ci(values)
         assert row[f"{metric}_lo"] == pytest.approx(lo, abs=1 / 18 + 1e-9)
         assert row[f"{metric}_hi"] == pytest.approx(hi, abs=1 / 18 + 1e-9)
@@ -72,11 +80,16 @@ def test_expected_table_from_two_runs(toy_runs):
 
 def test_cli_writes_tables_figures_and_readable_markdown(toy_runs, tmp_path, capsys):
     results = tmp_path / "results"
-    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(results), "--resamples", "2000"]) == 0
+    assert (
+        cli(["--runs-dir", str(toy_runs), "--results-dir", str(results), "--resamples", "2000"])
+        == 0
+    )
     out = capsys.readouterr().out
     md = (results / "leaderboard.md").read_text()
     assert "95% percentile-bootstrap" in md
-    assert "| 95.8 ±" in _line(out.split("### Paired")[0], "musique_toy", "spreading_activation", "qa")
+    assert "| 95.8 ±" in _line(
+        out.split("### Paired")[0], "musique_toy", "spreading_activation", "qa"
+    )
     main_md = md.split("### Paired tests", 1)[0]
     d = _line(main_md, "musique_toy", "dense", "qa")
     assert "| 56.9 ±" in d and "| 33.3 ±" in d and "| 3.50 | 5.75 |" in d and "d0000000000a" in d
@@ -88,9 +101,11 @@ def test_cli_writes_tables_figures_and_readable_markdown(toy_runs, tmp_path, cap
     csv = pd.read_csv(results / "leaderboard.csv")
     pq = pd.read_parquet(results / "leaderboard.parquet")
     spread = pq.iloc[1]
-    assert spread["p_fcr@5"] == pytest.approx(0.25) and spread["delta_fcr@5"] == pytest.approx(3 / 6)
-    assert f"| +50.0 ({spread['p_adj_fcr@5']:.3f}) |" in t           # FCR@5 5/6 vs 2/6, not significant
-    assert spread["p_adj_recall@5"] < 0.05 and "| +38.9 ▲ (" in t      # Recall@5 95.8 vs 56.9
+    assert spread["p_fcr@5"] == pytest.approx(0.25) and spread["delta_fcr@5"] == pytest.approx(
+        3 / 6
+    )
+    assert f"| +50.0 ({spread['p_adj_fcr@5']:.3f}) |" in t  # FCR@5 5/6 vs 2/6, not significant
+    assert spread["p_adj_recall@5"] < 0.05 and "| +38.9 ▲ (" in t  # Recall@5 95.8 vs 56.9
     assert "Holm-corrected across the 8 comparisons of this table" in tests_md
     assert "killed000000" not in md
     # csv and parquet hold the same rows
@@ -106,8 +121,12 @@ def test_cli_writes_tables_figures_and_readable_markdown(toy_runs, tmp_path, cap
     assert "6 questions of musique_toy" in pv and "HippoRAG 2" in pv
     assert (results / "published.csv").exists()
     figs = sorted(p.name for p in (results / "figures").iterdir())
-    assert figs == ["quality_vs_latency_musique_toy_qa.pdf", "quality_vs_latency_musique_toy_qa.png",
-                    "recall_at_k_musique_toy_qa.pdf", "recall_at_k_musique_toy_qa.png"]
+    assert figs == [
+        "quality_vs_latency_musique_toy_qa.pdf",
+        "quality_vs_latency_musique_toy_qa.png",
+        "recall_at_k_musique_toy_qa.pdf",
+        "recall_at_k_musique_toy_qa.png",
+    ]
     for f in (results / "figures").glob("*.png"):
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f.stat().st_size > 5000
     for f in (results / "figures").glob("*.pdf"):
@@ -132,15 +151,32 @@ def test_baseline_option_changes_the_reference(toy_runs, tmp_path):
     dense = df[df["retriever"] == "dense"].iloc[0]
     assert dense["baseline_config_hash"] == "5a0000000001"
     assert dense["p_fcr@5"] == pytest.approx(0.25)  # McNemar is symmetric
-    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(tmp_path / "r"), "--no-figures",
-                "--baseline", "spreading_activation", "--resamples", "500"]) == 0
+    assert (
+        cli(
+            [
+                "--runs-dir",
+                str(toy_runs),
+                "--results-dir",
+                str(tmp_path / "r"),
+                "--no-figures",
+                "--baseline",
+                "spreading_activation",
+                "--resamples",
+                "500",
+            ]
+        )
+        == 0
+    )
     assert "against `spreading_activation`" in (tmp_path / "r" / "leaderboard.md").read_text()
     assert not (tmp_path / "r" / "figures").exists()
 
 
 def test_sweep_gives_sensitivity_table_and_figure(sweep_runs, tmp_path):
     results = tmp_path / "results"
-    assert cli(["--runs-dir", str(sweep_runs), "--results-dir", str(results), "--resamples", "500"]) == 0
+    assert (
+        cli(["--runs-dir", str(sweep_runs), "--results-dir", str(results), "--resamples", "500"])
+        == 0
+    )
     sens = pd.read_csv(results / "sensitivity.csv")
     assert len(sens) == 5 and set(sens["param.depth"]) == {1, 2, 3}
     assert set(sens["param.decay"]) == {0.3, 0.5, 0.7}
@@ -170,18 +206,39 @@ def test_no_runs_yet(tmp_path, capsys):
 
 
 def test_published_view_is_printed_on_request(toy_runs, tmp_path, capsys):
-    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(tmp_path / "r"), "--no-figures",
-                "--resamples", "200", "--published"]) == 0
+    assert (
+        cli(
+            [
+                "--runs-dir",
+                str(toy_runs),
+                "--results-dir",
+                str(tmp_path / "r"),
+                "--no-figures",
+                "--resamples",
+                "200",
+                "--published",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "# Published numbers next to hopbench's" in out and "Not comparable as-is" in out
     pub = pd.read_csv(tmp_path / "r" / "published.csv")
-    assert {"method", "dataset", "metric", "value", "source", "models", "split_size"} <= set(pub.columns)
+    assert {"method", "dataset", "metric", "value", "source", "models", "split_size"} <= set(
+        pub.columns
+    )
+
     # one spot check per paper against docs/published.md
     def value(method, dataset, metric, source):
-        hit = pub[(pub["method"] == method) & (pub["dataset"] == dataset) & (pub["metric"] == metric)
-                  & pub["source"].str.startswith(source)]
+        hit = pub[
+            (pub["method"] == method)
+            & (pub["dataset"] == dataset)
+            & (pub["metric"] == metric)
+            & pub["source"].str.startswith(source)
+        ]
         assert len(hit) == 1, (method, dataset, metric, source)
         return hit["value"].iloc[0]
+
     assert value("HippoRAG 2", "musique", "recall@5", "HippoRAG 2 paper") == 74.7
     assert value("CatRAG", "hover", "jsr_contain@5", "CatRAG") == 31.1
     assert value("NeuroPath (BGE-M3)", "2wikimultihopqa", "recall@2", "NeuroPath") == 78.1
@@ -196,37 +253,82 @@ def test_complete_run_without_predictions_is_an_error(toy_runs, tmp_path, capsys
 
 
 # ---- fallback rate (issue #14.2) ------------------------------------------------------------
-def test_fallback_columns_are_counted_for_old_runs_and_marked_when_high(fallback_runs, tmp_path, capsys):
+def test_fallback_columns_are_counted_for_old_runs_and_marked_when_high(
+    fallback_runs, tmp_path, capsys
+):
     runs = fallback_runs
     df = collect(runs, n_resamples=200).set_index("config_hash")
-    assert df.loc["ca0000000001", "n_fallback"] == 3 and df.loc["ca0000000001", "fallback_rate"] == 0.5
-    assert df.loc["h10000000001", "n_fallback"] == 0 and df.loc["h10000000001", "fallback_rate"] == 0.0
-    for old in ("d0000000000a", "5a0000000001"):  # written before they were counted: from predictions
+    assert (
+        df.loc["ca0000000001", "n_fallback"] == 3 and df.loc["ca0000000001", "fallback_rate"] == 0.5
+    )
+    assert (
+        df.loc["h10000000001", "n_fallback"] == 0 and df.loc["h10000000001", "fallback_rate"] == 0.0
+    )
+    for old in (
+        "d0000000000a",
+        "5a0000000001",
+    ):  # written before they were counted: from predictions
         assert df.loc[old, "n_fallback"] == 0 and df.loc[old, "fallback_rate"] == 0.0
 
     results = tmp_path / "results"
-    assert cli(["--runs-dir", str(runs), "--results-dir", str(results), "--resamples", "200",
-                "--no-figures"]) == 0
+    assert (
+        cli(
+            [
+                "--runs-dir",
+                str(runs),
+                "--results-dir",
+                str(results),
+                "--resamples",
+                "200",
+                "--no-figures",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     [warning] = [ln for ln in captured.err.splitlines() if "warning" in ln]
-    assert warning == ("hopbench report: warning: fallback rate above 10% (their numbers are partly "
-                       "the fallback's, not the method's): musique_toy/catrag ca0000000001 (50%)")
-    csv = pd.read_csv(results / "leaderboard.csv", dtype={"n_fallback": "string"}).set_index("config_hash")
+    assert warning == (
+        "hopbench report: warning: fallback rate above 10% (their numbers are partly "
+        "the fallback's, not the method's): musique_toy/catrag ca0000000001 (50%)"
+    )
+    csv = pd.read_csv(results / "leaderboard.csv", dtype={"n_fallback": "string"}).set_index(
+        "config_hash"
+    )
     pq = pd.read_parquet(results / "leaderboard.parquet").set_index("config_hash")
-    assert csv.loc["ca0000000001", "n_fallback"] == "3" and csv.loc["d0000000000a", "n_fallback"] == "0"
-    assert pq.loc["ca0000000001", "n_fallback"] == 3 and pq.loc["5a0000000001", "fallback_rate"] == 0.0
+    assert (
+        csv.loc["ca0000000001", "n_fallback"] == "3"
+        and csv.loc["d0000000000a", "n_fallback"] == "0"
+    )
+    assert (
+        pq.loc["ca0000000001", "n_fallback"] == 3 and pq.loc["5a0000000001", "fallback_rate"] == 0.0
+    )
     md = (results / "leaderboard.md").read_text()
     main_md = md.split("### Paired tests", 1)[0]
     assert "| 50.0% ⚠ |" in _line(main_md, "musique_toy", "catrag")
     assert "| 0.0% |" in _line(main_md, "musique_toy", "hipporag")
     assert "| 0.0% |" in _line(main_md, "musique_toy", "dense", "d0000000000a")
-    assert "**Warning:** fallback rate above 10%" in main_md and "musique_toy/catrag ca0000000001" in main_md
+    assert (
+        "**Warning:** fallback rate above 10%" in main_md
+        and "musique_toy/catrag ca0000000001" in main_md
+    )
     assert "marked ⚠ above 10%" in md
 
 
 def test_no_warning_when_no_run_falls_back_often(toy_runs, tmp_path, capsys):
-    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(tmp_path / "r"), "--resamples", "200",
-                "--no-figures"]) == 0
+    assert (
+        cli(
+            [
+                "--runs-dir",
+                str(toy_runs),
+                "--results-dir",
+                str(tmp_path / "r"),
+                "--resamples",
+                "200",
+                "--no-figures",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "warning" not in captured.err and "**Warning:**" not in captured.out
 
@@ -236,13 +338,24 @@ def test_a_run_on_another_graph_says_so_in_its_parameters(tmp_path):
 
     def run(retriever, metrics=None):
         config = {"retriever": {"name": retriever}, "graph": {"extractor": "spacy"}}
-        return Run(dir=tmp_path, metrics={"retriever": retriever, "method": {"params_diff": {}}, **(metrics or {})},
-                   config=config, predictions=[])
+        return Run(
+            dir=tmp_path,
+            metrics={"retriever": retriever, "method": {"params_diff": {}}, **(metrics or {})},
+            config=config,
+            predictions=[],
+        )
 
     assert run("hipporag", {"graph": "openie"}).params_diff == {"graph": "openie"}
-    assert run("hipporag", {"graph": "spacy"}).params_diff == {} and run("dense", {"graph": None}).params_diff == {}
-    assert run("hipporag", {"graph": "openie/hipporag2"}).params_diff == {"graph": "openie/hipporag2"}
-    assert run("hipporag").graph == "?" and run("dense").graph is None  # not recorded: `hopbench migrate`
+    assert (
+        run("hipporag", {"graph": "spacy"}).params_diff == {}
+        and run("dense", {"graph": None}).params_diff == {}
+    )
+    assert run("hipporag", {"graph": "openie/hipporag2"}).params_diff == {
+        "graph": "openie/hipporag2"
+    }
+    assert (
+        run("hipporag").graph == "?" and run("dense").graph is None
+    )  # not recorded: `hopbench migrate`
 
 
 def test_an_older_run_gets_its_graph_and_method_from_hopbench_migrate(tmp_path):
@@ -251,13 +364,22 @@ def test_an_older_run_gets_its_graph_and_method_from_hopbench_migrate(tmp_path):
 
     run_dir = tmp_path / "musique" / "spreading_activation" / "abc"
     run_dir.mkdir(parents=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump({
-        "retriever": {"name": "spreading_activation", "decay": 0.3, "depth": 3},
-        "graph": {"extractor": "spacy", "construction": "hipporag2"}, "llm": {"name": "none"}}))
+    (run_dir / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "retriever": {"name": "spreading_activation", "decay": 0.3, "depth": 3},
+                "graph": {"extractor": "spacy", "construction": "hipporag2"},
+                "llm": {"name": "none"},
+            }
+        )
+    )
     (run_dir / "metrics.json").write_text(json.dumps({"retriever": "spreading_activation"}))
     (run_dir / "predictions.jsonl").write_text("")
-    assert load_run(run_dir).params_diff == {"decay": 0.3, "depth": 3}  # unknown defaults: every setting
-    assert migrate_run(run_dir) and not migrate_run(run_dir)             # once, then nothing to do
+    assert load_run(run_dir).params_diff == {
+        "decay": 0.3,
+        "depth": 3,
+    }  # unknown defaults: every setting
+    assert migrate_run(run_dir) and not migrate_run(run_dir)  # once, then nothing to do
     upgraded = load_run(run_dir)
     assert upgraded.graph == "spacy/hipporag2" and upgraded.family == "spreading_activation"
     assert upgraded.params_diff == {"graph": "spacy/hipporag2", "decay": 0.3}
@@ -268,11 +390,14 @@ def test_breakdown_groups_neuropath_questions_by_tracker_calls():
 
     from hopbench.report.breakdown import groups
 
-    run = SimpleNamespace(predictions=[
-        {"id": "a", "meta": {"hops": 2}, "trace": {"hop_stats": {"tracker_calls": 1}}},
-        {"id": "b", "meta": {"hops": 2}, "trace": {"hop_stats": {"tracker_calls": 2}}},
-        {"id": "c", "meta": {"hops": 3}, "trace": {"hop_stats": {"tracker_calls": 1}}},
-        {"id": "d", "meta": {"hops": 3}, "trace": {}}])
+    run = SimpleNamespace(
+        predictions=[
+            {"id": "a", "meta": {"hops": 2}, "trace": {"hop_stats": {"tracker_calls": 1}}},
+            {"id": "b", "meta": {"hops": 2}, "trace": {"hop_stats": {"tracker_calls": 2}}},
+            {"id": "c", "meta": {"hops": 3}, "trace": {"hop_stats": {"tracker_calls": 1}}},
+            {"id": "d", "meta": {"hops": 3}, "trace": {}},
+        ]
+    )
     assert groups(run, "tracker_calls") == {"1": {"a", "c"}, "2": {"b"}}
     assert groups(run, "hops") == {"2": {"a", "b"}, "3": {"c", "d"}}
 
@@ -285,8 +410,14 @@ def test_latency_adds_back_the_seconds_cached_replies_cost_when_first_made(tmp_p
     cached = {"q1": 0.5, "q2": 1.0, "q3": 0.0, "q4": 2.0, "q5": 0.25, "q6": 4.0}
 
     def trace(qid):
-        return {"llm_cost": {"llm_calls": 2, "llm_cache_hits": 2, "llm_seconds": 0.0,
-                             "llm_cached_seconds": cached[qid]}}
+        return {
+            "llm_cost": {
+                "llm_calls": 2,
+                "llm_cache_hits": 2,
+                "llm_seconds": 0.0,
+                "llm_cached_seconds": cached[qid],
+            }
+        }
 
     runs = tmp_path / "runs"
     run = make_run(runs, "musique_toy", "catrag", "ca0000000001", spread, trace=trace)

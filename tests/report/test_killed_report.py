@@ -24,11 +24,27 @@ KILL_IN_SAVEFIG = textwrap.dedent("""
 """)
 
 
-def test_a_killed_report_leaves_temporary_figures_the_next_report_removes(toy_runs, tmp_path, child_env):
+def test_a_killed_report_leaves_temporary_figures_the_next_report_removes(
+    toy_runs, tmp_path, child_env
+):
     results = tmp_path / "results"
-    args = ["--runs-dir", str(toy_runs), "--results-dir", str(results), "--no-reference", "--resamples", "200"]
-    res = subprocess.run([sys.executable, "-c", KILL_IN_SAVEFIG, *args], cwd=tmp_path, env=child_env,
-                         capture_output=True, text=True, timeout=300)
+    args = [
+        "--runs-dir",
+        str(toy_runs),
+        "--results-dir",
+        str(results),
+        "--no-reference",
+        "--resamples",
+        "200",
+    ]
+    res = subprocess.run(
+        [sys.executable, "-c", KILL_IN_SAVEFIG, *args],
+        cwd=tmp_path,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == -signal.SIGKILL, res.stderr
     left = list((results / "figures").glob(".*.tmp"))
     assert len(left) == 1

@@ -43,9 +43,18 @@ def first_is_gold(o) -> float:
     return float(bool(o.ranked) and o.ranked[0] in o.gold_passages)
 
 
-TOYS = [Metric("precision@3", precision_at_3, kind=CONTINUOUS, needs=(RETRIEVAL,), label="Precision@3",
-               short="P@3", show=(LEADERBOARD, BREAKDOWN, FIGURES)),
-        Metric("first_gold", first_is_gold, kind=BINARY, needs=(RETRIEVAL,), label="Top-1 gold")]
+TOYS = [
+    Metric(
+        "precision@3",
+        precision_at_3,
+        kind=CONTINUOUS,
+        needs=(RETRIEVAL,),
+        label="Precision@3",
+        short="P@3",
+        show=(LEADERBOARD, BREAKDOWN, FIGURES),
+    ),
+    Metric("first_gold", first_is_gold, kind=BINARY, needs=(RETRIEVAL,), label="Top-1 gold"),
+]
 
 
 @pytest.fixture
@@ -81,15 +90,38 @@ def test_a_declared_metric_reaches_every_table(toy_runs, declared, run_factory, 
     make_run, _ = run_factory
     late = make_run(tmp_path / "late_runs", "musique_toy", "dense", "d0000000000b", DENSE)
     assert "precision@3" in json.loads((late / "metrics.json").read_text())
-    assert all("first_gold" in json.loads(line)["metrics"]
-               for line in (late / "predictions.jsonl").read_text().splitlines())
+    assert all(
+        "first_gold" in json.loads(line)["metrics"]
+        for line in (late / "predictions.jsonl").read_text().splitlines()
+    )
 
     results = tmp_path / "results"
-    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(results), "--no-reference",
-                "--resamples", str(RESAMPLES), "--no-figures"]) == 0
+    assert (
+        cli(
+            [
+                "--runs-dir",
+                str(toy_runs),
+                "--results-dir",
+                str(results),
+                "--no-reference",
+                "--resamples",
+                str(RESAMPLES),
+                "--no-figures",
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(results / "leaderboard.csv").set_index("retriever")
-    for col in ("precision@3", "precision@3_lo", "precision@3_hi", "p_precision@3", "delta_precision@3",
-                "p_adj_precision@3", "first_gold", "p_first_gold"):
+    for col in (
+        "precision@3",
+        "precision@3_lo",
+        "precision@3_hi",
+        "p_precision@3",
+        "delta_precision@3",
+        "p_adj_precision@3",
+        "first_gold",
+        "p_first_gold",
+    ):
         assert col in df.columns, col
     assert "p_adj_first_gold" not in df.columns  # not a headline metric: outside the Holm family
 
@@ -99,9 +131,11 @@ def test_a_declared_metric_reaches_every_table(toy_runs, declared, run_factory, 
     assert df.loc["spreading_activation", "delta_precision@3"] == pytest.approx(7 / 18)
     seed = stable_seed("5a0000000001", "d0000000000a")
     assert df.loc["spreading_activation", "p_precision@3"] == pytest.approx(
-        paired_bootstrap_p(spread, dense, n_resamples=RESAMPLES, seed=seed))
+        paired_bootstrap_p(spread, dense, n_resamples=RESAMPLES, seed=seed)
+    )
     assert df.loc["spreading_activation", "p_first_gold"] == pytest.approx(
-        mcnemar_exact_p(_per_question(SPREAD, first_is_gold), _per_question(DENSE, first_is_gold)))
+        mcnemar_exact_p(_per_question(SPREAD, first_is_gold), _per_question(DENSE, first_is_gold))
+    )
 
     md = (results / "leaderboard.md").read_text()
     assert "| P@3" in md and "Top-1 gold" not in md  # headline: a column; the other csv only

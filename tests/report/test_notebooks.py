@@ -18,9 +18,15 @@ def python3_kernel(tmp_path, monkeypatch):
     """A 'python3' kernelspec that runs this very interpreter (first on JUPYTER_PATH)."""
     spec = tmp_path / "jupyter" / "kernels" / "python3"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (hopbench tests)", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (hopbench tests)",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     return "python3"
 
@@ -35,8 +41,9 @@ def results(sweep_runs, tmp_path, monkeypatch):
 
 def _execute(name: str, kernel: str) -> nbformat.NotebookNode:
     nb = nbformat.read(EXPERIMENTS / name, as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name=kernel,
-                   resources={"metadata": {"path": str(EXPERIMENTS)}}).execute()
+    NotebookClient(
+        nb, timeout=180, kernel_name=kernel, resources={"metadata": {"path": str(EXPERIMENTS)}}
+    ).execute()
     return nb
 
 
@@ -63,7 +70,9 @@ def test_leaderboard_notebook_runs_on_fixture_results(results, python3_kernel):
     assert str(results.resolve()) in text
     assert "6 runs on 1 datasets" in text
     assert "95.8 [" in text and "spreading_activation" in text  # the table with intervals
-    assert "decay=0.5 depth=2" in text and "defaults" in text  # parameters as differences from defaults
+    assert (
+        "decay=0.5 depth=2" in text and "defaults" in text
+    )  # parameters as differences from defaults
     assert "p_adj" in text and "0.25" in text and "▲" in text  # McNemar p, corrected p, direction
     assert "NeuroPath" in text or "HippoRAG 2" in text  # published rows next to ours
     assert images == 2  # recall@k curves and quality vs latency (one dataset, one reader)
@@ -77,7 +86,9 @@ def test_sensitivity_notebook_runs_on_fixture_results(results, python3_kernel):
     assert "2 sweeps over 4 runs" in text
     assert "depth over [1, 3], one line per decay=0.3; decay=0.7" in text
     assert "decay over [0.3, 0.7], one line per depth=1; depth=3" in text
-    grid = text[text.index("decay           0.3"):]  # one 2 x 2 grid (the transpose is not repeated)
+    grid = text[
+        text.index("decay           0.3") :
+    ]  # one 2 x 2 grid (the transpose is not repeated)
     assert grid.split("\n")[1].split()[:2] == ["depth=1", "56.9"] and "95.8" in grid.split("\n")[2]
     assert text.count("0.3         0.7") == 1 and "depth=1.0" not in text and "1.0 " not in grid
     assert images == 4  # recall@5 vs depth and vs decay, latency vs depth and vs decay

@@ -32,30 +32,64 @@ from hopbench.report.stats import holm
 P = {"d1": math.nan, "s1": 0.004, "s2": 0.2, "h1": 0.01, "x1": 0.03}
 
 
-def _row(retriever, h, base, n, value, *, n_paired=None, diff="", params=None, dataset="toy", extra=()):
-    row = {"dataset": dataset, "retriever": retriever, "reader": "none", "params": diff,
-           "params_diff": diff, "params_json": json.dumps(params or {}), "config_hash": h,
-           "n_questions": n, "n_retrieval_scored": n, "n_answer_scored": 0,
-           "baseline": "dense", "baseline_config_hash": base, "n_paired": n_paired,
-           "recall@5": value, "recall@5_lo": value - 0.05, "recall@5_hi": value + 0.04,
-           "p_recall@5": P.get(h, 0.5), "delta_recall@5": math.nan if n_paired is None else value - 0.60}
+def _row(
+    retriever, h, base, n, value, *, n_paired=None, diff="", params=None, dataset="toy", extra=()
+):
+    row = {
+        "dataset": dataset,
+        "retriever": retriever,
+        "reader": "none",
+        "params": diff,
+        "params_diff": diff,
+        "params_json": json.dumps(params or {}),
+        "config_hash": h,
+        "n_questions": n,
+        "n_retrieval_scored": n,
+        "n_answer_scored": 0,
+        "baseline": "dense",
+        "baseline_config_hash": base,
+        "n_paired": n_paired,
+        "recall@5": value,
+        "recall@5_lo": value - 0.05,
+        "recall@5_hi": value + 0.04,
+        "p_recall@5": P.get(h, 0.5),
+        "delta_recall@5": math.nan if n_paired is None else value - 0.60,
+    }
     for m in extra:
-        row.update({m: value / 2, f"{m}_lo": value / 2 - 0.1, f"{m}_hi": value / 2 + 0.1,
-                    f"p_{m}": P.get(h, 0.5), f"delta_{m}": math.nan if n_paired is None else 0.02})
+        row.update(
+            {
+                m: value / 2,
+                f"{m}_lo": value / 2 - 0.1,
+                f"{m}_hi": value / 2 + 0.1,
+                f"p_{m}": P.get(h, 0.5),
+                f"delta_{m}": math.nan if n_paired is None else 0.02,
+            }
+        )
     return row
 
 
 def frame(extra=()) -> pd.DataFrame:
     """dense (the baseline), spreading activation at its defaults and at depth=3 (a variant),
     hipporag_hb on 5 of the 10 questions, and a row whose baseline run is not in the table."""
-    return pd.DataFrame([
-        _row("dense", "d1", "d1", 10, 0.60, extra=extra),
-        _row("spreading_activation", "s1", "d1", 10, 0.70, n_paired=10, extra=extra),
-        _row("spreading_activation", "s2", "d1", 10, 0.65, n_paired=10, diff="depth=3",
-             params={"depth": 3}, extra=extra),
-        _row("hipporag_hb", "h1", "d1", 5, 0.62, n_paired=5, extra=extra),
-        _row("flow_diffusion", "x1", "gone00000000", 10, 0.55, n_paired=10, extra=extra),
-    ])
+    return pd.DataFrame(
+        [
+            _row("dense", "d1", "d1", 10, 0.60, extra=extra),
+            _row("spreading_activation", "s1", "d1", 10, 0.70, n_paired=10, extra=extra),
+            _row(
+                "spreading_activation",
+                "s2",
+                "d1",
+                10,
+                0.65,
+                n_paired=10,
+                diff="depth=3",
+                params={"depth": 3},
+                extra=extra,
+            ),
+            _row("hipporag_hb", "h1", "d1", 5, 0.62, n_paired=5, extra=extra),
+            _row("flow_diffusion", "x1", "gone00000000", 10, 0.55, n_paired=10, extra=extra),
+        ]
+    )
 
 
 def _tables(md: str) -> list[list[list[str]]]:
@@ -110,8 +144,15 @@ def test_rows_on_other_questions_get_no_difference_and_are_marked():
 
 
 def test_main_row_is_the_defaults_configuration_then_the_most_questions():
-    df = finish_table(pd.concat([frame(), pd.DataFrame([
-        _row("spreading_activation", "s3", "d1", 20, 0.5, n_paired=10)])], ignore_index=True))
+    df = finish_table(
+        pd.concat(
+            [
+                frame(),
+                pd.DataFrame([_row("spreading_activation", "s3", "d1", 20, 0.5, n_paired=10)]),
+            ],
+            ignore_index=True,
+        )
+    )
     main, variants = split_methods(df)
     assert set(main["config_hash"]) == {"d1", "s3", "h1", "x1"}
     assert set(variants["config_hash"]) == {"s1", "s2"}
@@ -120,13 +161,24 @@ def test_main_row_is_the_defaults_configuration_then_the_most_questions():
 @pytest.fixture
 def declared(monkeypatch):
     monkeypatch.setattr(metric_registry, "_METRICS", dict(metric_registry._METRICS))
-    register(Metric("precision@3", lambda o: 0.0, kind=CONTINUOUS, needs=(RETRIEVAL,),
-                    label="Precision@3", short="P@3", show=(LEADERBOARD,)),
-             Metric("first_gold", lambda o: 0.0, kind=BINARY, needs=(RETRIEVAL,), label="Top-1 gold"))
+    register(
+        Metric(
+            "precision@3",
+            lambda o: 0.0,
+            kind=CONTINUOUS,
+            needs=(RETRIEVAL,),
+            label="Precision@3",
+            short="P@3",
+            show=(LEADERBOARD,),
+        ),
+        Metric("first_gold", lambda o: 0.0, kind=BINARY, needs=(RETRIEVAL,), label="Top-1 gold"),
+    )
 
 
 def test_a_headline_metric_declared_in_the_registry_is_a_column(declared):
-    header = _tables(paper_tables_markdown(finish_table(frame(extra=("precision@3", "first_gold")))))[0][0]
+    header = _tables(
+        paper_tables_markdown(finish_table(frame(extra=("precision@3", "first_gold"))))
+    )[0][0]
     assert "P@3" in header and "Δ P@3" in header
     assert header.index("R@5") < header.index("P@3")
     assert not any("Top-1" in h or "first_gold" in h for h in header)  # not a headline metric
@@ -139,8 +191,21 @@ def test_without_the_declaration_the_column_is_not_there():
 
 def test_report_writes_paper_tables_and_points_to_them(toy_runs, tmp_path, capsys):
     results = tmp_path / "results"
-    assert cli(["--runs-dir", str(toy_runs), "--results-dir", str(results), "--no-reference",
-                "--no-figures", "--resamples", "200"]) == 0
+    assert (
+        cli(
+            [
+                "--runs-dir",
+                str(toy_runs),
+                "--results-dir",
+                str(results),
+                "--no-reference",
+                "--no-figures",
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "paper-style tables" in out and str(results / PAPER_TABLES) in out
     md = (results / PAPER_TABLES).read_text()
@@ -150,7 +215,9 @@ def test_report_writes_paper_tables_and_points_to_them(toy_runs, tmp_path, capsy
     # the same numbers as the leaderboard it was written with
     lb = pd.read_parquet(results / "leaderboard.parquet").set_index("config_hash")
     r = lb.loc["5a0000000001"]
-    assert rows["5a0000000001"]["R@5"].startswith(f"{100 * r['recall@5']:.1f} [{100 * r['recall@5_lo']:.1f}, ")
+    assert rows["5a0000000001"]["R@5"].startswith(
+        f"{100 * r['recall@5']:.1f} [{100 * r['recall@5_lo']:.1f}, "
+    )
     # and the module rewrites it from the folder's leaderboard alone, to the same text
     (results / PAPER_TABLES).unlink()
     assert main([str(results)]) == 0
@@ -159,5 +226,7 @@ def test_report_writes_paper_tables_and_points_to_them(toy_runs, tmp_path, capsy
 
 def test_update_reference_writes_paper_tables_into_the_reference(toy_runs, tmp_path):
     ref = tmp_path / "reference"
-    write_everything(toy_runs, ref, n_resamples=200, figures=False, reference_dir=ref, update_reference=True)
+    write_everything(
+        toy_runs, ref, n_resamples=200, figures=False, reference_dir=ref, update_reference=True
+    )
     assert "## musique_toy" in (ref / PAPER_TABLES).read_text()

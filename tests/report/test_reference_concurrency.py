@@ -32,14 +32,37 @@ def test_two_updates_at_once_lose_no_rows(tmp_path, run_factory, child_env):
     for dataset, h in (("musique_toy", "d0000000000a"), ("hover_toy", "f0000000000d")):
         runs = tmp_path / f"runs-{dataset}"
         make_run(runs, dataset, "dense", h, DENSE)
-        procs.append(subprocess.Popen(
-            [sys.executable, "-c", CHILD, "--runs-dir", str(runs), "--reference-dir", str(ref),
-             "--update-reference", "--no-figures", "--resamples", "200"],
-            cwd=tmp_path, env=child_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    CHILD,
+                    "--runs-dir",
+                    str(runs),
+                    "--reference-dir",
+                    str(ref),
+                    "--update-reference",
+                    "--no-figures",
+                    "--resamples",
+                    "200",
+                ],
+                cwd=tmp_path,
+                env=child_env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    assert sorted(pd.read_parquet(ref / "leaderboard.parquet")["config_hash"]) == ["d0000000000a", "f0000000000d"]
-    assert sorted(set(pd.read_parquet(ref / "breakdown.parquet")["config_hash"])) == ["d0000000000a",
-                                                                                      "f0000000000d"]
+    assert sorted(pd.read_parquet(ref / "leaderboard.parquet")["config_hash"]) == [
+        "d0000000000a",
+        "f0000000000d",
+    ]
+    assert sorted(set(pd.read_parquet(ref / "breakdown.parquet")["config_hash"])) == [
+        "d0000000000a",
+        "f0000000000d",
+    ]
     assert sum("is being computed by" in o for o in outs) == 1, outs  # the second one waited
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [".reference.lock"]

@@ -64,7 +64,9 @@ def test_show_without_trace_and_with_a_miss(toy_runs, capsys):
     out = _lines(capsys)
     assert "  (empty: this retriever records no trace)" in out
     assert "retrieved (5; 1/2 gold found):" in out and "    1  miss  x1    1.0000" in out
-    assert "answer     '1991'" in out and any(line.startswith("scores     recall@1=0 ") for line in out)
+    assert "answer     '1991'" in out and any(
+        line.startswith("scores     recall@1=0 ") for line in out
+    )
 
 
 def test_show_errors_name_what_is_missing(toy_runs, capsys):
@@ -82,7 +84,9 @@ def test_generic_shapes_of_trace_values():
     lines = render_value("ppr_mass", [["p2", 0.1], ["p1", 0.7]], name, top=5)
     assert lines == ["  ppr_mass (top 2 of 2):", "    0.7  p1 (Title One) [gold]", "    0.1  p2"]
     # flow on edges as records with a name and one number -> a ranking
-    lines = render_value("flow", [{"node": "a", "flow": 0.2}, {"node": "b", "flow": 0.9}], name, top=5)
+    lines = render_value(
+        "flow", [{"node": "a", "flow": 0.2}, {"node": "b", "flow": 0.9}], name, top=5
+    )
     assert lines[1:] == ["    0.9  b", "    0.2  a"]
     # paths as plain lists
     assert render_value("paths", [["a", "p1"]], name, top=5)[1] == "    a -> p1 (Title One) [gold]"
@@ -99,18 +103,42 @@ def test_titles_come_from_the_corpus_named_in_config(data_dir, tmp_path, capsys)
 
     from hopbench.data import load_dataset
 
-    q_path, c_path = data_dir / "musique" / "musique_train.json", data_dir / "musique" / "musique_train_corpus.json"
+    q_path, c_path = (
+        data_dir / "musique" / "musique_train.json",
+        data_dir / "musique" / "musique_train_corpus.json",
+    )
     ds = load_dataset("musique", "musique", str(q_path), str(c_path), limit=1)
     q = ds.questions[0]
     other = next(p for p in ds.corpus if p.id not in q.gold_passage_ids)
     run = tmp_path / "runs" / "musique" / "dense" / "abc"
     run.mkdir(parents=True)
-    (run / "config.yaml").write_text(yaml.safe_dump({"dataset": {
-        "name": "musique", "format": "musique", "questions_path": str(q_path), "corpus_path": str(c_path),
-        "limit": 1}}))
-    row = {"id": q.id, "question": q.text, "gold_answers": q.answers, "gold_passage_ids": q.gold_passage_ids,
-           "kind": "qa", "meta": q.meta, "ranked_passage_ids": [other.id, q.gold_passage_ids[0]],
-           "scores": [0.9, 0.8], "answer": None, "metrics": {}, "latency_ms": 1.0, "trace": {}}
+    (run / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "dataset": {
+                    "name": "musique",
+                    "format": "musique",
+                    "questions_path": str(q_path),
+                    "corpus_path": str(c_path),
+                    "limit": 1,
+                }
+            }
+        )
+    )
+    row = {
+        "id": q.id,
+        "question": q.text,
+        "gold_answers": q.answers,
+        "gold_passage_ids": q.gold_passage_ids,
+        "kind": "qa",
+        "meta": q.meta,
+        "ranked_passage_ids": [other.id, q.gold_passage_ids[0]],
+        "scores": [0.9, 0.8],
+        "answer": None,
+        "metrics": {},
+        "latency_ms": 1.0,
+        "trace": {},
+    }
     (run / "predictions.jsonl").write_text(json.dumps(row) + "\n")
     assert cli([str(run), q.id]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -123,12 +151,19 @@ def test_titles_come_from_the_corpus_named_in_config(data_dir, tmp_path, capsys)
 
 def test_llm_call_records_keep_long_reasoning_on_its_own_line():
     name = _Namer({}, set())
-    calls = [{"schema": "qa_answer", "attempt": 0, "prompt_tokens": 1061,
-              "reasoning": "The journal is published by the APA, whose first president was G. Stanley Hall."}]
+    calls = [
+        {
+            "schema": "qa_answer",
+            "attempt": 0,
+            "prompt_tokens": 1061,
+            "reasoning": "The journal is published by the APA, whose first president was G. Stanley Hall.",
+        }
+    ]
     assert render_value("calls", calls, name, top=5) == [
         "  calls (1):",
         "    1. schema=qa_answer attempt=0 prompt_tokens=1061",
-        "       reasoning: The journal is published by the APA, whose first president was G. Stanley Hall."]
+        "       reasoning: The journal is published by the APA, whose first president was G. Stanley Hall.",
+    ]
 
 
 def test_show_prints_the_fallbacks_of_retrieval_and_reader_above_the_trace(toy_runs, capsys):
@@ -137,21 +172,34 @@ def test_show_prints_the_fallbacks_of_retrieval_and_reader_above_the_trace(toy_r
     run = toy_runs / "musique_toy" / "dense" / "d0000000000a"
     pred = run / "predictions.jsonl"
     rows = [json.loads(line) for line in pred.read_text().splitlines()]
-    rows[0]["trace"] = {"fallback": [{"step": "fact_filter", "reason": "LLM answer for 'fact_filter' did "
-                                      "not match its JSON schema after 3 attempt(s); no fact kept"},
-                                     {"step": "dense_fallback", "reason": "no fact survived the filter"}],
-                        "facts": []}
-    rows[0]["reader_trace"] = {"reader": "qa", "fallback": [{"step": "qa_answer", "reason": "never matched"}]}
+    rows[0]["trace"] = {
+        "fallback": [
+            {
+                "step": "fact_filter",
+                "reason": "LLM answer for 'fact_filter' did "
+                "not match its JSON schema after 3 attempt(s); no fact kept",
+            },
+            {"step": "dense_fallback", "reason": "no fact survived the filter"},
+        ],
+        "facts": [],
+    }
+    rows[0]["reader_trace"] = {
+        "reader": "qa",
+        "fallback": [{"step": "qa_answer", "reason": "never matched"}],
+    }
     pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert cli([str(run), "q1", "--no-corpus"]) == 0
     out = _lines(capsys)
     i = out.index("fallback (3):")
-    assert out[i + 1:i + 5] == [
+    assert out[i + 1 : i + 5] == [
         "  retrieval  fact_filter: LLM answer for 'fact_filter' did not match its JSON schema after 3 "
         "attempt(s); no fact kept",
         "  retrieval  dense_fallback: no fact survived the filter",
         "  reader     qa_answer: never matched",
-        "trace:"]
-    assert not any(line.lstrip().startswith("fallback (") for line in out[i + 1:])  # not again in the traces
+        "trace:",
+    ]
+    assert not any(
+        line.lstrip().startswith("fallback (") for line in out[i + 1 :]
+    )  # not again in the traces
     assert cli([str(run), "q2", "--no-corpus"]) == 0
     assert not any(line.startswith("fallback") for line in _lines(capsys))

@@ -13,17 +13,25 @@ from hopbench.report.stats import (
 
 
 def _scipy_ci(values, confidence=0.95, seed=1):
-    res = stats.bootstrap((np.asarray(values, dtype=float),), np.mean, confidence_level=confidence,
-                          n_resamples=20_000, method="percentile", random_state=seed)
+    res = stats.bootstrap(
+        (np.asarray(values, dtype=float),),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=20_000,
+        method="percentile",
+        random_state=seed,
+    )
     return res.confidence_interval.low, res.confidence_interval.high
 
 
 @pytest.mark.parametrize("kind", ["binary", "continuous", "skewed"])
 def test_bootstrap_ci_matches_scipy_percentile(kind):
     rng = np.random.default_rng(7)
-    values = {"binary": (rng.random(200) < 0.4).astype(float),          # like FCR@5
-              "continuous": rng.choice([0, 0.25, 0.5, 0.75, 1.0], 150),  # like Recall@5 on 4-hop
-              "skewed": rng.beta(0.5, 3, 120)}[kind]                      # like F1
+    values = {
+        "binary": (rng.random(200) < 0.4).astype(float),  # like FCR@5
+        "continuous": rng.choice([0, 0.25, 0.5, 0.75, 1.0], 150),  # like Recall@5 on 4-hop
+        "skewed": rng.beta(0.5, 3, 120),
+    }[kind]  # like F1
     lo, hi = bootstrap_ci(values, n_resamples=20_000, seed=3)
     s_lo, s_hi = _scipy_ci(values)
     se = values.std(ddof=1) / np.sqrt(len(values))
@@ -72,16 +80,24 @@ def test_paired_bootstrap_p_edge_cases():
     assert paired_bootstrap_p(a + 0.1, a) == 0.0  # the same gain on every question
     rng = np.random.default_rng(0)
     x, y = rng.random(80), rng.random(80)
-    assert paired_bootstrap_p(x, y, seed=4) == pytest.approx(paired_bootstrap_p(y, x, seed=4), abs=0.02)
+    assert paired_bootstrap_p(x, y, seed=4) == pytest.approx(
+        paired_bootstrap_p(y, x, seed=4), abs=0.02
+    )
     with pytest.raises(ValueError, match="same length"):
         paired_bootstrap_p([1.0], [1.0, 0.0])
 
 
-@pytest.mark.parametrize("b,c,concordant", [(0, 0, 5), (1, 0, 3), (3, 12, 40), (7, 7, 1),
-                                            (20, 35, 200), (240, 190, 500), (0, 9, 0)])
+@pytest.mark.parametrize(
+    "b,c,concordant",
+    [(0, 0, 5), (1, 0, 3), (3, 12, 40), (7, 7, 1), (20, 35, 200), (240, 190, 500), (0, 9, 0)],
+)
 def test_mcnemar_exact_matches_scipy_binomtest(b, c, concordant):
-    method = np.r_[np.ones(b), np.zeros(c), np.ones(concordant // 2), np.zeros(concordant - concordant // 2)]
-    base = np.r_[np.zeros(b), np.ones(c), np.ones(concordant // 2), np.zeros(concordant - concordant // 2)]
+    method = np.r_[
+        np.ones(b), np.zeros(c), np.ones(concordant // 2), np.zeros(concordant - concordant // 2)
+    ]
+    base = np.r_[
+        np.zeros(b), np.ones(c), np.ones(concordant // 2), np.zeros(concordant - concordant // 2)
+    ]
     expected = 1.0 if b + c == 0 else stats.binomtest(min(b, c), b + c, 0.5).pvalue
     assert mcnemar_exact_p(method, base) == pytest.approx(expected, rel=1e-12, abs=1e-300)
     assert mcnemar_exact_p(base, method) == pytest.approx(expected, rel=1e-12, abs=1e-300)
@@ -96,7 +112,9 @@ def test_mcnemar_hand_worked_and_input_checks():
 
 def test_which_test_each_metric_gets():
     assert paired_test_for("f1") == paired_test_for("recall@5") == "paired_bootstrap"
-    assert {paired_test_for(m) for m in ("em", "fcr@5", "jsr@5", "jsr_contain@5", "accuracy")} == {"mcnemar"}
+    assert {paired_test_for(m) for m in ("em", "fcr@5", "jsr@5", "jsr_contain@5", "accuracy")} == {
+        "mcnemar"
+    }
     # continuous rank metrics: McNemar would refuse their fractions and stop the report
     assert paired_test_for("mrr@10") == paired_test_for("ndcg@10") == "paired_bootstrap"
     with pytest.raises(KeyError, match="no metric 'mrr@5' is declared"):
@@ -116,8 +134,11 @@ def test_mrr_and_ndcg_get_the_paired_bootstrap_in_the_leaderboard(toy_runs):
         b = [dense.scores(metric)[q] for q in sorted(spread.scores(metric))]
         assert len(set(a) | set(b)) > 2  # fractions: McNemar would raise on them
         assert df.loc["spreading_activation", f"p_{metric}"] == pytest.approx(
-            paired_bootstrap_p(a, b, n_resamples=2_000, seed=seed))
-        assert df.loc["spreading_activation", f"delta_{metric}"] == pytest.approx(np.mean(np.subtract(a, b)))
+            paired_bootstrap_p(a, b, n_resamples=2_000, seed=seed)
+        )
+        assert df.loc["spreading_activation", f"delta_{metric}"] == pytest.approx(
+            np.mean(np.subtract(a, b))
+        )
 
 
 def test_all_metrics_share_resamples_and_match_one_at_a_time():
@@ -138,7 +159,9 @@ def test_all_metrics_share_resamples_and_match_one_at_a_time():
     # a matrix product sums in another order than a vector product: equal to a few ulps
     tol = dict(rel=1e-12, abs=1e-15)
     for j in range(3):
-        assert (lo[j], hi[j]) == pytest.approx(bootstrap_ci(v[:, j], n_resamples=3000, seed=9), **tol)
+        assert (lo[j], hi[j]) == pytest.approx(
+            bootstrap_ci(v[:, j], n_resamples=3000, seed=9), **tol
+        )
     assert lo[2] == hi[2] == 1.0
     w = np.clip(v + rng.normal(0, 0.3, v.shape), 0, 1)
     ps = paired_bootstrap_ps(w, v, n_resamples=3000, seed=9)

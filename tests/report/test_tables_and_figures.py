@@ -51,7 +51,9 @@ def test_the_tables_p_values_are_corrected_across_all_its_comparisons(sweep_runs
     ps = df[[f"p_{m}" for m in headline_metrics()]].to_numpy(dtype=float)
     adjusted = df[[f"p_adj_{m}" for m in headline_metrics()]].to_numpy(dtype=float)
     family = ~np.isnan(ps)
-    assert family.sum() == 5 * 8  # five runs against dense x eight metrics with values (no accuracy)
+    assert (
+        family.sum() == 5 * 8
+    )  # five runs against dense x eight metrics with values (no accuracy)
     assert np.allclose(adjusted[family], holm(ps[family]))
     assert np.isnan(adjusted[~family]).all()
     assert (adjusted[family] >= ps[family]).all()
@@ -59,7 +61,10 @@ def test_the_tables_p_values_are_corrected_across_all_its_comparisons(sweep_runs
     assert "Holm-corrected across the 40 comparisons of this table" in md
     # the same runs on their own are a smaller family: smaller corrections
     one = finish_table(df[df["config_hash"].isin(["d0000000000a", "5a0000000001"])])
-    assert one["p_adj_recall@5"].iloc[1] < df.set_index("config_hash").loc["5a0000000001", "p_adj_recall@5"]
+    assert (
+        one["p_adj_recall@5"].iloc[1]
+        < df.set_index("config_hash").loc["5a0000000001", "p_adj_recall@5"]
+    )
 
 
 def test_signed_differences_in_points():
@@ -74,9 +79,26 @@ def test_long_table_schema_and_values(toy_runs, tmp_path):
     results = tmp_path / "results"
     write_everything(toy_runs, results, n_resamples=500, figures=False)
     long = pd.read_parquet(results / "leaderboard_long.parquet")
-    assert list(long.columns) == LONG_COLUMNS == ["run", "dataset", "method", "reader", "params", "metric",
-                                                  "value", "low", "high", "delta", "p", "p_adj",
-                                                  "baseline", "source"]
+    assert (
+        list(long.columns)
+        == LONG_COLUMNS
+        == [
+            "run",
+            "dataset",
+            "method",
+            "reader",
+            "params",
+            "metric",
+            "value",
+            "low",
+            "high",
+            "delta",
+            "p",
+            "p_adj",
+            "baseline",
+            "source",
+        ]
+    )
     for c in ("value", "low", "high", "delta", "p", "p_adj"):
         assert long[c].dtype == np.float64, c
     for c in ("run", "dataset", "method", "reader", "params", "metric", "source"):
@@ -88,52 +110,82 @@ def test_long_table_schema_and_values(toy_runs, tmp_path):
     assert s.loc["recall@5", "low"] == wide.loc["5a0000000001", "recall@5_lo"]
     # delta = method mean - baseline mean on the paired questions, hand-worked from the fixture
     assert s.loc["recall@5", "delta"] == pytest.approx(np.mean(SPREAD_R5) - np.mean(DENSE_R5))
-    assert s.loc["fcr@5", "delta"] == pytest.approx(5 / 6 - 2 / 6) and s.loc["fcr@5", "p"] == pytest.approx(0.25)
+    assert s.loc["fcr@5", "delta"] == pytest.approx(5 / 6 - 2 / 6) and s.loc[
+        "fcr@5", "p"
+    ] == pytest.approx(0.25)
     assert s.loc["fcr@5", "p_adj"] == wide.loc["5a0000000001", "p_adj_fcr@5"]
-    assert np.isnan(s.loc["recall@1", "p_adj"]) and not np.isnan(s.loc["recall@1", "p"])  # not in the family
-    assert s.loc["latency_ms_p50", "value"] == pytest.approx(35.0) and np.isnan(s.loc["latency_ms_p50", "low"])
+    assert np.isnan(s.loc["recall@1", "p_adj"]) and not np.isnan(
+        s.loc["recall@1", "p"]
+    )  # not in the family
+    assert s.loc["latency_ms_p50", "value"] == pytest.approx(35.0) and np.isnan(
+        s.loc["latency_ms_p50", "low"]
+    )
     assert (s["params"] == "decay=0.5 depth=2").all() and (s["baseline"] == "d0000000000a").all()
     d = long[long["run"] == "d0000000000a"]
-    assert d["delta"].isna().all() and d["p"].isna().all() and (d["params"] == "").all()  # the baseline itself
+    assert (
+        d["delta"].isna().all() and d["p"].isna().all() and (d["params"] == "").all()
+    )  # the baseline itself
     assert "accuracy" not in set(long["metric"])  # no value, no row
 
 
 def test_long_table_of_the_reference_beside_the_runs(toy_runs, tmp_path, run_factory):
     make_run, dense = run_factory
     reference = tmp_path / "reference"
-    write_everything(toy_runs, reference, n_resamples=200, figures=False, reference_dir=reference,
-                     update_reference=True)
+    write_everything(
+        toy_runs,
+        reference,
+        n_resamples=200,
+        figures=False,
+        reference_dir=reference,
+        update_reference=True,
+    )
     mine = tmp_path / "mine"
     make_run(mine, "musique_toy", "dense", "e0000000000b", dense)
-    write_everything(mine, tmp_path / "out", n_resamples=200, figures=False, reference_dir=reference)
+    write_everything(
+        mine, tmp_path / "out", n_resamples=200, figures=False, reference_dir=reference
+    )
     long = pd.read_parquet(tmp_path / "out" / "leaderboard_long.parquet")
     assert dict(long.groupby("source")["run"].unique().map(sorted)) == {
-        "reference": ["5a0000000001", "d0000000000a"], "runs": ["e0000000000b"]}
+        "reference": ["5a0000000001", "d0000000000a"],
+        "runs": ["e0000000000b"],
+    }
 
 
 def test_figure_labels_name_the_method_and_only_what_differs(toy_runs):
     df = collect(toy_runs, n_resamples=200)
     spread = df[df["retriever"] == "spreading_activation"].iloc[0]
-    assert run_label(spread) == "spreading_activation\n  (decay=0.5 depth=2)"  # too long for one line
+    assert (
+        run_label(spread) == "spreading_activation\n  (decay=0.5 depth=2)"
+    )  # too long for one line
     assert run_label(spread.to_dict() | {"retriever": "sa"}) == "sa (decay=0.5 depth=2)"
     assert run_label(df[df["retriever"] == "dense"].iloc[0]) == "dense"
     # a table written before params_diff: computed from the param.* columns
     old = df.drop(columns=["params_diff", "params_json"])
-    assert run_label(old[old["retriever"] == "spreading_activation"].iloc[0]) == \
-        "spreading_activation\n  (decay=0.5 depth=2)"
-    long_row = pd.Series({"retriever": "hipporag", "reader": "none", "params_diff":
-                          "damping=0.85 linking_top_k=10 passage_node_weight=0.1 top_phrases=8"})
+    assert (
+        run_label(old[old["retriever"] == "spreading_activation"].iloc[0])
+        == "spreading_activation\n  (decay=0.5 depth=2)"
+    )
+    long_row = pd.Series(
+        {
+            "retriever": "hipporag",
+            "reader": "none",
+            "params_diff": "damping=0.85 linking_top_k=10 passage_node_weight=0.1 top_phrases=8",
+        }
+    )
     lines = run_label(long_row).split("\n")
     assert lines[0] == "hipporag" and len(lines) > 2 and all(len(line) <= 30 for line in lines)
-    assert " ".join(line.strip() for line in lines[1:]) == f"({long_row['params_diff']})"  # nothing dropped
+    assert (
+        " ".join(line.strip() for line in lines[1:]) == f"({long_row['params_diff']})"
+    )  # nothing dropped
 
 
 def test_old_tables_get_short_params_integers_and_deltas(sweep_runs):
     """A table without its derived columns (params_diff, delta_*, p_adj_*) and with param.depth
     as float (a column with gaps): they come back the same, integers from params_json."""
     new = collect(sweep_runs, n_resamples=300)
-    old = new.drop(columns=[c for c in new.columns if c.startswith(("delta_", "p_adj_"))]
-                   + ["params_diff"])
+    old = new.drop(
+        columns=[c for c in new.columns if c.startswith(("delta_", "p_adj_"))] + ["params_diff"]
+    )
     old["param.depth"] = old["param.depth"].astype(float)
     redone = finish_table(old)
     assert list(redone["params_diff"]) == list(new["params_diff"])
@@ -162,10 +214,22 @@ def test_rows_are_ordered_by_dataset_method_and_parameters(sweep_runs):
     df = collect(sweep_runs, n_resamples=200)
     # by (decay, depth) in numeric order, the default run (decay 0.7, depth 3) in its place; the
     # config hashes would give 5a.., sw13.., sw17.., sw33.., sw37..
-    assert list(df["config_hash"]) == ["d0000000000a", "sw1300000000", "sw3300000000", "5a0000000001",
-                                       "sw1700000000", "sw3700000000"]
-    assert list(df["params_diff"]) == ["", "decay=0.3 depth=1", "decay=0.3", "decay=0.5 depth=2",
-                                       "depth=1", ""]
+    assert list(df["config_hash"]) == [
+        "d0000000000a",
+        "sw1300000000",
+        "sw3300000000",
+        "5a0000000001",
+        "sw1700000000",
+        "sw3700000000",
+    ]
+    assert list(df["params_diff"]) == [
+        "",
+        "decay=0.3 depth=1",
+        "decay=0.3",
+        "decay=0.5 depth=2",
+        "depth=1",
+        "",
+    ]
     md = " ".join(leaderboard_markdown(df).split("### Paired")[0].split())  # whitespace collapsed
     assert md.index("decay=0.3 depth=1") < md.index("decay=0.5 depth=2") < md.index("| depth=1 |")
     assert md.index("| depth=1 |") < md.index("| defaults |")
@@ -178,10 +242,15 @@ def test_recall_figure_is_column_wide_with_its_legend_below_the_axes(toy_runs):
     fig.canvas.draw()
     assert fig.get_figwidth() == pytest.approx(COLUMN_WIDTH)
     [legend] = fig.legends
-    assert [t.get_text() for t in legend.get_texts()] == ["dense", "spreading_activation\n  (decay=0.5 depth=2)"]
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "dense",
+        "spreading_activation\n  (decay=0.5 depth=2)",
+    ]
     [ax] = fig.axes
     renderer = fig.canvas.get_renderer()
-    assert legend.get_window_extent(renderer).y1 <= ax.get_tightbbox(renderer).y0 + 1  # below, not over
+    assert (
+        legend.get_window_extent(renderer).y1 <= ax.get_tightbbox(renderer).y0 + 1
+    )  # below, not over
     assert ax.get_legend() is None
 
 
@@ -192,9 +261,11 @@ def test_figures_are_saved_as_png_and_pdf_at_column_width(sweep_runs, tmp_path):
     figures = tmp_path / "r" / "figures"
     pngs = sorted(figures.glob("*.png"))
     assert [p.name for p in pngs] == [
-        "quality_vs_latency_musique_toy_qa.png", "recall_at_k_musique_toy_qa.png",
+        "quality_vs_latency_musique_toy_qa.png",
+        "recall_at_k_musique_toy_qa.png",
         "sensitivity_musique_toy_spreading_activation_qa_decay.png",
-        "sensitivity_musique_toy_spreading_activation_qa_depth.png"]
+        "sensitivity_musique_toy_spreading_activation_qa_depth.png",
+    ]
     for p in pngs:
         width, height = Image.open(p).size
         assert abs(width - COLUMN_WIDTH * DPI) < 0.1 * COLUMN_WIDTH * DPI, (p.name, width)
@@ -221,7 +292,7 @@ def test_sensitivity_uses_matching_runs_only_with_dodged_bars_and_integer_ticks(
     assert list(ax.get_xticks()) == [1, 3]
     xs = [np.asarray(c.lines[0].get_xdata(), dtype=float) for c in ax.containers]  # the data lines
     assert len(xs) == 2 and not np.allclose(xs[0], xs[1])  # dodged ...
-    assert np.allclose((xs[0] + xs[1]) / 2, [1, 3])           # ... around the values run
+    assert np.allclose((xs[0] + xs[1]) / 2, [1, 3])  # ... around the values run
     assert all(np.abs(x - [1, 3]).max() < 0.5 for x in xs)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["decay=0.3", "decay=0.7"]
 

@@ -21,14 +21,18 @@ class ScriptedLLM:
         self.replies = list(replies)
         self.prompts: list = []
 
-    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+    def chat_json(
+        self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None
+    ):
         self.prompts.append(messages)
         reply = self.replies.pop(0)
         if trace is not None:
             trace.append({"schema": schema_name, "scripted": True})
         return reply
 
-    def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
+    def chat(
+        self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None
+    ):
         """Raw-text replies: a dict is sent as its JSON text, a string as is."""
         import json
         from types import SimpleNamespace
@@ -36,8 +40,13 @@ class ScriptedLLM:
         self.prompts.append(messages)
         reply = self.replies.pop(0)
         text = reply if isinstance(reply, str) else json.dumps(reply)
-        return SimpleNamespace(text=text, cached=False, latency_s=0.0, error=None,
-                               usage={"prompt_tokens": 0, "completion_tokens": 0})
+        return SimpleNamespace(
+            text=text,
+            cached=False,
+            latency_s=0.0,
+            error=None,
+            usage={"prompt_tokens": 0, "completion_tokens": 0},
+        )
 
 
 @pytest.fixture

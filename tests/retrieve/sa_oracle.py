@@ -23,39 +23,67 @@ from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation
 
 @dataclass
 class OracleResult:
-    seeds: np.ndarray          # seed entity indices, by activation
+    seeds: np.ndarray  # seed entity indices, by activation
     seed_activation: np.ndarray
-    activation: np.ndarray     # (E,) after propagation
-    activated: np.ndarray      # (E,) bool
-    order: np.ndarray          # every passage index, best first
+    activation: np.ndarray  # (E,) after propagation
+    activated: np.ndarray  # (E,) bool
+    order: np.ndarray  # every passage index, best first
     paths: list[tuple[list[int], float]]
     paths_complete: bool
 
 
-def oracle_retrieve(kg, passage_emb: np.ndarray, q_emb: np.ndarray, mentions: list[str], embed, *,
-                    decay: float = 0.7, depth: int = 3, threshold: float = 0.01, gate: bool = True,
-                    seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL, top_paths: int = path_kernels.TOP_PATHS,
-                    path_max_hops: int = path_kernels.PATH_MAX_HOPS, path_budget: int = 200_000,
-                    seed_score: str = "index", seed_norm: str = "all", edges: str = "pairs",
-                    ) -> OracleResult:
+def oracle_retrieve(
+    kg,
+    passage_emb: np.ndarray,
+    q_emb: np.ndarray,
+    mentions: list[str],
+    embed,
+    *,
+    decay: float = 0.7,
+    depth: int = 3,
+    threshold: float = 0.01,
+    gate: bool = True,
+    seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,
+    top_paths: int = path_kernels.TOP_PATHS,
+    path_max_hops: int = path_kernels.PATH_MAX_HOPS,
+    path_budget: int = 200_000,
+    seed_score: str = "index",
+    seed_norm: str = "all",
+    edges: str = "pairs",
+) -> OracleResult:
     """Rules 2-5 for one question whose mentions (rule 1) are given."""
     desc = np.asarray(kg.description_embeddings, dtype=np.float64)
     adj = sp.csr_matrix(rules.relation_matrix(kg, edges), dtype=np.float64)
-    idx, act, _ = rules.seed_activations(mentions, kg.entity_index, embed, desc, seed_fallback_k,
-                                         score=seed_score, norm=seed_norm)
+    idx, act, _ = rules.seed_activations(
+        mentions, kg.entity_index, embed, desc, seed_fallback_k, score=seed_score, norm=seed_norm
+    )
     g = semantic_gate(desc, np.asarray(q_emb, dtype=np.float64)) if gate else None
     res = spreading_activation(adj, idx, act, g, decay=decay, steps=depth, threshold=threshold)
     dense = np.asarray(passage_emb, dtype=np.float64) @ np.asarray(q_emb, dtype=np.float64)
     scores = passage_activation_scores(kg.context.tocsr(), res.activation, res.activated)
     order = rank_passages(scores, dense)
-    paths, complete = enumerate_top_paths(adj, res.activation, res.activated, idx, max_hops=path_max_hops,
-                                          top=top_paths, budget=path_budget)
+    paths, complete = enumerate_top_paths(
+        adj,
+        res.activation,
+        res.activated,
+        idx,
+        max_hops=path_max_hops,
+        top=top_paths,
+        budget=path_budget,
+    )
     return OracleResult(idx, act, res.activation, res.activated, order, paths, complete)
 
 
-def enumerate_top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray, seeds: np.ndarray,
-                        *, max_hops: int = path_kernels.PATH_MAX_HOPS, top: int = path_kernels.TOP_PATHS,
-                        budget: int = 200_000) -> tuple[list[tuple[list[int], float]], bool]:
+def enumerate_top_paths(
+    adj: sp.csr_matrix,
+    activation: np.ndarray,
+    activated: np.ndarray,
+    seeds: np.ndarray,
+    *,
+    max_hops: int = path_kernels.PATH_MAX_HOPS,
+    top: int = path_kernels.TOP_PATHS,
+    budget: int = 200_000,
+) -> tuple[list[tuple[list[int], float]], bool]:
     """The heaviest simple seed -> target paths through activated nodes (rule 5).
 
     Returns ([(node indices, mean activation)], complete). The enumeration stops after
@@ -73,7 +101,7 @@ def enumerate_top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: n
         while stack:
             path, total = stack.pop()
             last = path[-1]
-            nbrs = indices[indptr[last]:indptr[last + 1]]
+            nbrs = indices[indptr[last] : indptr[last + 1]]
             for v in nbrs:
                 v = int(v)
                 if not activated[v] or v in path:

@@ -28,8 +28,9 @@ def test_seed_activations_exact_match_and_vector_fallback_by_hand():
         return np.stack([vecs[t] for t in texts])
 
     # 3 mentions -> k = max(1, 5 // 3) = 1 entity per unmatched mention
-    idx, act, detail = rules.seed_activations(["alpha", "gamma", "delta"], names.get, embed, desc,
-                                              score="cosine", norm="mention")
+    idx, act, detail = rules.seed_activations(
+        ["alpha", "gamma", "delta"], names.get, embed, desc, score="cosine", norm="mention"
+    )
     assert calls == [["gamma", "delta"]]
     # alpha exact (1.0); gamma's best is entity 0 (cos 0.995) -> 1.0, already 1.0; delta's best is 3
     c = desc @ vecs["delta"]
@@ -38,7 +39,9 @@ def test_seed_activations_exact_match_and_vector_fallback_by_hand():
     assert detail[0]["match"] == "exact"
 
     # 1 mention -> k = 5 (capped at E = 4); a = max(cos, 0) / max
-    idx, act, _ = rules.seed_activations(["gamma"], names.get, embed, desc, score="cosine", norm="mention")
+    idx, act, _ = rules.seed_activations(
+        ["gamma"], names.get, embed, desc, score="cosine", norm="mention"
+    )
     cos = desc @ vecs["gamma"]
     top = np.argsort(-cos)[:4]
     want = {int(e): max(cos[e], 0) / cos[top].max() for e in top}
@@ -54,14 +57,17 @@ def test_seed_activations_keep_max_over_mentions_and_skip_all_negative():
     vecs = {"m1": _unit(1, 0), "m2": _unit(0, 1), "neg": _unit(-1, -1)}
     embed = lambda ts: np.stack([vecs[t] for t in ts])  # noqa: E731
     # 2 mentions -> k = 2: m1 gives e0 1.0, e1 0.8; m2 gives e1 1.0 (0.6/0.6), e0 0 -> e1 keeps 1.0
-    idx, act, _ = rules.seed_activations(["m1", "m2"], {}.get, embed, desc, score="cosine",
-                                           norm="mention")
+    idx, act, _ = rules.seed_activations(
+        ["m1", "m2"], {}.get, embed, desc, score="cosine", norm="mention"
+    )
     assert dict(zip(idx.tolist(), act.tolist())) == {0: 1.0, 1: 1.0}
-    idx, act, _ = rules.seed_activations(["m1", "neg"], {}.get, embed, desc, score="cosine",
-                                           norm="mention")
+    idx, act, _ = rules.seed_activations(
+        ["m1", "neg"], {}.get, embed, desc, score="cosine", norm="mention"
+    )
     assert dict(zip(idx.tolist(), act.tolist())) == pytest.approx({0: 1.0, 1: 0.8})
-    idx, act, _ = rules.seed_activations(["neg"], {}.get, embed, desc, score="cosine",
-                                           norm="mention")
+    idx, act, _ = rules.seed_activations(
+        ["neg"], {}.get, embed, desc, score="cosine", norm="mention"
+    )
     assert idx.size == 0 and act.size == 0
 
 
@@ -100,7 +106,11 @@ def test_relation_matrix_pairs_and_facts_by_hand():
     pairs = rules.relation_matrix(KG, "pairs").toarray()
     # 0->1 twice and 1->0 once: two ordered pairs; 1->2 one; the self-loop 2->2 dropped
     assert pairs.tolist() == [[0, 2, 0], [2, 0, 1], [0, 1, 0]]
-    assert rules.relation_matrix(KG, "facts").toarray().tolist() == [[0, 3, 0], [3, 0, 1], [0, 1, 0]]
+    assert rules.relation_matrix(KG, "facts").toarray().tolist() == [
+        [0, 3, 0],
+        [3, 0, 1],
+        [0, 1, 0],
+    ]
 
 
 def test_passage_scores_and_ranking_by_hand():
@@ -129,8 +139,9 @@ def test_top_paths_by_hand():
     got = {tuple(p): w for p, w in paths}
     # from 0: 0-1 (.75), 0-1-2 (.6), 0-1-2-3 (.675); from 3: 3-2 (.6), 3-2-1 (.5667), 3-2-1-0 is
     # the reverse of 0-1-2-3 and is dropped
-    assert got == pytest.approx({(0, 1): 0.75, (0, 1, 2): 0.6, (0, 1, 2, 3): 0.675, (3, 2): 0.6,
-                                 (3, 2, 1): 1.7 / 3})
+    assert got == pytest.approx(
+        {(0, 1): 0.75, (0, 1, 2): 0.6, (0, 1, 2, 3): 0.675, (3, 2): 0.6, (3, 2, 1): 1.7 / 3}
+    )
     assert [tuple(p) for p, _ in paths][:2] == [(0, 1), (0, 1, 2, 3)]
     short, _ = path_kernels.top_paths(a, act, on, np.array([0, 3]), max_hops=1)
     assert {tuple(p) for p, _ in short} == {(0, 1), (3, 2)}
@@ -152,7 +163,9 @@ def test_top_k_indices_equals_a_stable_full_sort():
 
 def test_relationship_path_rows_count_relationships_and_sum_left_to_right_by_hand():
     # 0 = 1 joined in both directions (2 relationships), 1 - 2 one; node 3 not activated
-    a = sp.csr_matrix(np.array([[0, 2, 0, 0], [2, 0, 1, 1], [0, 1, 0, 0], [0, 1, 0, 0]], dtype=float))
+    a = sp.csr_matrix(
+        np.array([[0, 2, 0, 0], [2, 0, 1, 1], [0, 1, 0, 0], [0, 1, 0, 0]], dtype=float)
+    )
     act = {0: 1.0, 1: 0.5, 2: 0.3}
     rows, complete = path_kernels.relationship_path_rows(a, act, [0])
     assert complete
@@ -164,8 +177,18 @@ def test_relationship_path_rows_count_relationships_and_sum_left_to_right_by_han
 
 
 def test_dedupe_path_rows_drops_reverses_and_prefixes_as_the_authors():
-    rows = [(["a", "b", "c"], 0.9), (["c", "b", "a"], 0.9), (["a", "b"], 0.8), (["b", "c"], 0.7),
-            (["c", "b"], 0.6), (["d", "a"], 0.5)]
+    rows = [
+        (["a", "b", "c"], 0.9),
+        (["c", "b", "a"], 0.9),
+        (["a", "b"], 0.8),
+        (["b", "c"], 0.7),
+        (["c", "b"], 0.6),
+        (["d", "a"], 0.5),
+    ]
     # a-b-c kept; its reverse dropped; a-b is a prefix of a-b-c; b-c is not (it is inside, not at
     # an end); c-b is the reverse of b-c; d-a stays
-    assert path_kernels.dedupe_path_rows(rows) == [(["a", "b", "c"], 0.9), (["b", "c"], 0.7), (["d", "a"], 0.5)]
+    assert path_kernels.dedupe_path_rows(rows) == [
+        (["a", "b", "c"], 0.9),
+        (["b", "c"], 0.7),
+        (["d", "a"], 0.5),
+    ]

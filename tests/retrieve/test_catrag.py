@@ -22,7 +22,9 @@ class RuleLLM:
         self.score, self.entities, self.fail_scoring = score, list(entities), fail_scoring
         self.calls: list[tuple[str, object]] = []
 
-    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+    def chat_json(
+        self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None
+    ):
         self.calls.append((schema_name, messages))
         if trace is not None:
             trace.append({"schema": schema_name, "scripted": True})
@@ -37,19 +39,25 @@ class RuleLLM:
             return {"scores": [self.score(n) for n in names]}
         raise AssertionError(f"unexpected prompt {schema_name}")
 
-    def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
+    def chat(
+        self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None
+    ):
         from hopbench.llm.client import LLMResult
 
         user = messages[-1]["content"]
-        if "NEIGHBORS:" in user:       # prompts: lines, one `ID (name): score` line per neighbour
+        if "NEIGHBORS:" in user:  # prompts: lines, one `ID (name): score` line per neighbour
             self.calls.append(("neighbour_scores", messages))
             if self.fail_scoring:
                 return LLMResult(text="I cannot score these.", usage={})
             names = [ln.split('"', 2)[1] for ln in user.splitlines() if ln.startswith("[")]
-            text = "\n".join(f"{i} ({n}): {self.score(n)} | scripted" for i, n in enumerate(names, 1))
+            text = "\n".join(
+                f"{i} ({n}): {self.score(n)} | scripted" for i, n in enumerate(names, 1)
+            )
             return LLMResult(text=text, usage={"prompt_tokens": 1, "completion_tokens": 1})
         self.calls.append(("entity_summary", messages))
-        return LLMResult(text="Summary: a scripted summary.", usage={"prompt_tokens": 1, "completion_tokens": 1})
+        return LLMResult(
+            text="Summary: a scripted summary.", usage={"prompt_tokens": 1, "completion_tokens": 1}
+        )
 
     def n(self, kind):
         return sum(1 for k, _ in self.calls if k == kind)
@@ -85,9 +93,13 @@ def test_phi_follows_the_paper_table_and_the_code_doubles_it():
 
 
 def test_key_fact_multipliers_paper_and_renormalised_code_form():
-    assert cw.key_fact_multipliers([3, 5, 9], {5, 42}, 3.5, renormalise=False) == {3: 1.0, 5: 3.5, 9: 1.0}
+    assert cw.key_fact_multipliers([3, 5, 9], {5, 42}, 3.5, renormalise=False) == {
+        3: 1.0,
+        5: 3.5,
+        9: 1.0,
+    }
     m = cw.key_fact_multipliers([3, 5, 9], {5}, 2.5, renormalise=True)
-    assert sum(m.values()) == pytest.approx(3.0)           # the seed's total passage weight is kept
+    assert sum(m.values()) == pytest.approx(3.0)  # the seed's total passage weight is kept
     assert m[5] / m[3] == pytest.approx(2.5) and m[3] == pytest.approx(3 / 4.5)
     assert cw.key_fact_multipliers([3, 5], set(), 2.5, renormalise=True) == {3: 1.0, 5: 1.0}
 
@@ -114,7 +126,7 @@ def test_only_forward_edges_of_stage1_seeds_change_by_phi(musique_kg, services, 
         assert m == pytest.approx(want_m)
         assert aq[u, v] == pytest.approx(a[u, v] + (want_m - 1) * R[u, v], abs=1e-12)
         if v not in seeds:
-            assert aq[v, u] == a[v, u]      # the reverse edge is untouched
+            assert aq[v, u] == a[v, u]  # the reverse edge is untouched
     # every relation neighbour of a seed was scored exactly once (k_edge = 15 covers them all here)
     for u in seeds:
         nbrs = {int(v) for v in kg.relation[u].indices if int(v) != u}
@@ -122,17 +134,27 @@ def test_only_forward_edges_of_stage1_seeds_change_by_phi(musique_kg, services, 
         assert scored == nbrs or len(nbrs) > 15
 
 
-def test_neighbours_beyond_k_edge_get_the_pruned_weight_and_batches_are_split(musique_kg, services, musique_sub):
+def test_neighbours_beyond_k_edge_get_the_pruned_weight_and_batches_are_split(
+    musique_kg, services, musique_sub
+):
     kg = musique_kg
     llm = RuleLLM(score=lambda name: 10)
-    r = _catrag(kg, services, llm, anchoring=False, passage_boost=False, k_edge=2, score_batch=1,
-                score_merge="pair")
+    r = _catrag(
+        kg,
+        services,
+        llm,
+        anchoring=False,
+        passage_boost=False,
+        k_edge=2,
+        score_batch=1,
+        score_merge="pair",
+    )
     q = musique_sub.questions[0]
     _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
     n_scored = sum(len(e["scored"]) for e in trace["edge_scores"])
     n_pruned = sum(e["pruned"] for e in trace["edge_scores"])
     assert n_pruned > 0
-    assert llm.n("neighbour_scores") == n_scored           # one call per neighbour (score_batch = 1)
+    assert llm.n("neighbour_scores") == n_scored  # one call per neighbour (score_batch = 1)
     assert sorted(rel_m.values()).count(0.2) == n_pruned
     assert sorted(rel_m.values()).count(5.0) == n_scored
     # the kept neighbours are the ones with the best question-fact similarity
@@ -145,25 +167,36 @@ def test_neighbours_beyond_k_edge_get_the_pruned_weight_and_batches_are_split(mu
         assert [kg.entity_index(n) for n, _ in e["scored"]] == best
 
 
-def test_key_fact_boost_multiplies_seed_to_passage_edges_of_kept_facts(musique_kg, services, musique_sub):
+def test_key_fact_boost_multiplies_seed_to_passage_edges_of_kept_facts(
+    musique_kg, services, musique_sub
+):
     kg = musique_kg
     r = _catrag(kg, services, RuleLLM(), anchoring=False, edge_weighting=False)
     q = musique_sub.questions[1]
     _, kept, rel_m, ctx_m, trace = _seeds_and_multipliers(r, q)
     assert not rel_m and ctx_m
     seeds = {kg.entity_index(n) for n in trace["stage1_seeds"]}
-    want = {(u, kg.n_entities + int(p)) for f in kept for p in kg.passages_of_fact(f) for u in seeds
-            if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))}
+    want = {
+        (u, kg.n_entities + int(p))
+        for f in kept
+        for p in kg.passages_of_fact(f)
+        for u in seeds
+        if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))
+    }
     assert set(ctx_m) == want and set(ctx_m.values()) == {3.5}
     aq, a = r.adapted_graph(rel_m, ctx_m), r.base
-    for (u, p) in want:
+    for u, p in want:
         assert aq[u, p] == pytest.approx(3.5 * a[u, p]) and aq[p, u] == a[p, u]
 
 
-def test_anchor_adds_epsilon_over_passage_count_only_for_new_seeds(musique_kg, services, musique_sub):
+def test_anchor_adds_epsilon_over_passage_count_only_for_new_seeds(
+    musique_kg, services, musique_sub
+):
     kg = musique_kg
     q = musique_sub.questions[0]
-    r = _catrag(kg, services, RuleLLM(entities=[]), ner="llm", edge_weighting=False, passage_boost=False)
+    r = _catrag(
+        kg, services, RuleLLM(entities=[]), ner="llm", edge_weighting=False, passage_boost=False
+    )
     w0, _, _ = r.recognise(q, services.query_embedding(q), {})
     seed_name = kg.entity_names[int(np.argmax(w0))]
     title = kg.entity_names[kg.title_entity(5)]
@@ -175,7 +208,9 @@ def test_anchor_adds_epsilon_over_passage_count_only_for_new_seeds(musique_kg, s
     if True:
         assert w[e] == pytest.approx(0.2 / len(kg.passages_of_entity(e)))
         assert trace["anchors"] == [[title, title, w[e]]]
-    np.testing.assert_array_equal(np.delete(w, e), np.delete(w0, e))  # the existing seed is unchanged
+    np.testing.assert_array_equal(
+        np.delete(w, e), np.delete(w0, e)
+    )  # the existing seed is unchanged
 
 
 def test_no_leakage_between_questions_and_base_graph_untouched(musique_kg, services, musique_sub):
@@ -190,7 +225,9 @@ def test_no_leakage_between_questions_and_base_graph_untouched(musique_kg, servi
 
 
 def test_all_components_off_is_hipporag2(musique_kg, services, musique_sub):
-    r = _catrag(musique_kg, services, None, anchoring=False, edge_weighting=False, passage_boost=False)
+    r = _catrag(
+        musique_kg, services, None, anchoring=False, edge_weighting=False, passage_boost=False
+    )
     h = HippoRAGRetriever(filter=False)
     h.prepare(musique_kg, services)
     for q in musique_sub.questions:
@@ -212,29 +249,48 @@ def test_ppr_on_the_adapted_graph_equals_networkx_on_a_digraph(musique_kg, servi
     from hopbench.retrieve.hipporag import passage_reset
 
     reset = np.concatenate([w, passage_reset(dense, 0.05)])
-    ref = nx.pagerank(g, alpha=0.5, personalization=dict(enumerate(reset)), tol=1e-14, max_iter=10_000)
+    ref = nx.pagerank(
+        g, alpha=0.5, personalization=dict(enumerate(reset)), tol=1e-14, max_iter=10_000
+    )
     ref_p = np.array([ref[kg.n_entities + j] for j in range(kg.n_passages)])
     got = r.retrieve(q, kg.n_passages)
     by_id = dict(zip(got.passage_ids, got.scores))
     np.testing.assert_allclose([by_id[p] for p in kg.passage_ids], ref_p, atol=1e-8)
 
 
-def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(musique_kg, services, musique_sub):
-    r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False,
-                prompts="json", score_merge="pair")
+def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(
+    musique_kg, services, musique_sub
+):
+    r = _catrag(
+        musique_kg,
+        services,
+        RuleLLM(fail_scoring=True),
+        anchoring=False,
+        passage_boost=False,
+        prompts="json",
+        score_merge="pair",
+    )
     q = musique_sub.questions[0]
     _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
     assert set(rel_m.values()) <= {0.2} and trace["fallback"]
     assert {e["step"] for e in trace["fallback"]} == {"neighbour_scores"}
-    assert all("scripted failure" in e["reason"] and "unchanged" in e["reason"] for e in trace["fallback"])
+    assert all(
+        "scripted failure" in e["reason"] and "unchanged" in e["reason"] for e in trace["fallback"]
+    )
     h = HippoRAGRetriever(filter=False)
     h.prepare(musique_kg, services)
-    if not any(e["pruned"] for e in trace["edge_scores"]):   # nothing pruned: the graph is HippoRAG's
+    if not any(
+        e["pruned"] for e in trace["edge_scores"]
+    ):  # nothing pruned: the graph is HippoRAG's
         assert not rel_m and r.retrieve(q, 10).passage_ids == h.retrieve(q, 10).passage_ids
 
 
-def test_an_unparsed_reply_line_gets_the_codes_score_4_and_is_counted(musique_kg, services, musique_sub):
-    r = _catrag(musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False)
+def test_an_unparsed_reply_line_gets_the_codes_score_4_and_is_counted(
+    musique_kg, services, musique_sub
+):
+    r = _catrag(
+        musique_kg, services, RuleLLM(fail_scoring=True), anchoring=False, passage_boost=False
+    )
     q = musique_sub.questions[0]
     _, _, rel_m, _, trace = _seeds_and_multipliers(r, q)
     scored = [s for e in trace["edge_scores"] for _, s in e["scored"]]
@@ -253,9 +309,12 @@ def test_summaries_only_for_entities_with_more_than_tau_facts(musique_kg, servic
     scored = {n for e in trace["edge_scores"] for n, _ in e["scored"]}
     many = {n for n in scored if len(kg.facts_of_entity(kg.entity_index(n))) > 3}
     assert many and llm.n("entity_summary") == len(many)
-    assert r.context_of(kg.entity_index(next(iter(many))), np.zeros(kg.n_facts), {}) == "a scripted summary."
+    assert (
+        r.context_of(kg.entity_index(next(iter(many))), np.zeros(kg.n_facts), {})
+        == "a scripted summary."
+    )
     calls_before = llm.n("entity_summary")
-    _seeds_and_multipliers(r, q)                      # summaries are memoised per entity
+    _seeds_and_multipliers(r, q)  # summaries are memoised per entity
     assert llm.n("entity_summary") == calls_before
 
 
@@ -266,8 +325,9 @@ def test_edge_weighting_needs_an_llm():
     assert math.isclose(CatRAGRetriever(llm_name="local").passage_multiplier, 3.5)
 
 
-def test_an_empty_summary_falls_back_to_facts_per_question_and_is_not_memoised(musique_kg, services,
-                                                                               musique_sub):
+def test_an_empty_summary_falls_back_to_facts_per_question_and_is_not_memoised(
+    musique_kg, services, musique_sub
+):
     from hopbench.llm.client import LLMResult
 
     class EmptySummaries(RuleLLM):
@@ -285,7 +345,9 @@ def test_an_empty_summary_falls_back_to_facts_per_question_and_is_not_memoised(m
     assert summaries and len(summaries) == llm.n("entity_summary")
     assert all("empty summary" in e["reason"] and "the facts of" in e["reason"] for e in summaries)
     asked = llm.n("entity_summary")
-    _, _, _, _, again = _seeds_and_multipliers(r, q)   # a fallback is not memoised: asked and recorded again
+    _, _, _, _, again = _seeds_and_multipliers(
+        r, q
+    )  # a fallback is not memoised: asked and recorded again
     assert llm.n("entity_summary") == 2 * asked
     assert len([e for e in again["fallback"] if e["step"] == "entity_summary"]) == asked
 
@@ -337,14 +399,18 @@ def test_target_multipliers_match_the_codes_multigraph_procedure(seed):
     keys = {}
     for _ in range(30):
         a, b = (int(x) for x in rng.integers(0, n, 2))
-        keys[(a, b)] = float(rng.integers(1, 4)) * 2 if rng.random() < 0.7 else 3 * rng.uniform(0.8, 1)
+        keys[(a, b)] = (
+            float(rng.integers(1, 4)) * 2 if rng.random() < 0.7 else 3 * rng.uniform(0.8, 1)
+        )
     base_dense = np.zeros((n, n))
     for (a, b), wt in keys.items():
         if a != b:
             base_dense[a, b] += wt
             base_dense[b, a] += wt
     seeds = [int(x) for x in rng.choice(n, 3, replace=False)]
-    calls = [{int(v): int(rng.integers(0, 11)) for v in rng.choice(n, 4, replace=False)} for _ in seeds]
+    calls = [
+        {int(v): int(rng.integers(0, 11)) for v in rng.choice(n, 4, replace=False)} for _ in seeds
+    ]
     skipped = {int(v) for v in rng.choice(n, 3, replace=False)}
     best: dict = {}
     for call in calls:
@@ -362,10 +428,14 @@ def test_target_multipliers_match_the_codes_multigraph_procedure(seed):
 def hipporag2_kg(musique_sub, encoder, cache_dir):
     from hopbench.kg import load_or_build
 
-    return load_or_build(musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir)
+    return load_or_build(
+        musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir
+    )
 
 
-def test_max_target_weights_every_seeds_whole_edge_by_the_best_score(hipporag2_kg, services, musique_sub):
+def test_max_target_weights_every_seeds_whole_edge_by_the_best_score(
+    hipporag2_kg, services, musique_sub
+):
     kg = hipporag2_kg
     llm = RuleLLM(score=lambda name: len(name) % 11)
     r = _catrag(kg, services, llm, anchoring=False, passage_boost=False, k_edge=3)
@@ -380,7 +450,7 @@ def test_max_target_weights_every_seeds_whole_edge_by_the_best_score(hipporag2_k
     for u in range(kg.n_nodes):
         for v in np.flatnonzero(a[u]):
             if u in seeds and v < E and v in scored:
-                want = a[u, v] * 2 * _code_mapping(scored[v]) / 2   # phi_scale 1: the paper's phi
+                want = a[u, v] * 2 * _code_mapping(scored[v]) / 2  # phi_scale 1: the paper's phi
                 assert aq[u, v] == pytest.approx(want, abs=1e-12), (u, v)
             elif u not in seeds:
                 assert aq[u, v] == a[u, v]
@@ -390,8 +460,15 @@ def test_max_target_weights_every_seeds_whole_edge_by_the_best_score(hipporag2_k
 def test_anchor_divisor_code_uses_the_previous_phrase_key(hipporag2_kg, services, musique_sub):
     kg = hipporag2_kg
     q = musique_sub.questions[0]
-    r = _catrag(kg, services, RuleLLM(entities=[]), ner="llm", edge_weighting=False, passage_boost=False,
-                anchor_divisor="code")
+    r = _catrag(
+        kg,
+        services,
+        RuleLLM(entities=[]),
+        ner="llm",
+        edge_weighting=False,
+        passage_boost=False,
+        anchor_divisor="code",
+    )
     w0, kept, _ = r.recognise(q, services.query_embedding(q), {})
     new = [e for e in np.argsort(r.passage_counts)[::-1] if w0[e] == 0][:2]
     names = [kg.entity_names[int(e)] for e in new]
@@ -406,18 +483,35 @@ def test_anchor_divisor_code_uses_the_previous_phrase_key(hipporag2_kg, services
     assert [a[1] for a in trace["anchors"]] == [kg.entity_names[e] for e in order]
 
 
-def test_boost_scope_fact_entities_covers_every_subject_and_object(hipporag2_kg, services, musique_sub):
+def test_boost_scope_fact_entities_covers_every_subject_and_object(
+    hipporag2_kg, services, musique_sub
+):
     kg = hipporag2_kg
-    r = _catrag(kg, services, RuleLLM(), anchoring=False, edge_weighting=False,
-                boost_scope="fact_entities", passage_multiplier=2.5, passage_renormalise=True)
+    r = _catrag(
+        kg,
+        services,
+        RuleLLM(),
+        anchoring=False,
+        edge_weighting=False,
+        boost_scope="fact_entities",
+        passage_multiplier=2.5,
+        passage_renormalise=True,
+    )
     n_changed = 0
     for q in musique_sub.questions:
         _, kept, rel_m, ctx_m, trace = _seeds_and_multipliers(r, q)
         ents = {int(x) for f in kept for x in (kg.fact_subject[f], kg.fact_object[f])}
-        boosted = {(u, kg.n_entities + int(p)) for f in kept for p in kg.passages_of_fact(f) for u in ents
-                   if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))}
+        boosted = {
+            (u, kg.n_entities + int(p))
+            for f in kept
+            for p in kg.passages_of_fact(f)
+            for u in ents
+            if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))
+        }
         want = {}
-        for u in ents:   # by hand: x2.5 on boosted edges, then scaled so u's passage total is unchanged
+        for (
+            u
+        ) in ents:  # by hand: x2.5 on boosted edges, then scaled so u's passage total is unchanged
             ps = [kg.n_entities + int(p) for p in kg.passages_of_entity(u)]
             raw = {p: 2.5 if (u, p) in boosted else 1.0 for p in ps}
             want.update({(u, p): v * len(ps) / sum(raw.values()) for p, v in raw.items()})
@@ -432,7 +526,15 @@ def test_boost_scope_fact_entities_covers_every_subject_and_object(hipporag2_kg,
 def test_neighbour_copies_follow_the_codes_parallel_out_edges(hipporag2_kg, services, musique_sub):
     """The code's list: a neighbour once per out-edge of the seed to it (igraph successors())."""
     kg = hipporag2_kg
-    r = _catrag(kg, services, RuleLLM(), anchoring=False, passage_boost=False, neighbour_copies=True, k_edge=4)
+    r = _catrag(
+        kg,
+        services,
+        RuleLLM(),
+        anchoring=False,
+        passage_boost=False,
+        neighbour_copies=True,
+        k_edge=4,
+    )
     q_emb = services.query_embedding(musique_sub.questions[0])
     fact_cos = r.fact_emb @ q_emb.astype(float)
     pairs = {(int(a), int(b)) for a, b in zip(kg.fact_subject, kg.fact_object) if a != b}
@@ -442,12 +544,12 @@ def test_neighbour_copies_follow_the_codes_parallel_out_edges(hipporag2_kg, serv
             continue
         keep, pruned = r.listed_neighbours(u, sims)
         entries = keep + pruned
-        for v in sims:   # by hand: one copy per direction that holds a fact or a synonym entry
+        for v in sims:  # by hand: one copy per direction that holds a fact or a synonym entry
             syn = kg.synonym[u, v] > 0
             want = max(int(syn or (u, v) in pairs) + int(syn or (v, u) in pairs), 1)
             assert entries.count(v) == want
         if len(entries) <= 4:
-            assert keep == sorted(keep) and not pruned           # node order, nothing cut
+            assert keep == sorted(keep) and not pruned  # node order, nothing cut
         else:
             assert len(keep) == 4
             assert min(sims[v][0] for v in keep) >= max(sims[v][0] for v in pruned)
@@ -456,7 +558,7 @@ def test_neighbour_copies_follow_the_codes_parallel_out_edges(hipporag2_kg, serv
 def test_neighbour_copies_by_hand():
     import scipy.sparse as sp
 
-    class KG:   # entity 0 the seed: facts 0->1 and 1->0, 0->2, a synonym 0~3 with a fact 3->0
+    class KG:  # entity 0 the seed: facts 0->1 and 1->0, 0->2, a synonym 0~3 with a fact 3->0
         synonym = sp.csr_matrix(([0.9, 0.9], ([0, 3], [3, 0])), shape=(5, 5))
 
     r = CatRAGRetriever.__new__(CatRAGRetriever)
@@ -464,12 +566,13 @@ def test_neighbour_copies_by_hand():
     r._fact_directions = {(0, 1), (1, 0), (0, 2), (3, 0), (0, 4)}
     sims = {1: (0.5, []), 2: (0.9, []), 3: (0.1, []), 4: (0.7, [])}
     assert r.listed_neighbours(0, sims) == ([1, 1, 2, 3, 3, 4], [])
-    r.k_edge = 3   # cut: best scores first, a stable sort (copies adjacent), the rest skipped
+    r.k_edge = 3  # cut: best scores first, a stable sort (copies adjacent), the rest skipped
     assert r.listed_neighbours(0, sims) == ([2, 4, 1], [1, 3, 3])
 
 
-def test_prompts_official_runs_the_checkouts_templates_and_the_codes_parsers(hipporag2_kg, services, musique_sub,
-                                                                            tmp_path):
+def test_prompts_official_runs_the_checkouts_templates_and_the_codes_parsers(
+    hipporag2_kg, services, musique_sub, tmp_path
+):
     """prompts: official on a synthetic checkout (no authors' text in the repository): the
     filter in DSPy's field format, NER in a code fence, scores after 'Answer:', as the code reads them."""
     import json as _json
@@ -479,11 +582,18 @@ def test_prompts_official_runs_the_checkouts_templates_and_the_codes_parsers(hip
 
     t = tmp_path / "prompts" / "templates"
     t.mkdir(parents=True)
-    for name, body in (("fact_score_with_sum", "S=${seed_entity}\n${neighbor_entities}"),
-                       ("node_summarize", "SUMMARISE ${entity}\n${fact_triplets}"), ("ner_query", "NER ${query}")):
-        (t / f"{name}.py").write_text(f"prompt_template = [{{'role': 'user', 'content': {body!r}}}]\n")
+    for name, body in (
+        ("fact_score_with_sum", "S=${seed_entity}\n${neighbor_entities}"),
+        ("node_summarize", "SUMMARISE ${entity}\n${fact_triplets}"),
+        ("ner_query", "NER ${query}"),
+    ):
+        (t / f"{name}.py").write_text(
+            f"prompt_template = [{{'role': 'user', 'content': {body!r}}}]\n"
+        )
     (tmp_path / "prompts" / "dspy_prompts").mkdir()
-    (tmp_path / "prompts" / "dspy_prompts" / "filter_x.json").write_text(_json.dumps({"prog": {"system": "S", "demos": []}}))
+    (tmp_path / "prompts" / "dspy_prompts" / "filter_x.json").write_text(
+        _json.dumps({"prog": {"system": "S", "demos": []}})
+    )
 
     class OfficialFormats:
         def __init__(self):
@@ -493,27 +603,45 @@ def test_prompts_official_runs_the_checkouts_templates_and_the_codes_parsers(hip
             u = messages[-1]["content"]
             if u.startswith("NER "):
                 self.kinds.append("ner")
-                return LLMResult(text='```json\n{"named_entities": ["Journal of Psychotherapy Integration"]}\n```')
+                return LLMResult(
+                    text='```json\n{"named_entities": ["Journal of Psychotherapy Integration"]}\n```'
+                )
             if u.startswith("SUMMARISE "):
                 self.kinds.append("summary")
                 return LLMResult(text="Answer: a summary.")
             if "[[ ## fact_before_filter ## ]]" in u:
                 self.kinds.append("filter")
-                facts = _json.loads(u.split("[[ ## fact_before_filter ## ]]\n", 1)[1].split("\n\n", 1)[0])["fact"]
-                return LLMResult(text="[[ ## fact_after_filter ## ]]\n" + _json.dumps({"fact": facts[:2]})
-                                 + "\n\n[[ ## completed ## ]]")
+                facts = _json.loads(
+                    u.split("[[ ## fact_before_filter ## ]]\n", 1)[1].split("\n\n", 1)[0]
+                )["fact"]
+                return LLMResult(
+                    text="[[ ## fact_after_filter ## ]]\n"
+                    + _json.dumps({"fact": facts[:2]})
+                    + "\n\n[[ ## completed ## ]]"
+                )
             self.kinds.append("score")
             names = _re.findall(r'^\[(\d+)\] "(.*?)" \| LINKING FACT:', u, _re.M)
-            return LLMResult(text="Answer:\n" + "\n".join(f"{i} ({n}): 8 | why" for i, n in names[1:]))
+            return LLMResult(
+                text="Answer:\n" + "\n".join(f"{i} ({n}): 8 | why" for i, n in names[1:])
+            )
 
     llm = OfficialFormats()
-    r = _catrag(hipporag2_kg, services, llm, ner="llm", filter=True, prompts="official",
-                official_prompts=str(tmp_path))
+    r = _catrag(
+        hipporag2_kg,
+        services,
+        llm,
+        ner="llm",
+        filter=True,
+        prompts="official",
+        official_prompts=str(tmp_path),
+    )
     res = r.retrieve(musique_sub.questions[0], 10)
     tr = res.trace
     assert {"ner", "filter", "score"} <= set(llm.kinds)
-    assert len(tr["facts"]) == 2 and tr["question_entities"] == ["journal of psychotherapy integration"]
+    assert len(tr["facts"]) == 2 and tr["question_entities"] == [
+        "journal of psychotherapy integration"
+    ]
     scored = [s for e in tr["edge_scores"] for _, s in e["scored"]]
-    assert 8 in scored and 4 in scored        # the first neighbour of each call is left out: default 4
+    assert 8 in scored and 4 in scored  # the first neighbour of each call is left out: default 4
     missed = [e for e in tr["fallback"] if e["step"] == "official_fact_score_with_sum"]
     assert len(missed) == sum(1 for e in tr["edge_scores"] if e["scored"])

@@ -17,7 +17,7 @@ from hopbench.llm.decision_replay import DecisionReplay
 from hopbench.retrieve.catrag import CatRAGRetriever
 
 FIXTURE = Path(__file__).parent / "data" / "official_catrag_top10.json"
-SCORE_TOL = 1e-6   # PPR: igraph's prpack (official) vs hopbench's power iteration (tol 1e-10)
+SCORE_TOL = 1e-6  # PPR: igraph's prpack (official) vs hopbench's power iteration (tol 1e-10)
 
 
 @pytest.fixture(scope="module")
@@ -29,18 +29,23 @@ def fixture():
 def hipporag2_sub_kg(musique_sub, encoder, cache_dir):
     from hopbench.kg import load_or_build
 
-    return load_or_build(musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir)
+    return load_or_build(
+        musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir
+    )
 
 
 def _catrag_code(llm):
-    cfg = OmegaConf.to_container(load_config(["retriever=catrag_code", "llm=local"]).retriever, resolve=True)
+    cfg = OmegaConf.to_container(
+        load_config(["retriever=catrag_code", "llm=local"]).retriever, resolve=True
+    )
     for key in ("name", "_target_", "graph_construction"):
         cfg.pop(key, None)
     return CatRAGRetriever(**cfg)
 
 
-def test_catrag_code_reproduces_the_official_top10_with_the_same_decisions(fixture, hipporag2_sub_kg, services,
-                                                                            musique_sub):
+def test_catrag_code_reproduces_the_official_top10_with_the_same_decisions(
+    fixture, hipporag2_sub_kg, services, musique_sub
+):
     assert fixture["dataset"] == "musique_sub" and fixture["official_commit"].startswith("ce06b459")
     llm = DecisionReplay({q["text"]: q["decisions"] for q in fixture["questions"]})
     services.llm = llm
@@ -55,8 +60,9 @@ def test_catrag_code_reproduces_the_official_top10_with_the_same_decisions(fixtu
     assert not llm.undecided
 
 
-def test_the_paper_constants_rank_differently_from_the_official_code(fixture, hipporag2_sub_kg, services,
-                                                                     musique_sub):
+def test_the_paper_constants_rank_differently_from_the_official_code(
+    fixture, hipporag2_sub_kg, services, musique_sub
+):
     """The check above can fail: catrag (the paper's constants) on the same decisions gives
     other PPR scores than the authors' code."""
     llm = DecisionReplay({q["text"]: q["decisions"] for q in fixture["questions"]})
@@ -64,6 +70,12 @@ def test_the_paper_constants_rank_differently_from_the_official_code(fixture, hi
     r = CatRAGRetriever(llm_name="local")
     r.prepare(hipporag2_sub_kg, services)
     by_id = {q.id: q for q in musique_sub.questions}
-    diffs = [np.max(np.abs(np.array(r.retrieve(by_id[fq["id"]], fixture["k"]).scores) - fq["official_scores"]))
-             for fq in fixture["questions"]]
+    diffs = [
+        np.max(
+            np.abs(
+                np.array(r.retrieve(by_id[fq["id"]], fixture["k"]).scores) - fq["official_scores"]
+            )
+        )
+        for fq in fixture["questions"]
+    ]
     assert max(diffs) > 100 * SCORE_TOL

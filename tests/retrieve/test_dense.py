@@ -8,8 +8,12 @@ from hopbench.retrieve.dense import DenseRetriever
 
 
 def test_dense_equals_numpy_argsort(data_dir, encoder):
-    ds = load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
-                      data_dir / "musique/musique_sub_corpus.json")
+    ds = load_dataset(
+        "musique_sub",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
     services = Services(dataset=ds, encoder=encoder)
     r = DenseRetriever()
     r.prepare(None, services)
@@ -24,8 +28,12 @@ def test_dense_equals_numpy_argsort(data_dir, encoder):
 
 
 def test_k_larger_than_corpus(data_dir, encoder):
-    ds = load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
-                      data_dir / "musique/musique_sub_corpus.json")
+    ds = load_dataset(
+        "musique_sub",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
     r = DenseRetriever()
     r.prepare(None, Services(dataset=ds, encoder=encoder))
     assert len(r.retrieve(ds.questions[0], 50).passage_ids) == 18

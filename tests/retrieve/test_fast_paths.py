@@ -34,8 +34,9 @@ from tests.retrieve import sa_oracle
 
 def enumerate_top_paths(adj, activation, activated, seeds, max_hops=4, top=30):
     """Rule 5 by plain enumeration (the oracle's, with no budget)."""
-    return sa_oracle.enumerate_top_paths(adj, activation, activated, seeds, max_hops=max_hops, top=top,
-                                         budget=10**12)[0]
+    return sa_oracle.enumerate_top_paths(
+        adj, activation, activated, seeds, max_hops=max_hops, top=top, budget=10**12
+    )[0]
 
 
 def _runs(kg, services, questions, gate):
@@ -43,19 +44,26 @@ def _runs(kg, services, questions, gate):
     r.prepare(kg, services)
     for q in questions:
         _, idx, act, _ = r.seeds(q)
-        res = spreading_activation(r.adjacency, idx, act, r.gate_vector(services.query_embedding(q)))
+        res = spreading_activation(
+            r.adjacency, idx, act, r.gate_vector(services.query_embedding(q))
+        )
         yield r, q, idx, res
 
 
 @pytest.mark.parametrize("gate", [True, False], ids=["gate", "nogate"])
-def test_pruned_path_search_equals_full_enumeration_on_real_graph(musique_kg, services, musique_sub, gate):
+def test_pruned_path_search_equals_full_enumeration_on_real_graph(
+    musique_kg, services, musique_sub, gate
+):
     n_paths = 0
     for r, q, idx, res in _runs(musique_kg, services, musique_sub.questions, gate):
         for top, hops in ((30, 4), (5, 2), (3, 4)):
-            got, complete = path_kernels.top_paths(r.adjacency, res.activation, res.activated, idx,
-                                            max_hops=hops, top=top)
+            got, complete = path_kernels.top_paths(
+                r.adjacency, res.activation, res.activated, idx, max_hops=hops, top=top
+            )
             assert complete
-            assert got == enumerate_top_paths(r.adjacency, res.activation, res.activated, idx, hops, top), q.id
+            assert got == enumerate_top_paths(
+                r.adjacency, res.activation, res.activated, idx, hops, top
+            ), q.id
             n_paths += len(got)
     assert n_paths > 50  # not vacuous (84 paths when written)
 
@@ -86,7 +94,10 @@ def test_walk_reach_is_the_best_walk_sum_by_brute_force():
     act = rng.random(n)
     on = rng.random(n) < 0.75
     reach = path_kernels.walk_reach(a, act, on, 3)
-    nbrs = {v: [int(u) for u in a.indices[a.indptr[v]:a.indptr[v + 1]] if on[u] and u != v] for v in range(n)}
+    nbrs = {
+        v: [int(u) for u in a.indices[a.indptr[v] : a.indptr[v + 1]] if on[u] and u != v]
+        for v in range(n)
+    }
     for v in np.flatnonzero(on):
         for m in range(4):
             best = 0.0
@@ -138,8 +149,14 @@ def test_lazy_gate_gives_the_full_gate_activations_on_real_graph(musique_kg, ser
         q_emb = services.query_embedding(q)
         _, idx, act, _ = r.seeds(q)
         for depth, threshold in ((3, 0.01), (4, 0.001), (2, 0.0)):
-            full = spreading_activation(adj, idx, act, semantic_gate(kg.description_embeddings, q_emb),
-                                        steps=depth, threshold=threshold)
+            full = spreading_activation(
+                adj,
+                idx,
+                act,
+                semantic_gate(kg.description_embeddings, q_emb),
+                steps=depth,
+                threshold=threshold,
+            )
             for lazy in (LazyGate(unit, q_emb), LazyGate(unit, q_emb, Int8Rows(unit))):
                 got = spreading_activation(adj, idx, act, lazy, steps=depth, threshold=threshold)
                 assert np.array_equal(got.activated, full.activated), q.id

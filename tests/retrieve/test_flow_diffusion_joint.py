@@ -24,10 +24,20 @@ def test_passage_scores_are_x_at_passage_nodes(musique_kg, services, musique_sub
     node_emb = np.concatenate([kg.description_embeddings, services.passage_embeddings])
     for q in musique_sub.questions:
         q_emb = services.query_embedding(q)
-        seeds, _ = keyword_seeds(encoder.encode(question_phrases(q.text)), kg.description_embeddings, 40)
-        res = qafd(adj, node_query_cosine(node_emb, q_emb), seeds, None, variant="paper", alpha=50.0,
-                   epsilon=0.01, max_pushes=500)
-        x = res.x[kg.n_entities:]
+        seeds, _ = keyword_seeds(
+            encoder.encode(question_phrases(q.text)), kg.description_embeddings, 40
+        )
+        res = qafd(
+            adj,
+            node_query_cosine(node_emb, q_emb),
+            seeds,
+            None,
+            variant="paper",
+            alpha=50.0,
+            epsilon=0.01,
+            max_pushes=500,
+        )
+        x = res.x[kg.n_entities :]
         got = r.retrieve(q, kg.n_passages)
         by_id = dict(zip(got.passage_ids, got.scores))
         np.testing.assert_allclose([by_id[p] for p in kg.passage_ids], x, rtol=1e-12, atol=0)
@@ -50,15 +60,32 @@ def test_unbounded_alpha_needs_a_push_budget():
 
 
 def test_seeding_from_the_hipporag_reset(musique_kg, services, musique_sub):
-    r = _prepared(musique_kg, services, alpha=2.0, seeding="hipporag", filter=False,
-                  node_embedding="name", uniform_seed_mass=False, relation_weight=2.0, synonym_weight=2.0)
+    r = _prepared(
+        musique_kg,
+        services,
+        alpha=2.0,
+        seeding="hipporag",
+        filter=False,
+        node_embedding="name",
+        uniform_seed_mass=False,
+        relation_weight=2.0,
+        synonym_weight=2.0,
+    )
     q = musique_sub.questions[1]
     reset, _, _ = r._hippo.reset_vector(q)
     got = r.retrieve(q, 10)
     assert "fallback" not in got.trace and got.trace["pushes"] <= 500
     node_emb = np.concatenate([musique_kg.entity_embeddings, services.passage_embeddings])
     idx = np.flatnonzero(reset > 0)
-    res = qafd(musique_kg.adjacency(relation=2, synonym=2), node_query_cosine(node_emb, services.query_embedding(q)),
-               idx, reset[idx], variant="paper", alpha=2.0, epsilon=0.01, max_pushes=500)
-    x = res.x[musique_kg.n_entities:]
+    res = qafd(
+        musique_kg.adjacency(relation=2, synonym=2),
+        node_query_cosine(node_emb, services.query_embedding(q)),
+        idx,
+        reset[idx],
+        variant="paper",
+        alpha=2.0,
+        epsilon=0.01,
+        max_pushes=500,
+    )
+    x = res.x[musique_kg.n_entities :]
     assert got.scores == pytest.approx(sorted(x, reverse=True)[:10], rel=1e-12)

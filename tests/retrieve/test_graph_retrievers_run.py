@@ -40,22 +40,44 @@ OFFLINE = offline_graph_retrievers()
 
 
 def test_discovery_finds_the_offline_graph_retrievers():
-    assert {"hipporag", "hipporag_hb", "hipporag1", "spreading_activation", "spreading_activation_nogate",
-            "flow_diffusion", "flow_diffusion_bench", "flow_diffusion_joint", "flow_diffusion_code"} <= set(OFFLINE)
-    assert not {"dense", "oracle", "catrag", "neuropath", "spreading_activation_neo4j"} & set(OFFLINE)
+    assert {
+        "hipporag",
+        "hipporag_hb",
+        "hipporag1",
+        "spreading_activation",
+        "spreading_activation_nogate",
+        "flow_diffusion",
+        "flow_diffusion_bench",
+        "flow_diffusion_joint",
+        "flow_diffusion_code",
+    } <= set(OFFLINE)
+    assert not {"dense", "oracle", "catrag", "neuropath", "spreading_activation_neo4j"} & set(
+        OFFLINE
+    )
 
 
 @pytest.mark.parametrize("retriever", OFFLINE)
 def test_execute_runs_each_graph_retriever(retriever, tmp_path, data_dir, cache_dir, musique_kg):
-    cfg = _compose(retriever, f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-                   f"paths.cache_dir={cache_dir}", "progress=false", "dataset=musique_sub")
+    cfg = _compose(
+        retriever,
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "progress=false",
+        "dataset=musique_sub",
+    )
     metrics = execute(cfg)
     assert metrics["n_questions"] == 3 and metrics["retriever"] == retriever
     # hipporag and flow_diffusion_code run on HippoRAG 2's own graph construction, the others on hopbench's
-    assert metrics["graph"] == ("spacy/hipporag2" if retriever in ("hipporag", "flow_diffusion_code") else "spacy")
+    assert metrics["graph"] == (
+        "spacy/hipporag2" if retriever in ("hipporag", "flow_diffusion_code") else "spacy"
+    )
     assert 0.0 < metrics["recall@5"] <= 1.0
-    run = next(p for p in (tmp_path / "runs" / "musique_sub" / retriever).iterdir()
-               if not p.name.startswith("."))  # not the run lock beside it
+    run = next(
+        p
+        for p in (tmp_path / "runs" / "musique_sub" / retriever).iterdir()
+        if not p.name.startswith(".")
+    )  # not the run lock beside it
     rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
     for r in rows:
         assert len(r["ranked_passage_ids"]) == 10 and len(set(r["ranked_passage_ids"])) == 10

@@ -49,21 +49,31 @@ def test_seeds_and_resets_match_a_hand_computation(musique_kg, services, musique
         reset, dense, trace = r.reset_vector(q)
         want, ranked = _hand_reset(musique_kg, services, q)
         np.testing.assert_allclose(reset, want, rtol=1e-9, atol=1e-12)
-        assert 0 < np.count_nonzero(reset[:musique_kg.n_entities]) <= 5
-        assert [c[:3] for c in trace["candidate_facts"]] == [list(musique_kg.fact_triple(f)) for f in ranked]
-        assert reset[musique_kg.n_entities:].max() == pytest.approx(0.05)
-        assert reset[musique_kg.n_entities:].min() == 0.0
+        assert 0 < np.count_nonzero(reset[: musique_kg.n_entities]) <= 5
+        assert [c[:3] for c in trace["candidate_facts"]] == [
+            list(musique_kg.fact_triple(f)) for f in ranked
+        ]
+        assert reset[musique_kg.n_entities :].max() == pytest.approx(0.05)
+        assert reset[musique_kg.n_entities :].min() == 0.0
 
 
 def test_phrase_weights_average_repeated_entities():
     # facts 0 (0-1) and 1 (0-2) with scores 1.0 and 0.5; entity 0 in 2 passages, 1 in 1, 2 in 4
-    w = phrase_seed_weights(np.array([0, 1]), np.array([1.0, 0.5]), np.array([0, 0]), np.array([1, 2]),
-                            np.array([2, 1, 4]), top_phrases=2)
+    w = phrase_seed_weights(
+        np.array([0, 1]),
+        np.array([1.0, 0.5]),
+        np.array([0, 0]),
+        np.array([1, 2]),
+        np.array([2, 1, 4]),
+        top_phrases=2,
+    )
     # e0: (1/2 + 0.5/2) / 2 = 0.375; e1: 1.0; e2: 0.125 -> dropped by top 2
     np.testing.assert_allclose(w, [0.375, 1.0, 0.0])
 
 
-def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(musique_kg, services, musique_sub):
+def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(
+    musique_kg, services, musique_sub
+):
     r = _prepared(musique_kg, services, filter=False)
     g = musique_kg.to_networkx()
     for _, _, d in g.edges(data=True):  # HippoRAG's effective weights
@@ -71,13 +81,21 @@ def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(musique_kg, se
     ids = musique_kg.node_ids
     for q in musique_sub.questions:
         reset, _, _ = r.reset_vector(q)
-        ref = nx.pagerank(g, alpha=0.5, personalization={ids[i]: reset[i] for i in range(len(ids))},
-                          weight="w", tol=1e-14, max_iter=10_000)
+        ref = nx.pagerank(
+            g,
+            alpha=0.5,
+            personalization={ids[i]: reset[i] for i in range(len(ids))},
+            weight="w",
+            tol=1e-14,
+            max_iter=10_000,
+        )
         ref_p = np.array([ref[pid] for pid in musique_kg.passage_ids])
         got = r.retrieve(q, musique_kg.n_passages)
         by_id = dict(zip(got.passage_ids, got.scores))
         np.testing.assert_allclose([by_id[p] for p in musique_kg.passage_ids], ref_p, atol=1e-8)
-        assert got.passage_ids[:5] == [musique_kg.passage_ids[i] for i in np.argsort(-ref_p, kind="stable")[:5]]
+        assert got.passage_ids[:5] == [
+            musique_kg.passage_ids[i] for i in np.argsort(-ref_p, kind="stable")[:5]
+        ]
         assert "fallback" not in got.trace
 
 
@@ -99,7 +117,9 @@ def test_dense_fallback_when_no_fact_survives(musique_kg, services, musique_sub,
     dense.prepare(None, services)
     for q in musique_sub.questions:
         got = r.retrieve(q, 10)
-        assert got.trace["fallback"] == [{"step": "dense_fallback", "reason": "no fact survived the filter"}]
+        assert got.trace["fallback"] == [
+            {"step": "dense_fallback", "reason": "no fact survived the filter"}
+        ]
         assert got.trace["facts"] == []
         ref = dense.retrieve(q, 10)
         assert got.passage_ids == ref.passage_ids
@@ -118,7 +138,7 @@ def test_hipporag1_seeds_nearest_entity_with_node_specificity(musique_kg, servic
     r = _prepared(musique_kg, services, seeding="hipporag1")
     q = musique_sub.questions[0]
     reset, _, trace = r.reset_vector(q)
-    ent = reset[:musique_kg.n_entities]
+    ent = reset[: musique_kg.n_entities]
     for name in trace["linked"]:
         e = musique_kg.entity_index(name)
         assert ent[e] == pytest.approx(1.0 / len(musique_kg.passages_of_entity(e)))
@@ -136,13 +156,17 @@ def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
         np.testing.assert_allclose(b.scores, one.scores, atol=1e-9)
 
 
-def test_the_graph_must_be_of_the_construction_asked_for(musique_sub, musique_kg, encoder, cache_dir, services):
+def test_the_graph_must_be_of_the_construction_asked_for(
+    musique_sub, musique_kg, encoder, cache_dir, services
+):
     from hopbench.kg import load_or_build
     from hopbench.kg.hipporag2 import text_processing
 
     with pytest.raises(HopbenchError, match="graph.construction=hopbench"):
         _prepared(musique_kg, services, filter=False, graph_construction="hipporag2")
-    kg2 = load_or_build(musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir)
+    kg2 = load_or_build(
+        musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir
+    )
     with pytest.raises(HopbenchError, match="graph.construction=hipporag2"):
         _prepared(kg2, services, filter=False, graph_construction="hopbench")
     r = _prepared(kg2, services, filter=False, graph_construction="hipporag2")
@@ -154,10 +178,17 @@ def test_the_graph_must_be_of_the_construction_asked_for(musique_sub, musique_kg
     from hopbench.kg.extraction_run import extract_corpus, make_extractor
     from hopbench.kg.settings import resolve_settings
 
-    records = extract_corpus(list(musique_sub.corpus), make_extractor(resolve_settings(None)), cache_dir)
-    for e in np.flatnonzero(reset[:kg2.n_entities]):
+    records = extract_corpus(
+        list(musique_sub.corpus), make_extractor(resolve_settings(None)), cache_dir
+    )
+    for e in np.flatnonzero(reset[: kg2.n_entities]):
         name = kg2.entity_names[e]
-        hand = sum(any(name in (text_processing(t[0]), text_processing(t[2])) for t in records[p.id].triples)
-                   for p in musique_sub.corpus)
+        hand = sum(
+            any(
+                name in (text_processing(t[0]), text_processing(t[2]))
+                for t in records[p.id].triples
+            )
+            for p in musique_sub.corpus
+        )
         assert r.passage_counts[e] == hand
     assert all(kg2.fact_text(i).startswith("('") for i in range(kg2.n_facts))

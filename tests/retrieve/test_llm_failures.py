@@ -31,7 +31,9 @@ class FailingLLM:
         self.error = error
         self.schemas: list[str] = []
 
-    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+    def chat_json(
+        self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None
+    ):
         self.schemas.append(schema_name)
         raise self.error
 
@@ -43,21 +45,38 @@ class FailingLLM:
 # retriever, its first LLM step
 RETRIEVERS = {
     "hipporag": (lambda: HippoRAGRetriever(filter=True, llm_name="server"), "fact_filter"),
-    "catrag": (lambda: CatRAGRetriever(filter=False, ner="llm", llm_name="server", edge_weighting=False,
-                                       passage_boost=False), "question_entities"),
-    "neuropath_robust": (lambda: NeuroPathRetriever(handling="robust", prompts="compact", ner="llm",
-                                                    llm_name="server"), "question_entities"),
-    "flow_diffusion": (lambda: FlowDiffusionRetriever(keywords=True, llm_name="server"), "qafd_keywords"),
-    "flow_diffusion_joint": (lambda: JointFlowDiffusionRetriever(keywords=True, llm_name="server"),
-                             "question_keywords"),
-    "spreading_activation": (lambda: SpreadingActivationRetriever(mentions="llm", llm_name="server"),
-                             "qasa_question_entities"),
+    "catrag": (
+        lambda: CatRAGRetriever(
+            filter=False, ner="llm", llm_name="server", edge_weighting=False, passage_boost=False
+        ),
+        "question_entities",
+    ),
+    "neuropath_robust": (
+        lambda: NeuroPathRetriever(
+            handling="robust", prompts="compact", ner="llm", llm_name="server"
+        ),
+        "question_entities",
+    ),
+    "flow_diffusion": (
+        lambda: FlowDiffusionRetriever(keywords=True, llm_name="server"),
+        "qafd_keywords",
+    ),
+    "flow_diffusion_joint": (
+        lambda: JointFlowDiffusionRetriever(keywords=True, llm_name="server"),
+        "question_keywords",
+    ),
+    "spreading_activation": (
+        lambda: SpreadingActivationRetriever(mentions="llm", llm_name="server"),
+        "qasa_question_entities",
+    ),
 }
 
-FATAL = [LLMUnavailableError("LLM server at http://127.0.0.1:9/v1 is not reachable: start the server"),
-         LLMTimeoutError("did not answer within 1 s"),
-         LLMAuthError("refused the API key"),
-         LLMServerError("kept failing (HTTP 500) after 3 attempt(s)")]
+FATAL = [
+    LLMUnavailableError("LLM server at http://127.0.0.1:9/v1 is not reachable: start the server"),
+    LLMTimeoutError("did not answer within 1 s"),
+    LLMAuthError("refused the API key"),
+    LLMServerError("kept failing (HTTP 500) after 3 attempt(s)"),
+]
 
 
 def _prepared(name, kg, services, llm):
@@ -69,16 +88,20 @@ def _prepared(name, kg, services, llm):
 
 @pytest.mark.parametrize("name", RETRIEVERS)
 @pytest.mark.parametrize("error", FATAL, ids=lambda e: type(e).__name__)
-def test_an_unusable_server_aborts_instead_of_falling_back(name, error, musique_kg, services, musique_sub):
+def test_an_unusable_server_aborts_instead_of_falling_back(
+    name, error, musique_kg, services, musique_sub
+):
     llm = FailingLLM(error)
     r = _prepared(name, musique_kg, services, llm)
     with pytest.raises(type(error)):
         r.retrieve(musique_sub.questions[0], 10)
-    assert llm.schemas == [RETRIEVERS[name][1]]       # the first step raised; nothing after it ran
+    assert llm.schemas == [RETRIEVERS[name][1]]  # the first step raised; nothing after it ran
 
 
 @pytest.mark.parametrize("name", RETRIEVERS)
-def test_a_bad_reply_falls_back_for_that_step_and_is_recorded(name, musique_kg, services, musique_sub):
+def test_a_bad_reply_falls_back_for_that_step_and_is_recorded(
+    name, musique_kg, services, musique_sub
+):
     step = RETRIEVERS[name][1]
     llm = FailingLLM(LLMFormatError(step, 3, "not valid JSON", "oops"))
     r = _prepared(name, musique_kg, services, llm)
@@ -86,15 +109,27 @@ def test_a_bad_reply_falls_back_for_that_step_and_is_recorded(name, musique_kg, 
     assert len(got.passage_ids) == 10
     entries = got.trace["fallback"]
     assert entries[0]["step"] == step
-    assert "did not match its JSON schema after 3 attempt(s): not valid JSON" in entries[0]["reason"]
+    assert (
+        "did not match its JSON schema after 3 attempt(s): not valid JSON" in entries[0]["reason"]
+    )
     assert all(set(e) == {"step", "reason"} for e in entries)
-    for old in ("filter_error", "ner_error", "scoring_errors", "tracker_error", "keywords_error",
-                "dense_fallback"):
+    for old in (
+        "filter_error",
+        "ner_error",
+        "scoring_errors",
+        "tracker_error",
+        "keywords_error",
+        "dense_fallback",
+    ):
         assert old not in got.trace
 
 
-def test_hipporag_bad_filter_reply_gives_the_dense_ranking_and_says_both(musique_kg, services, musique_sub):
-    llm = FailingLLM(LLMFormatError("fact_filter", 3, "at (root): 'selected' is a required property", "{}"))
+def test_hipporag_bad_filter_reply_gives_the_dense_ranking_and_says_both(
+    musique_kg, services, musique_sub
+):
+    llm = FailingLLM(
+        LLMFormatError("fact_filter", 3, "at (root): 'selected' is a required property", "{}")
+    )
     got = _prepared("hipporag", musique_kg, services, llm).retrieve(musique_sub.questions[0], 10)
     assert [e["step"] for e in got.trace["fallback"]] == ["fact_filter", "dense_fallback"]
     assert got.trace["fallback"][0]["reason"].endswith("; no fact kept")

@@ -18,7 +18,9 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "neuropath_official_top
 def test_the_fixture_is_a_real_sample():
     data = json.loads(FIXTURE.read_text())
     assert len(data["questions"]) >= 5
-    assert all(len(q["official_top10"]) == 10 and q["status"] == "identical" for q in data["questions"])
+    assert all(
+        len(q["official_top10"]) == 10 and q["status"] == "identical" for q in data["questions"]
+    )
 
 
 def test_replayed_replies_give_the_authors_top10(musique_dataset, musique_graph, encoder):

@@ -36,7 +36,9 @@ stride: 1
 """
 
 
-def test_a_toy_retriever_from_a_config_folder_runs_and_is_reported(tmp_path, monkeypatch, data_dir, cache_dir):
+def test_a_toy_retriever_from_a_config_folder_runs_and_is_reported(
+    tmp_path, monkeypatch, data_dir, cache_dir
+):
     code = tmp_path / "code"
     code.mkdir()
     (code / "toy_retriever.py").write_text(textwrap.dedent(MODULE))
@@ -44,13 +46,26 @@ def test_a_toy_retriever_from_a_config_folder_runs_and_is_reported(tmp_path, mon
     (tmp_path / "conf" / "retriever").mkdir(parents=True)
     (tmp_path / "conf" / "retriever" / "toy.yaml").write_text(CONFIG)
     runs, results = tmp_path / "runs", tmp_path / "results"
-    cfg = load_config([
-        f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "retriever=toy", "retriever.stride=2",
-        f"paths.data_dir={data_dir}", f"paths.runs_dir={runs}", f"paths.cache_dir={cache_dir}",
-        "dataset=musique_sub", "progress=false"])
+    cfg = load_config(
+        [
+            f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+            "retriever=toy",
+            "retriever.stride=2",
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={runs}",
+            f"paths.cache_dir={cache_dir}",
+            "dataset=musique_sub",
+            "progress=false",
+        ]
+    )
     metrics = execute(cfg)
     assert metrics["retriever"] == "toy" and metrics["n_questions"] == 3
-    assert cli_main(["report", "--runs-dir", str(runs), "--results-dir", str(results), "--no-reference"]) == 0
+    assert (
+        cli_main(
+            ["report", "--runs-dir", str(runs), "--results-dir", str(results), "--no-reference"]
+        )
+        == 0
+    )
     rows = list(csv.DictReader((results / "leaderboard.csv").open()))
     assert [(r["dataset"], r["retriever"]) for r in rows] == [("musique_sub", "toy")]
     assert rows[0]["params"] == "stride=2"

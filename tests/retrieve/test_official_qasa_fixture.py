@@ -37,7 +37,9 @@ def above_cut(rows: list, key, value) -> list:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("gate", ["gate", "nogate"])
-def test_activations_entities_and_paths_equal_the_authors(gate, musique_dataset, musique_graph, encoder):
+def test_activations_entities_and_paths_equal_the_authors(
+    gate, musique_dataset, musique_graph, encoder
+):
     from hopbench.retrieve.base import Services
 
     sample = json.loads(FIXTURE.read_text())["musique"]
@@ -51,22 +53,41 @@ def test_activations_entities_and_paths_equal_the_authors(gate, musique_dataset,
         q = questions[want["id"]]
         _, idx, act, _ = r.seeds(q, want["mentions"])
         assert sorted(kg.entity_names[i] for i in idx) == sorted(want["seeds"]), q.id
-        res = spreading_activation(r.adjacency, idx, act, r.lazy_gate(services.query_embedding(q)),
-                                   decay=r.decay, steps=r.depth, threshold=r.threshold)
+        res = spreading_activation(
+            r.adjacency,
+            idx,
+            act,
+            r.lazy_gate(services.query_embedding(q)),
+            decay=r.decay,
+            steps=r.depth,
+            threshold=r.threshold,
+        )
         got = {kg.entity_names[i]: float(res.activation[i]) for i in np.flatnonzero(res.activated)}
         assert set(got) == set(want["activation"]), q.id
         names = sorted(got)
-        np.testing.assert_allclose([got[n] for n in names], [want["activation"][n] for n in names],
-                                   rtol=0, atol=TOL, err_msg=q.id)
+        np.testing.assert_allclose(
+            [got[n] for n in names],
+            [want["activation"][n] for n in names],
+            rtol=0,
+            atol=TOL,
+            err_msg=q.id,
+        )
         mine = sorted(got.items(), key=lambda kv: -kv[1])
-        assert above_cut(mine, lambda x: x[0], lambda x: x[1]) == \
-            above_cut(want["entities"], lambda x: x[0], lambda x: x[1]), q.id
+        assert above_cut(mine, lambda x: x[0], lambda x: x[1]) == above_cut(
+            want["entities"], lambda x: x[0], lambda x: x[1]
+        ), q.id
         act_idx = {kg.entity_index(n): a for n, a in got.items()}
         rows, complete = relationship_path_rows(r.adjacency, act_idx, idx)
         assert complete
         rows.sort(key=lambda t: -t[0])
         mine_paths = [([kg.entity_names[v] for v in p], w) for w, p in rows[:TOP]]
-        np.testing.assert_allclose([w for _, w in mine_paths], [w for _, w in want["raw_paths"]],
-                                   rtol=0, atol=TOL, err_msg=q.id)
-        assert above_cut(mine_paths, lambda x: tuple(x[0]), lambda x: x[1]) == \
-            above_cut(want["raw_paths"], lambda x: tuple(x[0]), lambda x: x[1]), q.id
+        np.testing.assert_allclose(
+            [w for _, w in mine_paths],
+            [w for _, w in want["raw_paths"]],
+            rtol=0,
+            atol=TOL,
+            err_msg=q.id,
+        )
+        assert above_cut(mine_paths, lambda x: tuple(x[0]), lambda x: x[1]) == above_cut(
+            want["raw_paths"], lambda x: tuple(x[0]), lambda x: x[1]
+        ), q.id

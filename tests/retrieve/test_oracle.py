@@ -9,8 +9,12 @@ from hopbench.retrieve.oracle import OracleRetriever
 
 
 def test_gold_first_then_dense_fill(data_dir, encoder):
-    ds = load_dataset("musique_sub", "musique", data_dir / "musique/musique_qa_sub.json",
-                      data_dir / "musique/musique_sub_corpus.json")
+    ds = load_dataset(
+        "musique_sub",
+        "musique",
+        data_dir / "musique/musique_qa_sub.json",
+        data_dir / "musique/musique_sub_corpus.json",
+    )
     services = Services(dataset=ds, encoder=encoder)
     oracle, dense = OracleRetriever(), DenseRetriever()
     oracle.prepare(None, services)
@@ -21,7 +25,9 @@ def test_gold_first_then_dense_fill(data_dir, encoder):
         r = oracle.retrieve(q, 5)
         assert r.passage_ids[: len(gold)] == gold
         assert len(r.passage_ids) == len(set(r.passage_ids)) == 5
-        expected_fill = [p for p in dense.retrieve(q, 10).passage_ids if p not in gold][: 5 - len(gold)]
-        assert r.passage_ids[len(gold):] == expected_fill
+        expected_fill = [p for p in dense.retrieve(q, 10).passage_ids if p not in gold][
+            : 5 - len(gold)
+        ]
+        assert r.passage_ids[len(gold) :] == expected_fill
         assert r.trace == {"n_gold_first": len(gold)}
         assert oracle.retrieve(q, 1).passage_ids == gold[:1]

@@ -29,7 +29,9 @@ FIXTURE = Path(__file__).parent / "data" / "official_qafd_musique_sub.json"
 def kg2(musique_sub, encoder, cache_dir):
     from hopbench.kg import load_or_build
 
-    return load_or_build(musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir)
+    return load_or_build(
+        musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir
+    )
 
 
 def _node(kg, name: str) -> int:
@@ -41,7 +43,9 @@ def test_matches_the_authors_code(kg2, services, musique_sub):
     from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion
 
     fx = json.loads(FIXTURE.read_text())
-    assert kg2.manifest["graph_key"] == fx["graph_key"], "the sub-corpus graph changed: rerun the benchmark"
+    assert kg2.manifest["graph_key"] == fx["graph_key"], (
+        "the sub-corpus graph changed: rerun the benchmark"
+    )
     r = QAFDCodeRetriever(filter=False, linking_top_k=10, top_phrases=10)
     r.prepare(kg2, services)
     by_id = {q.id: q for q in musique_sub.questions}
@@ -50,7 +54,9 @@ def test_matches_the_authors_code(kg2, services, musique_sub):
         q = by_id[row["id"]]
         assert r.retrieve(q, 10).passage_ids == row["top10"]
         reset, _, _ = r.reset_vector(q)
-        x = code_flow_diffusion(r.graph, reset, r.node_emb, np.asarray(services.query_embedding(q), np.float32)).x
+        x = code_flow_diffusion(
+            r.graph, reset, r.node_emb, np.asarray(services.query_embedding(q), np.float32)
+        ).x
         ours = np.array([x[_node(kg2, n)] for n in row["x"]])
         assert len(row["x"]) == kg2.n_nodes
         np.testing.assert_allclose(ours, np.array(list(row["x"].values())), rtol=1e-5, atol=1e-10)

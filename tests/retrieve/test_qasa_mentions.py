@@ -30,8 +30,14 @@ def test_spacy_mentions_are_plain_strings(musique_sub):
 
 
 def test_llm_pairs_become_mentions(musique_sub, scripted_llm):
-    llm = scripted_llm({"entities": [{"name": "President", "search_hint": "president of the society"},
-                                     {"name": "president", "search_hint": "again"}]})
+    llm = scripted_llm(
+        {
+            "entities": [
+                {"name": "President", "search_hint": "president of the society"},
+                {"name": "president", "search_hint": "again"},
+            ]
+        }
+    )
     trace: dict = {}
     got = QasaMentions("llm", llm_name="server")(musique_sub.questions[0], llm, trace)
     assert got == [rules.Mention("president", "president of the society")]

@@ -11,7 +11,10 @@ def test_question_mentions_are_specific_entities_then_chunks_stripped_like_kg_en
     # Psychotherapy Integration']; chunks 'Who' (pronoun), 'the first president', 'the
     # association', 'which' (no proper noun: generic), 'Journal', 'Psychotherapy Integration'
     assert question_mentions(q) == [
-        "journal of psychotherapy integration", "journal", "psychotherapy integration"]
+        "journal of psychotherapy integration",
+        "journal",
+        "psychotherapy integration",
+    ]
 
 
 def test_question_mentions_strip_determiners_and_possessives_as_the_extractor_does():
@@ -26,10 +29,11 @@ def test_question_without_specific_mentions_falls_back_to_its_noun_chunks():
 
 def test_dedupe_mentions_normalises_and_drops_empty():
     assert dedupe_mentions(["Hello Love's", "hello love s", "", " ?! ", "Zürich"]) == [
-        "hello love s", "zürich"]
+        "hello love s",
+        "zürich",
+    ]
 
 
 def test_batch_mentions_equal_one_by_one():
     texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
     assert question_mentions_batch(texts) == [question_mentions(t) for t in texts]
-

@@ -13,7 +13,9 @@ CONFIGS = {p.stem for p in (Path(CONFIG_DIR) / "retriever").glob("*.yaml")}
 
 
 def _group_row() -> str:
-    return next(line for line in README.read_text().splitlines() if line.startswith("| `retriever` |"))
+    return next(
+        line for line in README.read_text().splitlines() if line.startswith("| `retriever` |")
+    )
 
 
 def _graph_table_names() -> set[str]:
@@ -26,7 +28,9 @@ def test_every_retriever_config_is_in_the_config_group_table():
     named = set(re.findall(r"`([a-z0-9_]+)`", _group_row().split("|")[2]))
     missing = sorted(CONFIGS - named)
     assert not missing, f"README.md's `retriever` row of the config-group table lacks {missing}"
-    assert not named - CONFIGS, f"README.md names retrievers with no config: {sorted(named - CONFIGS)}"
+    assert not named - CONFIGS, (
+        f"README.md names retrievers with no config: {sorted(named - CONFIGS)}"
+    )
 
 
 def test_graph_retrievers_table_names_only_configs():

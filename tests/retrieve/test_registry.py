@@ -32,8 +32,9 @@ def test_pinned_and_unlisted_settings_are_not_in_the_schema():
 def test_a_composed_config_holds_every_setting_and_an_unlisted_one_only_where_set():
     hipporag = _retriever_cfg("hipporag", "llm=none")
     expected = settings(HippoRAGRetriever)
-    assert {k: hipporag[k] for k in expected if k != "llm_name"} == \
-        {k: v for k, v in expected.items() if k != "llm_name"}
+    assert {k: hipporag[k] for k in expected if k != "llm_name"} == {
+        k: v for k, v in expected.items() if k != "llm_name"
+    }
     assert hipporag["graph_construction"] == "hipporag2"
     assert _retriever_cfg("hipporag_hb")["graph_construction"] == "hopbench"
     assert _retriever_cfg("catrag", "llm=none")["graph_construction"] == "hipporag2"
@@ -44,9 +45,14 @@ def test_a_composed_config_holds_every_setting_and_an_unlisted_one_only_where_se
 
 
 def test_the_graph_construction_follows_the_retriever():
-    for name, construction in (("hipporag", "hipporag2"), ("hipporag_hb", "hopbench"),
-                               ("flow_diffusion_code", "hipporag2"),
-                               ("catrag", "hipporag2"), ("catrag_code", "hipporag2"),
-                               ("catrag_hb", "hopbench"), ("dense", "hopbench")):
+    for name, construction in (
+        ("hipporag", "hipporag2"),
+        ("hipporag_hb", "hopbench"),
+        ("flow_diffusion_code", "hipporag2"),
+        ("catrag", "hipporag2"),
+        ("catrag_code", "hipporag2"),
+        ("catrag_hb", "hopbench"),
+        ("dense", "hopbench"),
+    ):
         cfg = load_config([f"retriever={name}"])
         assert cfg.graph.construction == construction, name

@@ -18,8 +18,10 @@ from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4
 
 
 def _rows(*timeouts):
-    return [{"id": str(i), "trace": {"query_timeout": True} if t else {"mentions": []}}
-            for i, t in enumerate(timeouts)] + [{"id": "no-trace", "trace": None}]
+    return [
+        {"id": str(i), "trace": {"query_timeout": True} if t else {"mentions": []}}
+        for i, t in enumerate(timeouts)
+    ] + [{"id": "no-trace", "trace": None}]
 
 
 def test_base_adds_nothing_and_neo4j_counts_its_timeouts():
@@ -60,16 +62,27 @@ class CountingRetriever(Retriever):
 '''
 
 
-def test_the_runner_merges_the_hook_into_metrics(tmp_path, monkeypatch, data_dir, cache_dir, musique_sub):
+def test_the_runner_merges_the_hook_into_metrics(
+    tmp_path, monkeypatch, data_dir, cache_dir, musique_sub
+):
     code, conf = tmp_path / "code", tmp_path / "conf" / "retriever"
     code.mkdir()
     conf.mkdir(parents=True)
     (code / "counting_retriever.py").write_text(textwrap.dedent(MODULE))
     monkeypatch.syspath_prepend(str(code))
-    (conf / "counting.yaml").write_text("name: counting\n_target_: counting_retriever.CountingRetriever\n")
-    base = [f"paths.data_dir={data_dir}", f"paths.runs_dir={tmp_path / 'runs'}",
-            f"paths.cache_dir={cache_dir}", "dataset=musique_sub", "progress=false"]
-    counting = load_config([f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "retriever=counting", *base])
+    (conf / "counting.yaml").write_text(
+        "name: counting\n_target_: counting_retriever.CountingRetriever\n"
+    )
+    base = [
+        f"paths.data_dir={data_dir}",
+        f"paths.runs_dir={tmp_path / 'runs'}",
+        f"paths.cache_dir={cache_dir}",
+        "dataset=musique_sub",
+        "progress=false",
+    ]
+    counting = load_config(
+        [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "retriever=counting", *base]
+    )
     dense = load_config(["retriever=dense", *base])
     got = execute(counting)
     assert got["n_rows_seen"] == got["n_questions"] == 3

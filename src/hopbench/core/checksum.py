@@ -26,7 +26,7 @@ from hopbench.core.atomic import atomic_path, write_text
 
 log = logging.getLogger(__name__)
 
-SUFFIX = ".b2"          # the sidecar of a single cache file: `<file>.b2`, the digest in hex
+SUFFIX = ".b2"  # the sidecar of a single cache file: `<file>.b2`, the digest in hex
 _CHUNK = 1 << 22
 
 
@@ -41,7 +41,9 @@ ALGORITHM = "xxh3_128" if xxhash is not None else "blake2b"
 def _hasher(algorithm: str = ALGORITHM):
     if algorithm == "xxh3_128":
         if xxhash is None:
-            raise Damaged(Path("?"), "its checksum is XXH3, and the xxhash package is not installed")
+            raise Damaged(
+                Path("?"), "its checksum is XXH3, and the xxhash package is not installed"
+            )
         return xxhash.xxh3_128()
     return hashlib.blake2b(digest_size=16)
 

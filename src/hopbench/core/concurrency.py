@@ -21,7 +21,9 @@ R = TypeVar("R")
 log = logging.getLogger("hopbench.core.concurrency")
 
 
-def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "worker") -> Iterator[R]:
+def completed(
+    fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "worker"
+) -> Iterator[R]:
     """fn(item) for every item, n at a time, as they finish (n <= 1: in order, in this thread).
 
     Workers hand their results over a queue: waiting on the queue costs the same with 2 or 128
@@ -69,8 +71,12 @@ def completed(fn: Callable[[T], R], items: Iterable[T], n: int, name: str = "wor
                         raise
                     error = exc
                     in_flight -= cancel_queued()
-                    log.warning("interrupted: finishing the %d %s(s) still running and keeping "
-                                "them (Ctrl-C again to stop without them)", in_flight, name)
+                    log.warning(
+                        "interrupted: finishing the %d %s(s) still running and keeping "
+                        "them (Ctrl-C again to stop without them)",
+                        in_flight,
+                        name,
+                    )
                     continue
                 in_flight -= 1
                 if ok:

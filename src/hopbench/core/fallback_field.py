@@ -14,7 +14,7 @@ dense one. Kept free of heavy imports: non-LLM retrievers write it too.
 from __future__ import annotations
 
 FIELD = "fallback"
-DENSE = "dense_fallback"   # step name: the question got the plain dense ranking
+DENSE = "dense_fallback"  # step name: the question got the plain dense ranking
 
 
 def record_fallback(trace: dict, step: str, reason: str) -> None:
@@ -23,9 +23,13 @@ def record_fallback(trace: dict, step: str, reason: str) -> None:
 
 
 # How runs written before this field recorded the same events: key -> step.
-LEGACY_KEYS = {"filter_error": "fact_filter", "ner_error": "question_entities",
-               "scoring_errors": "neighbour_scores", "tracker_error": "path_tracker",
-               "keywords_error": "question_keywords"}
+LEGACY_KEYS = {
+    "filter_error": "fact_filter",
+    "ner_error": "question_entities",
+    "scoring_errors": "neighbour_scores",
+    "tracker_error": "path_tracker",
+    "keywords_error": "question_keywords",
+}
 
 
 def fallbacks(trace: dict | None) -> list[dict]:
@@ -45,7 +49,9 @@ def fallbacks(trace: dict | None) -> list[dict]:
     if isinstance(value, str) and value:
         out.append({"step": DENSE, "reason": value})
     elif trace.get("dense_fallback") is True or trace.get("query_timeout"):
-        out.append({"step": DENSE, "reason": "dense ranking (recorded before fallback reasons were)"})
+        out.append(
+            {"step": DENSE, "reason": "dense ranking (recorded before fallback reasons were)"}
+        )
     return out
 
 

@@ -37,8 +37,12 @@ def die_with_parent(parent_pid: int, poll_seconds: float = 0.5, use_prctl: bool 
     if os.getppid() != parent_pid:
         os._exit(1)
     if how == "watcher":
-        threading.Thread(target=_watch_parent, args=(parent_pid, poll_seconds), daemon=True,
-                         name="die-with-parent").start()
+        threading.Thread(
+            target=_watch_parent,
+            args=(parent_pid, poll_seconds),
+            daemon=True,
+            name="die-with-parent",
+        ).start()
     return how
 
 

@@ -41,9 +41,11 @@ def exclusive(lock_path: str | Path, what: str, wait: bool = True):
             log.warning("%s is being computed by %s; waiting for it to finish", what, holder)
             fcntl.flock(fh, fcntl.LOCK_EX)
         except OSError as exc:  # ENOLCK, EOPNOTSUPP, ENOSYS: a file system without flock
-            raise HopbenchError(f"cannot lock {lock_path}: its file system does not support flock "
-                                f"({exc.strerror}); put runs and caches on a local disk, NFS, or "
-                                "Lustre mounted with -o flock (README, 'Shared storage')") from None
+            raise HopbenchError(
+                f"cannot lock {lock_path}: its file system does not support flock "
+                f"({exc.strerror}); put runs and caches on a local disk, NFS, or "
+                "Lustre mounted with -o flock (README, 'Shared storage')"
+            ) from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%dT%H:%M:%S')}\n")

@@ -23,8 +23,12 @@ def read_metrics(path: Path) -> dict | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        log.warning("%s is unreadable (%s); the run counts as incomplete (a relaunch finishes it "
-                    "again from its rows)", path, exc.__class__.__name__)
+        log.warning(
+            "%s is unreadable (%s); the run counts as incomplete (a relaunch finishes it "
+            "again from its rows)",
+            path,
+            exc.__class__.__name__,
+        )
         return None
     if not isinstance(metrics, dict):
         log.warning("%s is not a JSON object; the run counts as incomplete", path)

@@ -58,7 +58,12 @@ def same_value(a, b) -> bool:
         return str(a).lower() == str(b).lower()
     if _is_bool(a) or _is_bool(b):
         return _is_bool(a) and _is_bool(b) and bool(a) == bool(b)
-    if isinstance(a, str) and isinstance(b, numbers.Number) or isinstance(b, str) and isinstance(a, numbers.Number):
+    if (
+        isinstance(a, str)
+        and isinstance(b, numbers.Number)
+        or isinstance(b, str)
+        and isinstance(a, numbers.Number)
+    ):
         try:
             a, b = float(a), float(b)
         except ValueError:

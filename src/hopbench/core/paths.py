@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[3]        # the checkout (src/hopbench/core/ is below it)
-CONFIG_DIR = str(REPO_ROOT / "configs")                # Hydra's config tree
+REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout (src/hopbench/core/ is below it)
+CONFIG_DIR = str(REPO_ROOT / "configs")  # Hydra's config tree
 RETRIEVER_CONFIGS = REPO_ROOT / "configs" / "retriever"
-REPO_REFERENCE = REPO_ROOT / "results" / "reference"   # the committed reference results
+REPO_REFERENCE = REPO_ROOT / "results" / "reference"  # the committed reference results
 
 
 def runs_dir_default() -> str:
@@ -23,8 +23,9 @@ def runs_dir_default() -> str:
 
 def cache_dir_default() -> str:
     """The caches' folder, as `paths.cache_dir` defaults: HOPBENCH_CACHE_DIR, else ~/.cache/hopbench."""
-    return os.environ.get("HOPBENCH_CACHE_DIR") or os.path.join(os.environ.get("HOME") or ".",
-                                                                 ".cache", "hopbench")
+    return os.environ.get("HOPBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("HOME") or ".", ".cache", "hopbench"
+    )
 
 
 def results_dir_default() -> str:

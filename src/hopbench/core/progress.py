@@ -19,7 +19,9 @@ class LLMProgress:
     """Keeps a progress bar's postfix on the LLM's calls, tokens and cache hits, refreshed from a
     timer thread, so a bar waiting on a slow question still shows the work going on."""
 
-    def __init__(self, bar: tqdm, llm, every_s: float = 2.0, extra: Callable[[], str] | None = None):
+    def __init__(
+        self, bar: tqdm, llm, every_s: float = 2.0, extra: Callable[[], str] | None = None
+    ):
         self.bar, self.llm, self.every_s, self.extra = bar, llm, every_s, extra
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -32,10 +34,14 @@ class LLMProgress:
 
     def refresh(self) -> None:
         now = self.llm.stats_dict()
-        delta = {k: now[k] - self._start.get(k, 0)
-                 for k in (LLM_CALLS, LLM_CACHE_HITS, LLM_PROMPT_TOKENS, LLM_COMPLETION_TOKENS)}
-        text = (f"LLM calls {delta[LLM_CALLS]}, cache hits {delta[LLM_CACHE_HITS]}, "
-                f"tokens {delta[LLM_PROMPT_TOKENS] + delta[LLM_COMPLETION_TOKENS]}")
+        delta = {
+            k: now[k] - self._start.get(k, 0)
+            for k in (LLM_CALLS, LLM_CACHE_HITS, LLM_PROMPT_TOKENS, LLM_COMPLETION_TOKENS)
+        }
+        text = (
+            f"LLM calls {delta[LLM_CALLS]}, cache hits {delta[LLM_CACHE_HITS]}, "
+            f"tokens {delta[LLM_PROMPT_TOKENS] + delta[LLM_COMPLETION_TOKENS]}"
+        )
         if self.extra is not None:
             text += f", {self.extra()}"
         self.bar.set_postfix_str(text, refresh=True)

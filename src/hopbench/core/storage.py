@@ -25,8 +25,26 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs",
-              "fuse.glusterfs", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "9p", "afs", "ocfs2", "gfs2")
+NETWORK_FS = (
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "lustre",
+    "gpfs",
+    "beegfs",
+    "ceph",
+    "glusterfs",
+    "fuse.glusterfs",
+    "fuse.sshfs",
+    "fuse.s3fs",
+    "fuse.gcsfuse",
+    "9p",
+    "afs",
+    "ocfs2",
+    "gfs2",
+)
 # network file systems whose flock other nodes see (Lustre only when mounted with -o flock)
 SHARED_LOCKS = ("nfs", "nfs4", "gpfs", "ceph", "ocfs2", "gfs2")
 
@@ -102,10 +120,17 @@ def storage_warning(path: str | Path, what: str) -> str | None:
         return None
     if fstype in SHARED_LOCKS and "local_lock=all" not in opts and "local_lock=flock" not in opts:
         return None
-    why = ("mounted without -o flock" if fstype == "lustre" else
-           "mounted with local_lock" if fstype in SHARED_LOCKS else "its locks are not seen by other machines")
-    return (f"{what} {path} is on {fstype} ({why}): use it from one machine only, or give each node "
-            "its own folder (see README, 'Shared storage')")
+    why = (
+        "mounted without -o flock"
+        if fstype == "lustre"
+        else "mounted with local_lock"
+        if fstype in SHARED_LOCKS
+        else "its locks are not seen by other machines"
+    )
+    return (
+        f"{what} {path} is on {fstype} ({why}): use it from one machine only, or give each node "
+        "its own folder (see README, 'Shared storage')"
+    )
 
 
 @lru_cache(maxsize=64)

@@ -21,8 +21,12 @@ def load_corpus_file(path: str | Path) -> list[Passage]:
             elif isinstance(sentences, list) and all(isinstance(s, str) for s in sentences):
                 text = "".join(sentences)
             else:
-                raise DataError(path, f"title={title!r}", "sentences",
-                                f"expected a list of strings (or one string), got {sentences!r:.80}")
+                raise DataError(
+                    path,
+                    f"title={title!r}",
+                    "sentences",
+                    f"expected a list of strings (or one string), got {sentences!r:.80}",
+                )
             items.append((title, text))
     elif isinstance(data, list):
         items = []
@@ -32,7 +36,12 @@ def load_corpus_file(path: str | Path) -> list[Passage]:
             text = field(path, label, rec, "text", str)
             items.append((title, text))
     else:
-        raise DataError(path, "-", None, f"expected a list of passages or a title->sentences object, got {type(data).__name__}")
+        raise DataError(
+            path,
+            "-",
+            None,
+            f"expected a list of passages or a title->sentences object, got {type(data).__name__}",
+        )
     if not items:
         raise DataError(path, "-", None, "holds no passages (an empty corpus)")
     return dedupe(items)

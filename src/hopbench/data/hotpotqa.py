@@ -19,8 +19,9 @@ from hopbench.data.schema import Passage, Question
 META_KEYS = ("type", "level")  # kept in Question.meta; strings or null
 
 
-def load_context_format(questions_path: str | Path, corpus_path: str | Path | None = None,
-                        id_field: str = "_id") -> tuple[list[Question], list[Passage]]:
+def load_context_format(
+    questions_path: str | Path, corpus_path: str | Path | None = None, id_field: str = "_id"
+) -> tuple[list[Question], list[Passage]]:
     path = questions_path
     records = require_list(path, read_json(path), "questions")
     parsed = []
@@ -35,18 +36,36 @@ def load_context_format(questions_path: str | Path, corpus_path: str | Path | No
         context = field(path, label, rec, "context", list)
         ctx = {}
         for j, item in enumerate(context):
-            if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
-                    or not isinstance(item[1], list) or not all(isinstance(s, str) for s in item[1])):
-                raise DataError(path, label, f"context[{j}]",
-                                f"expected [title, [sentence, ...]] (strings), got {item!r:.80}")
+            if (
+                not isinstance(item, list)
+                or len(item) != 2
+                or not isinstance(item[0], str)
+                or not isinstance(item[1], list)
+                or not all(isinstance(s, str) for s in item[1])
+            ):
+                raise DataError(
+                    path,
+                    label,
+                    f"context[{j}]",
+                    f"expected [title, [sentence, ...]] (strings), got {item!r:.80}",
+                )
             ctx[item[0]] = "".join(item[1])
         facts = field(path, label, rec, "supporting_facts", list, non_empty=True)
         titles: list[str] = []
         for j, fact in enumerate(facts):
-            if (not isinstance(fact, list) or len(fact) != 2 or not isinstance(fact[0], str)
-                    or isinstance(fact[1], bool) or not isinstance(fact[1], int)):
-                raise DataError(path, label, f"supporting_facts[{j}]",
-                                f"expected [title, sentence_index] (a string and an integer), got {fact!r:.80}")
+            if (
+                not isinstance(fact, list)
+                or len(fact) != 2
+                or not isinstance(fact[0], str)
+                or isinstance(fact[1], bool)
+                or not isinstance(fact[1], int)
+            ):
+                raise DataError(
+                    path,
+                    label,
+                    f"supporting_facts[{j}]",
+                    f"expected [title, sentence_index] (a string and an integer), got {fact!r:.80}",
+                )
             if fact[0] not in titles:
                 titles.append(fact[0])
         parsed.append((label, rec, ctx, titles))
@@ -64,12 +83,23 @@ def load_context_format(questions_path: str | Path, corpus_path: str | Path | No
         for title in titles:
             pid = index.resolve_title(title, ctx.get(title))
             if pid is None:
-                raise DataError(path, label, "supporting_facts",
-                                f"gold title '{title}' is absent from the corpus"
-                                f"{' ' + str(corpus_path) if corpus_path else ''}")
+                raise DataError(
+                    path,
+                    label,
+                    "supporting_facts",
+                    f"gold title '{title}' is absent from the corpus"
+                    f"{' ' + str(corpus_path) if corpus_path else ''}",
+                )
             gold_ids.append(pid)
         meta = {k: rec[k] for k in META_KEYS if k in rec}
         meta["hops"] = len(titles)
-        questions.append(Question(id=str(rec[id_field]), text=rec["question"].strip(),
-                                  answers=[rec["answer"]], gold_passage_ids=gold_ids, meta=meta))
+        questions.append(
+            Question(
+                id=str(rec[id_field]),
+                text=rec["question"].strip(),
+                answers=[rec["answer"]],
+                gold_passage_ids=gold_ids,
+                meta=meta,
+            )
+        )
     return questions, corpus

@@ -32,11 +32,11 @@ LABELS = ("SUPPORTED", "NOT_SUPPORTED")
 @dataclass(frozen=True)
 class _Claim:
     uid: str
-    record: str                      # '#12 (id=...)' for error messages
-    text: str                        # as in the file (ProgramFC's `original` equals it exactly)
+    record: str  # '#12 (id=...)' for error messages
+    text: str  # as in the file (ProgramFC's `original` equals it exactly)
     label: str | None
     hops: int | None
-    titles: tuple[str, ...]          # distinct supporting titles in supporting_facts order
+    titles: tuple[str, ...]  # distinct supporting titles in supporting_facts order
     max_sentence: dict[str, int]
 
 
@@ -52,32 +52,49 @@ def _parse(path, i: int, rec) -> _Claim:
         raise DataError(path, label, "num_hops", f"expected a positive integer, got {hops!r}")
     facts = rec.get("supporting_facts") or []
     if not isinstance(facts, list):
-        raise DataError(path, label, "supporting_facts", f"expected a list, got {type(facts).__name__}")
+        raise DataError(
+            path, label, "supporting_facts", f"expected a list, got {type(facts).__name__}"
+        )
     titles: dict[str, None] = {}
     max_sentence: dict[str, int] = {}
     for j, fact in enumerate(facts):
-        if (not isinstance(fact, list) or len(fact) != 2 or not isinstance(fact[0], str) or not fact[0].strip()
-                or not isinstance(fact[1], int) or isinstance(fact[1], bool)):
-            raise DataError(path, label, f"supporting_facts[{j}]", "expected [title, sentence_index]")
+        if (
+            not isinstance(fact, list)
+            or len(fact) != 2
+            or not isinstance(fact[0], str)
+            or not fact[0].strip()
+            or not isinstance(fact[1], int)
+            or isinstance(fact[1], bool)
+        ):
+            raise DataError(
+                path, label, f"supporting_facts[{j}]", "expected [title, sentence_index]"
+            )
         titles.setdefault(fact[0], None)
         max_sentence[fact[0]] = max(max_sentence.get(fact[0], -1), fact[1])
     return _Claim(str(rec["uid"]), label, text, claim_label, hops, tuple(titles), max_sentence)
 
 
-def load_hover(questions_path: str | Path, corpus_path: str | Path | None) -> tuple[list[Question], list[Passage]]:
+def load_hover(
+    questions_path: str | Path, corpus_path: str | Path | None
+) -> tuple[list[Question], list[Passage]]:
     questions, corpus, _ = load_hover_with_stats(questions_path, corpus_path)
     return questions, corpus
 
 
-def load_hover_with_stats(questions_path: str | Path, corpus_path: str | Path | None
-                          ) -> tuple[list[Question], list[Passage], dict]:
+def load_hover_with_stats(
+    questions_path: str | Path, corpus_path: str | Path | None
+) -> tuple[list[Question], list[Passage], dict]:
     """`load_hover` plus the corpus-building and scope figures (empty for a user corpus)."""
     path = questions_path
     if corpus_path is None:
-        raise DataError(path, "-", "corpus_path",
-                        "HoVer ships no passages; set dataset.corpus_path to ProgramFC's gold evidence "
-                        "(hover/programfc_hover_dev_gold_evidence.jsonl, the default of dataset=hover) or to "
-                        'a HippoRAG-format corpus ([{"title", "text"}]) holding the claims\' Wikipedia paragraphs')
+        raise DataError(
+            path,
+            "-",
+            "corpus_path",
+            "HoVer ships no passages; set dataset.corpus_path to ProgramFC's gold evidence "
+            "(hover/programfc_hover_dev_gold_evidence.jsonl, the default of dataset=hover) or to "
+            'a HippoRAG-format corpus ([{"title", "text"}]) holding the claims\' Wikipedia paragraphs',
+        )
     records = require_list(path, read_json(path), "claims")
     claims = [_parse(path, i, rec) for i, rec in enumerate(records)]
     check_unique_ids(path, [(c.uid, c.record) for c in claims])
@@ -87,9 +104,16 @@ def load_hover_with_stats(questions_path: str | Path, corpus_path: str | Path | 
 
 
 def _question(c: _Claim, gold_ids: list[str], complete: bool, meta: dict) -> Question:
-    return Question(id=c.uid, text=c.text.strip(), answers=[c.label] if c.label else [],
-                    gold_passage_ids=gold_ids, kind="claim", label=c.label, gold_complete=complete,
-                    meta={"hops": c.hops, **meta})
+    return Question(
+        id=c.uid,
+        text=c.text.strip(),
+        answers=[c.label] if c.label else [],
+        gold_passage_ids=gold_ids,
+        kind="claim",
+        label=c.label,
+        gold_complete=complete,
+        meta={"hops": c.hops, **meta},
+    )
 
 
 def _from_corpus(path, claims: list[_Claim], corpus_path) -> tuple[list[Question], list[Passage]]:
@@ -101,17 +125,24 @@ def _from_corpus(path, claims: list[_Claim], corpus_path) -> tuple[list[Question
         for t in c.titles:
             pid = index.resolve_title(t) or index.resolve_title(html.unescape(t))
             if pid is None:
-                raise DataError(path, c.record, "supporting_facts",
-                                f"gold title '{t}' is absent from the corpus {corpus_path}")
+                raise DataError(
+                    path,
+                    c.record,
+                    "supporting_facts",
+                    f"gold title '{t}' is absent from the corpus {corpus_path}",
+                )
             if pid not in gold_ids:
                 gold_ids.append(pid)
         questions.append(_question(c, gold_ids, True, {}))
     return questions, corpus
 
 
-def _from_evidence(path, claims: list[_Claim], evidence_path) -> tuple[list[Question], list[Passage], dict]:
+def _from_evidence(
+    path, claims: list[_Claim], evidence_path
+) -> tuple[list[Question], list[Passage], dict]:
     built = build_hover_corpus(
-        evidence_path, [ClaimTitles(c.uid, c.text, c.titles, c.max_sentence) for c in claims], path)
+        evidence_path, [ClaimTitles(c.uid, c.text, c.titles, c.max_sentence) for c in claims], path
+    )
     questions = []
     out_of_scope: Counter = Counter()
     for c in claims:
@@ -121,18 +152,33 @@ def _from_evidence(path, claims: list[_Claim], evidence_path) -> tuple[list[Ques
             continue
         uncertain = [a.title for a in found if not a.clear]
         gold_ids = list(dict.fromkeys(a.passage_id for a in found))
-        questions.append(_question(c, gold_ids, not uncertain,
-                                   {"gold_titles": list(c.titles), "uncertain_titles": uncertain}))
+        questions.append(
+            _question(
+                c,
+                gold_ids,
+                not uncertain,
+                {"gold_titles": list(c.titles), "uncertain_titles": uncertain},
+            )
+        )
     in_scope = Counter((q.label, q.meta["hops"]) for q in questions)
     stats = {
         **built.stats,
         "claims_in_file": len(claims),
         "claims_in_scope": len(questions),
         "claims_out_of_scope": dict(out_of_scope),
-        "claims_by_label_and_hops": {f"{label} {hops}-hop": n for (label, hops), n in sorted(
-            in_scope.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0))},
+        "claims_by_label_and_hops": {
+            f"{label} {hops}-hop": n
+            for (label, hops), n in sorted(
+                in_scope.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)
+            )
+        },
         "claims_retrieval_excluded": sum(not q.gold_complete for q in questions),
     }
-    log.info("HoVer claims in scope: %d of %d (%s); %d excluded from retrieval metrics",
-             len(questions), len(claims), stats["claims_by_label_and_hops"], stats["claims_retrieval_excluded"])
+    log.info(
+        "HoVer claims in scope: %d of %d (%s); %d excluded from retrieval metrics",
+        len(questions),
+        len(claims),
+        stats["claims_by_label_and_hops"],
+        stats["claims_retrieval_excluded"],
+    )
     return questions, built.passages, stats

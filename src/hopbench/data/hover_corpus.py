@@ -59,9 +59,13 @@ _LEAD_PAREN = re.compile(r"^\W*(.{1,120}?)\s*\(")
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”')]))\s+(?=[\"“'(]?[A-Z0-9])")
 # the combining diacritical mark blocks (what NFKD splits off accented letters)
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-_STOP = frozenset({"the", "a", "an", "of", "and", "in", "on", "at", "to", "for", "de", "la", "le", "s"})
-_LEAD_WINDOW = 25.0   # words: a title word at position i of the paragraph earns 1 - i / 25
-_NICKNAME_WINDOW = 40  # words searched for a longer word that a title word begins ("Ed" -> "Edward")
+_STOP = frozenset(
+    {"the", "a", "an", "of", "and", "in", "on", "at", "to", "for", "de", "la", "le", "s"}
+)
+_LEAD_WINDOW = 25.0  # words: a title word at position i of the paragraph earns 1 - i / 25
+_NICKNAME_WINDOW = (
+    40  # words searched for a longer word that a title word begins ("Ed" -> "Edward")
+)
 
 
 def title_key(title: str) -> str:
@@ -138,7 +142,7 @@ def title_word_score(title: str, para: _Paragraph, max_sentence: int = -1) -> fl
         return fits
     pw = para.words
     skip = 1 if pw[:1] == ["the"] and tw[:1] != ["the"] else 0
-    prefix = 1.0 if pw[skip:skip + len(tw)] == tw else 0.0
+    prefix = 1.0 if pw[skip : skip + len(tw)] == tw else 0.0
     content = _content(tw)
 
     def position_weight(w: str) -> float:
@@ -158,14 +162,18 @@ def title_word_score(title: str, para: _Paragraph, max_sentence: int = -1) -> fl
         if dw:
             dis = sum(w in para.first for w in dw) / len(dw)
     ln = para.lead_name
-    lead_name = 1.0 if ln and (ln[-len(tw):] == tw or (set(tw) <= set(ln) and len(ln) <= len(tw) + 3)) else 0.0
+    lead_name = (
+        1.0
+        if ln and (ln[-len(tw) :] == tw or (set(tw) <= set(ln) and len(ln) <= len(tw) + 3))
+        else 0.0
+    )
     return prefix + 2.0 * lead + 0.5 * anywhere + 0.25 * dis + lead_name + fits
 
 
 @dataclass(frozen=True)
 class EvidenceLine:
-    line: int          # 1-based line number in the evidence file
-    claim: str         # `original`
+    line: int  # 1-based line number in the evidence file
+    claim: str  # `original`
     paragraphs: tuple[str, ...]
 
     @property
@@ -205,27 +213,42 @@ def read_evidence(path: str | Path) -> list[EvidenceLine]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DataError(path, label, None, f"not valid UTF-8 at byte {exc.start} of the line") from None
+            raise DataError(
+                path, label, None, f"not valid UTF-8 at byte {exc.start} of the line"
+            ) from None
         try:
             rec = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DataError(path, label, None, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+            raise DataError(
+                path, label, None, f"invalid JSON at column {exc.colno}: {exc.msg}"
+            ) from None
         claim = record_field(path, label, rec, "original", str, non_empty=True)
         evidence = record_field(path, label, rec, "gold_evidence", str, non_empty=True)
         paragraphs = tuple(p.strip() for p in evidence.split("\n"))
         seen: dict[str, int] = {}
         for k, p in enumerate(paragraphs):
             if not p:
-                raise DataError(path, label, "gold_evidence", f"paragraph {k + 1} of {len(paragraphs)} is empty")
+                raise DataError(
+                    path, label, "gold_evidence", f"paragraph {k + 1} of {len(paragraphs)} is empty"
+                )
             if p in seen:
-                raise DataError(path, label, "gold_evidence", f"paragraph {k + 1} repeats paragraph {seen[p] + 1}")
+                raise DataError(
+                    path,
+                    label,
+                    "gold_evidence",
+                    f"paragraph {k + 1} repeats paragraph {seen[p] + 1}",
+                )
             seen[p] = k
         item = EvidenceLine(n, claim, paragraphs)
         prev = first_line.get(claim)
         if prev is not None:
             if set(prev.paragraphs) != set(paragraphs):
-                raise DataError(path, label, "original",
-                                f"the same claim as {prev.label} with different gold_evidence")
+                raise DataError(
+                    path,
+                    label,
+                    "original",
+                    f"the same claim as {prev.label} with different gold_evidence",
+                )
             continue
         first_line[claim] = item
         out.append(item)
@@ -240,16 +263,16 @@ class ClaimTitles:
 
     uid: str
     claim: str
-    titles: tuple[str, ...]            # distinct supporting titles, in supporting_facts order
-    max_sentence: dict[str, int]       # title -> highest sentence index cited
+    titles: tuple[str, ...]  # distinct supporting titles, in supporting_facts order
+    max_sentence: dict[str, int]  # title -> highest sentence index cited
 
 
 @dataclass(frozen=True)
 class Assignment:
-    title: str          # HoVer's spelling (the first one seen)
+    title: str  # HoVer's spelling (the first one seen)
     passage_id: str
-    how: str            # co-occurrence | title words | elimination | ambiguous
-    margin: float       # inf when pinned by co-occurrence
+    how: str  # co-occurrence | title words | elimination | ambiguous
+    margin: float  # inf when pinned by co-occurrence
 
     @property
     def clear(self) -> bool:
@@ -259,7 +282,7 @@ class Assignment:
 @dataclass
 class HoverCorpus:
     passages: list[Passage]
-    assignments: dict[str, Assignment]      # title_key -> assignment
+    assignments: dict[str, Assignment]  # title_key -> assignment
     stats: dict = field(default_factory=dict)
 
     def lookup(self, title: str) -> Assignment | None:
@@ -272,7 +295,9 @@ def _solve(scores: np.ndarray) -> tuple[np.ndarray, float]:
     return cols[order], float(scores[rows, cols].sum())
 
 
-def assign_group(scores: np.ndarray, min_margin: float = MIN_MARGIN) -> list[tuple[int, float, str]]:
+def assign_group(
+    scores: np.ndarray, min_margin: float = MIN_MARGIN
+) -> list[tuple[int, float, str]]:
     """For a square titles x paragraphs score matrix: per title (paragraph, margin, how)."""
     n = scores.shape[0]
     cols, best = _solve(scores)
@@ -294,8 +319,12 @@ def assign_group(scores: np.ndarray, min_margin: float = MIN_MARGIN) -> list[tup
     return out
 
 
-def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], claims_path: str | Path,
-                       min_margin: float = MIN_MARGIN) -> HoverCorpus:
+def build_hover_corpus(
+    evidence_path: str | Path,
+    claims: list[ClaimTitles],
+    claims_path: str | Path,
+    min_margin: float = MIN_MARGIN,
+) -> HoverCorpus:
     """Align every evidence paragraph with a supporting title of the claim it is given for."""
     lines = read_evidence(evidence_path)
     by_text: dict[str, list[ClaimTitles]] = defaultdict(list)
@@ -308,7 +337,7 @@ def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], cla
             spelling.setdefault(k, t)
             max_sentence[k] = max(max_sentence[k], c.max_sentence.get(t, -1))
 
-    line_titles: list[tuple[EvidenceLine, list[str]]] = []   # matched lines with their title keys
+    line_titles: list[tuple[EvidenceLine, list[str]]] = []  # matched lines with their title keys
     n_unmatched = 0
     for ev in lines:
         matches = by_text.get(ev.claim)
@@ -318,16 +347,24 @@ def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], cla
         keys = list(dict.fromkeys(title_key(t) for t in matches[0].titles))
         for other in matches[1:]:
             if set(title_key(t) for t in other.titles) != set(keys):
-                raise DataError(evidence_path, ev.label, "original",
-                                f"matches claims {matches[0].uid} and {other.uid} of {claims_path}, whose "
-                                "supporting titles differ: cannot tell which one the evidence is for")
+                raise DataError(
+                    evidence_path,
+                    ev.label,
+                    "original",
+                    f"matches claims {matches[0].uid} and {other.uid} of {claims_path}, whose "
+                    "supporting titles differ: cannot tell which one the evidence is for",
+                )
         if len(ev.paragraphs) != len(keys):
-            raise DataError(evidence_path, ev.label, "gold_evidence",
-                            f"{len(ev.paragraphs)} paragraphs, but claim {matches[0].uid} of {claims_path} "
-                            f"has {len(keys)} distinct supporting titles")
+            raise DataError(
+                evidence_path,
+                ev.label,
+                "gold_evidence",
+                f"{len(ev.paragraphs)} paragraphs, but claim {matches[0].uid} of {claims_path} "
+                f"has {len(keys)} distinct supporting titles",
+            )
         line_titles.append((ev, keys))
 
-    title_lines: dict[str, list[int]] = defaultdict(list)   # insertion order = first appearance
+    title_lines: dict[str, list[int]] = defaultdict(list)  # insertion order = first appearance
     para_lines: dict[str, list[int]] = defaultdict(list)
     for i, (ev, keys) in enumerate(line_titles):
         for k in keys:
@@ -341,7 +378,7 @@ def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], cla
     for p, ls in para_lines.items():
         groups_p[tuple(ls)].append(p)
 
-    result: dict[str, tuple[str, float, str]] = {}    # key -> (paragraph, margin, how)
+    result: dict[str, tuple[str, float, str]] = {}  # key -> (paragraph, margin, how)
     n_inconsistent = 0
     for sig, keys in groups_t.items():
         paras = groups_p.get(sig, [])
@@ -352,7 +389,9 @@ def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], cla
             n_inconsistent += len(keys)
             continue
         parsed = [_Paragraph(p) for p in paras]
-        scores = np.array([[title_word_score(spelling[k], pp, max_sentence[k]) for pp in parsed] for k in keys])
+        scores = np.array(
+            [[title_word_score(spelling[k], pp, max_sentence[k]) for pp in parsed] for k in keys]
+        )
         if len(keys) == len(paras):
             for k, (j, margin, how) in zip(keys, assign_group(scores, min_margin)):
                 result[k] = (paras[j], margin, how)
@@ -364,7 +403,7 @@ def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], cla
 
     passages: list[Passage] = []
     assignments: dict[str, Assignment] = {}
-    for k in title_lines:   # corpus order: first appearance in the evidence file
+    for k in title_lines:  # corpus order: first appearance in the evidence file
         if k not in result:
             continue
         text, margin, how = result[k]
@@ -374,23 +413,38 @@ def build_hover_corpus(evidence_path: str | Path, claims: list[ClaimTitles], cla
         assignments[k] = Assignment(title, pid, how, margin)
 
     used = {result[k][0] for k in assignments}
-    counts = {h: sum(a.how == h for a in assignments.values())
-              for h in (HOW_COOCCURRENCE, HOW_TITLE_WORDS, HOW_ELIMINATION, HOW_AMBIGUOUS)}
+    counts = {
+        h: sum(a.how == h for a in assignments.values())
+        for h in (HOW_COOCCURRENCE, HOW_TITLE_WORDS, HOW_ELIMINATION, HOW_AMBIGUOUS)
+    }
     finite = sorted(a.margin for a in assignments.values() if np.isfinite(a.margin))
     stats = {
-        "evidence_lines": len(lines), "evidence_lines_unmatched": n_unmatched,
-        "paragraphs": len(para_lines), "titles": len(title_lines), "articles": len(passages),
+        "evidence_lines": len(lines),
+        "evidence_lines_unmatched": n_unmatched,
+        "paragraphs": len(para_lines),
+        "titles": len(title_lines),
+        "articles": len(passages),
         "paragraphs_unassigned": len(para_lines) - len(used),
         "titles_without_text": len(title_lines) - len(assignments),
         "titles_in_inconsistent_groups": n_inconsistent,
-        "group_sizes": {str(n): sum(len(v) == n for v in groups_t.values())
-                        for n in sorted({len(v) for v in groups_t.values()})},
+        "group_sizes": {
+            str(n): sum(len(v) == n for v in groups_t.values())
+            for n in sorted({len(v) for v in groups_t.values()})
+        },
         "titles_by_how": counts,
         "titles_clear": sum(a.clear for a in assignments.values()),
         "min_margin": min_margin,
-        "margin_quantiles": ({q: finite[min(len(finite) - 1, int(q * len(finite)))] for q in (0.01, 0.05, 0.5)}
-                             if finite else {}),
+        "margin_quantiles": (
+            {q: finite[min(len(finite) - 1, int(q * len(finite)))] for q in (0.01, 0.05, 0.5)}
+            if finite
+            else {}
+        ),
     }
-    log.info("HoVer corpus from %s: %d articles; titles %s (margin >= %s)",
-             evidence_path, len(passages), counts, min_margin)
+    log.info(
+        "HoVer corpus from %s: %d articles; titles %s (margin >= %s)",
+        evidence_path,
+        len(passages),
+        counts,
+        min_margin,
+    )
     return HoverCorpus(passages=passages, assignments=assignments, stats=stats)

@@ -48,8 +48,14 @@ def read_json(path: str | Path) -> Any:
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and _first_line_is_json(text):
             return _read_lines(path, text)
-        raise DataError(path, "-", None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    if isinstance(value, dict) and path.suffix.lower() in JSONL_SUFFIXES and "\n" not in text.strip():
+        raise DataError(
+            path, "-", None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    if (
+        isinstance(value, dict)
+        and path.suffix.lower() in JSONL_SUFFIXES
+        and "\n" not in text.strip()
+    ):
         return JsonLines([value], [_first_content_line(text)])
     return value
 
@@ -78,8 +84,12 @@ def _read_lines(path: Path, text: str) -> JsonLines:
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as exc:
-            raise DataError(path, f"#{len(records)} (line {n})", None,
-                            f"invalid JSON Lines record: {exc.msg} (column {exc.colno})") from None
+            raise DataError(
+                path,
+                f"#{len(records)} (line {n})",
+                None,
+                f"invalid JSON Lines record: {exc.msg} (column {exc.colno})",
+            ) from None
         lines.append(n)
     return JsonLines(records, lines)
 
@@ -95,7 +105,9 @@ def require_list(path, data, what: str) -> list:
         hint = ""
         if isinstance(data, dict):
             hint = " (one JSON object; a list needs [...], or JSON Lines: one object a line)"
-        raise DataError(path, "-", None, f"expected a JSON list of {what}, got {type(data).__name__}{hint}")
+        raise DataError(
+            path, "-", None, f"expected a JSON list of {what}, got {type(data).__name__}{hint}"
+        )
     if not data:
         raise DataError(path, "-", None, f"holds no {what} (an empty list)")
     return data
@@ -125,12 +137,24 @@ def _expected(kind: tuple[type, ...]) -> str:
 
 def require_object(path, record_label, rec: Any, where: str | None = None) -> dict:
     if not isinstance(rec, dict):
-        raise DataError(path, record_label, where, f"expected an object, got {_type_name(rec)} {rec!r:.60}")
+        raise DataError(
+            path, record_label, where, f"expected an object, got {_type_name(rec)} {rec!r:.60}"
+        )
     return rec
 
 
-def field(path, record_label, rec: Any, name: str, kind: type | tuple[type, ...], *, non_empty: bool = False,
-          optional: bool = False, default: Any = None, where: str | None = None):
+def field(
+    path,
+    record_label,
+    rec: Any,
+    name: str,
+    kind: type | tuple[type, ...],
+    *,
+    non_empty: bool = False,
+    optional: bool = False,
+    default: Any = None,
+    where: str | None = None,
+):
     """Return rec[name], checking presence, type and (for strings/lists) non-emptiness.
 
     `optional`: an absent field or JSON null gives `default`. `where`: the path of `rec` inside
@@ -142,7 +166,9 @@ def field(path, record_label, rec: Any, name: str, kind: type | tuple[type, ...]
     return check_value(path, record_label, shown, value, kind, non_empty=non_empty)
 
 
-def _lookup(path, record_label, rec: Any, name: str, optional: bool, where: str | None) -> tuple[str, bool, Any]:
+def _lookup(
+    path, record_label, rec: Any, name: str, optional: bool, where: str | None
+) -> tuple[str, bool, Any]:
     """(the field's name as shown in errors, whether it is given, its value)."""
     require_object(path, record_label, rec, where)
     shown = f"{where}.{name}" if where else name
@@ -153,12 +179,28 @@ def _lookup(path, record_label, rec: Any, name: str, optional: bool, where: str 
     return shown, True, rec[name]
 
 
-def check_value(path, record_label, name: str, value: Any, kind: type | tuple[type, ...], *,
-                non_empty: bool = False):
+def check_value(
+    path,
+    record_label,
+    name: str,
+    value: Any,
+    kind: type | tuple[type, ...],
+    *,
+    non_empty: bool = False,
+):
     kind = _as_tuple(kind)
     if not _is(value, kind):
-        raise DataError(path, record_label, name, f"expected {_expected(kind)}, got {_type_name(value)} {value!r:.60}")
-    if non_empty and isinstance(value, (str, list)) and not (value.strip() if isinstance(value, str) else value):
+        raise DataError(
+            path,
+            record_label,
+            name,
+            f"expected {_expected(kind)}, got {_type_name(value)} {value!r:.60}",
+        )
+    if (
+        non_empty
+        and isinstance(value, (str, list))
+        and not (value.strip() if isinstance(value, str) else value)
+    ):
         raise DataError(path, record_label, name, "is empty")
     if isinstance(value, str):
         check_unicode(path, record_label, name, value)
@@ -171,20 +213,39 @@ def check_unicode(path, record_label, name: str, text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise DataError(path, record_label, name, f"not valid Unicode text: a lone surrogate "
-                                                  f"U+{ord(text[exc.start]):04X} at character {exc.start}") from None
+        raise DataError(
+            path,
+            record_label,
+            name,
+            f"not valid Unicode text: a lone surrogate "
+            f"U+{ord(text[exc.start]):04X} at character {exc.start}",
+        ) from None
     return text
 
 
-def list_field(path, record_label, rec: Any, name: str, element: type | tuple[type, ...], *,
-               non_empty: bool = False, optional: bool = False, where: str | None = None) -> list:
+def list_field(
+    path,
+    record_label,
+    rec: Any,
+    name: str,
+    element: type | tuple[type, ...],
+    *,
+    non_empty: bool = False,
+    optional: bool = False,
+    where: str | None = None,
+) -> list:
     """rec[name] as a list whose every element has type `element` (an optional field gives [])."""
     shown, present, value = _lookup(path, record_label, rec, name, optional, where)
     if not present:
         return []
     of = " or ".join(_PLURAL.get(k, k.__name__) for k in _as_tuple(element))
     if not isinstance(value, list):
-        raise DataError(path, record_label, shown, f"expected a list of {of}, got {_type_name(value)} {value!r:.60}")
+        raise DataError(
+            path,
+            record_label,
+            shown,
+            f"expected a list of {of}, got {_type_name(value)} {value!r:.60}",
+        )
     if non_empty and not value:
         raise DataError(path, record_label, shown, "is empty")
     for j, item in enumerate(value):
@@ -211,5 +272,7 @@ def check_unique_ids(path, ids_with_labels: list[tuple[str, str]]) -> None:
     seen: dict[str, str] = {}
     for qid, label in ids_with_labels:
         if qid in seen:
-            raise DataError(path, label, "id", f"duplicate id '{qid}' (first seen at record {seen[qid]})")
+            raise DataError(
+                path, label, "id", f"duplicate id '{qid}' (first seen at record {seen[qid]})"
+            )
         seen[qid] = label

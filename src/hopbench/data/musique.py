@@ -19,7 +19,9 @@ from hopbench.data.io import (
 from hopbench.data.schema import Passage, Question
 
 
-def load_musique(questions_path: str | Path, corpus_path: str | Path | None = None) -> tuple[list[Question], list[Passage]]:
+def load_musique(
+    questions_path: str | Path, corpus_path: str | Path | None = None
+) -> tuple[list[Question], list[Passage]]:
     path = questions_path
     records = require_list(path, read_json(path), "questions")
     parsed = []  # (label, record, gold (title, text) in hop order, paragraphs as (idx, title, text, supporting))
@@ -38,15 +40,21 @@ def load_musique(questions_path: str | Path, corpus_path: str | Path | None = No
             require_object(path, label, p, where)
             idx = field(path, label, p, "idx", int, optional=True, default=j, where=where)
             if idx in first_at:
-                raise DataError(path, label, f"{where}.idx",
-                                f"duplicate paragraph idx {idx} (also paragraphs[{first_at[idx]}])")
+                raise DataError(
+                    path,
+                    label,
+                    f"{where}.idx",
+                    f"duplicate paragraph idx {idx} (also paragraphs[{first_at[idx]}])",
+                )
             first_at[idx] = j
-            paras.append((
-                idx,
-                field(path, label, p, "title", str, where=where),
-                field(path, label, p, "paragraph_text", str, where=where),
-                field(path, label, p, "is_supporting", bool, where=where),
-            ))
+            paras.append(
+                (
+                    idx,
+                    field(path, label, p, "title", str, where=where),
+                    field(path, label, p, "paragraph_text", str, where=where),
+                    field(path, label, p, "is_supporting", bool, where=where),
+                )
+            )
         parsed.append((label, rec, _gold_in_hop_order(path, label, rec, paras), paras))
     check_unique_ids(path, [(str(rec["id"]), label) for label, rec, _, _ in parsed])
 
@@ -62,16 +70,27 @@ def load_musique(questions_path: str | Path, corpus_path: str | Path | None = No
         for title, text in gold:
             pid = index.by_content(title, text)
             if pid is None:
-                raise DataError(path, label, "paragraphs.is_supporting",
-                                f"gold paragraph '{title}' is absent from the corpus {corpus_path}")
+                raise DataError(
+                    path,
+                    label,
+                    "paragraphs.is_supporting",
+                    f"gold paragraph '{title}' is absent from the corpus {corpus_path}",
+                )
             gold_ids.append(pid)
-        aliases = rec.get("answer_aliases") or []  # checked above: absent, null or a list of strings
+        aliases = (
+            rec.get("answer_aliases") or []
+        )  # checked above: absent, null or a list of strings
         answers = [rec["answer"]] + [a for a in aliases if a != rec["answer"]]
         hops = len(rec.get("question_decomposition") or []) or None
-        questions.append(Question(
-            id=str(rec["id"]), text=rec["question"].strip(), answers=answers,
-            gold_passage_ids=gold_ids, meta={"hops": hops} if hops else {},
-        ))
+        questions.append(
+            Question(
+                id=str(rec["id"]),
+                text=rec["question"].strip(),
+                answers=answers,
+                gold_passage_ids=gold_ids,
+                meta={"hops": hops} if hops else {},
+            )
+        )
     return questions, corpus
 
 
@@ -80,7 +99,9 @@ def _gold_in_hop_order(path, label, rec, paras) -> list[tuple[str, str]]:
     by_idx = {idx: (title, text) for idx, title, text, _ in paras}
     supporting = [(idx, title, text) for idx, title, text, sup in paras if sup]
     ordered: list[int] = []
-    decomposition = field(path, label, rec, "question_decomposition", list, optional=True, default=[])
+    decomposition = field(
+        path, label, rec, "question_decomposition", list, optional=True, default=[]
+    )
     for k, step in enumerate(decomposition):
         where = f"question_decomposition[{k}]"
         require_object(path, label, step, where)
@@ -88,8 +109,12 @@ def _gold_in_hop_order(path, label, rec, paras) -> list[tuple[str, str]]:
         if idx is None:
             continue
         if idx not in by_idx:
-            raise DataError(path, label, f"{where}.paragraph_support_idx",
-                            f"refers to paragraph idx {idx}, which the record does not have")
+            raise DataError(
+                path,
+                label,
+                f"{where}.paragraph_support_idx",
+                f"refers to paragraph idx {idx}, which the record does not have",
+            )
         if idx not in ordered:
             ordered.append(idx)
     for idx, _, _ in supporting:  # supporting paragraphs the decomposition does not name

@@ -37,17 +37,30 @@ def register_format(name: str, loader: Callable) -> None:
     if not isinstance(name, str) or not name.strip():
         raise HopbenchError(f"a dataset format needs a non-empty name, got {_show(name)}")
     if not callable(loader):
-        raise HopbenchError(f"the loader of dataset format '{name}' is not callable: {_show(loader)}")
+        raise HopbenchError(
+            f"the loader of dataset format '{name}' is not callable: {_show(loader)}"
+        )
     if name in FORMATS and FORMATS[name] is not loader:
-        raise HopbenchError(f"dataset format '{name}' is already registered ({FORMATS[name].__module__}."
-                            f"{FORMATS[name].__qualname__})")
+        raise HopbenchError(
+            f"dataset format '{name}' is already registered ({FORMATS[name].__module__}."
+            f"{FORMATS[name].__qualname__})"
+        )
     FORMATS[name] = loader
 
 
-def load_dataset(name: str, format: str, questions_path: str | None = None, corpus_path: str | None = None,
-                 limit: int | None = None, source: str = "local", hub_repo: str = DEFAULT_REPO,
-                 hub_name: str | None = None, hub_revision: str | None = None,
-                 sample_seed: int | None = None, **_ignored) -> Dataset:
+def load_dataset(
+    name: str,
+    format: str,
+    questions_path: str | None = None,
+    corpus_path: str | None = None,
+    limit: int | None = None,
+    source: str = "local",
+    hub_repo: str = DEFAULT_REPO,
+    hub_name: str | None = None,
+    hub_revision: str | None = None,
+    sample_seed: int | None = None,
+    **_ignored,
+) -> Dataset:
     """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions.
 
     `sample_seed`: put the questions in a seeded random order first, so that `limit` takes a
@@ -61,13 +74,23 @@ def load_dataset(name: str, format: str, questions_path: str | None = None, corp
     _check_str("format", format)
     _check_str("source", source)
     if format not in FORMATS:
-        raise HopbenchError(f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}")
+        raise HopbenchError(
+            f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}"
+        )
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise HopbenchError(f"dataset.limit must be null or a positive integer, got {_show(limit)}")
-    if sample_seed is not None and (isinstance(sample_seed, bool) or not isinstance(sample_seed, int)):
-        raise HopbenchError(f"dataset.sample_seed must be null or an integer, got {_show(sample_seed)}")
+    if sample_seed is not None and (
+        isinstance(sample_seed, bool) or not isinstance(sample_seed, int)
+    ):
+        raise HopbenchError(
+            f"dataset.sample_seed must be null or an integer, got {_show(sample_seed)}"
+        )
     if source == "hub":
-        for key, value in (("hub_repo", hub_repo), ("hub_name", hub_name), ("hub_revision", hub_revision)):
+        for key, value in (
+            ("hub_repo", hub_repo),
+            ("hub_name", hub_name),
+            ("hub_revision", hub_revision),
+        ):
             if value is not None:
                 _check_str(key, value)
         questions_path, corpus_path = fetch_hipporag_files(hub_name or name, hub_repo, hub_revision)
@@ -92,8 +115,11 @@ def load_dataset(name: str, format: str, questions_path: str | None = None, corp
     if sample_seed is not None:  # absent otherwise: fingerprints from before the setting stay
         parts.append(f"sample_seed={sample_seed}")
     fp = hashlib.sha256("|".join(parts).encode()).hexdigest()
-    notes = {"n_questions": len(questions), "n_passages": len(corpus),
-             "n_retrieval_excluded": sum(not q.retrieval_scorable for q in questions)}
+    notes = {
+        "n_questions": len(questions),
+        "n_passages": len(corpus),
+        "n_retrieval_excluded": sum(not q.retrieval_scorable for q in questions),
+    }
     return Dataset(name=name, questions=questions, corpus=corpus, fingerprint=fp, notes=notes)
 
 

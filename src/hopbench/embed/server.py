@@ -43,18 +43,23 @@ from hopbench.llm.transport import (
 log = logging.getLogger(__name__)
 
 # HippoRAG 2's query_to_passage instruction in NV-Embed-v2's "Instruct: ...\nQuery: " form
-NV_EMBED_QUERY = ("Instruct: Given a question, retrieve relevant documents that best answer the "
-                  "question.\nQuery: ")
-_E5 = ("query: ", "passage: ")                                          # intfloat e5 (v2, multilingual)
+NV_EMBED_QUERY = (
+    "Instruct: Given a question, retrieve relevant documents that best answer the "
+    "question.\nQuery: "
+)
+_E5 = ("query: ", "passage: ")  # intfloat e5 (v2, multilingual)
 _BGE = ("Represent this sentence for searching relevant passages: ", None)  # BAAI bge-*-en-v1.5
-_NOMIC = ("search_query: ", "search_document: ")                        # nomic-embed-text
+_NOMIC = ("search_query: ", "search_document: ")  # nomic-embed-text
 
 # model (last path part, lower case, without an Ollama ":tag") -> (query, passage) instruction;
 # a model not listed takes none (OpenAI's text-embedding-3-*, all-MiniLM-L6-v2, ...)
 KNOWN_INSTRUCTIONS: dict[str, tuple[str | None, str | None]] = {
     "nv-embed-v2": (NV_EMBED_QUERY, None),
-    **{f"{p}e5-{s}{v}": _E5 for p, v in (("", "-v2"), ("multilingual-", ""))
-       for s in ("small", "base", "large")},
+    **{
+        f"{p}e5-{s}{v}": _E5
+        for p, v in (("", "-v2"), ("multilingual-", ""))
+        for s in ("small", "base", "large")
+    },
     **{f"bge-{s}-en-v1.5": _BGE for s in ("small", "base", "large")},
     **{f"nomic-embed-text{v}": _NOMIC for v in ("", "-v1", "-v1.5")},
 }
@@ -108,24 +113,46 @@ class ServerEncoder:
     batched requests, `concurrency` of them in flight, L2-normalised float32 vectors cached as
     .npy keyed by the model's identity, the instruction and the texts."""
 
-    def __init__(self, *, base_url: str, model: str, api_key: str | None = None,
-                 api_key_env: str | None = None, identity: str | None = None,
-                 query_instruction: str | None = None, passage_instruction: str | None = None,
-                 dim: int | None = None, batch_size: int = 32, concurrency: int = 4,
-                 timeout: float = 120.0, transient_retries: int = 6, backoff_s: float = 2.0,
-                 max_backoff_s: float = 60.0, cache_dir: str | Path | None = None,
-                 show_progress: bool = True):
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        identity: str | None = None,
+        query_instruction: str | None = None,
+        passage_instruction: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 32,
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        transient_retries: int = 6,
+        backoff_s: float = 2.0,
+        max_backoff_s: float = 60.0,
+        cache_dir: str | Path | None = None,
+        show_progress: bool = True,
+    ):
         if not base_url:
-            raise HopbenchError("embedding=server needs embedding.base_url, e.g. "
-                                "embedding.base_url=http://127.0.0.1:8000/v1")
+            raise HopbenchError(
+                "embedding=server needs embedding.base_url, e.g. "
+                "embedding.base_url=http://127.0.0.1:8000/v1"
+            )
         if problem := url_credentials_error("embedding.base_url", base_url):  # it is in `identity`
             raise HopbenchError(problem)
         if not model:
-            raise HopbenchError("embedding=server needs embedding.model (the model name the server serves)")
-        for key, value, low in (("batch_size", batch_size, 1), ("concurrency", concurrency, 1),
-                                ("transient_retries", transient_retries, 0)):
+            raise HopbenchError(
+                "embedding=server needs embedding.model (the model name the server serves)"
+            )
+        for key, value, low in (
+            ("batch_size", batch_size, 1),
+            ("concurrency", concurrency, 1),
+            ("transient_retries", transient_retries, 0),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise HopbenchError(f"embedding.{key} must be a whole number >= {low}, got {value!r}")
+                raise HopbenchError(
+                    f"embedding.{key} must be a whole number >= {low}, got {value!r}"
+                )
         if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool) or dim < 1):
             raise HopbenchError(f"embedding.dim must be null or a whole number >= 1, got {dim!r}")
         self.base_url, self.model_name = base_url, model
@@ -139,12 +166,23 @@ class ServerEncoder:
         self.show_progress = show_progress
         self._identity = identity or f"server:{base_url}:{model}"
         self._dim = dim
-        self._http = ChatTransport(base_url, api_key or "not-needed", timeout, path="/embeddings",
-                                   setting="embedding.base_url",
-                                   max_reply_bytes=MAX_REPLY_BYTES + batch_size * _BYTES_PER_VECTOR)
+        self._http = ChatTransport(
+            base_url,
+            api_key or "not-needed",
+            timeout,
+            path="/embeddings",
+            setting="embedding.base_url",
+            max_reply_bytes=MAX_REPLY_BYTES + batch_size * _BYTES_PER_VECTOR,
+        )
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self.stats = {"texts_encoded": 0, "seconds": 0.0, "cache_hits": 0, "requests": 0, "retries": 0}
+        self.stats = {
+            "texts_encoded": 0,
+            "seconds": 0.0,
+            "cache_hits": 0,
+            "requests": 0,
+            "retries": 0,
+        }
 
     # ---- what the rest of hopbench reads -------------------------------------------------
     @property
@@ -178,15 +216,24 @@ class ServerEncoder:
         return h.hexdigest()
 
     # ---- encoding ------------------------------------------------------------------------
-    def encode(self, texts: Sequence[str], desc: str = "embedding", alone: bool = False,
-               query: bool = False) -> np.ndarray:
+    def encode(
+        self,
+        texts: Sequence[str],
+        desc: str = "embedding",
+        alone: bool = False,
+        query: bool = False,
+    ) -> np.ndarray:
         """L2-normalised float32 vectors of `texts`, the query instruction before each when
         `query`, else the passage one. `alone`: one text per request, so a vector never depends
         on what else was sent (as `Encoder.encode`)."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        path = self.cache_dir / f"{self.cache_key(texts, alone, query)}.npy" if self.cache_dir else None
+        path = (
+            self.cache_dir / f"{self.cache_key(texts, alone, query)}.npy"
+            if self.cache_dir
+            else None
+        )
         if path is not None and path.exists():
             try:
                 arr = checksum.load_npy(path)
@@ -203,11 +250,16 @@ class ServerEncoder:
         start = time.perf_counter()
         sent = [self.instruction(query) + t for t in texts]
         step = 1 if alone else self.texts_per_request
-        batches = [sent[i:i + step] for i in range(0, len(sent), step)]
+        batches = [sent[i : i + step] for i in range(0, len(sent), step)]
         show = self.show_progress and len(batches) > 1
         if show:
-            log.info("%s: %d texts in %d requests to %s", desc, len(texts), len(batches),
-                     redact_url(self.base_url))
+            log.info(
+                "%s: %d texts in %d requests to %s",
+                desc,
+                len(texts),
+                len(batches),
+                redact_url(self.base_url),
+            )
         arr = self._normalised(np.concatenate(self._run(batches, desc, show)))
         with self._lock:
             self.stats["seconds"] += time.perf_counter() - start
@@ -220,7 +272,9 @@ class ServerEncoder:
     def _normalised(arr: np.ndarray) -> np.ndarray:
         """Unit rows in float32 (normalised in float64 first), as the local encoder gives them."""
         arr = np.asarray(arr, dtype=np.float64)
-        return (arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+        return (arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)).astype(
+            np.float32
+        )
 
     def _run(self, batches: list[list[str]], desc: str, show: bool) -> list[np.ndarray]:
         """Every batch's vectors, in order, `concurrency` requests at a time (shared by every
@@ -230,11 +284,15 @@ class ServerEncoder:
 
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="hopbench-embed")
+                self._pool = ThreadPoolExecutor(
+                    self.concurrency, thread_name_prefix="hopbench-embed"
+                )
             pool = self._pool
         stop = threading.Event()
         futures = [pool.submit(self._request, batch, stop) for batch in batches]
-        with tqdm(total=len(futures), desc=desc, unit="request", disable=not show, leave=False) as bar:
+        with tqdm(
+            total=len(futures), desc=desc, unit="request", disable=not show, leave=False
+        ) as bar:
             for f in as_completed(futures):
                 if f.exception() is not None:
                     stop.set()
@@ -251,15 +309,25 @@ class ServerEncoder:
         attempt = 0
         while True:
             if stop.is_set():
-                raise EmbeddingServerError("stopped: another request to the embedding server failed")
+                raise EmbeddingServerError(
+                    "stopped: another request to the embedding server failed"
+                )
             try:
                 return self._post(batch)
             except _Transient as t:
                 if attempt >= self.transient_retries:
                     raise t.final(attempt + 1) from t.cause
-                delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt)) * (0.5 + random.random() / 2)
-                log.warning("embedding server %s (%s); retry %d/%d in %.1f s", t.why, t.cause, attempt + 1,
-                            self.transient_retries, delay)
+                delay = min(self.max_backoff_s, self.backoff_s * (2**attempt)) * (
+                    0.5 + random.random() / 2
+                )
+                log.warning(
+                    "embedding server %s (%s); retry %d/%d in %.1f s",
+                    t.why,
+                    t.cause,
+                    attempt + 1,
+                    self.transient_retries,
+                    delay,
+                )
                 with self._lock:
                     self.stats["retries"] += 1
                 if stop.wait(delay):
@@ -273,15 +341,18 @@ class ServerEncoder:
         try:
             resp = self._http.post({"model": self.model_name, "input": batch})
         except TimeoutError as exc:
-            raise EmbeddingUnavailableError(f"embedding server at {url} did not answer within "
-                                            f"{self.timeout:g} s (raise embedding.timeout, or lower "
-                                            f"embedding.batch_size)") from exc
+            raise EmbeddingUnavailableError(
+                f"embedding server at {url} did not answer within "
+                f"{self.timeout:g} s (raise embedding.timeout, or lower "
+                f"embedding.batch_size)"
+            ) from exc
         except ReplyTooLarge as exc:
             self._bad_body(str(exc), exc)
         except (OSError, http.client.HTTPException) as exc:
             raise EmbeddingUnavailableError(
                 f"embedding server at {url} is not reachable ({exc.__class__.__name__}): start the "
-                f"server (vLLM, Ollama, text-embeddings-inference ...) or fix embedding.base_url") from exc
+                f"server (vLLM, Ollama, text-embeddings-inference ...) or fix embedding.base_url"
+            ) from exc
         if resp.status_code >= 400:
             self._refused(resp)
         return self._vectors(resp.content, len(batch))
@@ -291,28 +362,45 @@ class ServerEncoder:
         detail, _ = error_detail(resp)
         exc = Exception(f"HTTP {status}: {detail}")
         if status == 429 or status >= 500:
-            raise _Transient(f"HTTP {status}", exc, lambda n: EmbeddingResponseError(
-                f"embedding server at {url} kept answering HTTP {status} after {n} attempt(s): "
-                f"{detail}; check the server's log, or raise embedding.transient_retries")) from exc
+            raise _Transient(
+                f"HTTP {status}",
+                exc,
+                lambda n: EmbeddingResponseError(
+                    f"embedding server at {url} kept answering HTTP {status} after {n} attempt(s): "
+                    f"{detail}; check the server's log, or raise embedding.transient_retries"
+                ),
+            ) from exc
         if status in (401, 403):
-            fix = (f"put a valid key in the environment variable {self.api_key_env}" if self.api_key_env
-                   else "name the environment variable that holds the key with embedding.api_key_env")
-            raise EmbeddingAuthError(f"embedding server at {url} refused the API key (HTTP {status}): "
-                                     f"{fix}") from exc
+            fix = (
+                f"put a valid key in the environment variable {self.api_key_env}"
+                if self.api_key_env
+                else "name the environment variable that holds the key with embedding.api_key_env"
+            )
+            raise EmbeddingAuthError(
+                f"embedding server at {url} refused the API key (HTTP {status}): {fix}"
+            ) from exc
         if status == 413:  # text-embeddings-inference: more texts than --max-client-batch-size
-            raise EmbeddingRequestError(f"embedding server at {url} refused a request as too large "
-                                        f"(HTTP 413): {detail}; lower embedding.batch_size "
-                                        f"({self.texts_per_request})") from exc
+            raise EmbeddingRequestError(
+                f"embedding server at {url} refused a request as too large "
+                f"(HTTP 413): {detail}; lower embedding.batch_size "
+                f"({self.texts_per_request})"
+            ) from exc
         raise EmbeddingRequestError(
             f"embedding server at {url} rejected the request (HTTP {status}): {detail}; check "
             f"embedding.model ({self.model_name!r}) and embedding.base_url (OpenAI-compatible "
-            f"servers answer under /v1)") from exc
+            f"servers answer under /v1)"
+        ) from exc
 
     def _bad_body(self, problem: str, exc: Exception) -> NoReturn:
-        raise _Transient("bad response", exc, lambda n: EmbeddingResponseError(
-            f"embedding server at {redact_url(self.base_url)} answered HTTP 200 with something "
-            f"that is not an embeddings list, {n} time(s): {problem}; check that embedding.base_url "
-            f"points at an OpenAI-compatible /v1 endpoint")) from exc
+        raise _Transient(
+            "bad response",
+            exc,
+            lambda n: EmbeddingResponseError(
+                f"embedding server at {redact_url(self.base_url)} answered HTTP 200 with something "
+                f"that is not an embeddings list, {n} time(s): {problem}; check that embedding.base_url "
+                f"points at an OpenAI-compatible /v1 endpoint"
+            ),
+        ) from exc
 
     def _vectors(self, body: bytes, n: int) -> np.ndarray:
         """The (n, dim) vectors of an embeddings body, in input order (by each item's `index`)."""
@@ -321,21 +409,24 @@ class ServerEncoder:
         except (ValueError, AttributeError) as exc:
             self._bad_body(f"{body[:120]!r}", exc)
         if not isinstance(data, list) or not all(
-                isinstance(d, dict) and isinstance(d.get("embedding"), list) for d in data):
+            isinstance(d, dict) and isinstance(d.get("embedding"), list) for d in data
+        ):
             self._bad_body(f"no list of embeddings in {body[:120]!r}", ValueError("no data"))
         url = redact_url(self.base_url)
         if len(data) != n:
             raise EmbeddingResponseError(
                 f"embedding server at {url} sent {len(data)} vectors for {n} texts; check that it "
                 f"serves embedding.model ({self.model_name!r}) and takes a list of inputs (or lower "
-                f"embedding.batch_size)")
+                f"embedding.batch_size)"
+            )
         where = {d.get("index", i): i for i, d in enumerate(data)}
         if set(where) != set(range(n)):
             self._bad_body(f"the vectors' indices are not 0..{n - 1}", ValueError("index"))
         lengths = sorted({len(d["embedding"]) for d in data})
         if len(lengths) > 1:
-            raise EmbeddingResponseError(f"embedding server at {url} sent vectors of {lengths} "
-                                         f"dimensions in one reply")
+            raise EmbeddingResponseError(
+                f"embedding server at {url} sent vectors of {lengths} dimensions in one reply"
+            )
         try:
             arr = np.asarray([data[where[i]]["embedding"] for i in range(n)], dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -357,7 +448,8 @@ class ServerEncoder:
             raise EmbeddingResponseError(
                 f"embedding server at {redact_url(self.base_url)}: {what} have {got} dimensions, "
                 f"expected {expected}; check that it serves embedding.model ({self.model_name!r}) "
-                f"and that embedding.dim is that model's")
+                f"and that embedding.dim is that model's"
+            )
 
     def close(self) -> None:
         with self._lock:

@@ -19,7 +19,7 @@ from hopbench.core.records import (
     per_question,
 )
 
-_TRACE_OF = {"retrieval": "trace", "reader": "reader_trace"}   # COST_PARTS -> the row's field
+_TRACE_OF = {"retrieval": "trace", "reader": "reader_trace"}  # COST_PARTS -> the row's field
 
 
 def cost_summary(rows: list[dict]) -> dict:
@@ -32,10 +32,13 @@ def cost_summary(rows: list[dict]) -> dict:
             continue
         for k in COST_KEYS:
             out[per_question(part, k)] = sum(c.get(k, 0) for c in costs) / n
-        out[per_question(part, LLM_TOKENS)] = (out[per_question(part, LLM_PROMPT_TOKENS)]
-                                               + out[per_question(part, LLM_COMPLETION_TOKENS)])
-        out[per_question(part, LLM_SECONDS_UNCACHED)] = (out[per_question(part, LLM_SECONDS)]
-                                                         + out[per_question(part, LLM_CACHED_SECONDS)])
+        out[per_question(part, LLM_TOKENS)] = (
+            out[per_question(part, LLM_PROMPT_TOKENS)]
+            + out[per_question(part, LLM_COMPLETION_TOKENS)]
+        )
+        out[per_question(part, LLM_SECONDS_UNCACHED)] = (
+            out[per_question(part, LLM_SECONDS)] + out[per_question(part, LLM_CACHED_SECONDS)]
+        )
     return out
 
 

@@ -18,7 +18,7 @@ from collections import Counter
 
 from hopbench.core.fallback_field import fallbacks
 
-WARN_RATE = 0.1   # above this share of questions, a run's numbers are flagged
+WARN_RATE = 0.1  # above this share of questions, a run's numbers are flagged
 
 
 def row_fallbacks(row: dict) -> list[dict]:
@@ -35,9 +35,11 @@ def fallback_summary(rows: list[dict]) -> dict:
         if entries:
             n_fallback += 1
             steps.update({str(e.get("step")) for e in entries})
-    return {"n_fallback": n_fallback,
-            "fallback_rate": n_fallback / len(rows) if rows else None,
-            "fallback_steps": dict(sorted(steps.items()))}
+    return {
+        "n_fallback": n_fallback,
+        "fallback_rate": n_fallback / len(rows) if rows else None,
+        "fallback_steps": dict(sorted(steps.items())),
+    }
 
 
 def is_high(rate) -> bool:
@@ -55,6 +57,8 @@ def fallback_warning(metrics: dict) -> str | None:
     if not is_high(rate):
         return None
     steps = ", ".join(f"{s} {n}" for s, n in (metrics.get("fallback_steps") or {}).items())
-    return (f"{metrics.get('n_fallback')} of {metrics.get('n_questions')} questions ({100 * rate:.0f}%, "
-            f"above {100 * WARN_RATE:.0f}%) fell back ({steps}): these numbers are partly the "
-            f"fallback's, not the method's; see trace.fallback in predictions.jsonl")
+    return (
+        f"{metrics.get('n_fallback')} of {metrics.get('n_questions')} questions ({100 * rate:.0f}%, "
+        f"above {100 * WARN_RATE:.0f}%) fell back ({steps}): these numbers are partly the "
+        f"fallback's, not the method's; see trace.fallback in predictions.jsonl"
+    )

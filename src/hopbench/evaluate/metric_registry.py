@@ -27,20 +27,22 @@ from hopbench.evaluate.metrics import (
 )
 
 BINARY, CONTINUOUS = "binary", "continuous"
-KINDS = {BINARY: "mcnemar", CONTINUOUS: "paired_bootstrap"}   # kind -> paired test (report.stats)
+KINDS = {BINARY: "mcnemar", CONTINUOUS: "paired_bootstrap"}  # kind -> paired test (report.stats)
 
 # What a question needs for a metric to apply (a metric applies when all its needs hold).
-RETRIEVAL = "retrieval"   # its gold passages are all in the corpus (Question.retrieval_scorable)
-ANSWER = "answer"         # a reader answered it (a question, not a claim)
-LABEL = "label"           # a reader labelled it (a claim with a gold label)
-READER = "reader"         # ANSWER or LABEL
+RETRIEVAL = "retrieval"  # its gold passages are all in the corpus (Question.retrieval_scorable)
+ANSWER = "answer"  # a reader answered it (a question, not a claim)
+LABEL = "label"  # a reader labelled it (a claim with a gold label)
+READER = "reader"  # ANSWER or LABEL
 NEEDS = (RETRIEVAL, ANSWER, LABEL, READER)
 
 # Where a metric is shown beyond the csv/parquet tables, which hold every metric.
-LEADERBOARD = "leaderboard"   # a headline column of leaderboard.md; its p-values join the Holm family
-BREAKDOWN = "breakdown"       # a table of breakdown.md (per hop count / question type)
-FIGURES = "figures"           # a panel of the quality-vs-latency and sensitivity figures
-SUMMARY = "summary"           # the line `hopbench.run` prints when a run ends
+LEADERBOARD = (
+    "leaderboard"  # a headline column of leaderboard.md; its p-values join the Holm family
+)
+BREAKDOWN = "breakdown"  # a table of breakdown.md (per hop count / question type)
+FIGURES = "figures"  # a panel of the quality-vs-latency and sensitivity figures
+SUMMARY = "summary"  # the line `hopbench.run` prints when a run ends
 VIEWS = (LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY)
 
 
@@ -59,14 +61,27 @@ class Outcome:
 
     @classmethod
     def of(cls, question, ranked: Sequence[str], answer: str | None) -> "Outcome":
-        return cls(list(ranked), question.gold_passage_ids, question.gold_complete, answer,
-                   question.answers, question.kind, question.label)
+        return cls(
+            list(ranked),
+            question.gold_passage_ids,
+            question.gold_complete,
+            answer,
+            question.answers,
+            question.kind,
+            question.label,
+        )
 
     @classmethod
     def from_row(cls, row: Mapping) -> "Outcome":
-        return cls(list(row.get("ranked_passage_ids") or []), row.get("gold_passage_ids") or [],
-                   row.get("gold_complete", True), row.get("answer"), row.get("gold_answers") or [],
-                   row.get("kind", "qa"), row.get("label"))
+        return cls(
+            list(row.get("ranked_passage_ids") or []),
+            row.get("gold_passage_ids") or [],
+            row.get("gold_complete", True),
+            row.get("answer"),
+            row.get("gold_answers") or [],
+            row.get("kind", "qa"),
+            row.get("label"),
+        )
 
     def has(self, need: str) -> bool:
         if need == RETRIEVAL:  # as Question.retrieval_scorable
@@ -95,14 +110,18 @@ class Metric:
     short: str | None = None
     show: tuple[str, ...] = ()
     legacy: bool = False
-    family: str | None = None   # metrics of one function at several k ("recall"), with their k
+    family: str | None = None  # metrics of one function at several k ("recall"), with their k
     k: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"metric {self.name}: kind must be one of {sorted(KINDS)}, got {self.kind!r}")
+            raise ValueError(
+                f"metric {self.name}: kind must be one of {sorted(KINDS)}, got {self.kind!r}"
+            )
         if not self.needs or set(self.needs) - set(NEEDS):
-            raise ValueError(f"metric {self.name}: needs must be some of {NEEDS}, got {self.needs!r}")
+            raise ValueError(
+                f"metric {self.name}: needs must be some of {NEEDS}, got {self.needs!r}"
+            )
         if set(self.show) - set(VIEWS):
             raise ValueError(f"metric {self.name}: show must be some of {VIEWS}, got {self.show!r}")
 
@@ -139,19 +158,39 @@ class Metric:
         """The question's score; a binary metric that is not 0 or 1 is a wrong declaration."""
         v = float(self.fn(outcome))
         if self.kind == BINARY and v not in (0.0, 1.0):
-            raise ValueError(f"metric {self.name} is declared binary but scored {v}: declare it "
-                             "continuous (hopbench.evaluate.metric_registry)")
+            raise ValueError(
+                f"metric {self.name} is declared binary but scored {v}: declare it "
+                "continuous (hopbench.evaluate.metric_registry)"
+            )
         return v
 
 
-def at_k(name: str, ks: Iterable[int], fn: Callable[[Outcome, int], float], *, label: str,
-         short: str | None = None, show: Mapping[int, tuple[str, ...]] | None = None, **decl) -> list[Metric]:
+def at_k(
+    name: str,
+    ks: Iterable[int],
+    fn: Callable[[Outcome, int], float],
+    *,
+    label: str,
+    short: str | None = None,
+    show: Mapping[int, tuple[str, ...]] | None = None,
+    **decl,
+) -> list[Metric]:
     """One declaration for a metric at several cut-offs: `name`, `label` and `short` hold `{k}`;
     `show` says per k where it is shown."""
     family = name.split("@")[0]
-    return [Metric(name.format(k=k), (lambda o, k=k: fn(o, k)), label=label.format(k=k),
-                   short=short.format(k=k) if short else None, show=(show or {}).get(k, ()),
-                   family=family, k=k, **decl) for k in ks]
+    return [
+        Metric(
+            name.format(k=k),
+            (lambda o, k=k: fn(o, k)),
+            label=label.format(k=k),
+            short=short.format(k=k) if short else None,
+            show=(show or {}).get(k, ()),
+            family=family,
+            k=k,
+            **decl,
+        )
+        for k in ks
+    ]
 
 
 # ---- the registry ----------------------------------------------------------------------------
@@ -161,7 +200,7 @@ _METRICS: dict[str, Metric] = {}
 def register(*metrics: Metric | Iterable[Metric]) -> None:
     """Declare metrics (or lists from `at_k`); a name is declared once."""
     for m in metrics:
-        for metric in ([m] if isinstance(m, Metric) else list(m)):
+        for metric in [m] if isinstance(m, Metric) else list(m):
             if metric.name in _METRICS:
                 raise ValueError(f"metric {metric.name} is declared twice")
             _METRICS[metric.name] = metric
@@ -180,7 +219,9 @@ def get(name: str) -> Metric:
     try:
         return _METRICS[name]
     except KeyError:
-        raise KeyError(f"no metric {name!r} is declared (hopbench.evaluate.metric_registry)") from None
+        raise KeyError(
+            f"no metric {name!r} is declared (hopbench.evaluate.metric_registry)"
+        ) from None
 
 
 def shown_in(view: str) -> list[str]:
@@ -232,27 +273,96 @@ def _reader_right(o: Outcome, contain: bool = False) -> float:
 
 
 register(
-    at_k("recall@{k}", (1, 2, 5, 10), lambda o, k: recall_at_k(o.ranked, o.gold_passages, k),
-         kind=CONTINUOUS, needs=(RETRIEVAL,), label="Recall@{k}", short="R@{k}", legacy=True,
-         show={2: (LEADERBOARD, SUMMARY), 5: (LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY), 10: (LEADERBOARD,)}),
-    at_k("fcr@{k}", (2, 5, 10), lambda o, k: full_chain_at_k(o.ranked, o.gold_passages, k),
-         kind=BINARY, needs=(RETRIEVAL,), label="FCR@{k}", legacy=True,
-         show={5: (LEADERBOARD, BREAKDOWN, SUMMARY)}),
-    Metric("mrr@10", lambda o: mrr_at_k(o.ranked, o.gold_passages, 10), kind=CONTINUOUS,
-           needs=(RETRIEVAL,), label="MRR@10", show=(BREAKDOWN,)),
-    Metric("ndcg@10", lambda o: ndcg_at_k(o.ranked, o.gold_passages, 10), kind=CONTINUOUS,
-           needs=(RETRIEVAL,), label="nDCG@10", show=(BREAKDOWN,)),
-    Metric("em", lambda o: exact_match(o.answer, o.gold_answers), kind=BINARY, needs=(ANSWER,),
-           label="EM", legacy=True, show=(LEADERBOARD, BREAKDOWN, SUMMARY)),
-    Metric("f1", lambda o: f1_score(o.answer, o.gold_answers), kind=CONTINUOUS, needs=(ANSWER,),
-           label="F1", legacy=True, show=(LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY)),
-    Metric(f"jsr@{JSR_K}", lambda o: joint_success(full_chain_at_k(o.ranked, o.gold_passages, JSR_K),
-                                                   _reader_right(o)),
-           kind=BINARY, needs=(RETRIEVAL, READER), label=f"JSR@{JSR_K}", legacy=True, show=(LEADERBOARD,)),
-    Metric(f"jsr_contain@{JSR_K}",
-           lambda o: joint_success(full_chain_at_k(o.ranked, o.gold_passages, JSR_K), _reader_right(o, True)),
-           kind=BINARY, needs=(RETRIEVAL, READER), label=f"JSR (contains)@{JSR_K}", short=f"JSRc@{JSR_K}",
-           legacy=True, show=(LEADERBOARD,)),
-    Metric("accuracy", lambda o: claim_accuracy(o.answer, o.label), kind=BINARY, needs=(LABEL,),
-           label="Accuracy", short="Acc", legacy=True, show=(LEADERBOARD, BREAKDOWN, FIGURES)),
+    at_k(
+        "recall@{k}",
+        (1, 2, 5, 10),
+        lambda o, k: recall_at_k(o.ranked, o.gold_passages, k),
+        kind=CONTINUOUS,
+        needs=(RETRIEVAL,),
+        label="Recall@{k}",
+        short="R@{k}",
+        legacy=True,
+        show={
+            2: (LEADERBOARD, SUMMARY),
+            5: (LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY),
+            10: (LEADERBOARD,),
+        },
+    ),
+    at_k(
+        "fcr@{k}",
+        (2, 5, 10),
+        lambda o, k: full_chain_at_k(o.ranked, o.gold_passages, k),
+        kind=BINARY,
+        needs=(RETRIEVAL,),
+        label="FCR@{k}",
+        legacy=True,
+        show={5: (LEADERBOARD, BREAKDOWN, SUMMARY)},
+    ),
+    Metric(
+        "mrr@10",
+        lambda o: mrr_at_k(o.ranked, o.gold_passages, 10),
+        kind=CONTINUOUS,
+        needs=(RETRIEVAL,),
+        label="MRR@10",
+        show=(BREAKDOWN,),
+    ),
+    Metric(
+        "ndcg@10",
+        lambda o: ndcg_at_k(o.ranked, o.gold_passages, 10),
+        kind=CONTINUOUS,
+        needs=(RETRIEVAL,),
+        label="nDCG@10",
+        show=(BREAKDOWN,),
+    ),
+    Metric(
+        "em",
+        lambda o: exact_match(o.answer, o.gold_answers),
+        kind=BINARY,
+        needs=(ANSWER,),
+        label="EM",
+        legacy=True,
+        show=(LEADERBOARD, BREAKDOWN, SUMMARY),
+    ),
+    Metric(
+        "f1",
+        lambda o: f1_score(o.answer, o.gold_answers),
+        kind=CONTINUOUS,
+        needs=(ANSWER,),
+        label="F1",
+        legacy=True,
+        show=(LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY),
+    ),
+    Metric(
+        f"jsr@{JSR_K}",
+        lambda o: joint_success(
+            full_chain_at_k(o.ranked, o.gold_passages, JSR_K), _reader_right(o)
+        ),
+        kind=BINARY,
+        needs=(RETRIEVAL, READER),
+        label=f"JSR@{JSR_K}",
+        legacy=True,
+        show=(LEADERBOARD,),
+    ),
+    Metric(
+        f"jsr_contain@{JSR_K}",
+        lambda o: joint_success(
+            full_chain_at_k(o.ranked, o.gold_passages, JSR_K), _reader_right(o, True)
+        ),
+        kind=BINARY,
+        needs=(RETRIEVAL, READER),
+        label=f"JSR (contains)@{JSR_K}",
+        short=f"JSRc@{JSR_K}",
+        legacy=True,
+        show=(LEADERBOARD,),
+    ),
+    Metric(
+        "accuracy",
+        lambda o: claim_accuracy(o.answer, o.label),
+        kind=BINARY,
+        needs=(LABEL,),
+        label="Accuracy",
+        short="Acc",
+        legacy=True,
+        show=(LEADERBOARD, BREAKDOWN, FIGURES),
+    ),
 )

@@ -106,7 +106,9 @@ def ndcg_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
 
 
 def claim_accuracy(predicted_label: str | None, gold_label: str) -> float:
-    return float(predicted_label is not None and predicted_label.strip().upper() == gold_label.upper())
+    return float(
+        predicted_label is not None and predicted_label.strip().upper() == gold_label.upper()
+    )
 
 
 def joint_success(fcr: float, answer_ok: float) -> float:

@@ -21,15 +21,22 @@ from hopbench.graphdb.inventory import list_graphs
 
 def describe(settings: GraphDBSettings) -> str:
     """One line: server version and edition, database, APOC version or its absence."""
-    with (connect(settings) as db, db.translate_errors("server check", settings.query_timeout),
-          db.session() as session):
-        comp = session.run("CALL dbms.components() YIELD name, versions, edition "
-                           "RETURN versions[0] AS version, edition").single()
+    with (
+        connect(settings) as db,
+        db.translate_errors("server check", settings.query_timeout),
+        db.session() as session,
+    ):
+        comp = session.run(
+            "CALL dbms.components() YIELD name, versions, edition "
+            "RETURN versions[0] AS version, edition"
+        ).single()
         database = session.run("CALL db.info() YIELD name RETURN name").single()["name"]
         apoc = check_apoc(session)
     apoc_text = f"APOC {apoc}" if apoc else "APOC missing (only the portable query form will work)"
-    return (f"Neo4j at {settings.uri}: ok, Neo4j {comp['version']} ({comp['edition']}), "
-            f"database '{database}', {apoc_text}")
+    return (
+        f"Neo4j at {settings.uri}: ok, Neo4j {comp['version']} ({comp['edition']}), "
+        f"database '{database}', {apoc_text}"
+    )
 
 
 def describe_graphs(db: GraphDB) -> list[str]:
@@ -39,18 +46,24 @@ def describe_graphs(db: GraphDB) -> list[str]:
     where = f"database '{db.settings.database}'" if db.settings.database else "the default database"
     lines = [f"hopbench graphs in {where}: {len(graphs)}"]
     for g in graphs:
-        what = f"{g.get('dataset') or '?'}, graph {g.get('graph_key') or '?'}" if g["state"] != "unregistered" \
+        what = (
+            f"{g.get('dataset') or '?'}, graph {g.get('graph_key') or '?'}"
+            if g["state"] != "unregistered"
             else "no registry node"
+        )
         state = g["state"] + (f" by {g['owner_info']}" if g["state"] == "exporting" else "")
         when = f", exported {g['exported_at']}" if g.get("exported_at") else ""
-        lines.append(f"  {g['namespace']}  {what}: {_count(g.get('entities'))} entities, "
-                     f"{_count(g.get('passages'))} passages, {state}{when}")
+        lines.append(
+            f"  {g['namespace']}  {what}: {_count(g.get('entities'))} entities, "
+            f"{_count(g.get('passages'))} passages, {state}{when}"
+        )
     if legacy:
-        lines.append(f"  legacy (unnamespaced, hopbench before export v3): {_count(legacy['entities'])} entities, "
-                     f"{_count(legacy['passages'])} passages (`hopbench graphdb-drop --legacy` removes it)")
+        lines.append(
+            f"  legacy (unnamespaced, hopbench before export v3): {_count(legacy['entities'])} entities, "
+            f"{_count(legacy['passages'])} passages (`hopbench graphdb-drop --legacy` removes it)"
+        )
     return lines
 
 
 def _count(n) -> str:
     return f"{n:,}" if isinstance(n, int) else "?"
-

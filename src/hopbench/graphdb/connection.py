@@ -81,8 +81,10 @@ def launcher_state_dir(port: int | str) -> Path:
     """The local launcher's folder for `port` (store, log, password), as scripts/neo4j-env.sh
     names it: $HOPBENCH_NEO4J_STATE_DIR/<port>, else <cache folder>/neo4j/<port>."""
     base = os.environ.get("HOPBENCH_NEO4J_STATE_DIR") or os.path.join(
-        os.environ.get("HOPBENCH_CACHE_DIR") or os.path.join(os.environ.get("HOME") or ".",
-                                                             ".cache", "hopbench"), "neo4j")
+        os.environ.get("HOPBENCH_CACHE_DIR")
+        or os.path.join(os.environ.get("HOME") or ".", ".cache", "hopbench"),
+        "neo4j",
+    )
     return Path(base) / str(port)
 
 
@@ -123,9 +125,9 @@ class GraphDBSettings:
 
     uri: str = "bolt://127.0.0.1:7687"
     user: str = "neo4j"
-    password: str | None = None      # None: no authentication
-    database: str | None = None      # None: the server's default database
-    connect_timeout: float = 10.0    # seconds to open a connection
+    password: str | None = None  # None: no authentication
+    database: str | None = None  # None: the server's default database
+    connect_timeout: float = 10.0  # seconds to open a connection
     query_timeout: float | None = 30.0  # seconds per query, enforced by the server; None: no limit
 
     @classmethod
@@ -140,10 +142,12 @@ class GraphDBSettings:
         return cls(**values)
 
     def __repr__(self) -> str:  # never print the password
-        return (f"GraphDBSettings(uri={self.uri!r}, user={self.user!r}, "
-                f"password={'***' if self.password is not None else None}, "
-                f"database={self.database!r}, connect_timeout={self.connect_timeout}, "
-                f"query_timeout={self.query_timeout})")
+        return (
+            f"GraphDBSettings(uri={self.uri!r}, user={self.user!r}, "
+            f"password={'***' if self.password is not None else None}, "
+            f"database={self.database!r}, connect_timeout={self.connect_timeout}, "
+            f"query_timeout={self.query_timeout})"
+        )
 
 
 _UNSET: Any = object()
@@ -166,8 +170,14 @@ class GraphDB:
         kwargs.setdefault("database", self.settings.database)
         return self.driver.session(**kwargs)
 
-    def query(self, cypher: LiteralString, params: Mapping[str, Any] | None = None, *,
-              timeout: float | None = _UNSET, what: str = "query") -> list[dict[str, Any]]:
+    def query(
+        self,
+        cypher: LiteralString,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = _UNSET,
+        what: str = "query",
+    ) -> list[dict[str, Any]]:
         """Run one auto-commit query and return its rows as dicts.
 
         `timeout` (seconds) defaults to `settings.query_timeout`; the server aborts the query when
@@ -179,7 +189,9 @@ class GraphDB:
             return result.data()
 
     @contextlib.contextmanager
-    def translate_errors(self, what: str = "query", timeout_s: float | None = None) -> Iterator[None]:
+    def translate_errors(
+        self, what: str = "query", timeout_s: float | None = None
+    ) -> Iterator[None]:
         """Turn driver errors raised inside the block into GraphDBConnectionError / QueryTimeout."""
         try:
             yield
@@ -207,16 +219,23 @@ def connect(settings: GraphDBSettings | Mapping[str, Any]) -> GraphDB:
         settings = GraphDBSettings.from_config(settings)
     scheme = settings.uri.split("://", 1)[0].lower() if "://" in settings.uri else ""
     if scheme not in _BOLT_SCHEMES:
-        raise GraphDBConnectionError(settings.uri, "not a Bolt URI",
-                                     "Use bolt://host:port or neo4j://host:port")
+        raise GraphDBConnectionError(
+            settings.uri, "not a Bolt URI", "Use bolt://host:port or neo4j://host:port"
+        )
     auth = (settings.user, settings.password) if settings.password is not None else None
     try:
-        driver = GraphDatabase.driver(settings.uri, auth=auth,
-                                      connection_timeout=settings.connect_timeout,
-                                      connection_acquisition_timeout=settings.connect_timeout)
+        driver = GraphDatabase.driver(
+            settings.uri,
+            auth=auth,
+            connection_timeout=settings.connect_timeout,
+            connection_acquisition_timeout=settings.connect_timeout,
+        )
     except (nx.ConfigurationError, ValueError) as exc:
-        raise GraphDBConnectionError(settings.uri, f"invalid URI or driver setting ({exc})",
-                                     "Use bolt://host:port or neo4j://host:port") from None
+        raise GraphDBConnectionError(
+            settings.uri,
+            f"invalid URI or driver setting ({exc})",
+            "Use bolt://host:port or neo4j://host:port",
+        ) from None
     db = GraphDB(settings, driver)
     try:
         with db.translate_errors("connectivity check"):
@@ -235,7 +254,8 @@ def check_apoc(session: neo4j.Session) -> str | None:
     paper's spreading-activation query needs), else None."""
     names = session.run(
         "SHOW FUNCTIONS YIELD name WHERE name IN ['apoc.version', 'apoc.map.fromPairs'] "
-        "RETURN collect(name) AS names").single()["names"]
+        "RETURN collect(name) AS names"
+    ).single()["names"]
     if "apoc.map.fromPairs" not in names:
         return None
     if "apoc.version" not in names:
@@ -243,8 +263,9 @@ def check_apoc(session: neo4j.Session) -> str | None:
     return str(session.run("RETURN apoc.version() AS v").single()["v"])
 
 
-def _translated(settings: GraphDBSettings, exc: Exception, what: str,
-                timeout_s: float | None) -> HopbenchError:
+def _translated(
+    settings: GraphDBSettings, exc: Exception, what: str, timeout_s: float | None
+) -> HopbenchError:
     uri = settings.uri
     code = getattr(exc, "code", None) or ""
     if code in _TIMEOUT_CODES:
@@ -252,20 +273,37 @@ def _translated(settings: GraphDBSettings, exc: Exception, what: str,
     if isinstance(exc, nx.AuthError) or code.startswith("Neo.ClientError.Security.Unauthorized"):
         who = f"user '{settings.user}'" if settings.password is not None else "no credentials"
         port = _loopback_port(uri)
-        local = (f" (the local launcher's is in {launcher_password_file(port)}, readable by the "
-                 "user who started it)") if port is not None else ""
+        local = (
+            (
+                f" (the local launcher's is in {launcher_password_file(port)}, readable by the "
+                "user who started it)"
+            )
+            if port is not None
+            else ""
+        )
         return GraphDBConnectionError(
-            uri, f"authentication failed ({who})",
-            f"Set graphdb.user and the password in HOPBENCH_NEO4J_PASSWORD{local}")
-    if code == "Neo.ClientError.Database.DatabaseNotFound" or isinstance(exc, nx.DatabaseUnavailable):
-        return GraphDBConnectionError(uri, f"database '{settings.database}' is not available",
-                                      "Check graphdb.database (null uses the server's default)")
-    if isinstance(exc, (nx.ServiceUnavailable, nx.SessionExpired, nx.ConnectionAcquisitionTimeoutError,
-                        OSError)):
+            uri,
+            f"authentication failed ({who})",
+            f"Set graphdb.user and the password in HOPBENCH_NEO4J_PASSWORD{local}",
+        )
+    if code == "Neo.ClientError.Database.DatabaseNotFound" or isinstance(
+        exc, nx.DatabaseUnavailable
+    ):
         return GraphDBConnectionError(
-            uri, f"server not reachable during {what} ({_reason(exc)})",
+            uri,
+            f"database '{settings.database}' is not available",
+            "Check graphdb.database (null uses the server's default)",
+        )
+    if isinstance(
+        exc,
+        (nx.ServiceUnavailable, nx.SessionExpired, nx.ConnectionAcquisitionTimeoutError, OSError),
+    ):
+        return GraphDBConnectionError(
+            uri,
+            f"server not reachable during {what} ({_reason(exc)})",
             "Start the local one with `make neo4j-up` (port from HOPBENCH_NEO4J_PORT) "
-            "or point graphdb.uri at your Neo4j 5.x server")
+            "or point graphdb.uri at your Neo4j 5.x server",
+        )
     if isinstance(exc, nx.Neo4jError):
         return GraphDBQueryError(uri, what, code, _first_line(exc))
     return GraphDBConnectionError(uri, f"{what} failed ({type(exc).__name__}: {_first_line(exc)})")

@@ -73,7 +73,7 @@ EXPORT_VERSION = 4  # bump when the schema above changes (3: per-graph namespace
 @dataclass
 class ExportReport:
     export_key: str
-    exported: bool          # False: the database already held this graph
+    exported: bool  # False: the database already held this graph
     seconds: float
     entities: int = 0
     passages: int = 0
@@ -83,7 +83,7 @@ class ExportReport:
     # passages, relations, context_edges, vector_indexes (what was left of the index build)
     stages: dict = field(default_factory=dict)
     namespace: Namespace | None = None  # where the graph is (labels and index names for queries)
-    waited: float = 0.0     # seconds spent waiting for another process exporting the same graph
+    waited: float = 0.0  # seconds spent waiting for another process exporting the same graph
 
 
 def graph_key(kg) -> str:
@@ -91,7 +91,9 @@ def graph_key(kg) -> str:
     gets the hash of its manifest."""
     key = kg.manifest.get("graph_key")
     if not key:
-        key = hashlib.sha256(json.dumps(kg.manifest, sort_keys=True, default=str).encode()).hexdigest()
+        key = hashlib.sha256(
+            json.dumps(kg.manifest, sort_keys=True, default=str).encode()
+        ).hexdigest()
     return str(key)
 
 
@@ -105,7 +107,9 @@ def export_key(kg) -> str:
     return f"{graph_key(kg)}:v{EXPORT_VERSION}:{kg.n_entities}:{kg.n_passages}"
 
 
-def ensure_exported(db: GraphDB, kg, *, batch_size: int = 1000, force: bool = False) -> ExportReport:
+def ensure_exported(
+    db: GraphDB, kg, *, batch_size: int = 1000, force: bool = False
+) -> ExportReport:
     """Export `kg` into its namespace unless the namespace already holds exactly this graph.
 
     If another process is exporting the same graph, wait for it (and use its export). `force`
@@ -155,86 +159,176 @@ def _export(db: GraphDB, kg, ns: Namespace, claim: ExportClaim, batch_size: int)
         stages["clear"] = clearing.result()
     mark[0] = time.perf_counter()
     # names and labels are the namespace's (checked hex), properties this module's constants
-    run_schema(db, [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
-                 for name, (label, prop) in ns.constraints.items()], "export: constraint")
+    run_schema(
+        db,
+        [
+            f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+            for name, (label, prop) in ns.constraints.items()
+        ],
+        "export: constraint",
+    )
     stage("clear_wait")  # the part of the clear not hidden behind "prepare", plus constraints
 
-    _write(db, ns.cypher("UNWIND $rows AS r CREATE (e:{{ENTITY}} {idx: r.idx, name: r.name, label: r.label, "
-                         "description: r.description, desc_emb: r.emb, desc_norm: r.norm})"),
-           rows["entities"], batch_size, "export: entities")
+    _write(
+        db,
+        ns.cypher(
+            "UNWIND $rows AS r CREATE (e:{{ENTITY}} {idx: r.idx, name: r.name, label: r.label, "
+            "description: r.description, desc_emb: r.emb, desc_norm: r.norm})"
+        ),
+        rows["entities"],
+        batch_size,
+        "export: entities",
+    )
     # HNSW population is the slowest step and runs on one server thread: let it build the entity
     # index in the background while the passages and edges are written; wait for it at the end
     _create_vector_index(db, ns.entity_index, ns.entity, "desc_emb", dim)
     stage("entities")
 
-    _write(db, ns.cypher("UNWIND $rows AS r CREATE (p:{{PASSAGE}} {idx: r.idx, id: r.id, emb: r.emb})"),
-           rows["passages"], batch_size, "export: passages")
+    _write(
+        db,
+        ns.cypher("UNWIND $rows AS r CREATE (p:{{PASSAGE}} {idx: r.idx, id: r.id, emb: r.emb})"),
+        rows["passages"],
+        batch_size,
+        "export: passages",
+    )
     _create_vector_index(db, ns.passage_index, ns.passage, "emb", dim)
     stage("passages")
 
-    _write(db, ns.cypher("UNWIND $rows AS r MATCH (a:{{ENTITY}} {idx: r.u}) MATCH (b:{{ENTITY}} {idx: r.v}) "
-                         "CREATE (a)-[:RELATES_TO {count: r.c, pairs: r.n}]->(b)"), rows["relations"], 5 * batch_size,
-           "export: relations")
+    _write(
+        db,
+        ns.cypher(
+            "UNWIND $rows AS r MATCH (a:{{ENTITY}} {idx: r.u}) MATCH (b:{{ENTITY}} {idx: r.v}) "
+            "CREATE (a)-[:RELATES_TO {count: r.c, pairs: r.n}]->(b)"
+        ),
+        rows["relations"],
+        5 * batch_size,
+        "export: relations",
+    )
     stage("relations")
 
-    _write(db, ns.cypher("UNWIND $rows AS r MATCH (p:{{PASSAGE}} {idx: r.p}) MATCH (e:{{ENTITY}} {idx: r.e}) "
-                         "CREATE (p)-[:MENTIONS]->(e)"), rows["mentions"], 5 * batch_size,
-           "export: context edges")
+    _write(
+        db,
+        ns.cypher(
+            "UNWIND $rows AS r MATCH (p:{{PASSAGE}} {idx: r.p}) MATCH (e:{{ENTITY}} {idx: r.e}) "
+            "CREATE (p)-[:MENTIONS]->(e)"
+        ),
+        rows["mentions"],
+        5 * batch_size,
+        "export: context edges",
+    )
     stage("context_edges")
     n_rel, n_ctx = len(rows["relations"]), len(rows["mentions"])
     del rows
 
     # only this graph's indexes: db.awaitIndexes would also wait for other runs' exports
     for name in (ns.entity_index, ns.passage_index):
-        db.query("CALL db.awaitIndex($name, 600)", {"name": name},
-                 what="export: waiting for the vector indexes", timeout=None)
+        db.query(
+            "CALL db.awaitIndex($name, 600)",
+            {"name": name},
+            what="export: waiting for the vector indexes",
+            timeout=None,
+        )
     stage("vector_indexes")  # what is left of the index population after the writes
 
     seconds = time.perf_counter() - t0
-    claim.complete({"export_key": key, "graph_key": graph_key(kg), "dataset": kg.manifest.get("dataset"),
-                    "entities": kg.n_entities, "passages": kg.n_passages, "relations": n_rel,
-                    "mentions": n_ctx, "export_seconds": seconds, "dimensions": dim,
-                    "export_version": EXPORT_VERSION, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    log.info("exported graph %s to %s (namespace %s): %d entities, %d passages, %d relations, "
-             "%d context edges in %.1f s (%s)", key, db.uri, ns.id, kg.n_entities, kg.n_passages, n_rel,
-             n_ctx, seconds, ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
-    return ExportReport(key, True, seconds, kg.n_entities, kg.n_passages, n_rel, n_ctx, stages, namespace=ns)
+    claim.complete(
+        {
+            "export_key": key,
+            "graph_key": graph_key(kg),
+            "dataset": kg.manifest.get("dataset"),
+            "entities": kg.n_entities,
+            "passages": kg.n_passages,
+            "relations": n_rel,
+            "mentions": n_ctx,
+            "export_seconds": seconds,
+            "dimensions": dim,
+            "export_version": EXPORT_VERSION,
+            "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+    )
+    log.info(
+        "exported graph %s to %s (namespace %s): %d entities, %d passages, %d relations, "
+        "%d context edges in %.1f s (%s)",
+        key,
+        db.uri,
+        ns.id,
+        kg.n_entities,
+        kg.n_passages,
+        n_rel,
+        n_ctx,
+        seconds,
+        ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()),
+    )
+    return ExportReport(
+        key, True, seconds, kg.n_entities, kg.n_passages, n_rel, n_ctx, stages, namespace=ns
+    )
 
 
 # -- clearing ------------------------------------------------------------------------------
 
+
 def clear_graph(db: GraphDB, namespace: Namespace) -> None:
     """Remove the nodes and vector indexes of one namespace (batched, so a big graph fits in
     memory); its constraints and registry node stay for the next export into it."""
-    run_schema(db, [f"DROP INDEX {name} IF EXISTS" for name in (namespace.entity_index, namespace.passage_index)],
-            "export: drop index")
+    run_schema(
+        db,
+        [
+            f"DROP INDEX {name} IF EXISTS"
+            for name in (namespace.entity_index, namespace.passage_index)
+        ],
+        "export: drop index",
+    )
     # (a new namespace has no labels yet: run_schema silences the server's notes about that)
-    run_schema(db, [f"MATCH (n:{label}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
-                 for label in (namespace.entity, namespace.passage)], "export: clearing the old graph")
+    run_schema(
+        db,
+        [
+            f"MATCH (n:{label}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+            for label in (namespace.entity, namespace.passage)
+        ],
+        "export: clearing the old graph",
+    )
 
 
 # -- writing -------------------------------------------------------------------------------
+
 
 def _rows(kg) -> dict[str, list[dict]]:
     """The query parameters of every write, converted from numpy in one go per array."""
     desc = np.asarray(kg.description_embeddings, dtype=np.float32)
     norms = np.linalg.norm(desc.astype(np.float64), axis=1)
     embs = desc.tolist()  # float32 values, exact as the doubles Neo4j stores
-    entities = [{"idx": i, "name": kg.entity_names[i], "label": kg.entity_labels[i],
-                 "description": kg.entity_descriptions[i], "emb": embs[i] if norms[i] > 0 else None,
-                 "norm": n} for i, n in enumerate(norms.tolist())]
+    entities = [
+        {
+            "idx": i,
+            "name": kg.entity_names[i],
+            "label": kg.entity_labels[i],
+            "description": kg.entity_descriptions[i],
+            "emb": embs[i] if norms[i] > 0 else None,
+            "norm": n,
+        }
+        for i, n in enumerate(norms.tolist())
+    ]
     pemb = np.asarray(kg.passage_embeddings, dtype=np.float32).tolist()
     passages = [{"idx": j, "id": pid, "emb": pemb[j]} for j, pid in enumerate(kg.passage_ids)]
     rel = sp.triu(kg.relation, k=1).tocoo()
     keep = rel.data != 0
     row, col = rel.row[keep], rel.col[keep]
     pairs = np.asarray(relation_matrix(kg, "pairs")[row, col], dtype=np.float64).ravel()
-    relations = [{"u": u, "v": v, "c": c, "n": n} for u, v, c, n in zip(
-        row.tolist(), col.tolist(), rel.data[keep].astype(np.float64).tolist(), pairs.tolist())]
+    relations = [
+        {"u": u, "v": v, "c": c, "n": n}
+        for u, v, c, n in zip(
+            row.tolist(), col.tolist(), rel.data[keep].astype(np.float64).tolist(), pairs.tolist()
+        )
+    ]
     ctx = kg.context.tocoo()
     keep = ctx.data != 0
     mentions = [{"p": p, "e": e} for p, e in zip(ctx.row[keep].tolist(), ctx.col[keep].tolist())]
-    return {"entities": entities, "passages": passages, "relations": relations, "mentions": mentions}
+    return {
+        "entities": entities,
+        "passages": passages,
+        "relations": relations,
+        "mentions": mentions,
+    }
 
 
 def _timed(fn, *args) -> float:
@@ -258,17 +352,23 @@ def _write(db: GraphDB, cypher, rows: list[dict], batch_size: int, what: str) ->
     # (two writer sessions in threads were tried for the nodes: no faster on 2 cores)
     with db.translate_errors(what), db.session() as s:
         for start in range(0, len(rows), batch_size):
-            s.execute_write(lambda tx, b: tx.run(cypher, rows=b).consume(),
-                            _Rows(rows[start:start + batch_size]))
+            s.execute_write(
+                lambda tx, b: tx.run(cypher, rows=b).consume(),
+                _Rows(rows[start : start + batch_size]),
+            )
 
 
 def _create_vector_index(db: GraphDB, name: str, label: str, prop: str, dim: int) -> None:
     """Create a vector index; the server populates it in the background (db.awaitIndexes waits)."""
     # index and label names are the namespace's (checked hex ids), the property a constant
-    db.query(f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON n.{prop} "  # type: ignore[arg-type]
-             "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
-             "`vector.quantization.enabled`: false, `vector.hnsw.m`: 32, `vector.hnsw.ef_construction`: 200}}",
-             {"dim": dim}, what="export: vector index", timeout=None)
+    db.query(
+        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON n.{prop} "  # type: ignore[arg-type]
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine', "
+        "`vector.quantization.enabled`: false, `vector.hnsw.m`: 32, `vector.hnsw.ef_construction`: 200}}",
+        {"dim": dim},
+        what="export: vector index",
+        timeout=None,
+    )
 
 
 def _check_dims(kg) -> int:
@@ -276,8 +376,10 @@ def _check_dims(kg) -> int:
     for name in ("passage_embeddings",):
         arr = np.asarray(getattr(kg, name))
         if arr.ndim != 2 or arr.shape[1] != d:
-            raise HopbenchError(f"knowledge graph: {name} has shape {arr.shape}; expected (n, {d}) "
-                                "like description_embeddings")
+            raise HopbenchError(
+                f"knowledge graph: {name} has shape {arr.shape}; expected (n, {d}) "
+                "like description_embeddings"
+            )
     if len(kg.passage_ids) != np.asarray(kg.passage_embeddings).shape[0]:
         raise HopbenchError("knowledge graph: passage_embeddings rows do not match passage_ids")
     return int(d)

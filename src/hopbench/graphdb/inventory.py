@@ -23,9 +23,14 @@ def list_graphs(db: GraphDB) -> dict:
     ``owner_info``), "incomplete" (interrupted), "old schema" (another export version), or
     "unregistered" (labels of a namespace without a registry node). ``legacy`` describes data
     of hopbench versions before namespaces, if any."""
-    with db.translate_errors("listing hopbench graphs"), db.session(notifications_min_severity="OFF") as s:
-        rows = s.run("MATCH (g:HopbenchGraph) RETURN g {.*} AS g, timestamp() - g.heartbeat AS age "
-                     "ORDER BY g.exported_at, g.namespace").data()
+    with (
+        db.translate_errors("listing hopbench graphs"),
+        db.session(notifications_min_severity="OFF") as s,
+    ):
+        rows = s.run(
+            "MATCH (g:HopbenchGraph) RETURN g {.*} AS g, timestamp() - g.heartbeat AS age "
+            "ORDER BY g.exported_at, g.namespace"
+        ).data()
         labels = [r["label"] for r in s.run("CALL db.labels() YIELD label RETURN label").data()]
         graphs, seen = [], set()
         for r in rows:
@@ -42,8 +47,10 @@ def list_graphs(db: GraphDB) -> dict:
             seen.add(g["namespace"])
         for ns_id in sorted({m.group(1) for m in map(LABEL_RE.fullmatch, labels) if m} - seen):
             ns = Namespace(ns_id)
-            counts = {what: s.run(f"MATCH (n:{label}) RETURN count(n) AS n").single()["n"]  # type: ignore[arg-type]
-                      for what, label in (("entities", ns.entity), ("passages", ns.passage))}
+            counts = {
+                what: s.run(f"MATCH (n:{label}) RETURN count(n) AS n").single()["n"]  # type: ignore[arg-type]
+                for what, label in (("entities", ns.entity), ("passages", ns.passage))
+            }
             if counts["entities"] or counts["passages"]:
                 graphs.append({"namespace": ns_id, "state": "unregistered", **counts})
         legacy = legacy_summary(s, labels)
@@ -59,10 +66,20 @@ def drop_graph(db: GraphDB, namespace: Namespace) -> bool:
     if namespace.id not in listed:
         return False
     if listed[namespace.id]["state"] == "exporting":
-        raise HopbenchError(f"graph namespace {namespace.id} is being exported by "
-                            f"{listed[namespace.id].get('owner_info')}; drop it when that run is done")
+        raise HopbenchError(
+            f"graph namespace {namespace.id} is being exported by "
+            f"{listed[namespace.id].get('owner_info')}; drop it when that run is done"
+        )
     clear_graph(db, namespace)
-    run_schema(db, [f"DROP CONSTRAINT {name} IF EXISTS" for name in namespace.constraints], "drop: constraint")
-    db.query("MATCH (g:HopbenchGraph {namespace: $ns}) DELETE g", {"ns": namespace.id}, what="drop: registry")
+    run_schema(
+        db,
+        [f"DROP CONSTRAINT {name} IF EXISTS" for name in namespace.constraints],
+        "drop: constraint",
+    )
+    db.query(
+        "MATCH (g:HopbenchGraph {namespace: $ns}) DELETE g",
+        {"ns": namespace.id},
+        what="drop: registry",
+    )
     log.info("dropped hopbench graph namespace %s from %s", namespace.id, db.uri)
     return True

@@ -41,7 +41,9 @@ class Namespace:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not NAMESPACE_RE.fullmatch(self.id):
-            raise HopbenchError(f"not a hopbench graph namespace: {self.id!r} (12-64 lowercase hex digits)")
+            raise HopbenchError(
+                f"not a hopbench graph namespace: {self.id!r} (12-64 lowercase hex digits)"
+            )
 
     @classmethod
     def for_graph_key(cls, graph_key: str) -> Namespace:
@@ -66,16 +68,23 @@ class Namespace:
     @property
     def constraints(self) -> dict[str, tuple[str, str]]:
         """name -> (label, property) of the uniqueness constraints."""
-        return {f"hopbench_{self.id}_entity_idx": (self.entity, "idx"),
-                f"hopbench_{self.id}_entity_name": (self.entity, "name"),
-                f"hopbench_{self.id}_passage_idx": (self.passage, "idx"),
-                f"hopbench_{self.id}_passage_id": (self.passage, "id")}
+        return {
+            f"hopbench_{self.id}_entity_idx": (self.entity, "idx"),
+            f"hopbench_{self.id}_entity_name": (self.entity, "name"),
+            f"hopbench_{self.id}_passage_idx": (self.passage, "idx"),
+            f"hopbench_{self.id}_passage_id": (self.passage, "id"),
+        }
 
     def cypher(self, text: str) -> str:
         """`text` with {{ENTITY}}, {{PASSAGE}}, {{ENTITY_INDEX}} and {{PASSAGE_INDEX}} filled in."""
-        out = (text.replace("{{ENTITY}}", self.entity).replace("{{PASSAGE}}", self.passage)
-               .replace("{{ENTITY_INDEX}}", self.entity_index)
-               .replace("{{PASSAGE_INDEX}}", self.passage_index))
+        out = (
+            text.replace("{{ENTITY}}", self.entity)
+            .replace("{{PASSAGE}}", self.passage)
+            .replace("{{ENTITY_INDEX}}", self.entity_index)
+            .replace("{{PASSAGE_INDEX}}", self.passage_index)
+        )
         if "{{" in out:
-            raise HopbenchError(f"unfilled placeholder in Cypher text: {out[out.index('{{'):][:40]!r}")
+            raise HopbenchError(
+                f"unfilled placeholder in Cypher text: {out[out.index('{{') :][:40]!r}"
+            )
         return out

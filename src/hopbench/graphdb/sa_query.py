@@ -28,7 +28,9 @@ FORMS = ("apoc", "portable")
 @cache
 def template(name: str) -> str:
     """The text of `queries/<name>.cypher` (package data)."""
-    return (resources.files("hopbench.graphdb") / "queries" / f"{name}.cypher").read_text(encoding="utf-8")
+    return (resources.files("hopbench.graphdb") / "queries" / f"{name}.cypher").read_text(
+        encoding="utf-8"
+    )
 
 
 EDGE_WEIGHTS = {"pairs": "pairs", "facts": "count"}  # retriever.edges -> RELATES_TO property
@@ -36,11 +38,21 @@ EDGE_WEIGHTS = {"pairs": "pairs", "facts": "count"}  # retriever.edges -> RELATE
 
 GATE_FUNCTIONS = ("native", "exact")
 # rows per node path in the authors' schema (one RELATES_TO per ordered pair): the product of r.pairs
-PATH_COPIES = {"pairs": "reduce(m = 1, r IN relationships(path) | m * toInteger(r.pairs))", "facts": "1"}
+PATH_COPIES = {
+    "pairs": "reduce(m = 1, r IN relationships(path) | m * toInteger(r.pairs))",
+    "facts": "1",
+}
 
 
-def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Namespace,
-                               edges: str = "pairs", gate_function: str = "native", paths: bool = True) -> str:
+def spreading_activation_query(
+    form: str,
+    depth: int,
+    gate: bool,
+    namespace: Namespace,
+    edges: str = "pairs",
+    gate_function: str = "native",
+    paths: bool = True,
+) -> str:
     """The full query for `form`, `depth` propagation steps, with or without the semantic gate,
     over the graph in `namespace` (its labels and vector indexes; see `ExportReport.namespace`).
 
@@ -59,20 +71,35 @@ def spreading_activation_query(form: str, depth: int, gate: bool, namespace: Nam
     if not isinstance(depth, int) or depth < 0:
         raise HopbenchError(f"retriever.depth must be an integer >= 0, got {depth!r}")
     if gate_function not in GATE_FUNCTIONS:
-        raise HopbenchError(f"retriever.gate_function must be one of {', '.join(GATE_FUNCTIONS)}, "
-                            f"got {gate_function!r}")
+        raise HopbenchError(
+            f"retriever.gate_function must be one of {', '.join(GATE_FUNCTIONS)}, "
+            f"got {gate_function!r}"
+        )
     gate_name = "sa_incoming_gate" + ("_native" if gate_function == "native" else "")
     incoming = template(gate_name if gate else "sa_incoming_nogate").rstrip("\n")
     if edges not in EDGE_WEIGHTS:
-        raise HopbenchError(f"retriever.edges must be one of {', '.join(EDGE_WEIGHTS)}, got {edges!r}")
-    step = (template(f"sa_step_{form}").replace("{{INCOMING}}", incoming)
-            .replace("{{EDGE_WEIGHT}}", EDGE_WEIGHTS[edges]))
-    rank = (template(f"sa_rank_{form}")
-            .replace("{{RANK}}", template("sa_rank_scored").rstrip("\n"))
-            .replace("{{FILL}}", template("sa_rank_fill").rstrip("\n")))
+        raise HopbenchError(
+            f"retriever.edges must be one of {', '.join(EDGE_WEIGHTS)}, got {edges!r}"
+        )
+    step = (
+        template(f"sa_step_{form}")
+        .replace("{{INCOMING}}", incoming)
+        .replace("{{EDGE_WEIGHT}}", EDGE_WEIGHTS[edges])
+    )
+    rank = (
+        template(f"sa_rank_{form}")
+        .replace("{{RANK}}", template("sa_rank_scored").rstrip("\n"))
+        .replace("{{FILL}}", template("sa_rank_fill").rstrip("\n"))
+    )
     if not isinstance(namespace, Namespace):
         raise HopbenchError(f"spreading_activation_query needs a Namespace, got {namespace!r}")
-    path_block = (template(f"sa_paths_{form}").replace("{{PATH_COPIES}}", PATH_COPIES[edges]) if paths
-                  else "WITH *, [] AS paths\n")
-    return namespace.cypher("\n".join([template("sa_seeds"), template(f"sa_init_{form}"), *([step] * depth),
-                                       path_block, rank]))
+    path_block = (
+        template(f"sa_paths_{form}").replace("{{PATH_COPIES}}", PATH_COPIES[edges])
+        if paths
+        else "WITH *, [] AS paths\n"
+    )
+    return namespace.cypher(
+        "\n".join(
+            [template("sa_seeds"), template(f"sa_init_{form}"), *([step] * depth), path_block, rank]
+        )
+    )

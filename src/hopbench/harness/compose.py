@@ -38,11 +38,15 @@ def build_dataset(cfg: DictConfig) -> Dataset:
     except DataError as exc:
         if exc.problem != "file not found":
             raise
-        raise DataError(exc.path, exc.record, exc.field,
-                        f"file not found; benchmark files are read from paths.data_dir "
-                        f"({Path(cfg.paths.data_dir).resolve()}): set paths.data_dir=DIR or "
-                        "HOPBENCH_DATA_DIR, or point dataset.questions_path / dataset.corpus_path "
-                        "at your files") from None
+        raise DataError(
+            exc.path,
+            exc.record,
+            exc.field,
+            f"file not found; benchmark files are read from paths.data_dir "
+            f"({Path(cfg.paths.data_dir).resolve()}): set paths.data_dir=DIR or "
+            "HOPBENCH_DATA_DIR, or point dataset.questions_path / dataset.corpus_path "
+            "at your files",
+        ) from None
 
 
 def server_encoder_settings(cfg: DictConfig) -> dict:
@@ -52,12 +56,29 @@ def server_encoder_settings(cfg: DictConfig) -> dict:
     key_env = e.get("api_key_env")
     api_key = os.environ.get(key_env) if key_env else None
     if key_env and not api_key:
-        raise HopbenchError(f"embedding.api_key_env names {key_env}, which is not set in the environment")
-    optional = ("identity", "query_instruction", "passage_instruction", "dim", "batch_size",
-                "concurrency", "timeout", "transient_retries", "backoff_s")
-    return {"base_url": e.get("base_url"), "model": e.get("model"),
-            **{k: e[k] for k in optional if e.get(k) is not None}, "api_key": api_key,
-            "api_key_env": key_env, "cache_dir": cfg.paths.cache_dir, "show_progress": cfg.progress}
+        raise HopbenchError(
+            f"embedding.api_key_env names {key_env}, which is not set in the environment"
+        )
+    optional = (
+        "identity",
+        "query_instruction",
+        "passage_instruction",
+        "dim",
+        "batch_size",
+        "concurrency",
+        "timeout",
+        "transient_retries",
+        "backoff_s",
+    )
+    return {
+        "base_url": e.get("base_url"),
+        "model": e.get("model"),
+        **{k: e[k] for k in optional if e.get(k) is not None},
+        "api_key": api_key,
+        "api_key_env": key_env,
+        "cache_dir": cfg.paths.cache_dir,
+        "show_progress": cfg.progress,
+    }
 
 
 def build_encoder(cfg: DictConfig):
@@ -67,9 +88,15 @@ def build_encoder(cfg: DictConfig):
         from hopbench.embed.server import ServerEncoder
 
         return ServerEncoder(**server_encoder_settings(cfg))
-    return Encoder(model=e.model, batch_size=e.batch_size, cache_dir=cfg.paths.cache_dir,
-                   max_seq_length=e.get("max_seq_length"), show_progress=cfg.progress,
-                   backend=e.get("backend", "torch"), threads=e.get("threads"))
+    return Encoder(
+        model=e.model,
+        batch_size=e.batch_size,
+        cache_dir=cfg.paths.cache_dir,
+        max_seq_length=e.get("max_seq_length"),
+        show_progress=cfg.progress,
+        backend=e.get("backend", "torch"),
+        threads=e.get("threads"),
+    )
 
 
 def check_encoder(cfg: DictConfig) -> None:
@@ -104,8 +131,9 @@ def build_llm(cfg: DictConfig):
         return None
     from hopbench.llm import build_client
 
-    return build_client(llm_cfg, cache_dir=cfg.paths.cache_dir,
-                        concurrency=int(cfg.get("concurrency", 1)))
+    return build_client(
+        llm_cfg, cache_dir=cfg.paths.cache_dir, concurrency=int(cfg.get("concurrency", 1))
+    )
 
 
 def build_reader(cfg: DictConfig, llm):
@@ -118,22 +146,37 @@ def build_reader(cfg: DictConfig, llm):
     return reader
 
 
-def build_graph(cfg: DictConfig, dataset: Dataset, encoder: Encoder, llm=None, descriptions: bool = True):
+def build_graph(
+    cfg: DictConfig, dataset: Dataset, encoder: Encoder, llm=None, descriptions: bool = True
+):
     """The knowledge graph of `graph` over the dataset's corpus (built once, then cached);
     `descriptions`: with its description vectors (`Retriever.needs_descriptions`)."""
     from hopbench.kg import load_or_build
 
-    return load_or_build(dataset, cfg.graph, encoder=encoder, llm=llm, cache_dir=cfg.paths.cache_dir,
-                         concurrency=int(cfg.get("concurrency", 1)), descriptions=descriptions)
+    return load_or_build(
+        dataset,
+        cfg.graph,
+        encoder=encoder,
+        llm=llm,
+        cache_dir=cfg.paths.cache_dir,
+        concurrency=int(cfg.get("concurrency", 1)),
+        descriptions=descriptions,
+    )
 
 
 def build_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, llm):
     """(Services, knowledge graph or None): the encoder, graph database settings and, for graph
     retrievers, the graph: everything `retriever.prepare` takes."""
     encoder = build_encoder(cfg)
-    graphdb = (OmegaConf.to_container(cfg.graphdb, resolve=True)
-               if retriever.needs_graphdb and "graphdb" in cfg else None)
+    graphdb = (
+        OmegaConf.to_container(cfg.graphdb, resolve=True)
+        if retriever.needs_graphdb and "graphdb" in cfg
+        else None
+    )
     services = Services(dataset=dataset, encoder=encoder, llm=llm, graphdb=graphdb)
-    kg = (build_graph(cfg, dataset, encoder, llm, descriptions=retriever.needs_descriptions)
-          if retriever.needs_graph else None)
+    kg = (
+        build_graph(cfg, dataset, encoder, llm, descriptions=retriever.needs_descriptions)
+        if retriever.needs_graph
+        else None
+    )
     return services, kg

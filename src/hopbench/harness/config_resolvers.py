@@ -26,7 +26,9 @@ from omegaconf import OmegaConf
 
 def dataset_name(group: str, questions_path, bundled_path) -> str:
     if questions_path in (None, "", "None") or (
-            bundled_path and os.path.normpath(str(questions_path)) == os.path.normpath(str(bundled_path))):
+        bundled_path
+        and os.path.normpath(str(questions_path)) == os.path.normpath(str(bundled_path))
+    ):
         return group
     stem = Path(str(questions_path)).name
     for suffix in (".jsonl", ".ndjson", ".json"):

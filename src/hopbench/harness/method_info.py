@@ -30,15 +30,28 @@ def method_record(retriever_cfg: dict, config: dict, family: str) -> dict:
     config (`config`: the whole run config, for defaults that interpolate another group)."""
     name = retriever_cfg.get("name")
     params = {k: v for k, v in retriever_cfg.items() if k not in RETRIEVER_SKIP}
-    target = (_method_yaml(name, str(RETRIEVER_CONFIGS)) or {}).get("_target_") or retriever_cfg.get("_target_")
-    defaults = {**(_class_defaults(target) if isinstance(target, str) else {}), **(method_defaults(name) or {})}
+    target = (_method_yaml(name, str(RETRIEVER_CONFIGS)) or {}).get(
+        "_target_"
+    ) or retriever_cfg.get("_target_")
+    defaults = {
+        **(_class_defaults(target) if isinstance(target, str) else {}),
+        **(method_defaults(name) or {}),
+    }
     resolved = {}
     for key, value in defaults.items():
         ok, value = _resolve(value, config)
         if ok:
             resolved[key] = plain_value(value)
-    return json.loads(json.dumps({"family": family, "defaults": resolved,
-                                  "params_diff": params_diff(params, name, config)}, default=str))
+    return json.loads(
+        json.dumps(
+            {
+                "family": family,
+                "defaults": resolved,
+                "params_diff": params_diff(params, name, config),
+            },
+            default=str,
+        )
+    )
 
 
 _INTERPOLATION = re.compile(r"^\$\{([A-Za-z0-9_.]+)\}$")
@@ -93,7 +106,9 @@ def _class_defaults(target: str) -> dict:
         sig = inspect.signature(cls.__init__)
     except Exception:  # noqa: BLE001 - a label must not fail because a module does not import
         return {}
-    return {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+    return {
+        k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty
+    }
 
 
 def method_defaults(retriever: str, config_dir: str | Path | None = None) -> dict | None:

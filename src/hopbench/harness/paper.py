@@ -50,12 +50,12 @@ REFERENCE_LEADERBOARD = REPO_REFERENCE / "leaderboard.csv"
 class Row:
     """One run of the grid, as the overrides `python -m hopbench.run` takes."""
 
-    kind: str                 # cpu | llm | sweep
+    kind: str  # cpu | llm | sweep
     dataset: str
     retriever: str
     overrides: tuple[str, ...]
     uses_llm: bool
-    n_extra: int = 0          # the last overrides are the command line's, passed to every run
+    n_extra: int = 0  # the last overrides are the command line's, passed to every run
 
     def override(self, key: str) -> str | None:
         for o in reversed(self.overrides):
@@ -70,7 +70,7 @@ class Row:
     @property
     def shown(self) -> str:
         """The overrides beyond dataset= and retriever=, as the plan prints them."""
-        own = self.overrides[:len(self.overrides) - self.n_extra]
+        own = self.overrides[: len(self.overrides) - self.n_extra]
         return " ".join(o for o in own if not o.startswith(("dataset=", "retriever=")))
 
 
@@ -83,8 +83,12 @@ def load_grid(settings: Iterable[str] = (), path: str | Path | None = None):
     return grid
 
 
-def expand(grid, extra: Iterable[str] = (), sizes: Callable[[str], int] | None = None,
-           llm_extra: Iterable[str] = ()) -> list[Row]:
+def expand(
+    grid,
+    extra: Iterable[str] = (),
+    sizes: Callable[[str], int] | None = None,
+    llm_extra: Iterable[str] = (),
+) -> list[Row]:
     """Every row of the grid (before hashing: rows that come to the same run are merged later).
     `sizes(dataset)` gives the number of questions of a bundled set (an LLM row takes all of a
     set no larger than paper.llm_questions, without a limit, as the reference runs did)."""
@@ -97,24 +101,70 @@ def expand(grid, extra: Iterable[str] = (), sizes: Callable[[str], int] | None =
         cpu_ov = tuple(spec.get("cpu_overrides") or ())
         for item in grid.get("cpu") or ():
             for g in graphs:
-                rows.append(Row("cpu", ds, item.retriever,
-                                (f"dataset={ds}", f"retriever={item.retriever}", f"graph={g}", "reader=none",
-                                 "llm=none", *cpu_ov, *(item.get("overrides") or ()), *extra), False, len(extra)))
+                rows.append(
+                    Row(
+                        "cpu",
+                        ds,
+                        item.retriever,
+                        (
+                            f"dataset={ds}",
+                            f"retriever={item.retriever}",
+                            f"graph={g}",
+                            "reader=none",
+                            "llm=none",
+                            *cpu_ov,
+                            *(item.get("overrides") or ()),
+                            *extra,
+                        ),
+                        False,
+                        len(extra),
+                    )
+                )
         limit = () if sizes is not None and sizes(ds) <= n_llm else (f"dataset.limit={n_llm}",)
         for item in grid.get("llm") or ():
             reader = spec.reader if item.get("reader", "dataset") == "dataset" else item.reader
             for g in graphs:
-                rows.append(Row("llm", ds, item.retriever,
-                                (f"dataset={ds}", f"retriever={item.retriever}", f"graph={g}", f"reader={reader}",
-                                 f"llm={p.llm}", *limit, *(item.get("overrides") or ()), *llm_extra), True,
-                                len(llm_extra)))
+                rows.append(
+                    Row(
+                        "llm",
+                        ds,
+                        item.retriever,
+                        (
+                            f"dataset={ds}",
+                            f"retriever={item.retriever}",
+                            f"graph={g}",
+                            f"reader={reader}",
+                            f"llm={p.llm}",
+                            *limit,
+                            *(item.get("overrides") or ()),
+                            *llm_extra,
+                        ),
+                        True,
+                        len(llm_extra),
+                    )
+                )
     for sw in grid.get("sweeps") or ():
         keys = list(sw.params)
         for values in itertools.product(*(list(sw.params[k]) for k in keys)):
-            rows.append(Row("sweep", sw.dataset, sw.retriever,
-                            (f"dataset={sw.dataset}", f"retriever={sw.retriever}", "graph=spacy", "reader=none",
-                             "llm=none", *(sw.get("overrides") or ()),
-                             *(f"{k}={v}" for k, v in zip(keys, values)), *extra), False, len(extra)))
+            rows.append(
+                Row(
+                    "sweep",
+                    sw.dataset,
+                    sw.retriever,
+                    (
+                        f"dataset={sw.dataset}",
+                        f"retriever={sw.retriever}",
+                        "graph=spacy",
+                        "reader=none",
+                        "llm=none",
+                        *(sw.get("overrides") or ()),
+                        *(f"{k}={v}" for k, v in zip(keys, values)),
+                        *extra,
+                    ),
+                    False,
+                    len(extra),
+                )
+            )
     return rows
 
 
@@ -127,8 +177,8 @@ class Planned:
     complete: bool = False
     n_questions: int = 0
     n_done: int = 0
-    needs_llm: bool = False         # the run calls an LLM (its retriever or its reader)
-    retrieval_llm: bool = False     # its retriever does
+    needs_llm: bool = False  # the run calls an LLM (its retriever or its reader)
+    retrieval_llm: bool = False  # its retriever does
     seconds_per_q: float = 0.0
     calls_per_q: float = 0.0
     cost_source: str = ""
@@ -157,7 +207,9 @@ class Planner:
     def dataset(self, cfg):
         from hopbench.harness.compose import build_dataset
 
-        key = json.dumps(OmegaConf.to_container(cfg.dataset, resolve=True), sort_keys=True, default=str)
+        key = json.dumps(
+            OmegaConf.to_container(cfg.dataset, resolve=True), sort_keys=True, default=str
+        )
         if key not in self._datasets:
             self._datasets[key] = build_dataset(cfg)
         return self._datasets[key]
@@ -231,32 +283,45 @@ class Costs:
     default: tuple[float, float] = (60.0, 5.0)
 
     @classmethod
-    def from_runs(cls, runs_dir: str | Path, leaderboard: str | Path | None = None,
-                  default: tuple[float, float] = (60.0, 5.0)) -> "Costs":
+    def from_runs(
+        cls,
+        runs_dir: str | Path,
+        leaderboard: str | Path | None = None,
+        default: tuple[float, float] = (60.0, 5.0),
+    ) -> "Costs":
         from hopbench.core.metrics_file import read_metrics
 
         ret: dict[str, list] = {}
         rea: dict[str, list] = {}
-        for f in sorted(Path(runs_dir).glob("*/*/*/metrics.json")) if Path(runs_dir).is_dir() else ():
+        for f in (
+            sorted(Path(runs_dir).glob("*/*/*/metrics.json")) if Path(runs_dir).is_dir() else ()
+        ):
             m = read_metrics(f)
             if not m:
                 continue
             s = m.get("retrieval_llm_seconds_uncached_per_question")
             if s is not None:
-                ret.setdefault(m.get("retriever"), []).append((s, m.get("retrieval_llm_calls_per_question", 0)))
+                ret.setdefault(m.get("retriever"), []).append(
+                    (s, m.get("retrieval_llm_calls_per_question", 0))
+                )
             s = m.get("reader_llm_seconds_uncached_per_question")
             if s is not None:
-                rea.setdefault(m.get("reader"), []).append((s, m.get("reader_llm_calls_per_question", 0)))
+                rea.setdefault(m.get("reader"), []).append(
+                    (s, m.get("reader_llm_calls_per_question", 0))
+                )
         rows: dict[tuple[str, str], list] = {}
         if leaderboard and Path(leaderboard).is_file():
             with open(leaderboard, newline="", encoding="utf-8") as fh:
                 for r in csv.DictReader(fh):
                     if r.get("llm_seconds_per_q"):
                         rows.setdefault((r["retriever"], r["reader"]), []).append(
-                            (float(r["llm_seconds_per_q"]), float(r.get("llm_calls_per_q") or 0)))
+                            (float(r["llm_seconds_per_q"]), float(r.get("llm_calls_per_q") or 0))
+                        )
         return cls(_means(ret), _means(rea), _means(rows), default)
 
-    def estimate(self, retriever: str, reader: str, retriever_calls_llm: bool) -> tuple[float, float, str]:
+    def estimate(
+        self, retriever: str, reader: str, retriever_calls_llm: bool
+    ) -> tuple[float, float, str]:
         """(seconds, calls, where from) per question of a row."""
         r = self.retrieval.get(retriever) if retriever_calls_llm else (0.0, 0.0)
         d = self.reading.get(reader) if reader != "none" else (0.0, 0.0)
@@ -272,27 +337,36 @@ class Costs:
 
 
 def _means(d: dict) -> dict:
-    return {k: (sum(v[0] for v in vs) / len(vs), sum(v[1] for v in vs) / len(vs)) for k, vs in d.items() if vs}
+    return {
+        k: (sum(v[0] for v in vs) / len(vs), sum(v[1] for v in vs) / len(vs))
+        for k, vs in d.items()
+        if vs
+    }
 
 
 def add_costs(planned: list[Planned], costs: Costs) -> None:
     for p in planned:
         if p.needs_llm and p.config_hash:
-            p.seconds_per_q, p.calls_per_q, p.cost_source = costs.estimate(p.row.retriever, p.row.reader,
-                                                                           p.retrieval_llm)
+            p.seconds_per_q, p.calls_per_q, p.cost_source = costs.estimate(
+                p.row.retriever, p.row.reader, p.retrieval_llm
+            )
 
 
 def work_order(planned: list[Planned]) -> list[Planned]:
     """CPU runs first (grid order), then LLM runs cheapest first; rows that do not compose last."""
     ok = [p for p in planned if p.config_hash]
     cpu = [p for p in ok if not p.needs_llm]
-    llm = sorted((p for p in ok if p.needs_llm), key=lambda p: (p.hours_left, p.row.dataset, p.row.retriever))
+    llm = sorted(
+        (p for p in ok if p.needs_llm), key=lambda p: (p.hours_left, p.row.dataset, p.row.retriever)
+    )
     return cpu + llm
 
 
 def format_plan(planned: list[Planned], max_llm_hours: float | None) -> str:
-    lines = [f"{'#':>3}  {'state':<9} {'dataset':<16} {'retriever':<34} {'hash':<12}  {'n':>5}  "
-             f"{'LLM calls':>9} {'LLM h':>6}  overrides"]
+    lines = [
+        f"{'#':>3}  {'state':<9} {'dataset':<16} {'retriever':<34} {'hash':<12}  {'n':>5}  "
+        f"{'LLM calls':>9} {'LLM h':>6}  overrides"
+    ]
     for i, p in enumerate(work_order(planned) + [p for p in planned if not p.config_hash], 1):
         if p.error:
             state = "ERROR"
@@ -304,19 +378,27 @@ def format_plan(planned: list[Planned], max_llm_hours: float | None) -> str:
             state = "todo"
         calls = f"{p.calls_left:9.0f}" if p.needs_llm else f"{'-':>9}"
         hours = f"{p.hours_left:6.2f}" if p.needs_llm else f"{'-':>6}"
-        est = f" [{p.cost_source}: {p.seconds_per_q:.1f} s/q]" if p.needs_llm and not p.complete else ""
-        lines.append(f"{i:>3}  {state:<9} {p.row.dataset:<16} {p.row.retriever:<34} "
-                     f"{p.config_hash or '-':<12}  {p.n_questions:>5}  {calls} {hours}  {p.row.shown}{est}"
-                     + (f"  ({p.error})" if p.error else ""))
+        est = (
+            f" [{p.cost_source}: {p.seconds_per_q:.1f} s/q]"
+            if p.needs_llm and not p.complete
+            else ""
+        )
+        lines.append(
+            f"{i:>3}  {state:<9} {p.row.dataset:<16} {p.row.retriever:<34} "
+            f"{p.config_hash or '-':<12}  {p.n_questions:>5}  {calls} {hours}  {p.row.shown}{est}"
+            + (f"  ({p.error})" if p.error else "")
+        )
     ok = [p for p in planned if p.config_hash]
     n_llm = sum(p.needs_llm for p in ok)
     done = sum(p.complete for p in ok)
     llm_left = [p for p in ok if p.needs_llm and not p.complete]
     budget = "no limit" if max_llm_hours is None else f"{max_llm_hours:g} h"
-    lines.append(f"plan: {len(ok)} runs ({len(ok) - n_llm} CPU-only, {n_llm} LLM), {done} complete, "
-                 f"{len(ok) - done} to run; LLM still to spend: ~{sum(p.calls_left for p in llm_left):,.0f} "
-                 f"calls, ~{sum(p.hours_left for p in llm_left):.1f} h in {len(llm_left)} runs "
-                 f"(budget paper.max_llm_hours: {budget})")
+    lines.append(
+        f"plan: {len(ok)} runs ({len(ok) - n_llm} CPU-only, {n_llm} LLM), {done} complete, "
+        f"{len(ok) - done} to run; LLM still to spend: ~{sum(p.calls_left for p in llm_left):,.0f} "
+        f"calls, ~{sum(p.hours_left for p in llm_left):.1f} h in {len(llm_left)} runs "
+        f"(budget paper.max_llm_hours: {budget})"
+    )
     if errors := [p for p in planned if p.error]:
         lines.append(f"{len(errors)} row(s) do not compose and are not run (shown as ERROR)")
     return "\n".join(lines)
@@ -345,20 +427,29 @@ class Outcome:
     interrupted: bool = False
 
 
-def execute_plan(planned: list[Planned], max_llm_hours: float | None,
-                 run: Callable[[Row], int] = launch, clock: Callable[[], float] = time.monotonic,
-                 say: Callable[[str], None] = print) -> Outcome:
+def execute_plan(
+    planned: list[Planned],
+    max_llm_hours: float | None,
+    run: Callable[[Row], int] = launch,
+    clock: Callable[[], float] = time.monotonic,
+    say: Callable[[str], None] = print,
+) -> Outcome:
     """Run what is not complete in `work_order`, each row finished before the next starts; an
     LLM row starts only if its estimate fits in what is left of the budget (else stop)."""
     out = Outcome()
     todo = [p for p in work_order(planned) if not p.complete]
     for i, p in enumerate(todo):
-        if p.needs_llm and max_llm_hours is not None and \
-                out.llm_hours_spent + p.hours_left > max_llm_hours:
+        if (
+            p.needs_llm
+            and max_llm_hours is not None
+            and out.llm_hours_spent + p.hours_left > max_llm_hours
+        ):
             out.left = todo[i:]
             return out
-        say(f"hopbench paper: [{i + 1}/{len(todo)}] {p.row.dataset} {p.row.retriever} {p.row.shown} "
-            f"({p.config_hash})")
+        say(
+            f"hopbench paper: [{i + 1}/{len(todo)}] {p.row.dataset} {p.row.retriever} {p.row.shown} "
+            f"({p.config_hash})"
+        )
         started = clock()
         rc = run(p.row)
         if p.needs_llm:
@@ -412,10 +503,13 @@ def cli(argv: list[str]) -> int:
     if "--grid" in args:
         i = args.index("--grid")
         grid_path = args[i + 1] if i + 1 < len(args) else None
-        del args[i:i + 2]
+        del args[i : i + 2]
         flags.discard("--grid")
     if unknown := flags - {"--plan-only", "--no-report"}:
-        print(f"hopbench paper: error: unknown option {sorted(unknown)[0]}\n\n{USAGE}", file=sys.stderr)
+        print(
+            f"hopbench paper: error: unknown option {sorted(unknown)[0]}\n\n{USAGE}",
+            file=sys.stderr,
+        )
         return 2
     words = [a for a in args if not a.startswith("--")]
     if bad := [w for w in words if "=" not in w]:
@@ -430,8 +524,12 @@ def cli(argv: list[str]) -> int:
         max_h = grid.paper.max_llm_hours
         max_h = None if max_h is None else float(max_h)
         planner = Planner()
-        rows = expand(grid, extra, sizes=lambda ds: planner.size(ds, [e for e in extra if e.startswith("paths.")]),
-                      llm_extra=llm_extra)
+        rows = expand(
+            grid,
+            extra,
+            sizes=lambda ds: planner.size(ds, [e for e in extra if e.startswith("paths.")]),
+            llm_extra=llm_extra,
+        )
         planned = plan_grid(rows, planner)
     except Exception as exc:  # noqa: BLE001 - a grid that does not compose: one line
         print(f"hopbench paper: error: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -439,13 +537,23 @@ def cli(argv: list[str]) -> int:
     from hopbench.harness.compose import load_config
 
     runs_dir = load_config(extra).paths.runs_dir
-    add_costs(planned, Costs.from_runs(runs_dir, REFERENCE_LEADERBOARD,
-                                       (float(grid.paper.default_seconds_per_question),
-                                        float(grid.paper.default_calls_per_question))))
-    print(f"hopbench paper: runs_dir {runs_dir}; LLM cost estimates from complete runs of the same "
-          f"method there, else the reference leaderboard, else "
-          f"{float(grid.paper.default_seconds_per_question):g} s and "
-          f"{float(grid.paper.default_calls_per_question):g} calls per question (default)")
+    add_costs(
+        planned,
+        Costs.from_runs(
+            runs_dir,
+            REFERENCE_LEADERBOARD,
+            (
+                float(grid.paper.default_seconds_per_question),
+                float(grid.paper.default_calls_per_question),
+            ),
+        ),
+    )
+    print(
+        f"hopbench paper: runs_dir {runs_dir}; LLM cost estimates from complete runs of the same "
+        f"method there, else the reference leaderboard, else "
+        f"{float(grid.paper.default_seconds_per_question):g} s and "
+        f"{float(grid.paper.default_calls_per_question):g} calls per question (default)"
+    )
     print(format_plan(planned, max_h))
     if "--plan-only" in flags:
         return 0
@@ -455,21 +563,40 @@ def cli(argv: list[str]) -> int:
     out = execute_plan(planned, max_h)
     status = 0
     if out.interrupted:
-        print(f"hopbench paper: interrupted; {len(out.left)} run(s) left: run the same command to resume",
-              file=sys.stderr)
+        print(
+            f"hopbench paper: interrupted; {len(out.left)} run(s) left: run the same command to resume",
+            file=sys.stderr,
+        )
         return 130
     if out.failed:
-        print(f"hopbench paper: {len(out.failed)} run(s) failed: "
-              + ", ".join(f"{p.row.dataset}/{p.row.retriever}/{p.config_hash}" for p in out.failed), file=sys.stderr)
+        print(
+            f"hopbench paper: {len(out.failed)} run(s) failed: "
+            + ", ".join(f"{p.row.dataset}/{p.row.retriever}/{p.config_hash}" for p in out.failed),
+            file=sys.stderr,
+        )
         status = 1
     if out.left:
-        print(f"hopbench paper: stopped with {len(out.left)} run(s) left (~{sum(p.hours_left for p in out.left):.1f} "
-              f"LLM h estimated; {out.llm_hours_spent:.2f} h of the {max_h:g} h budget spent): run the same "
-              "command again to go on, or raise paper.max_llm_hours" if max_h is not None else
-              f"hopbench paper: stopped with {len(out.left)} run(s) left: run the same command again to go on")
+        print(
+            f"hopbench paper: stopped with {len(out.left)} run(s) left (~{sum(p.hours_left for p in out.left):.1f} "
+            f"LLM h estimated; {out.llm_hours_spent:.2f} h of the {max_h:g} h budget spent): run the same "
+            "command again to go on, or raise paper.max_llm_hours"
+            if max_h is not None
+            else f"hopbench paper: stopped with {len(out.left)} run(s) left: run the same command again to go on"
+        )
     if "--no-report" not in flags:
         cfg = load_config(extra)
-        rc = subprocess.call([sys.executable, "-m", "hopbench.cli", "report", "--runs-dir", str(cfg.paths.runs_dir),
-                              "--results-dir", str(cfg.paths.results_dir)], env=child_env())
+        rc = subprocess.call(
+            [
+                sys.executable,
+                "-m",
+                "hopbench.cli",
+                "report",
+                "--runs-dir",
+                str(cfg.paths.runs_dir),
+                "--results-dir",
+                str(cfg.paths.results_dir),
+            ],
+            env=child_env(),
+        )
         status = status or (1 if rc else 0)
     return status

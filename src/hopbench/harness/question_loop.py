@@ -26,8 +26,16 @@ from hopbench.core.records import COST_KEYS, EVENT_KEYS, LLM_KEYS, Row
 from hopbench.evaluate.score import score_question
 
 
-def run_questions(todo: list, answer_one: Callable, on_row: Callable[[dict], None], *,
-                  concurrency: int = 1, desc: str = "", show: bool = True, llm=None) -> float:
+def run_questions(
+    todo: list,
+    answer_one: Callable,
+    on_row: Callable[[dict], None],
+    *,
+    concurrency: int = 1,
+    desc: str = "",
+    show: bool = True,
+    llm=None,
+) -> float:
     """Call `answer_one(q) -> row` for every question, `on_row(row)` in this thread as each
     finishes; return the loop's wall seconds (for throughput)."""
     start = time.perf_counter()
@@ -50,15 +58,26 @@ def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
         with cost_scope(llm) as reader_scope:  # the notes are for the answer: the reader pays them
             notes = reader_notes(question, result, retriever, reader, llm)
             passages = [dataset.passage(pid) for pid in result.passage_ids]
-            out = reader.answer(question, passages) if notes is None else \
-                reader.answer(question, passages, notes=notes)
-        answer_text, reader_trace = out.answer, {**(out.trace or {}), "llm_cost": llm_cost(reader_scope),
-                                                 **llm_keys(reader_scope)}
+            out = (
+                reader.answer(question, passages)
+                if notes is None
+                else reader.answer(question, passages, notes=notes)
+            )
+        answer_text, reader_trace = (
+            out.answer,
+            {**(out.trace or {}), "llm_cost": llm_cost(reader_scope), **llm_keys(reader_scope)},
+        )
     if retrieval_scope is not None:
         result.trace["llm_cost"] = llm_cost(retrieval_scope)
         result.trace.update(llm_keys(retrieval_scope))
-    return Row.of(question, result, answer=answer_text, latency_ms=latency_ms, reader_trace=reader_trace,
-                  metrics=score_question(question, result.passage_ids, answer_text))
+    return Row.of(
+        question,
+        result,
+        answer=answer_text,
+        latency_ms=latency_ms,
+        reader_trace=reader_trace,
+        metrics=score_question(question, result.passage_ids, answer_text),
+    )
 
 
 def reader_notes(question, result, retriever, reader, llm):
@@ -68,8 +87,10 @@ def reader_notes(question, result, retriever, reader, llm):
         return None
     make = getattr(retriever, "reader_context", None)
     if make is None:
-        raise HopbenchError(f"reader.context_extras: retriever {type(retriever).__name__} gives no "
-                            "reader context (flow_diffusion does)")
+        raise HopbenchError(
+            f"reader.context_extras: retriever {type(retriever).__name__} gives no "
+            "reader context (flow_diffusion does)"
+        )
     return make(question, result, llm)
 
 

@@ -28,12 +28,15 @@ def check_run_config(cfg: DictConfig) -> None:
     """The run-level settings have the types the run needs (dataset/retriever check their own)."""
     top_k = cfg.get("top_k")
     if not _is_int(top_k) or top_k < 1:
-        raise HopbenchError(f"top_k must be a whole number >= 1 (passages kept per question), "
-                            f"got {top_k!r}")
+        raise HopbenchError(
+            f"top_k must be a whole number >= 1 (passages kept per question), got {top_k!r}"
+        )
     concurrency = cfg.get("concurrency", 1)
     if not _is_int(concurrency) or not 1 <= concurrency <= 256:
-        raise HopbenchError(f"concurrency must be a whole number from 1 to 256 (questions in flight), "
-                            f"got {concurrency!r}")
+        raise HopbenchError(
+            f"concurrency must be a whole number from 1 to 256 (questions in flight), "
+            f"got {concurrency!r}"
+        )
     for key in ("force", "progress"):
         if not isinstance(cfg.get(key), bool):
             raise HopbenchError(f"{key} must be true or false, got {cfg.get(key)!r}")
@@ -44,26 +47,36 @@ def check_run_config(cfg: DictConfig) -> None:
     for key in PATH_NAME_KEYS:
         v = OmegaConf.select(cfg, key)
         if not isinstance(v, str) or not _FOLDER_NAME.match(v):
-            raise HopbenchError(f"{key} must be a single folder name (letters, digits and _ . + -, "
-                                f"not starting with '.'; it names the run's folder under runs_dir), got {v!r}")
+            raise HopbenchError(
+                f"{key} must be a single folder name (letters, digits and _ . + -, "
+                f"not starting with '.'; it names the run's folder under runs_dir), got {v!r}"
+            )
     for group in ("llm", "embedding"):
-        if problem := url_credentials_error(f"{group}.base_url", (cfg.get(group) or {}).get("base_url")):
+        if problem := url_credentials_error(
+            f"{group}.base_url", (cfg.get(group) or {}).get("base_url")
+        ):
             raise HopbenchError(problem)
     wanted = (cfg.get("retriever") or {}).get("graph_construction")
     built = (cfg.get("graph") or {}).get("construction")
-    if wanted is not None and built is not None and wanted != built:  # before a graph is built for nothing
-        raise HopbenchError(f"retriever={cfg.retriever.get('name')} is run on graph.construction={wanted} "
-                            f"(retriever.graph_construction), but graph.construction={built} was set: leave "
-                            "graph.construction to follow the retriever, or choose the retriever of that "
-                            "construction (hipporag: hipporag2, hipporag_hb: hopbench)")
+    if (
+        wanted is not None and built is not None and wanted != built
+    ):  # before a graph is built for nothing
+        raise HopbenchError(
+            f"retriever={cfg.retriever.get('name')} is run on graph.construction={wanted} "
+            f"(retriever.graph_construction), but graph.construction={built} was set: leave "
+            "graph.construction to follow the retriever, or choose the retriever of that "
+            "construction (hipporag: hipporag2, hipporag_hb: hopbench)"
+        )
 
 
 def redacted(obj):
     """A copy of a plain config container with every secret-named value replaced, and the
     credentials of any URL (user:token@host) too."""
     if isinstance(obj, dict):
-        return {k: (REDACTED if SECRET_KEY.search(str(k)) and v is not None else redacted(v))
-                for k, v in obj.items()}
+        return {
+            k: (REDACTED if SECRET_KEY.search(str(k)) and v is not None else redacted(v))
+            for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [redacted(v) for v in obj]
     if isinstance(obj, str):

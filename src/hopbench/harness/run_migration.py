@@ -34,13 +34,16 @@ from hopbench.harness.method_info import (
 )
 from hopbench.kg.settings import graph_label
 
-DENSE_ONLY = {"dense", "oracle"}   # retrievers that read no knowledge graph
+DENSE_ONLY = {"dense", "oracle"}  # retrievers that read no knowledge graph
 
 
 def is_pre_construction_hipporag(retriever: str, params: dict) -> bool:
     """A HippoRAG 2 run from before `graph_construction` existed (HippoRAG 1 seeding kept its name)."""
-    return (retriever == "hipporag" and "graph_construction" not in params
-            and params.get("seeding", "hipporag2") != "hipporag1")
+    return (
+        retriever == "hipporag"
+        and "graph_construction" not in params
+        and params.get("seeding", "hipporag2") != "hipporag1"
+    )
 
 
 def is_joint_flow_diffusion(retriever: str, params: dict) -> bool:
@@ -63,7 +66,11 @@ def migrate_run(run_dir: str | Path) -> bool:
     metrics_path = run_dir / "metrics.json"
     metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
     config_path = run_dir / "config.yaml"
-    config = (yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}) if config_path.exists() else {}
+    config = (
+        (yaml.safe_load(config_path.read_text(encoding="utf-8")) or {})
+        if config_path.exists()
+        else {}
+    )
     old = metrics.get("retriever") or run_dir.parent.name
     retriever_cfg = config.get("retriever") or {}
     params = {k: v for k, v in retriever_cfg.items() if k not in RETRIEVER_SKIP}
@@ -85,8 +92,11 @@ def _row_params(row: dict) -> dict:
     raw = row.get("params_json")
     if isinstance(raw, str) and raw:
         return json.loads(raw)
-    out = {k.removeprefix("param."): typed_value(row.get("retriever"), k.removeprefix("param."), v)
-           for k, v in row.items() if k.startswith("param.") and not _missing(v)}
+    out = {
+        k.removeprefix("param."): typed_value(row.get("retriever"), k.removeprefix("param."), v)
+        for k, v in row.items()
+        if k.startswith("param.") and not _missing(v)
+    }
     return out or parse_params_label(row.get("params"))
 
 
@@ -109,15 +119,24 @@ def migrate_table(df: pd.DataFrame) -> pd.DataFrame:
         diff_json.append(json.dumps(diff, sort_keys=True, default=str))
         # the label follows today's defaults too (a row made when a default differed shows it)
         graph = parse_params_label(row.get("params_diff")).get("graph") or row.get("graph")
-        diff_labels.append(diff_label({"graph": graph, **diff} if isinstance(graph, str) and graph
-                                      and graph != "spacy" else diff))
+        diff_labels.append(
+            diff_label(
+                {"graph": graph, **diff}
+                if isinstance(graph, str) and graph and graph != "spacy"
+                else diff
+            )
+        )
     df["retriever"], df["params_json"], df["params_diff_json"] = names, params_json, diff_json
     if "params_diff" in df or any(diff_labels):
         df["params_diff"] = diff_labels
     if "param.graph_construction" in df or any(n == "hipporag_hb" for n in names):
-        col = df.get("param.graph_construction", pd.Series(index=df.index, dtype=object)).astype(object)
-        df["param.graph_construction"] = [json.loads(p).get("graph_construction", c if not _missing(c) else None)
-                                          for p, c in zip(params_json, col)]
+        col = df.get("param.graph_construction", pd.Series(index=df.index, dtype=object)).astype(
+            object
+        )
+        df["param.graph_construction"] = [
+            json.loads(p).get("graph_construction", c if not _missing(c) else None)
+            for p, c in zip(params_json, col)
+        ]
     return df
 
 
@@ -152,12 +171,20 @@ def cli(argv: list[str]) -> int:
 
     from hopbench.report.run_reader import load_runs
 
-    ap = argparse.ArgumentParser(prog="hopbench migrate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="hopbench migrate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--runs-dir", help="upgrade every complete run folder under it")
-    ap.add_argument("--tables", nargs="*", default=[], metavar="DIR",
-                    help="upgrade the result tables (leaderboard, breakdown) in these folders, "
-                         "e.g. results/reference")
+    ap.add_argument(
+        "--tables",
+        nargs="*",
+        default=[],
+        metavar="DIR",
+        help="upgrade the result tables (leaderboard, breakdown) in these folders, "
+        "e.g. results/reference",
+    )
     args = ap.parse_args(argv)
     if not args.runs_dir and not args.tables:
         ap.error("name --runs-dir and/or --tables")

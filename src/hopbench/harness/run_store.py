@@ -128,9 +128,14 @@ class RunStore:
             return []
         rows, corrupt, dupes = read_rows(self.predictions_path)
         if corrupt or dupes:
-            log.warning("%s: skipped %d corrupt line(s) and %d duplicate row(s); %d rows kept "
-                        "(the skipped questions are computed again)", self.predictions_path,
-                        corrupt, dupes, len(rows))
+            log.warning(
+                "%s: skipped %d corrupt line(s) and %d duplicate row(s); %d rows kept "
+                "(the skipped questions are computed again)",
+                self.predictions_path,
+                corrupt,
+                dupes,
+                len(rows),
+            )
         if corrupt or dupes or not _ends_with_newline(self.predictions_path):
             write_text(self.predictions_path, "".join(map(row_line, rows)))
         return rows

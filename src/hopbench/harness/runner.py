@@ -53,10 +53,27 @@ log = logging.getLogger("hopbench.run")
 
 # Keys that change where things live or how they are shown, never what is computed.
 _DATASET_PATH_KEYS = ("questions_path", "corpus_path", "data_dir")
-_EMBEDDING_RUNTIME_KEYS = ("batch_size", "show_progress", "device",
-                           # embedding=server: how requests are sent, and a check of the reply
-                           "concurrency", "api_key_env", "timeout", "transient_retries", "backoff_s", "dim")
-_LLM_RUNTIME_KEYS = ("api_key", "api_key_env", "timeout", "model_dir", "n_threads", "verbosity", "cache")
+_EMBEDDING_RUNTIME_KEYS = (
+    "batch_size",
+    "show_progress",
+    "device",
+    # embedding=server: how requests are sent, and a check of the reply
+    "concurrency",
+    "api_key_env",
+    "timeout",
+    "transient_retries",
+    "backoff_s",
+    "dim",
+)
+_LLM_RUNTIME_KEYS = (
+    "api_key",
+    "api_key_env",
+    "timeout",
+    "model_dir",
+    "n_threads",
+    "verbosity",
+    "cache",
+)
 
 
 def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> dict:
@@ -100,7 +117,7 @@ class Plan:
     retriever: Retriever
     config_hash: str
     store: RunStore
-    started: float          # perf_counter at the start (metrics.json's wall_seconds)
+    started: float  # perf_counter at the start (metrics.json's wall_seconds)
 
     @property
     def skip(self) -> bool:
@@ -122,8 +139,10 @@ def build_models(p: Plan):
     """(LLM or None, reader or None), checked against what the retriever needs."""
     llm = build_llm(p.cfg)
     if p.retriever.needs_llm and llm is None:
-        raise HopbenchError(f"retriever '{p.cfg.retriever.name}' needs an LLM; choose one with "
-                            "llm=local (offline model), llm=openai or llm=server")
+        raise HopbenchError(
+            f"retriever '{p.cfg.retriever.name}' needs an LLM; choose one with "
+            "llm=local (offline model), llm=openai or llm=server"
+        )
     return llm, build_reader(p.cfg, llm)
 
 
@@ -133,7 +152,7 @@ class Job:
     """A prepared run: where rows go, what is done and left, the retriever ready."""
 
     plan: Plan
-    work: RunStore          # the run folder, or its staging sibling under force=true
+    work: RunStore  # the run folder, or its staging sibling under force=true
     llm: object
     reader: object
     services: Services
@@ -149,15 +168,23 @@ def prepare(p: Plan, llm, reader) -> Job:
     done = work.load_predictions()
     done_ids = {r["id"] for r in done}
     todo = [q for q in p.dataset.questions if q.id not in done_ids]
-    log.info("%s / %s -> %s (%d done, %d to go)", p.dataset.name, cfg.retriever.name, p.store.dir,
-             len(done), len(todo))
+    log.info(
+        "%s / %s -> %s (%d done, %d to go)",
+        p.dataset.name,
+        cfg.retriever.name,
+        p.store.dir,
+        len(done),
+        len(todo),
+    )
     services, kg = build_services(cfg, p.dataset, retriever, llm)
     t_prep = time.perf_counter()
     retriever.prepare(kg, services)
     timings = {"prepare_seconds": time.perf_counter() - t_prep}
     t_enc = time.perf_counter()
     services.encode_questions(todo)
-    timings["query_encoding_ms_per_question"] = 1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
+    timings["query_encoding_ms_per_question"] = (
+        1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
+    )
     return Job(p, work, llm, reader, services, done, todo, timings)
 
 
@@ -172,19 +199,43 @@ def loop(job: Job) -> None:
         job.work.append(row)
         job.done.append(row.to_dict())
 
-    one = partial(answer, retriever=p.retriever, reader=job.reader, dataset=p.dataset, llm=job.llm,
-                  top_k=cfg.top_k)
+    one = partial(
+        answer,
+        retriever=p.retriever,
+        reader=job.reader,
+        dataset=p.dataset,
+        llm=job.llm,
+        top_k=cfg.top_k,
+    )
     try:
         cpu0 = time.process_time()
-        loop_s = run_questions(job.todo, one, keep, concurrency=n, show=cfg.progress, llm=job.llm,
-                               desc=f"{cfg.retriever.name} on {p.dataset.name}")
-        job.timings.update({"concurrency": n, "loop_seconds": loop_s,
-                            "loop_cpu_seconds": time.process_time() - cpu0,
-                            "questions_per_minute": 60 * len(job.todo) / loop_s
-                            if job.todo and loop_s > 0 else None})
+        loop_s = run_questions(
+            job.todo,
+            one,
+            keep,
+            concurrency=n,
+            show=cfg.progress,
+            llm=job.llm,
+            desc=f"{cfg.retriever.name} on {p.dataset.name}",
+        )
+        job.timings.update(
+            {
+                "concurrency": n,
+                "loop_seconds": loop_s,
+                "loop_cpu_seconds": time.process_time() - cpu0,
+                "questions_per_minute": 60 * len(job.todo) / loop_s
+                if job.todo and loop_s > 0
+                else None,
+            }
+        )
     except KeyboardInterrupt:
-        log.warning("interrupted: %d of %d questions are in %s (every row written is kept); the "
-                    "same command resumes the run", len(job.done), len(p.dataset.questions), job.work.dir)
+        log.warning(
+            "interrupted: %d of %d questions are in %s (every row written is kept); the "
+            "same command resumes the run",
+            len(job.done),
+            len(p.dataset.questions),
+            job.work.dir,
+        )
         raise
     finally:
         job.work.close()
@@ -212,16 +263,21 @@ def run_metrics(job: Job) -> dict:
     # then the same to the last bit however the run was interrupted
     done = sorted(job.done, key=lambda r: str(r["id"]))
     metrics = aggregate(done)
-    metrics.update({
-        "dataset": p.dataset.name, "retriever": cfg.retriever.name, "config_hash": p.config_hash,
-        "reader": cfg.reader.name if "reader" in cfg else "none",
-        "n_retrieval_excluded": p.dataset.notes["n_retrieval_excluded"],
-        **job.timings, "wall_seconds": time.perf_counter() - p.started,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "software": software_versions(),
-        "graph": graph_label(cfg.graph) if p.retriever.needs_graph and "graph" in cfg else None,
-        "method": _method(cfg, p.retriever),
-    })
+    metrics.update(
+        {
+            "dataset": p.dataset.name,
+            "retriever": cfg.retriever.name,
+            "config_hash": p.config_hash,
+            "reader": cfg.reader.name if "reader" in cfg else "none",
+            "n_retrieval_excluded": p.dataset.notes["n_retrieval_excluded"],
+            **job.timings,
+            "wall_seconds": time.perf_counter() - p.started,
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "software": software_versions(),
+            "graph": graph_label(cfg.graph) if p.retriever.needs_graph and "graph" in cfg else None,
+            "method": _method(cfg, p.retriever),
+        }
+    )
     metrics.update(p.retriever.run_metrics(done))  # the method's own counts (Retriever.run_metrics)
     if job.llm is not None:
         metrics.update(llm_totals(done))  # every row's, not this process's (a resumed run)
@@ -235,8 +291,9 @@ def run_metrics(job: Job) -> dict:
 def _method(cfg: DictConfig, retriever: Retriever) -> dict:
     """metrics.json's `method` (hopbench.harness.method_info): what the report shows of the settings."""
     config = yaml.safe_load(config_yaml(cfg)) or {}
-    return method_record(config.get("retriever") or {}, config,
-                         retriever.family or str(cfg.retriever.name))
+    return method_record(
+        config.get("retriever") or {}, config, retriever.family or str(cfg.retriever.name)
+    )
 
 
 # ---- the run -----------------------------------------------------------------------------
@@ -250,6 +307,8 @@ def _named(folder: Path):
         if exc.filename is None and exc.errno is not None:
             raise OSError(exc.errno, exc.strerror, str(folder)) from exc
         raise
+
+
 def _completed(store: RunStore) -> dict:
     log.info("run %s is complete; skipping (force=true reruns it)", store.dir)
     return json.loads(store.metrics_path.read_text())  # readable: `store.complete` checked it

@@ -33,8 +33,17 @@ from hopbench.kg.store import is_complete, load_graph, save_graph
 log = logging.getLogger(__name__)
 
 
-def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_dir, extractor=None,
-                  concurrency: int = 1, descriptions: bool = True) -> KnowledgeGraph:
+def load_or_build(
+    dataset: Dataset,
+    graph_cfg=None,
+    *,
+    encoder,
+    llm=None,
+    cache_dir,
+    extractor=None,
+    concurrency: int = 1,
+    descriptions: bool = True,
+) -> KnowledgeGraph:
     """The graph of `dataset.corpus` for these settings: from cache if it exists, else built and saved.
 
     `extractor` overrides the one named by `graph_cfg.extractor` (tests and benchmarks use it);
@@ -55,50 +64,109 @@ def load_or_build(dataset: Dataset, graph_cfg=None, *, encoder, llm=None, cache_
         # one build per graph, however many processes (Hydra jobs) need it at once
         with exclusive(lock, f"knowledge graph {graph_key}"):
             if not is_complete(folder):  # else built by the process this one waited for
-                return _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key,
-                              inputs, root, folder, t0, descriptions)
+                return _build(
+                    dataset,
+                    corpus,
+                    settings,
+                    extractor,
+                    encoder,
+                    llm,
+                    ext_key,
+                    graph_key,
+                    inputs,
+                    root,
+                    folder,
+                    t0,
+                    descriptions,
+                )
     kg = load_graph(folder)
     kg.manifest["cache_hit"] = True
     if descriptions and kg.description_embeddings is None:
         with exclusive(lock, f"knowledge graph {graph_key}"):
             add_description_layer(kg, folder, encoder, settings)
-    log.info("knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0)
+    log.info(
+        "knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0
+    )
     return kg
 
 
-def _build(dataset, corpus, settings, extractor, encoder, llm, ext_key, graph_key, inputs, root,
-           folder, t0, descriptions: bool = True) -> KnowledgeGraph:
-    log.info("building knowledge graph %s for %s (%d passages, extractor %s)", graph_key, dataset.name,
-             len(corpus), settings["extractor"])
+def _build(
+    dataset,
+    corpus,
+    settings,
+    extractor,
+    encoder,
+    llm,
+    ext_key,
+    graph_key,
+    inputs,
+    root,
+    folder,
+    t0,
+    descriptions: bool = True,
+) -> KnowledgeGraph:
+    log.info(
+        "building knowledge graph %s for %s (%d passages, extractor %s)",
+        graph_key,
+        dataset.name,
+        len(corpus),
+        settings["extractor"],
+    )
     timings: dict[str, float] = {}
     # an extractor that reads a file (graph=openie) refuses another corpus's file before any work
     check = getattr(extractor, "check_corpus", None)
     extraction_report = check(corpus) if check is not None else None
     # forking spaCy workers while a torch thread runs risks a deadlocked child: no overlap then
     overlap = settings["overlap_passage_embedding"] and not (
-        settings["extractor"] == "spacy" and int(settings["spacy"]["n_process"]) > 1)
+        settings["extractor"] == "spacy" and int(settings["spacy"]["n_process"]) > 1
+    )
     pool = ThreadPoolExecutor(max_workers=1) if overlap else None
     try:
         passage_future: Future | None = None
         if pool is not None:
             passage_future = pool.submit(encode_passages, encoder, corpus, timings)
-        records = run_extraction(corpus, extractor, root / "extractions" / f"{ext_key}.jsonl", timings)
-        passage_emb = passage_future.result() if passage_future else encode_passages(encoder, corpus, timings)
+        records = run_extraction(
+            corpus, extractor, root / "extractions" / f"{ext_key}.jsonl", timings
+        )
+        passage_emb = (
+            passage_future.result() if passage_future else encode_passages(encoder, corpus, timings)
+        )
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
-    kg = assemble_graph(corpus, records, encoder, settings, passage_emb, llm=llm, timings=timings,
-                        descriptions=descriptions)
-    kg.manifest.update({
-        "graph_key": graph_key, "extraction_key": ext_key, "inputs": inputs,
-        "settings": semantic_settings(settings), "dataset": dataset.name,
-        "build_seconds": time.perf_counter() - t0, "timings": timings,
-    })
+    kg = assemble_graph(
+        corpus,
+        records,
+        encoder,
+        settings,
+        passage_emb,
+        llm=llm,
+        timings=timings,
+        descriptions=descriptions,
+    )
+    kg.manifest.update(
+        {
+            "graph_key": graph_key,
+            "extraction_key": ext_key,
+            "inputs": inputs,
+            "settings": semantic_settings(settings),
+            "dataset": dataset.name,
+            "build_seconds": time.perf_counter() - t0,
+            "timings": timings,
+        }
+    )
     if extraction_report is not None:
         kg.manifest["extraction_report"] = extraction_report
     with timed(timings, "save"):  # after the manifest is written: in memory only
         save_graph(kg, folder)
     kg.manifest["cache_hit"] = False
-    log.info("knowledge graph %s: %d entities, %d facts, %d passages (%d failed) in %.1fs", graph_key,
-             kg.n_entities, kg.n_facts, kg.n_passages, len(kg.failed_passages), time.perf_counter() - t0)
+    log.info(
+        "knowledge graph %s: %d entities, %d facts, %d passages (%d failed) in %.1fs",
+        graph_key,
+        kg.n_entities,
+        kg.n_facts,
+        kg.n_passages,
+        len(kg.failed_passages),
+        time.perf_counter() - t0,
+    )
     return kg

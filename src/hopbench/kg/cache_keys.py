@@ -23,7 +23,9 @@ BUILD_VERSION = 1  # bump when assembly changes what a graph contains
 
 def sha_json(obj) -> str:
     """SHA-256 of `obj` as canonical JSON (sorted keys): the content address of a build input."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")).hexdigest()
+    return hashlib.sha256(
+        json.dumps(obj, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
+    ).hexdigest()
 
 
 def corpus_hash(corpus: list[Passage]) -> str:
@@ -31,13 +33,17 @@ def corpus_hash(corpus: list[Passage]) -> str:
     seen: set[str] = set()
     for p in corpus:
         if p.id in seen:
-            raise HopbenchError(f"corpus: passage id {p.id!r} ({p.title!r}) occurs twice; "
-                                "passages must be unique (title + text)")
+            raise HopbenchError(
+                f"corpus: passage id {p.id!r} ({p.title!r}) occurs twice; "
+                "passages must be unique (title + text)"
+            )
         seen.add(p.id)
     return hashlib.sha256("\n".join(p.id for p in corpus).encode()).hexdigest()
 
 
-def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=None) -> tuple[str, str, dict]:
+def cache_keys(
+    corpus: list[Passage], settings: dict, extractor, encoder, llm=None
+) -> tuple[str, str, dict]:
     """(extraction key, graph key, the inputs that produced them) for this corpus and settings."""
     inputs = {
         "corpus": corpus_hash(corpus),
@@ -56,7 +62,9 @@ def cache_keys(corpus: list[Passage], settings: dict, extractor, encoder, llm=No
         inputs["embedding_short_texts"] = short_identity
     if settings["description"]["embedding"] == "text":
         # the default before the setting existed: graphs built then keep their hash
-        inputs["description"] = {k: v for k, v in settings["description"].items() if k != "embedding"}
+        inputs["description"] = {
+            k: v for k, v in settings["description"].items() if k != "embedding"
+        }
     if settings["construction"] != "hopbench":  # graphs of the default keep their hash
         inputs["construction"] = settings["construction"]
     if settings["description"]["source"] == "llm":

@@ -53,16 +53,24 @@ def add_description_layer(kg, folder: str | Path, encoder, settings: dict) -> No
     if kg.description_embeddings is not None:
         return
     if settings["description"]["embedding"] != "text":  # composed vectors are always built
-        raise HopbenchError(f"{folder}: the graph has no description vectors; delete the folder to rebuild")
+        raise HopbenchError(
+            f"{folder}: the graph has no description vectors; delete the folder to rebuild"
+        )
     emb = load_layer(folder)
     if emb is not None and emb.shape != (kg.n_entities, kg.entity_embeddings.shape[1]):
-        log.warning("%s: shape %s does not fit the graph; encoded again", Path(folder) / LAYER, emb.shape)
+        log.warning(
+            "%s: shape %s does not fit the graph; encoded again", Path(folder) / LAYER, emb.shape
+        )
         emb = None
     if emb is None:
         t = time.perf_counter()
         emb = encode_descriptions(encoder, kg.entity_descriptions, settings)
         checksum.save_npy(Path(folder) / LAYER, emb)
         kg.manifest.setdefault("timings", {})["embed_descriptions"] = time.perf_counter() - t
-        log.info("description vectors of %d entities added to %s in %.1fs", kg.n_entities, folder,
-                 time.perf_counter() - t)
+        log.info(
+            "description vectors of %d entities added to %s in %.1fs",
+            kg.n_entities,
+            folder,
+            time.perf_counter() - t,
+        )
     kg.description_embeddings = emb

@@ -60,18 +60,24 @@ def description_messages(label: str, facts: list[str], sentence: str | None) -> 
     return chat(DESCRIPTION_SYSTEM, f"Entity: {label}\nFacts:\n{lines}{context}")
 
 
-def llm_description(llm, label: str, facts: list[str], sentence: str | None, max_chars: int,
-                    max_tokens: int = 128) -> str:
-    out = llm.chat_json(description_messages(label, facts, sentence), DESCRIPTION_SCHEMA,
-                        schema_name="entity_description", max_tokens=max_tokens)
+def llm_description(
+    llm, label: str, facts: list[str], sentence: str | None, max_chars: int, max_tokens: int = 128
+) -> str:
+    out = llm.chat_json(
+        description_messages(label, facts, sentence),
+        DESCRIPTION_SCHEMA,
+        schema_name="entity_description",
+        max_tokens=max_tokens,
+    )
     text = out.get("description") if isinstance(out, dict) else None
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"description answer lacks a 'description' string: {str(out)[:200]}")
     return truncate(f"{label}: {text.strip()}", max_chars)
 
 
-def describe_entities(corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dict, llm, timings: dict
-              ) -> tuple[list[str], list[list[int]]]:
+def describe_entities(
+    corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dict, llm, timings: dict
+) -> tuple[list[str], list[list[int]]]:
     """(description text per entity, indices of the facts it describes, subject-facts first)."""
     t = time.perf_counter()
     max_facts, max_chars = int(cfg["max_facts"]), int(cfg["max_chars"])
@@ -103,13 +109,25 @@ def describe_entities(corpus, names, labels, first_seen, f_s, f_r, f_o, cfg: dic
         out.append(default_description(labels[e], per_entity[e], sentence, max_chars))
     if cfg["source"] == "llm":
         if llm is None:
-            raise HopbenchError("graph.description.source=llm needs an LLM; add llm=local (or openai/server)")
+            raise HopbenchError(
+                "graph.description.source=llm needs an LLM; add llm=local (or openai/server)"
+            )
         done = failed = 0
-        for e in tqdm(np.flatnonzero(counts >= int(cfg["llm_min_facts"])), desc="describing", disable=None,
-                      leave=False):
+        for e in tqdm(
+            np.flatnonzero(counts >= int(cfg["llm_min_facts"])),
+            desc="describing",
+            disable=None,
+            leave=False,
+        ):
             try:
-                out[e] = llm_description(llm, labels[e], per_entity[e], sentences_of[e], max_chars,
-                                         max_tokens=int(cfg["llm_max_tokens"]))
+                out[e] = llm_description(
+                    llm,
+                    labels[e],
+                    per_entity[e],
+                    sentences_of[e],
+                    max_chars,
+                    max_tokens=int(cfg["llm_max_tokens"]),
+                )
                 done += 1
             except Exception as exc:
                 if not is_passage_failure(exc):

@@ -31,9 +31,13 @@ class PassageExtraction:
 
     @classmethod
     def from_dict(cls, d: dict) -> PassageExtraction:
-        return cls(passage_id=d["passage_id"], entities=list(d.get("entities", [])),
-                   triples=[list(t) for t in d.get("triples", [])], status=d.get("status", "ok"),
-                   error=d.get("error"))
+        return cls(
+            passage_id=d["passage_id"],
+            entities=list(d.get("entities", [])),
+            triples=[list(t) for t in d.get("triples", [])],
+            status=d.get("status", "ok"),
+            error=d.get("error"),
+        )
 
 
 class ExtractionLog:
@@ -59,10 +63,12 @@ class ExtractionLog:
                 try:
                     rec = PassageExtraction.from_dict(json.loads(line.decode("utf-8")))
                 except (ValueError, KeyError, TypeError) as exc:
-                    if is_last or all(not rest.strip() for rest in lines[i + 1:]):
+                    if is_last or all(not rest.strip() for rest in lines[i + 1 :]):
                         break  # torn tail from an interrupted write: drop it
-                    raise HopbenchError(f"{self.path}: line {i + 1} is not a valid extraction record "
-                                        f"({exc}); delete the file to re-extract") from None
+                    raise HopbenchError(
+                        f"{self.path}: line {i + 1} is not a valid extraction record "
+                        f"({exc}); delete the file to re-extract"
+                    ) from None
                 if is_last:
                     break  # valid JSON but no trailing newline: treat as torn and redo it
                 self.records[rec.passage_id] = rec

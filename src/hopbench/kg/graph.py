@@ -35,23 +35,23 @@ def entity_node_id(name: str) -> str:
 class KnowledgeGraph:
     """Entity and passage nodes, facts with provenance, embeddings, one CSR per edge type."""
 
-    entity_names: list[str]              # normalised, unique
-    entity_labels: list[str]             # first surface form seen, for display and prompts
+    entity_names: list[str]  # normalised, unique
+    entity_labels: list[str]  # first surface form seen, for display and prompts
     entity_descriptions: list[str]
-    passage_ids: list[str]               # same order as dataset.corpus
-    fact_subject: np.ndarray             # (F,) int entity index
-    fact_relation: list[str]             # (F,) relation text
-    fact_object: np.ndarray              # (F,) int entity index
-    fact_passage: np.ndarray             # (F,) int passage index (provenance)
-    entity_embeddings: np.ndarray        # (E, d) float32, L2-normalised
+    passage_ids: list[str]  # same order as dataset.corpus
+    fact_subject: np.ndarray  # (F,) int entity index
+    fact_relation: list[str]  # (F,) relation text
+    fact_object: np.ndarray  # (F,) int entity index
+    fact_passage: np.ndarray  # (F,) int passage index (provenance)
+    entity_embeddings: np.ndarray  # (E, d) float32, L2-normalised
     description_embeddings: np.ndarray | None  # (E, d); None until a retriever that reads them
-                                         # asks (kg/description_layer.py)
-    passage_embeddings: np.ndarray       # (P, d)
-    fact_embeddings: np.ndarray          # (F, d), of fact_text(i)
-    relation: sp.csr_matrix              # (E, E)
-    synonym: sp.csr_matrix               # (E, E)
-    context: sp.csr_matrix               # (P, E)
-    passage_title_entity: np.ndarray     # (P,) int entity index of the title, -1 if none
+    # asks (kg/description_layer.py)
+    passage_embeddings: np.ndarray  # (P, d)
+    fact_embeddings: np.ndarray  # (F, d), of fact_text(i)
+    relation: sp.csr_matrix  # (E, E)
+    synonym: sp.csr_matrix  # (E, E)
+    context: sp.csr_matrix  # (P, E)
+    passage_title_entity: np.ndarray  # (P,) int entity index of the title, -1 if none
     failed_passages: list[str] = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     # (F, P) 1 where the passage states the fact: only graphs whose facts are deduplicated over
@@ -110,18 +110,23 @@ class KnowledgeGraph:
         return [self.fact_text(i) for i in range(self.n_facts)]
 
     def fact_triple(self, i: int) -> tuple[str, str, str]:
-        return (self.entity_names[self.fact_subject[i]], self.fact_relation[i],
-                self.entity_names[self.fact_object[i]])
+        return (
+            self.entity_names[self.fact_subject[i]],
+            self.fact_relation[i],
+            self.entity_names[self.fact_object[i]],
+        )
 
     def passages_of_fact(self, f: int) -> np.ndarray:
         """Every passage that states fact f (CatRAG's key-fact boost needs them all)."""
         if self.fact_sources is not None:
             m = self.fact_sources
-            return m.indices[m.indptr[f]:m.indptr[f + 1]]
+            return m.indices[m.indptr[f] : m.indptr[f + 1]]
         if self.manifest.get("construction") == "hipporag2":
-            raise HopbenchError("this hipporag2 graph has no fact_sources (facts are deduplicated over "
-                                "the corpus, so fact_passage is only the first source): rebuild it")
-        return self.fact_passage[f:f + 1]
+            raise HopbenchError(
+                "this hipporag2 graph has no fact_sources (facts are deduplicated over "
+                "the corpus, so fact_passage is only the first source): rebuild it"
+            )
+        return self.fact_passage[f : f + 1]
 
     @property
     def entity_facts(self) -> sp.csr_matrix:
@@ -130,15 +135,17 @@ class KnowledgeGraph:
             f = np.arange(self.n_facts)
             rows = np.concatenate([self.fact_subject, self.fact_object])
             cols = np.concatenate([f, f])
-            m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
-                              shape=(self.n_entities, self.n_facts))
+            m = sp.csr_matrix(
+                (np.ones(len(rows), dtype=np.float32), (rows, cols)),
+                shape=(self.n_entities, self.n_facts),
+            )
             m.data[:] = 1.0
             self._entity_facts = m
         return self._entity_facts
 
     def facts_of_entity(self, e: int) -> np.ndarray:
         m = self.entity_facts
-        return m.indices[m.indptr[e]:m.indptr[e + 1]]
+        return m.indices[m.indptr[e] : m.indptr[e + 1]]
 
     def facts_between(self, u: int, v: int) -> np.ndarray:
         """Facts behind the relation edge u-v (either direction): per-fact provenance of an edge."""
@@ -150,10 +157,10 @@ class KnowledgeGraph:
         if self._context_csc is None:
             self._context_csc = self.context.tocsc()
         c = self._context_csc
-        return np.sort(c.indices[c.indptr[e]:c.indptr[e + 1]])
+        return np.sort(c.indices[c.indptr[e] : c.indptr[e + 1]])
 
     def entities_of_passage(self, p: int) -> np.ndarray:
-        return self.context.indices[self.context.indptr[p]:self.context.indptr[p + 1]]
+        return self.context.indices[self.context.indptr[p] : self.context.indptr[p + 1]]
 
     def entity_passage_counts(self) -> np.ndarray:
         """(E,) number of passages mentioning each entity (HippoRAG's |chunks containing entity|)."""
@@ -167,7 +174,9 @@ class KnowledgeGraph:
         return None if e < 0 else e
 
     # ---- combined graph -----------------------------------------------------------------
-    def adjacency(self, relation: float = 1.0, synonym: float = 1.0, context: float = 1.0) -> sp.csr_matrix:
+    def adjacency(
+        self, relation: float = 1.0, synonym: float = 1.0, context: float = 1.0
+    ) -> sp.csr_matrix:
         """Square symmetric CSR over all nodes (entities, then passages) with per-type multipliers."""
         ee = (relation * self.relation + synonym * self.synonym).tocsr()
         pe = (context * self.context).tocsr()
@@ -184,11 +193,16 @@ class KnowledgeGraph:
         g = nx.Graph()
         ids = self.node_ids
         for i, name in enumerate(self.entity_names):
-            g.add_node(ids[i], kind="entity", index=i, name=name, description=self.entity_descriptions[i])
+            g.add_node(
+                ids[i], kind="entity", index=i, name=name, description=self.entity_descriptions[i]
+            )
         for j, pid in enumerate(self.passage_ids):
             g.add_node(pid, kind="passage", index=self.n_entities + j)
-        for kind, m, offset_row in (("relation", self.relation, 0), ("synonym", self.synonym, 0),
-                                    ("context", self.context, self.n_entities)):
+        for kind, m, offset_row in (
+            ("relation", self.relation, 0),
+            ("synonym", self.synonym, 0),
+            ("context", self.context, self.n_entities),
+        ):
             coo = sp.triu(m, k=0).tocoo() if kind != "context" else m.tocoo()
             for r, c, w in zip(coo.row, coo.col, coo.data):
                 u, v = ids[offset_row + r], ids[c]

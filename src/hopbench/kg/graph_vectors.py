@@ -23,8 +23,13 @@ def encode_passages(encoder, corpus: list[Passage], timings: dict) -> np.ndarray
         return encoder.encode([clean_text(p.content) for p in corpus], desc="passages")
 
 
-def composed_description_embeddings(entity_emb: np.ndarray, fact_emb: np.ndarray, passage_emb: np.ndarray,
-                                    described_facts: list[list[int]], first_passage: np.ndarray) -> np.ndarray:
+def composed_description_embeddings(
+    entity_emb: np.ndarray,
+    fact_emb: np.ndarray,
+    passage_emb: np.ndarray,
+    described_facts: list[list[int]],
+    first_passage: np.ndarray,
+) -> np.ndarray:
     """`graph.description.embedding: composed`: each entity's description vector is the
     L2-normalised mean of vectors the build has already computed for the description's parts:
     the entity name, its (up to max_facts) described facts and the passage of its first mention.
@@ -41,22 +46,41 @@ def composed_description_embeddings(entity_emb: np.ndarray, fact_emb: np.ndarray
     rows.append(np.arange(n_ent))
     cols.append(n_ent + n_fact + np.asarray(first_passage, dtype=np.int64))
     r, c = np.concatenate(rows), np.concatenate(cols)
-    parts = sp.csr_matrix((np.ones(len(r), dtype=np.float32), (r, c)),
-                          shape=(n_ent, n_ent + n_fact + len(passage_emb)))
-    stacked = np.vstack([entity_emb, fact_emb.reshape(-1, entity_emb.shape[1]),
-                         passage_emb]).astype(np.float32, copy=False)
-    out = np.asarray(parts @ stacked, dtype=np.float32)  # the sum; normalising makes it the mean's direction
+    parts = sp.csr_matrix(
+        (np.ones(len(r), dtype=np.float32), (r, c)),
+        shape=(n_ent, n_ent + n_fact + len(passage_emb)),
+    )
+    stacked = np.vstack(
+        [entity_emb, fact_emb.reshape(-1, entity_emb.shape[1]), passage_emb]
+    ).astype(np.float32, copy=False)
+    out = np.asarray(
+        parts @ stacked, dtype=np.float32
+    )  # the sum; normalising makes it the mean's direction
     return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
-def describe_and_embed(corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder,
-                       settings: dict, passage_emb: np.ndarray, llm, timings: dict,
-                       embed_descriptions: bool = True):
+def describe_and_embed(
+    corpus,
+    names,
+    labels,
+    first_seen,
+    f_s,
+    f_r,
+    f_o,
+    fact_texts,
+    encoder,
+    settings: dict,
+    passage_emb: np.ndarray,
+    llm,
+    timings: dict,
+    embed_descriptions: bool = True,
+):
     """Entity descriptions and the embeddings of names, facts and descriptions: the same for
     every graph construction. (descriptions, entity_emb, fact_emb, desc_emb); desc_emb is None
     when text-mode description vectors are deferred (`embed_descriptions` False)."""
-    descriptions, described_facts = entity_descriptions.describe_entities(corpus, names, labels, first_seen, f_s, f_r, f_o,
-                                              settings["description"], llm, timings)
+    descriptions, described_facts = entity_descriptions.describe_entities(
+        corpus, names, labels, first_seen, f_s, f_r, f_o, settings["description"], llm, timings
+    )
     with short_text_batches(encoder, settings["short_text_batch_size"]):
         with timed(timings, "embed_entities"):
             entity_emb = encoder.encode(names, desc="entities")
@@ -66,8 +90,12 @@ def describe_and_embed(corpus, names, labels, first_seen, f_s, f_r, f_o, fact_te
         if settings["description"]["embedding"] == "composed":
             with timed(timings, "embed_descriptions"):
                 desc_emb = composed_description_embeddings(
-                    entity_emb, fact_emb, passage_emb, described_facts,
-                    np.array([p for p, _ in first_seen], dtype=np.int64))
+                    entity_emb,
+                    fact_emb,
+                    passage_emb,
+                    described_facts,
+                    np.array([p for p, _ in first_seen], dtype=np.int64),
+                )
         elif embed_descriptions:
             with timed(timings, "embed_descriptions"):
                 desc_emb = encode_descriptions(encoder, descriptions, settings)

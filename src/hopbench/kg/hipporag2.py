@@ -83,22 +83,30 @@ def fact_string(s: str, r: str, o: str) -> str:
     return str((s, r, o))
 
 
-def directed_synonyms(embeddings: np.ndarray, names: list[str], threshold: float = 0.8,
-                      max_neighbors: int = 100, min_alnum_chars: int = 3, top_k: int = KNN_TOP_K,
-                      block: int = 1000) -> dict[tuple[int, int], float]:
+def directed_synonyms(
+    embeddings: np.ndarray,
+    names: list[str],
+    threshold: float = 0.8,
+    max_neighbors: int = 100,
+    min_alnum_chars: int = 3,
+    top_k: int = KNN_TOP_K,
+    block: int = 1000,
+) -> dict[tuple[int, int], float]:
     """`add_synonymy_edges`: {(u, v): cosine} for each query entity u and each kept neighbour v."""
     n = len(names)
     out: dict[tuple[int, int], float] = {}
     if n == 0:
         return out
     x = np.asarray(embeddings, dtype=np.float32)
-    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12))  # retrieve_knn normalises
+    x = x / np.maximum(
+        np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12)
+    )  # retrieve_knn normalises
     alnum = [len(_NOT_ALNUM.sub("", nm)) for nm in names]
     queries = np.array([i for i in range(n) if alnum[i] >= min_alnum_chars], dtype=np.int64)
     empty = np.array([nm == "" for nm in names])
     k = min(top_k, n)
     for start in range(0, len(queries), block):
-        q = queries[start:start + block]
+        q = queries[start : start + block]
         sims = x[q] @ x.T
         for row, u in enumerate(q):
             s = sims[row]
@@ -116,9 +124,17 @@ def directed_synonyms(embeddings: np.ndarray, names: list[str], threshold: float
     return out
 
 
-def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtraction], encoder,
-                       settings: dict, passage_emb: np.ndarray, *, llm=None,
-                       timings: dict | None = None, descriptions: bool = True) -> KnowledgeGraph:
+def assemble_hipporag2(
+    corpus: list[Passage],
+    records: dict[str, PassageExtraction],
+    encoder,
+    settings: dict,
+    passage_emb: np.ndarray,
+    *,
+    llm=None,
+    timings: dict | None = None,
+    descriptions: bool = True,
+) -> KnowledgeGraph:
     """The hipporag2 graph (module docstring). Descriptions and vectors are made as for every
     graph (kg/graph_vectors.py; `descriptions` False: text-mode description vectors deferred,
     kg/description_layer.py)."""
@@ -130,7 +146,9 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
     for p_idx, passage in enumerate(corpus):
         rec = records.get(passage.id)
         if rec is None:
-            raise HopbenchError(f"no extraction record for passage {passage.id} ({passage.title!r})")
+            raise HopbenchError(
+                f"no extraction record for passage {passage.id} ({passage.title!r})"
+            )
         if rec.status != "ok":
             failed.append(passage.id)
         if not passage.text.strip():
@@ -167,52 +185,96 @@ def assemble_hipporag2(corpus: list[Passage], records: dict[str, PassageExtracti
     f_o = np.array([index[f[2]] for f in fact_list], dtype=np.int64)
     f_p = np.array([facts[f] for f in fact_list], dtype=np.int64)
     sources = fact_source_matrix(chunk_triples, {f: i for i, f in enumerate(fact_list)})
-    context = sp.csr_matrix((np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)),
-                            shape=(n_pas, n_ent))
+    context = sp.csr_matrix(
+        (np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)), shape=(n_pas, n_ent)
+    )
     timings["assemble"] = time.perf_counter() - t
 
     labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
     first_seen = [surfaces[nm] for nm in names]
     fact_texts = [fact_string(*f) for f in fact_list]
     entity_descriptions, entity_emb, fact_emb, desc_emb = graph_vectors.describe_and_embed(
-        corpus, names, labels, first_seen, f_s, f_r, f_o, fact_texts, encoder, settings,
-        passage_emb, llm, timings, descriptions)
+        corpus,
+        names,
+        labels,
+        first_seen,
+        f_s,
+        f_r,
+        f_o,
+        fact_texts,
+        encoder,
+        settings,
+        passage_emb,
+        llm,
+        timings,
+        descriptions,
+    )
 
     syn_cfg = settings["synonym"]
     with timed(timings, "synonyms"):
-        syn = directed_synonyms(entity_emb, names, threshold=float(syn_cfg["threshold"]),
-                                max_neighbors=int(syn_cfg["max_neighbors"]),
-                                min_alnum_chars=int(syn_cfg["min_alnum_chars"]))
+        syn = directed_synonyms(
+            entity_emb,
+            names,
+            threshold=float(syn_cfg["threshold"]),
+            max_neighbors=int(syn_cfg["max_neighbors"]),
+            min_alnum_chars=int(syn_cfg["min_alnum_chars"]),
+        )
     relation, synonym, overwritten = split_weights(counts, syn, n_ent)
 
-    title_entity = np.array([index.get(text_processing(p.title), -1) for p in corpus], dtype=np.int64)
+    title_entity = np.array(
+        [index.get(text_processing(p.title), -1) for p in corpus], dtype=np.int64
+    )
     fact_pairs = len(counts)
     syn_pairs = len({(min(u, v), max(u, v)) for u, v in syn})
     manifest = {
-        "construction": CONSTRUCTION, "fact_text": FACT_TEXT,
-        "counts": {"entities": n_ent, "passages": n_pas, "facts": len(fact_list),
-                   "relation_edges": int(relation.nnz // 2), "synonym_edges": int(synonym.nnz // 2),
-                   "context_edges": int(context.nnz), "failed_passages": len(failed),
-                   "empty_passages": n_empty, "unique_fact_texts": len(set(fact_texts)),
-                   "fact_pairs": fact_pairs, "synonym_pairs": syn_pairs,
-                   "directed_synonym_entries": len(syn), "fact_directions_overwritten": overwritten,
-                   "llm_descriptions": timings.pop("llm_descriptions", 0),
-                   "llm_description_failures": timings.pop("llm_description_failures", 0)},
+        "construction": CONSTRUCTION,
+        "fact_text": FACT_TEXT,
+        "counts": {
+            "entities": n_ent,
+            "passages": n_pas,
+            "facts": len(fact_list),
+            "relation_edges": int(relation.nnz // 2),
+            "synonym_edges": int(synonym.nnz // 2),
+            "context_edges": int(context.nnz),
+            "failed_passages": len(failed),
+            "empty_passages": n_empty,
+            "unique_fact_texts": len(set(fact_texts)),
+            "fact_pairs": fact_pairs,
+            "synonym_pairs": syn_pairs,
+            "directed_synonym_entries": len(syn),
+            "fact_directions_overwritten": overwritten,
+            "llm_descriptions": timings.pop("llm_descriptions", 0),
+            "llm_description_failures": timings.pop("llm_description_failures", 0),
+        },
     }
     if desc_emb is None:
         manifest["description_embeddings"] = "deferred"
     return KnowledgeGraph(
-        entity_names=names, entity_labels=labels, entity_descriptions=entity_descriptions,
-        passage_ids=[p.id for p in corpus], fact_subject=f_s, fact_relation=f_r, fact_object=f_o,
-        fact_passage=f_p, entity_embeddings=entity_emb, description_embeddings=desc_emb,
-        passage_embeddings=passage_emb, fact_embeddings=fact_emb, relation=relation, synonym=synonym,
-        context=context, passage_title_entity=title_entity, failed_passages=failed, manifest=manifest,
+        entity_names=names,
+        entity_labels=labels,
+        entity_descriptions=entity_descriptions,
+        passage_ids=[p.id for p in corpus],
+        fact_subject=f_s,
+        fact_relation=f_r,
+        fact_object=f_o,
+        fact_passage=f_p,
+        entity_embeddings=entity_emb,
+        description_embeddings=desc_emb,
+        passage_embeddings=passage_emb,
+        fact_embeddings=fact_emb,
+        relation=relation,
+        synonym=synonym,
+        context=context,
+        passage_title_entity=title_entity,
+        failed_passages=failed,
+        manifest=manifest,
         fact_sources=sources,
     )
 
 
-def fact_source_matrix(chunk_triples: list[list[tuple[str, str, str]]],
-                       fact_index: dict[tuple[str, str, str], int]) -> sp.csr_matrix:
+def fact_source_matrix(
+    chunk_triples: list[list[tuple[str, str, str]]], fact_index: dict[tuple[str, str, str], int]
+) -> sp.csr_matrix:
     """(F x P) 1 where passage p states fact f. HippoRAG keeps every passage of a fact
     (``ent_node_to_chunk_ids``); `fact_passage` keeps only the first."""
     rows, cols = [], []
@@ -220,15 +282,19 @@ def fact_source_matrix(chunk_triples: list[list[tuple[str, str, str]]],
         for f in dict.fromkeys(fact_index[t] for t in triples if t in fact_index):
             rows.append(f)
             cols.append(p_idx)
-    m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
-                      shape=(len(fact_index), len(chunk_triples)))
+    m = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (rows, cols)),
+        shape=(len(fact_index), len(chunk_triples)),
+    )
     m.sum_duplicates()
     m.data[:] = 1.0
     m.sort_indices()
     return m
 
 
-def fact_sources_from_records(kg: KnowledgeGraph, records: dict[str, PassageExtraction]) -> sp.csr_matrix:
+def fact_sources_from_records(
+    kg: KnowledgeGraph, records: dict[str, PassageExtraction]
+) -> sp.csr_matrix:
     """`fact_source_matrix` of a graph saved before it was stored, from its extraction records
     (the same processing as `assemble_hipporag2`)."""
     chunk_triples = []
@@ -236,13 +302,16 @@ def fact_sources_from_records(kg: KnowledgeGraph, records: dict[str, PassageExtr
         rec = records.get(pid)
         if rec is None:
             raise HopbenchError(f"no extraction record for passage {pid}")
-        chunk_triples.append([tuple(text_processing(x) for x in raw) for raw in valid_triples(rec.triples)])
+        chunk_triples.append(
+            [tuple(text_processing(x) for x in raw) for raw in valid_triples(rec.triples)]
+        )
     index = {kg.fact_triple(i): i for i in range(kg.n_facts)}
     return fact_source_matrix(chunk_triples, index)
 
 
-def split_weights(counts: dict[tuple[int, int], int], syn: dict[tuple[int, int], float], n: int
-                  ) -> tuple[sp.csr_matrix, sp.csr_matrix, int]:
+def split_weights(
+    counts: dict[tuple[int, int], int], syn: dict[tuple[int, int], float], n: int
+) -> tuple[sp.csr_matrix, sp.csr_matrix, int]:
     """(relation, synonym, fact directions overwritten): symmetric matrices whose doubled sum is
     HippoRAG's undirected weight, the sum over both directions of
     ``synonym score if the direction has one else fact count`` (module docstring)."""

@@ -33,9 +33,9 @@ class MultiGraph:
     """Adjacency as igraph lists it: row v holds one entry per parallel edge, neighbours
     ascending; `weight` is the weight `get_eid` gives that pair (the same for its copies)."""
 
-    indptr: np.ndarray   # (n + 1,) int64
+    indptr: np.ndarray  # (n + 1,) int64
     indices: np.ndarray  # neighbour per incidence
-    weight: np.ndarray   # float64, per incidence
+    weight: np.ndarray  # float64, per incidence
 
     @property
     def n(self) -> int:
@@ -50,14 +50,20 @@ def directed_entries(kg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(source, target, weight) of every igraph edge, in an order that puts each pair's
     entries in HippoRAG's insertion order (node ids: entities, then passages)."""
     if kg.manifest.get("construction") != CONSTRUCTION:
-        raise HopbenchError("QAFD's code walks HippoRAG 2's graph: this retriever needs "
-                            "graph.construction=hipporag2")
+        raise HopbenchError(
+            "QAFD's code walks HippoRAG 2's graph: this retriever needs "
+            "graph.construction=hipporag2"
+        )
     syn_cfg = kg.manifest.get("settings", {}).get("synonym")
     if syn_cfg is None:
         raise HopbenchError("the graph's manifest has no synonym settings: rebuild it")
-    syn = directed_synonyms(kg.entity_embeddings, kg.entity_names, threshold=float(syn_cfg["threshold"]),
-                            max_neighbors=int(syn_cfg["max_neighbors"]),
-                            min_alnum_chars=int(syn_cfg["min_alnum_chars"]))
+    syn = directed_synonyms(
+        kg.entity_embeddings,
+        kg.entity_names,
+        threshold=float(syn_cfg["threshold"]),
+        max_neighbors=int(syn_cfg["max_neighbors"]),
+        min_alnum_chars=int(syn_cfg["min_alnum_chars"]),
+    )
     rel = kg.relation.tocsr()
     src: list[int] = []
     dst: list[int] = []
@@ -84,7 +90,11 @@ def directed_entries(kg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             src.append(u)
             dst.append(v)
             wts.append(score)
-    return np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), np.array(wts, dtype=np.float64)
+    return (
+        np.array(src, dtype=np.int64),
+        np.array(dst, dtype=np.int64),
+        np.array(wts, dtype=np.float64),
+    )
 
 
 def multigraph(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> MultiGraph:
@@ -107,7 +117,9 @@ def multigraph(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> 
     rows, cols, w = rows[srt], cols[srt], w[srt]
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.add.at(indptr, rows + 1, 1)
-    return MultiGraph(indptr=np.cumsum(indptr), indices=cols.astype(np.int64), weight=w.astype(np.float64))
+    return MultiGraph(
+        indptr=np.cumsum(indptr), indices=cols.astype(np.int64), weight=w.astype(np.float64)
+    )
 
 
 def hipporag2_multigraph(kg) -> MultiGraph:

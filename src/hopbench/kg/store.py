@@ -34,7 +34,12 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 ARRAYS = "arrays.npz"
-_EMBEDDINGS = ("entity_embeddings", "description_embeddings", "passage_embeddings", "fact_embeddings")
+_EMBEDDINGS = (
+    "entity_embeddings",
+    "description_embeddings",
+    "passage_embeddings",
+    "fact_embeddings",
+)
 _MATRICES = ("relation", "synonym", "context")
 _FILES = (ARRAYS, "entities.parquet", "passages.parquet", "facts.parquet")
 
@@ -49,8 +54,9 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
     try:
         # description vectors may be deferred (None): kg/description_layer.py adds them later
-        arrays: dict[str, np.ndarray] = {name: getattr(kg, name) for name in _EMBEDDINGS
-                                         if getattr(kg, name) is not None}
+        arrays: dict[str, np.ndarray] = {
+            name: getattr(kg, name) for name in _EMBEDDINGS if getattr(kg, name) is not None
+        }
         for name in _MATRICES:
             m: sp.csr_matrix = getattr(kg, name).tocsr()
             arrays[f"{name}_data"] = m.data.astype(np.float32)
@@ -65,12 +71,24 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
             arrays["fact_sources_shape"] = np.array(m.shape, dtype=np.int64)
         with open(tmp / ARRAYS, "wb") as fh:
             np.savez(fh, **arrays)
-        pd.DataFrame({"name": kg.entity_names, "label": kg.entity_labels,
-                      "description": kg.entity_descriptions}).to_parquet(tmp / "entities.parquet", index=False)
-        pd.DataFrame({"passage_id": kg.passage_ids}).to_parquet(tmp / "passages.parquet", index=False)
-        pd.DataFrame({"subject": kg.fact_subject.astype(np.int64), "relation": kg.fact_relation,
-                      "object": kg.fact_object.astype(np.int64),
-                      "passage": kg.fact_passage.astype(np.int64)}).to_parquet(tmp / "facts.parquet", index=False)
+        pd.DataFrame(
+            {
+                "name": kg.entity_names,
+                "label": kg.entity_labels,
+                "description": kg.entity_descriptions,
+            }
+        ).to_parquet(tmp / "entities.parquet", index=False)
+        pd.DataFrame({"passage_id": kg.passage_ids}).to_parquet(
+            tmp / "passages.parquet", index=False
+        )
+        pd.DataFrame(
+            {
+                "subject": kg.fact_subject.astype(np.int64),
+                "relation": kg.fact_relation,
+                "object": kg.fact_object.astype(np.int64),
+                "passage": kg.fact_passage.astype(np.int64),
+            }
+        ).to_parquet(tmp / "facts.parquet", index=False)
         manifest = dict(kg.manifest)
         manifest["format_version"] = FORMAT_VERSION
         manifest["failed_passages"] = list(kg.failed_passages)
@@ -98,8 +116,10 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
             version = manifest.get("format_version") if isinstance(manifest, dict) else None
-            raise HopbenchError(f"{folder / MANIFEST}: graph format {version} "
-                                f"is not {FORMAT_VERSION}; delete the folder to rebuild")
+            raise HopbenchError(
+                f"{folder / MANIFEST}: graph format {version} "
+                f"is not {FORMAT_VERSION}; delete the folder to rebuild"
+            )
         sums = manifest.get("checksums")
         if sums is not None:
             checksum.verify(folder, sums)
@@ -109,32 +129,46 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         passages = pd.read_parquet(folder / "passages.parquet")
         facts = pd.read_parquet(folder / "facts.parquet")
     except checksum.Damaged as exc:
-        raise HopbenchError(f"{exc.path}: the cached graph is damaged ({exc.problem}); delete "
-                            f"{folder} to rebuild it") from None
+        raise HopbenchError(
+            f"{exc.path}: the cached graph is damaged ({exc.problem}); delete "
+            f"{folder} to rebuild it"
+        ) from None
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
-        raise HopbenchError(f"{folder}: cannot read the cached graph ({type(exc).__name__}: "
-                            f"{str(exc)[:200]}); delete the folder to rebuild") from None
+        raise HopbenchError(
+            f"{folder}: cannot read the cached graph ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); delete the folder to rebuild"
+        ) from None
     if sums is None:
         _add_checksums(folder, manifest)
     mats = {}
     for name in _MATRICES:
         shape = tuple(int(x) for x in arrays[f"{name}_shape"])
-        mats[name] = sp.csr_matrix((arrays[f"{name}_data"], arrays[f"{name}_indices"],
-                                    arrays[f"{name}_indptr"]), shape=shape)
+        mats[name] = sp.csr_matrix(
+            (arrays[f"{name}_data"], arrays[f"{name}_indices"], arrays[f"{name}_indptr"]),
+            shape=shape,
+        )
     sources = None
     if "fact_sources_indptr" in arrays:
         idx = arrays["fact_sources_indices"]
-        sources = sp.csr_matrix((np.ones(len(idx), dtype=np.float32), idx, arrays["fact_sources_indptr"]),
-                                shape=tuple(int(x) for x in arrays["fact_sources_shape"]))
+        sources = sp.csr_matrix(
+            (np.ones(len(idx), dtype=np.float32), idx, arrays["fact_sources_indptr"]),
+            shape=tuple(int(x) for x in arrays["fact_sources_shape"]),
+        )
     kg = KnowledgeGraph(
-        entity_names=ents["name"].tolist(), entity_labels=ents["label"].tolist(),
+        entity_names=ents["name"].tolist(),
+        entity_labels=ents["label"].tolist(),
         entity_descriptions=ents["description"].tolist(),
         passage_ids=passages["passage_id"].tolist(),
-        fact_subject=facts["subject"].to_numpy(np.int64), fact_relation=facts["relation"].tolist(),
-        fact_object=facts["object"].to_numpy(np.int64), fact_passage=facts["passage"].to_numpy(np.int64),
+        fact_subject=facts["subject"].to_numpy(np.int64),
+        fact_relation=facts["relation"].tolist(),
+        fact_object=facts["object"].to_numpy(np.int64),
+        fact_passage=facts["passage"].to_numpy(np.int64),
         **{name: arrays[name] for name in _EMBEDDINGS if name != "description_embeddings"},
-        description_embeddings=(arrays["description_embeddings"] if "description_embeddings" in arrays
-                                else load_layer(folder)),
+        description_embeddings=(
+            arrays["description_embeddings"]
+            if "description_embeddings" in arrays
+            else load_layer(folder)
+        ),
         **mats,
         passage_title_entity=arrays["passage_title_entity"],
         failed_passages=list(manifest.get("failed_passages", [])),

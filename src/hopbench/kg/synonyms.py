@@ -9,8 +9,13 @@ import scipy.sparse as sp
 from hopbench.kg.text import alnum_count
 
 
-def synonym_matrix(embeddings: np.ndarray, names: list[str], threshold: float = 0.8,
-                   max_neighbors: int = 100, min_alnum_chars: int = 3) -> sp.csr_matrix:
+def synonym_matrix(
+    embeddings: np.ndarray,
+    names: list[str],
+    threshold: float = 0.8,
+    max_neighbors: int = 100,
+    min_alnum_chars: int = 3,
+) -> sp.csr_matrix:
     """Symmetric (E x E) CSR, weight = cosine, for neighbours with cosine >= threshold.
 
     Only names with at least `min_alnum_chars` alphanumerics take part (HippoRAG: "more than 2").
@@ -18,8 +23,9 @@ def synonym_matrix(embeddings: np.ndarray, names: list[str], threshold: float = 
     over both endpoints, as in HippoRAG's undirected graph.
     """
     n = len(names)
-    eligible = np.array([i for i, name in enumerate(names) if alnum_count(name) >= min_alnum_chars],
-                        dtype=np.int64)
+    eligible = np.array(
+        [i for i, name in enumerate(names) if alnum_count(name) >= min_alnum_chars], dtype=np.int64
+    )
     if len(eligible) < 2 or max_neighbors < 1:
         return sp.csr_matrix((n, n), dtype=np.float32)
     x = np.ascontiguousarray(embeddings[eligible], dtype=np.float32)

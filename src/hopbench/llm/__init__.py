@@ -15,6 +15,17 @@ from hopbench.llm.errors import (
     LLMUnavailableError,
 )
 
-__all__ = ["build_client", "LLMClient", "LLMResult", "LLMError", "LLMFormatError",
-           "LLMTimeoutError", "LLMUnavailableError", "LLMRateLimitError", "LLMContextOverflowError",
-           "LLMAuthError", "LLMServerError", "LLMRequestError"]
+__all__ = [
+    "build_client",
+    "LLMClient",
+    "LLMResult",
+    "LLMError",
+    "LLMFormatError",
+    "LLMTimeoutError",
+    "LLMUnavailableError",
+    "LLMRateLimitError",
+    "LLMContextOverflowError",
+    "LLMAuthError",
+    "LLMServerError",
+    "LLMRequestError",
+]

@@ -48,32 +48,64 @@ def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMCli
         path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
         slots = local_slots(cfg, concurrency)
         if slots > 1:
-            log.info("local LLM: %d parallel slots of %d tokens each (concurrency=%d); llama.cpp "
-                     "rounds batched requests differently, so fresh replies can differ from "
-                     "concurrency=1 (cached ones do not)", slots, cfg.get("n_ctx", 8192), concurrency)
-        server = shared_server(path, n_ctx=cfg.get("n_ctx", 8192), n_threads=cfg.get("n_threads", 2),
-                               n_parallel=slots, verbosity=cfg.get("verbosity", 0))
-        return LLMClient(name="local", base_url=server.base_url, model=path.name,
-                         identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}", cache=_cache(cfg, cache_dir),
-                         transient_retries=0, **_common(cfg))
+            log.info(
+                "local LLM: %d parallel slots of %d tokens each (concurrency=%d); llama.cpp "
+                "rounds batched requests differently, so fresh replies can differ from "
+                "concurrency=1 (cached ones do not)",
+                slots,
+                cfg.get("n_ctx", 8192),
+                concurrency,
+            )
+        server = shared_server(
+            path,
+            n_ctx=cfg.get("n_ctx", 8192),
+            n_threads=cfg.get("n_threads", 2),
+            n_parallel=slots,
+            verbosity=cfg.get("verbosity", 0),
+        )
+        return LLMClient(
+            name="local",
+            base_url=server.base_url,
+            model=path.name,
+            identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}",
+            cache=_cache(cfg, cache_dir),
+            transient_retries=0,
+            **_common(cfg),
+        )
     if name in ("openai", "server"):
         key_env = cfg.get("api_key_env") or ("OPENAI_API_KEY" if name == "openai" else None)
         api_key = os.environ.get(key_env) if key_env else None
         if name == "openai" and not api_key:
-            raise HopbenchError(f"llm=openai needs an API key in the environment variable {key_env}")
+            raise HopbenchError(
+                f"llm=openai needs an API key in the environment variable {key_env}"
+            )
         model = cfg.get("model")
         if not model:
             raise HopbenchError(f"llm={name} needs llm.model (the model name the server serves)")
-        base_url = cfg.get("base_url") or ("https://api.openai.com/v1" if name == "openai" else None)
+        base_url = cfg.get("base_url") or (
+            "https://api.openai.com/v1" if name == "openai" else None
+        )
         if not base_url:
-            raise HopbenchError("llm=server needs llm.base_url, e.g. llm.base_url=http://127.0.0.1:8000/v1")
+            raise HopbenchError(
+                "llm=server needs llm.base_url, e.g. llm.base_url=http://127.0.0.1:8000/v1"
+            )
         if problem := url_credentials_error("llm.base_url", base_url):  # it would be in `identity`
             raise HopbenchError(problem)
         identity = cfg.get("identity") or f"{name}:{base_url}:{model}"
-        return LLMClient(name=name, base_url=base_url, model=model, identity=identity,
-                         api_key=api_key or "not-needed", api_key_env=key_env, cache=_cache(cfg, cache_dir),
-                         transient_retries=cfg.get("transient_retries", 6),
-                         backoff_s=cfg.get("backoff_s", 2.0), **_common(cfg))
+        return LLMClient(
+            name=name,
+            base_url=base_url,
+            model=model,
+            identity=identity,
+            api_key=api_key or "not-needed",
+            api_key_env=key_env,
+            cache=_cache(cfg, cache_dir),
+            transient_retries=cfg.get("transient_retries", 6),
+            backoff_s=cfg.get("backoff_s", 2.0),
+            **_common(cfg),
+        )
     if name == "none":
-        raise HopbenchError("no LLM configured; choose llm=local (offline model), llm=openai or llm=server")
+        raise HopbenchError(
+            "no LLM configured; choose llm=local (offline model), llm=openai or llm=server"
+        )
     raise HopbenchError(f"unknown llm '{name}'; choose llm=local, llm=openai or llm=server")

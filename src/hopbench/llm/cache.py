@@ -51,10 +51,16 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def request_key(model_identity: str, messages: list[dict], params: dict, schema: dict | None) -> str:
+def request_key(
+    model_identity: str, messages: list[dict], params: dict, schema: dict | None
+) -> str:
     """sha256 of the canonical JSON of model identity, messages, sampling parameters and schema."""
-    blob = json.dumps({"model": model_identity, "messages": messages, "params": params,
-                       "schema": schema}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    blob = json.dumps(
+        {"model": model_identity, "messages": messages, "params": params, "schema": schema},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -71,7 +77,7 @@ class CachedResponse:
     prompt_tokens: int
     completion_tokens: int
     latency_s: float
-    truncated: bool = False   # the server stopped at max_tokens (fresh replies only; not stored)
+    truncated: bool = False  # the server stopped at max_tokens (fresh replies only; not stored)
 
 
 class ResponseCache:
@@ -94,18 +100,23 @@ class ResponseCache:
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            raise HopbenchError(f"{self.path}: the LLM response cache cannot be used ({exc}); "
-                                f"free disk space, or move the file aside to start an empty "
-                                f"cache") from None
+            raise HopbenchError(
+                f"{self.path}: the LLM response cache cannot be used ({exc}); "
+                f"free disk space, or move the file aside to start an empty "
+                f"cache"
+            ) from None
 
     def _open(self, busy_timeout_s: float) -> None:
-        self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s, check_same_thread=False,
-                                     isolation_level=None)
+        self._conn = sqlite3.connect(
+            str(self.path), timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
+        )
         warn_once(str(self.path.parent), "the LLM response cache")
         # a row that is not valid UTF-8 (written by an older version, or damaged) is read with
         # its bad bytes as lone surrogates, which the client's check refuses: a miss, not a crash
         self._conn.text_factory = _text
-        self._conn.execute(f"PRAGMA journal_mode={journal_mode_for(self.path)}")  # WAL: local disks only
+        self._conn.execute(
+            f"PRAGMA journal_mode={journal_mode_for(self.path)}"
+        )  # WAL: local disks only
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         self._conn.execute(_SCHEMA)
@@ -121,7 +132,8 @@ class ResponseCache:
             row = self._conn.execute(
                 "SELECT r.response_text, r.prompt_tokens, r.completion_tokens, r.latency_s, c.digest "
                 "FROM responses r LEFT JOIN checksums c ON c.key = r.key WHERE r.key = ?",
-                (key,)).fetchone()
+                (key,),
+            ).fetchone()
             if row is None:
                 return None
             *values, want = row
@@ -129,8 +141,11 @@ class ResponseCache:
             if want is None:  # written by a version without checksums
                 self._conn.execute("INSERT OR IGNORE INTO checksums VALUES (?, ?)", (key, got))
             elif want != got:
-                log.warning("%s: cached LLM reply %s does not match its checksum; asking again",
-                            self.path, key[:12])
+                log.warning(
+                    "%s: cached LLM reply %s does not match its checksum; asking again",
+                    self.path,
+                    key[:12],
+                )
                 self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
                 self._conn.execute("DELETE FROM checksums WHERE key = ?", (key,))
                 return None
@@ -139,12 +154,19 @@ class ResponseCache:
     def model_identity(self, key: str) -> str | None:
         """The model identity a stored reply was made by (None: not stored)."""
         with self._lock, self._readable():
-            row = self._conn.execute("SELECT model_identity FROM responses WHERE key = ?",
-                                     (key,)).fetchone()
+            row = self._conn.execute(
+                "SELECT model_identity FROM responses WHERE key = ?", (key,)
+            ).fetchone()
         return None if row is None else row[0]
 
-    def put(self, key: str, model_identity: str, request: dict, response: CachedResponse,
-            replace: bool = False) -> None:
+    def put(
+        self,
+        key: str,
+        model_identity: str,
+        request: dict,
+        response: CachedResponse,
+        replace: bool = False,
+    ) -> None:
         """Store a reply and its checksum; the first write wins unless `replace` (overwriting a
         bad stored reply). The checksum is of the row stored, whichever process wrote it."""
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
@@ -153,14 +175,25 @@ class ResponseCache:
             try:
                 self._conn.execute(
                     f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, model_identity, json.dumps(request, sort_keys=True, ensure_ascii=False),
-                     response.text, response.prompt_tokens, response.completion_tokens,
-                     response.latency_s, time.time()))
+                    (
+                        key,
+                        model_identity,
+                        json.dumps(request, sort_keys=True, ensure_ascii=False),
+                        response.text,
+                        response.prompt_tokens,
+                        response.completion_tokens,
+                        response.latency_s,
+                        time.time(),
+                    ),
+                )
                 stored = self._conn.execute(
                     "SELECT response_text, prompt_tokens, completion_tokens, latency_s FROM responses "
-                    "WHERE key = ?", (key,)).fetchone()
-                self._conn.execute("INSERT OR REPLACE INTO checksums VALUES (?, ?)",
-                                   (key, digest_text(*stored)))
+                    "WHERE key = ?",
+                    (key,),
+                ).fetchone()
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO checksums VALUES (?, ?)", (key, digest_text(*stored))
+                )
                 self._conn.execute("COMMIT")
             except BaseException:
                 try:

@@ -73,15 +73,18 @@ from hopbench.llm.transport import (
 
 log = logging.getLogger(__name__)
 
-_OVERFLOW = re.compile(r"context (length|size|window)|exceeds? the available context|"
-                       r"maximum context|too many tokens|prompt is too long", re.IGNORECASE)
+_OVERFLOW = re.compile(
+    r"context (length|size|window)|exceeds? the available context|"
+    r"maximum context|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
 
 
 @dataclass
 class LLMResult:
     text: str
-    data: Any = None              # parsed JSON when a schema was given and the reply matched it
-    error: str | None = None      # why the reply did not match the schema
+    data: Any = None  # parsed JSON when a schema was given and the reply matched it
+    error: str | None = None  # why the reply did not match the schema
     usage: dict = field(default_factory=dict)
     cached: bool = False
     latency_s: float = 0.0
@@ -103,16 +106,24 @@ class LLMStats:
     context_overflows: int = 0
     bad_responses: int = 0
     server_errors: int = 0
-    keys: list = field(default_factory=list)   # request keys, first use order (scopes only)
+    keys: list = field(default_factory=list)  # request keys, first use order (scopes only)
 
     def as_dict(self) -> dict:
-        return {LLM_CALLS: self.calls, LLM_PROMPT_TOKENS: self.prompt_tokens,
-                LLM_COMPLETION_TOKENS: self.completion_tokens, LLM_CACHE_HITS: self.cache_hits,
-                LLM_SECONDS: round(self.seconds, 3), LLM_CACHED_SECONDS: round(self.cached_seconds, 3),
-                "llm_failures": self.failures,
-                "llm_format_retries": self.format_retries, "llm_timeouts": self.timeouts,
-                "llm_rate_limited": self.rate_limited, "llm_context_overflows": self.context_overflows,
-                "llm_bad_responses": self.bad_responses, "llm_server_errors": self.server_errors}
+        return {
+            LLM_CALLS: self.calls,
+            LLM_PROMPT_TOKENS: self.prompt_tokens,
+            LLM_COMPLETION_TOKENS: self.completion_tokens,
+            LLM_CACHE_HITS: self.cache_hits,
+            LLM_SECONDS: round(self.seconds, 3),
+            LLM_CACHED_SECONDS: round(self.cached_seconds, 3),
+            "llm_failures": self.failures,
+            "llm_format_retries": self.format_retries,
+            "llm_timeouts": self.timeouts,
+            "llm_rate_limited": self.rate_limited,
+            "llm_context_overflows": self.context_overflows,
+            "llm_bad_responses": self.bad_responses,
+            "llm_server_errors": self.server_errors,
+        }
 
 
 def parse_json_reply(text: str) -> Any:
@@ -129,7 +140,7 @@ def parse_json_reply(text: str) -> Any:
             pass
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
-        return json.loads(text[start:end + 1])
+        return json.loads(text[start : end + 1])
     raise json.JSONDecodeError("no JSON object in the reply", text, 0)
 
 
@@ -153,7 +164,9 @@ PROBLEM_CHARS = 300
 
 def shorten(text: str, limit: int = PROBLEM_CHARS) -> str:
     """`text` cut to `limit` characters, saying how much was left out."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+    return (
+        text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+    )
 
 
 def check_reply(text: str, schema: dict) -> tuple[Any, str | None]:
@@ -209,8 +222,9 @@ def _completion(body: bytes) -> tuple[str, dict, bool]:
     try:
         resp = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _BadResponse(f"the body is not JSON ({exc.__class__.__name__}: {exc}): "
-                           f"{body[:120]!r}") from exc
+        raise _BadResponse(
+            f"the body is not JSON ({exc.__class__.__name__}: {exc}): {body[:120]!r}"
+        ) from exc
     choices = resp.get("choices") if isinstance(resp, dict) else None
     if not isinstance(choices, list):
         raise _BadResponse(f"the body is not a chat completion: {str(resp)[:120]!r}")
@@ -225,17 +239,35 @@ def _completion(body: bytes) -> tuple[str, dict, bool]:
         # JSON may escape a lone surrogate ("\ud83d"); such text cannot be stored or written
         raise _BadResponse("the reply content is not valid Unicode (a lone surrogate)")
     usage = resp.get("usage")
-    return content or "", usage if isinstance(usage, dict) else {}, first.get("finish_reason") == "length"
+    return (
+        content or "",
+        usage if isinstance(usage, dict) else {},
+        first.get("finish_reason") == "length",
+    )
 
 
 class LLMClient:
     """Chat with an OpenAI-compatible server; JSON-schema output, cache, retries and accounting."""
 
-    def __init__(self, *, base_url: str, model: str, identity: str, api_key: str = "not-needed",
-                 cache: ResponseCache | None = None, temperature: float = 0.0, seed: int | None = 0,
-                 max_tokens: int = 512, timeout: float = 600.0, transient_retries: int = 0,
-                 backoff_s: float = 2.0, max_backoff_s: float = 60.0, strict_schema: bool = False,
-                 name: str = "server", api_key_env: str | None = None):
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        identity: str,
+        api_key: str = "not-needed",
+        cache: ResponseCache | None = None,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+        max_tokens: int = 512,
+        timeout: float = 600.0,
+        transient_retries: int = 0,
+        backoff_s: float = 2.0,
+        max_backoff_s: float = 60.0,
+        strict_schema: bool = False,
+        name: str = "server",
+        api_key_env: str | None = None,
+    ):
         self.name = name
         self.api_key_env = api_key_env  # only named in the message when the key is refused
         self.base_url = base_url
@@ -258,8 +290,10 @@ class LLMClient:
 
     # ---- the request ---------------------------------------------------------------------
     def _params(self, max_tokens: int | None, temperature: float | None) -> dict:
-        p = {"max_tokens": int(max_tokens or self.max_tokens),
-             "temperature": float(self.temperature if temperature is None else temperature)}
+        p = {
+            "max_tokens": int(max_tokens or self.max_tokens),
+            "temperature": float(self.temperature if temperature is None else temperature),
+        }
         if self.seed is not None:
             p["seed"] = int(self.seed)
         return p
@@ -276,52 +310,92 @@ class LLMClient:
             try:
                 jsonschema.Draft202012Validator.check_schema(schema)
             except jsonschema.SchemaError as exc:
-                raise HopbenchError(f"JSON schema '{schema_name}' is invalid: {exc.message}") from exc
+                raise HopbenchError(
+                    f"JSON schema '{schema_name}' is invalid: {exc.message}"
+                ) from exc
             self._checked_schemas.add(blob)
 
-    def chat(self, messages: list[dict], *, schema: dict | None = None, schema_name: str = "response",
-             max_tokens: int | None = None, temperature: float | None = None) -> LLMResult:
+    def chat(
+        self,
+        messages: list[dict],
+        *,
+        schema: dict | None = None,
+        schema_name: str = "response",
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> LLMResult:
         """One request (from the cache when it was made before). Schema violations are reported
         in `result.error`, not raised: `chat_json` decides whether to retry."""
         if schema is not None:
             self._check_schema(schema, schema_name)
         params = self._params(max_tokens, temperature)
-        key = request_key(self.identity, messages, params,
-                          {"name": schema_name, "schema": schema} if schema is not None else None)
+        key = request_key(
+            self.identity,
+            messages,
+            params,
+            {"name": schema_name, "schema": schema} if schema is not None else None,
+        )
         self._count(calls=1)
         self._note_key(key)
         hit = self.cache.get(key) if self.cache is not None else None
         stale = False
         if hit is not None:
             if reply_problem(hit.text, schema) is None:
-                self._count(cache_hits=1, prompt_tokens=hit.prompt_tokens,
-                            completion_tokens=hit.completion_tokens, cached_seconds=hit.latency_s)
+                self._count(
+                    cache_hits=1,
+                    prompt_tokens=hit.prompt_tokens,
+                    completion_tokens=hit.completion_tokens,
+                    cached_seconds=hit.latency_s,
+                )
                 return self._result(hit, schema, cached=True, key=key)
             stale = True  # a bad reply cached before replies were checked: ask again
             log.info("cached LLM reply %s fails its check; asking the server again", key[:12])
 
         reply = self._send(messages, params, schema, schema_name)
-        self._count(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                    seconds=reply.latency_s)
+        self._count(
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            seconds=reply.latency_s,
+        )
         if self.cache is not None and reply_problem(reply.text, schema) is None:
-            self.cache.put(key, self.identity, {"messages": messages, "params": params,
-                                                "schema_name": schema_name, "schema": schema}, reply,
-                           replace=stale)
+            self.cache.put(
+                key,
+                self.identity,
+                {
+                    "messages": messages,
+                    "params": params,
+                    "schema_name": schema_name,
+                    "schema": schema,
+                },
+                reply,
+                replace=stale,
+            )
         return self._result(reply, schema, cached=False, key=key)
 
-    def _result(self, reply: CachedResponse, schema: dict | None, *, cached: bool, key: str) -> LLMResult:
+    def _result(
+        self, reply: CachedResponse, schema: dict | None, *, cached: bool, key: str
+    ) -> LLMResult:
         data, error = (None, None)
         if schema is not None:
             data, error = check_reply(reply.text, schema)
             if error is not None and reply.truncated:
                 error += " (the reply was cut off at max_tokens)"
-        return LLMResult(text=reply.text, data=data, error=error, cached=cached, key=key,
-                         latency_s=reply.latency_s,
-                         usage={"prompt_tokens": reply.prompt_tokens,
-                                "completion_tokens": reply.completion_tokens})
+        return LLMResult(
+            text=reply.text,
+            data=data,
+            error=error,
+            cached=cached,
+            key=key,
+            latency_s=reply.latency_s,
+            usage={
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+            },
+        )
 
-    def _send(self, messages: list[dict], params: dict, schema: dict | None,
-              schema_name: str) -> CachedResponse:
+    def _send(
+        self, messages: list[dict], params: dict, schema: dict | None, schema_name: str
+    ) -> CachedResponse:
         """One reply from the server. Rate limits, HTTP 5xx and HTTP 200s that are not chat
         completions are retried `transient_retries` times with back-off, then raised; every
         other failure is raised at once (typed, with what to fix: see hopbench.llm.errors)."""
@@ -344,8 +418,10 @@ class LLMClient:
             resp = self._http.post(kwargs)
         except TimeoutError as exc:
             self._count(timeouts=1)
-            raise LLMTimeoutError(f"LLM server at {self.base_url} did not answer within "
-                                  f"{self.timeout:g} s (raise llm.timeout or use a faster model)") from exc
+            raise LLMTimeoutError(
+                f"LLM server at {self.base_url} did not answer within "
+                f"{self.timeout:g} s (raise llm.timeout or use a faster model)"
+            ) from exc
         except ReplyTooLarge as exc:
             self._bad_response(str(exc), exc)
         except (OSError, http.client.HTTPException) as exc:
@@ -357,10 +433,13 @@ class LLMClient:
             text, usage, truncated = _completion(resp.content)
         except _BadResponse as exc:
             self._bad_response(str(exc), exc)
-        return CachedResponse(text=text, latency_s=latency,
-                              prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                              completion_tokens=int(usage.get("completion_tokens") or 0),
-                              truncated=truncated)
+        return CachedResponse(
+            text=text,
+            latency_s=latency,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            truncated=truncated,
+        )
 
     def _refused(self, resp: Response) -> NoReturn:
         """An HTTP error status, as the error that says what to fix (429 and 5xx: retried first)."""
@@ -369,38 +448,57 @@ class LLMClient:
         exc = HTTPStatusError(f"HTTP {status}: {detail}")
         if status == 429:
             self._count(rate_limited=1)
-            raise _Transient("rate limited", exc, lambda n: LLMRateLimitError(
-                f"LLM server at {self.base_url} kept answering 429 (rate limit) after {n} "
-                f"attempt(s): {detail}; wait, or lower the request rate")) from exc
+            raise _Transient(
+                "rate limited",
+                exc,
+                lambda n: LLMRateLimitError(
+                    f"LLM server at {self.base_url} kept answering 429 (rate limit) after {n} "
+                    f"attempt(s): {detail}; wait, or lower the request rate"
+                ),
+            ) from exc
         if status == 400:
             if _OVERFLOW.search(detail) or code == "context_length_exceeded":
                 self._count(context_overflows=1)
-                raise LLMContextOverflowError(f"prompt does not fit the context window of "
-                                              f"{self.model}: {detail}") from exc
-            raise LLMRequestError(f"LLM server at {self.base_url} rejected the request: {detail}; check "
-                                  f"llm.model and settings it may not support (llm.strict_schema, "
-                                  f"llm.seed)") from exc
+                raise LLMContextOverflowError(
+                    f"prompt does not fit the context window of {self.model}: {detail}"
+                ) from exc
+            raise LLMRequestError(
+                f"LLM server at {self.base_url} rejected the request: {detail}; check "
+                f"llm.model and settings it may not support (llm.strict_schema, "
+                f"llm.seed)"
+            ) from exc
         if status >= 500:
             self._count(server_errors=1)
-            raise _Transient("server error", exc, lambda n: LLMServerError(
-                f"LLM server at {self.base_url} kept failing (HTTP {status}) after {n} "
-                f"attempt(s): {detail}; check the server's log (model loaded? out of memory?) or raise "
-                f"llm.transient_retries")) from exc
+            raise _Transient(
+                "server error",
+                exc,
+                lambda n: LLMServerError(
+                    f"LLM server at {self.base_url} kept failing (HTTP {status}) after {n} "
+                    f"attempt(s): {detail}; check the server's log (model loaded? out of memory?) or raise "
+                    f"llm.transient_retries"
+                ),
+            ) from exc
         if status in (401, 403):
             raise LLMAuthError(self._auth_message(status)) from exc
         # any other 4xx: wrong model name, wrong path, ...
         raise LLMRequestError(
             f"LLM server at {self.base_url} rejected the request (HTTP {status}): "
             f"{detail}; check llm.model ({self.model!r}) and llm.base_url (OpenAI-compatible "
-            f"servers answer under /v1)") from exc
+            f"servers answer under /v1)"
+        ) from exc
 
     def _bad_response(self, problem: str, exc: Exception) -> NoReturn:
         """An HTTP 200 that is not a chat completion: counted, then retried like a 5xx."""
         self._count(bad_responses=1)
-        raise _Transient("bad response", exc, lambda n: LLMServerError(
-            f"LLM server at {self.base_url} answered HTTP 200 with something that is not a chat "
-            f"completion, {n} time(s): {problem}; check that llm.base_url points at an "
-            f"OpenAI-compatible /v1 endpoint (not a proxy or a web page)")) from exc
+        raise _Transient(
+            "bad response",
+            exc,
+            lambda n: LLMServerError(
+                f"LLM server at {self.base_url} answered HTTP 200 with something that is not a chat "
+                f"completion, {n} time(s): {problem}; check that llm.base_url points at an "
+                f"OpenAI-compatible /v1 endpoint (not a proxy or a web page)"
+            ),
+        ) from exc
 
     def _count(self, **deltas) -> None:
         """Add to the run's totals and to every cost scope open in this thread."""
@@ -430,28 +528,44 @@ class LLMClient:
             stack.remove(scope)
 
     def _back_off(self, attempt: int, why: str, exc: Exception) -> None:
-        delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt)) * (0.5 + random.random() / 2)
-        log.warning("LLM %s (%s); retry %d/%d in %.1f s", why, exc, attempt + 1,
-                    self.transient_retries, delay)
+        delay = min(self.max_backoff_s, self.backoff_s * (2**attempt)) * (0.5 + random.random() / 2)
+        log.warning(
+            "LLM %s (%s); retry %d/%d in %.1f s",
+            why,
+            exc,
+            attempt + 1,
+            self.transient_retries,
+            delay,
+        )
         time.sleep(delay)
 
     def _unreachable_message(self, exc: Exception) -> str:
-        hint = {"local": "the in-process llama.cpp server is not running",
-                "openai": "check the network and base_url",
-                }.get(self.name, "start the server (vLLM, Ollama, llama-server ...) or fix llm.base_url")
+        hint = {
+            "local": "the in-process llama.cpp server is not running",
+            "openai": "check the network and base_url",
+        }.get(self.name, "start the server (vLLM, Ollama, llama-server ...) or fix llm.base_url")
         return f"LLM server at {self.base_url} is not reachable ({exc.__class__.__name__}): {hint}"
 
     def _auth_message(self, status: int) -> str:
         env = self.api_key_env or ("OPENAI_API_KEY" if self.name == "openai" else None)
-        fix = (f"put a valid key in the environment variable {env}" if env else
-               "name the environment variable that holds the key with llm.api_key_env")
-        return (f"LLM server at {self.base_url} refused the API key "
-                f"(HTTP {status}): {fix}")
+        fix = (
+            f"put a valid key in the environment variable {env}"
+            if env
+            else "name the environment variable that holds the key with llm.api_key_env"
+        )
+        return f"LLM server at {self.base_url} refused the API key (HTTP {status}): {fix}"
 
     # ---- structured output ---------------------------------------------------------------
-    def chat_json(self, messages: list[dict], schema: dict, *, schema_name: str = "response",
-                  max_tokens: int | None = None, retries: int = 2,
-                  trace: list | None = None) -> dict:
+    def chat_json(
+        self,
+        messages: list[dict],
+        schema: dict,
+        *,
+        schema_name: str = "response",
+        max_tokens: int | None = None,
+        retries: int = 2,
+        trace: list | None = None,
+    ) -> dict:
         """The reply as a dict that matches `schema`.
 
         A reply that violates the schema is shown back to the model with the validator's
@@ -466,18 +580,34 @@ class LLMClient:
                 self._count(format_retries=1)
             last = self.chat(convo, schema=schema, schema_name=schema_name, max_tokens=max_tokens)
             if trace is not None:
-                trace.append({"schema": schema_name, "attempt": attempt, "cached": last.cached,
-                              "latency_s": round(last.latency_s, 3), **last.usage,
-                              "error": last.error})
+                trace.append(
+                    {
+                        "schema": schema_name,
+                        "attempt": attempt,
+                        "cached": last.cached,
+                        "latency_s": round(last.latency_s, 3),
+                        **last.usage,
+                        "error": last.error,
+                    }
+                )
             if last.error is None:
                 return last.data
-            log.info("LLM reply for '%s' violates the schema (%s); attempt %d/%d", schema_name,
-                     last.error, attempt + 1, retries + 1)
+            log.info(
+                "LLM reply for '%s' violates the schema (%s); attempt %d/%d",
+                schema_name,
+                last.error,
+                attempt + 1,
+                retries + 1,
+            )
             convo = list(messages) + [
                 {"role": "assistant", "content": last.text},
-                {"role": "user", "content": f"That reply does not match the required JSON schema: "
-                                            f"{last.error}. Reply again with only one JSON object "
-                                            f"that matches the schema."}]
+                {
+                    "role": "user",
+                    "content": f"That reply does not match the required JSON schema: "
+                    f"{last.error}. Reply again with only one JSON object "
+                    f"that matches the schema.",
+                },
+            ]
         self._count(failures=1)
         raise LLMFormatError(schema_name, retries + 1, last.error, last.text)
 

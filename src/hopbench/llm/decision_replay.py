@@ -29,15 +29,18 @@ def decisions_from_trace(trace: dict) -> dict:
         for name, s in e["scored"]:
             if s is not None:
                 scores.setdefault(e["seed"], {})[name] = int(s)
-    return {"facts": [list(f) for f in trace.get("facts", [])],
-            "entities": list(trace.get("question_entities", [])), "scores": scores}
+    return {
+        "facts": [list(f) for f in trace.get("facts", [])],
+        "entities": list(trace.get("question_entities", [])),
+        "scores": scores,
+    }
 
 
 class DecisionReplay:
     """`chat` / `chat_json` for CatRAG's filter, NER, summary and neighbour-line prompts."""
 
     def __init__(self, decisions: dict[str, dict]):
-        self.decisions = decisions   # question text -> decisions_from_trace(...)
+        self.decisions = decisions  # question text -> decisions_from_trace(...)
         self.undecided: list[tuple[str, str, str]] = []
 
     def _question(self, text: str) -> dict:
@@ -46,7 +49,9 @@ class DecisionReplay:
             raise KeyError(f"no recorded decisions for the prompt {text[:80]!r}")
         return self.decisions[m.group(1)]
 
-    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+    def chat_json(
+        self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None
+    ):
         user = messages[-1]["content"]
         if trace is not None:
             trace.append({"schema": schema_name, "replayed": True})
@@ -56,10 +61,12 @@ class DecisionReplay:
             return {"named_entities": self._question(user)["entities"]}
         raise KeyError(f"DecisionReplay has no decisions for the prompt kind {schema_name!r}")
 
-    def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
+    def chat(
+        self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None
+    ):
         user = messages[-1]["content"]
         q, seed = _QUERY.search(user), _SEED.search(user)
-        if q is None or seed is None:      # an entity summary: its text never reaches the ranking
+        if q is None or seed is None:  # an entity summary: its text never reaches the ranking
             return LLMResult(text="A replayed summary.", usage={}, cached=True)
         scores = self.decisions[q.group(1)]["scores"].get(seed.group(1), {})
         lines = []

@@ -50,5 +50,7 @@ class LLMFormatError(LLMError):
         self.problem = problem
         self.last_text = last_text
         shown = (last_text or "")[:200]
-        super().__init__(f"LLM answer for '{schema_name}' did not match its JSON schema after "
-                         f"{attempts} attempt(s): {problem}; last reply: {shown!r}")
+        super().__init__(
+            f"LLM answer for '{schema_name}' did not match its JSON schema after "
+            f"{attempts} attempt(s): {problem}; last reply: {shown!r}"
+        )

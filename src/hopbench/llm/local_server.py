@@ -24,15 +24,24 @@ _LOCK = threading.Lock()
 
 
 class LocalServer:
-    def __init__(self, model_path: Path, *, n_ctx: int, n_threads: int, n_parallel: int = 1,
-                 verbosity: int = 0):
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int,
+        n_threads: int,
+        n_parallel: int = 1,
+        verbosity: int = 0,
+    ):
         try:
             import xllamacpp
         except ImportError as exc:  # pragma: no cover - xllamacpp is a hard dependency of llm=local
-            raise LLMUnavailableError("llm=local needs the xllamacpp package; run `make install`") from exc
+            raise LLMUnavailableError(
+                "llm=local needs the xllamacpp package; run `make install`"
+            ) from exc
         p = xllamacpp.CommonParams()
         p.model.path = str(model_path)
-        p.n_ctx = int(n_ctx) * int(n_parallel)       # llama.cpp splits n_ctx across slots
+        p.n_ctx = int(n_ctx) * int(n_parallel)  # llama.cpp splits n_ctx across slots
         p.n_parallel = int(n_parallel)
         p.cpuparams.n_threads = int(n_threads)
         p.cpuparams_batch.n_threads = int(n_threads)
@@ -42,17 +51,23 @@ class LocalServer:
         p.hostnames = ["127.0.0.1"]
         p.port = 0
         p.verbosity = int(verbosity)
-        p.cache_prompt = True                      # reuse the KV cache of a shared prompt prefix
+        p.cache_prompt = True  # reuse the KV cache of a shared prompt prefix
         t0 = time.perf_counter()
         try:
             self._server = xllamacpp.Server(p)
         except Exception as exc:
-            raise LLMUnavailableError(f"the local llama.cpp server failed to start on {model_path}: {exc}") from exc
+            raise LLMUnavailableError(
+                f"the local llama.cpp server failed to start on {model_path}: {exc}"
+            ) from exc
         self.address = self._server.listening_address
         self.base_url = self.address + "/v1"
         self.n_ctx = int(n_ctx)
-        log.info("local LLM %s serving at %s (started in %.1f s)", Path(model_path).name, self.base_url,
-                 time.perf_counter() - t0)
+        log.info(
+            "local LLM %s serving at %s (started in %.1f s)",
+            Path(model_path).name,
+            self.base_url,
+            time.perf_counter() - t0,
+        )
         self._wait_healthy()
 
     def _wait_healthy(self, timeout_s: float = 120.0) -> None:
@@ -66,7 +81,9 @@ class LocalServer:
             except OSError as exc:
                 last = exc
             time.sleep(0.2)
-        raise LLMUnavailableError(f"the local llama.cpp server at {self.address} never became healthy: {last}")
+        raise LLMUnavailableError(
+            f"the local llama.cpp server at {self.address} never became healthy: {last}"
+        )
 
     def stop(self) -> None:
         self._server = None

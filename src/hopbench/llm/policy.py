@@ -53,8 +53,9 @@ class ReplyOutcome:
 
 
 @contextmanager
-def fallback_on_bad_reply(trace: dict, step: str, *, instead: str = "",
-                          overflow: bool = True) -> Iterator[ReplyOutcome]:
+def fallback_on_bad_reply(
+    trace: dict, step: str, *, instead: str = "", overflow: bool = True
+) -> Iterator[ReplyOutcome]:
     """Run an LLM step; on a recoverable per-reply failure record the fallback and go on.
 
         with fallback_on_bad_reply(trace, fact_filter.SCHEMA_NAME, instead="no facts kept") as out:
@@ -79,8 +80,17 @@ def fallback_on_bad_reply(trace: dict, step: str, *, instead: str = "",
         log.warning("%s: bad LLM reply (%s); %s", step, exc, instead or "falling back")
 
 
-def ask_json(llm, prompt, messages: list[dict], trace: dict, *, calls: list | None = None,
-             max_tokens: int, instead: str = "", schema: dict | None = None):
+def ask_json(
+    llm,
+    prompt,
+    messages: list[dict],
+    trace: dict,
+    *,
+    calls: list | None = None,
+    max_tokens: int,
+    instead: str = "",
+    schema: dict | None = None,
+):
     """One schema-checked LLM step under the policy: the reply, or None when it fell back.
 
         reply = ask_json(self.llm, fact_filter, fact_filter.messages(q, triples), trace,
@@ -94,6 +104,11 @@ def ask_json(llm, prompt, messages: list[dict], trace: dict, *, calls: list | No
     reply is not, so a bug there is never filed as a bad reply.
     """
     with fallback_on_bad_reply(trace, prompt.SCHEMA_NAME, instead=instead):
-        return llm.chat_json(messages, prompt.SCHEMA if schema is None else schema,
-                             schema_name=prompt.SCHEMA_NAME, max_tokens=max_tokens, trace=calls)
+        return llm.chat_json(
+            messages,
+            prompt.SCHEMA if schema is None else schema,
+            schema_name=prompt.SCHEMA_NAME,
+            max_tokens=max_tokens,
+            trace=calls,
+        )
     return None

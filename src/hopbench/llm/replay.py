@@ -22,13 +22,22 @@ class ReplayLLM:
         """The replies of the next question, in the order they were requested."""
         self.texts = list(texts)
 
-    def chat(self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None):
+    def chat(
+        self, messages, *, schema=None, schema_name="response", max_tokens=None, temperature=None
+    ):
         self.requests.append(messages)
         if not self.texts:
             raise HopbenchError(f"replay: no recorded reply left for a '{schema_name}' request")
         text = self.texts.pop(0)
-        return SimpleNamespace(text=text or "", cached=True, latency_s=0.0, error=None,
-                               usage={"prompt_tokens": 0, "completion_tokens": 0})
+        return SimpleNamespace(
+            text=text or "",
+            cached=True,
+            latency_s=0.0,
+            error=None,
+            usage={"prompt_tokens": 0, "completion_tokens": 0},
+        )
 
-    def chat_json(self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None):
+    def chat_json(
+        self, messages, schema, *, schema_name="response", max_tokens=None, retries=2, trace=None
+    ):
         return json.loads(self.chat(messages, schema_name=schema_name).text)

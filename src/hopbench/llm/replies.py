@@ -17,7 +17,7 @@ from hopbench.llm.cache import CachedResponse, ResponseCache
 from hopbench.llm.reply_file import FORMAT, VERSION, Reply, read_reply_file, write_reply_file
 from hopbench.llm.reply_keys import RunKeys
 
-SHOWN = 5   # keys named per run in an error; the rest are counted
+SHOWN = 5  # keys named per run in an error; the rest are counted
 
 
 class MissingReplies(HopbenchError):
@@ -27,31 +27,38 @@ class MissingReplies(HopbenchError):
 @dataclass
 class Export:
     header: dict
-    missing: dict[str, list[str]] = field(default_factory=dict)   # run label -> keys not in the cache
-    unrecorded: dict[str, int] = field(default_factory=dict)      # run label -> rows without keys
+    missing: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # run label -> keys not in the cache
+    unrecorded: dict[str, int] = field(default_factory=dict)  # run label -> rows without keys
 
 
 @dataclass
 class Import:
     added: int = 0
-    same: int = 0                      # already stored with the same reply text: skipped
-    replaced: int = 0                  # conflicts overwritten (--force)
-    conflicts: list[tuple[Reply, str]] = field(default_factory=list)   # (file's, stored text)
+    same: int = 0  # already stored with the same reply text: skipped
+    replaced: int = 0  # conflicts overwritten (--force)
+    conflicts: list[tuple[Reply, str]] = field(default_factory=list)  # (file's, stored text)
 
 
 def _gaps(missing: dict[str, list[str]], unrecorded: dict[str, int]) -> str:
     lines = []
     for label, keys in missing.items():
         more = f" and {len(keys) - SHOWN} more" if len(keys) > SHOWN else ""
-        lines.append(f"  {label}: {len(keys)} key(s) not in the cache: {', '.join(keys[:SHOWN])}{more}")
+        lines.append(
+            f"  {label}: {len(keys)} key(s) not in the cache: {', '.join(keys[:SHOWN])}{more}"
+        )
     for label, n in unrecorded.items():
-        lines.append(f"  {label}: {n} row(s) made LLM calls but record no keys (written before "
-                     "runs recorded them; rerun with force=true, which answers from the cache)")
+        lines.append(
+            f"  {label}: {n} row(s) made LLM calls but record no keys (written before "
+            "runs recorded them; rerun with force=true, which answers from the cache)"
+        )
     return "\n".join(lines)
 
 
-def export_replies(runs: list[RunKeys], cache: ResponseCache, out: str | Path, *,
-                   allow_missing: bool = False) -> Export:
+def export_replies(
+    runs: list[RunKeys], cache: ResponseCache, out: str | Path, *, allow_missing: bool = False
+) -> Export:
     """Write the entries `runs` used to `out`. A key not in the cache (a reply that failed its
     check is never cached; another machine's cache) raises `MissingReplies` naming the run and
     key, and nothing is written, unless `allow_missing` (then it is counted in the result)."""
@@ -66,12 +73,15 @@ def export_replies(runs: list[RunKeys], cache: ResponseCache, out: str | Path, *
             if hit is None or model is None:
                 missing.setdefault(run.label, []).append(key)
                 continue
-            found[key] = Reply(key, model, hit.text, hit.prompt_tokens, hit.completion_tokens,
-                               hit.latency_s)
+            found[key] = Reply(
+                key, model, hit.text, hit.prompt_tokens, hit.completion_tokens, hit.latency_s
+            )
     unrecorded = {r.label: r.unrecorded_rows for r in runs if r.unrecorded_rows}
     if (missing or unrecorded) and not allow_missing:
-        raise MissingReplies(f"the cache {cache.path} cannot reproduce these runs (--allow-missing "
-                             f"writes the file anyway):\n{_gaps(missing, unrecorded)}")
+        raise MissingReplies(
+            f"the cache {cache.path} cannot reproduce these runs (--allow-missing "
+            f"writes the file anyway):\n{_gaps(missing, unrecorded)}"
+        )
     head = write_reply_file(out, found.values(), {r.label: len(r.keys) for r in runs})
     return Export(head, missing, unrecorded)
 
@@ -81,7 +91,7 @@ def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = Fals
     stored with a different text is a conflict, kept as stored unless `force`."""
     _, replies = read_reply_file(path)
     result = Import()
-    request = {"imported": f"{FORMAT} v{VERSION}"}   # the prompts are not in the file
+    request = {"imported": f"{FORMAT} v{VERSION}"}  # the prompts are not in the file
     for r in replies:
         stored = cache.get(r.key)
         if stored is not None and stored.text == r.text:
@@ -94,6 +104,11 @@ def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = Fals
             result.replaced += 1
         else:
             result.added += 1
-        cache.put(r.key, r.model, request, CachedResponse(r.text, r.prompt_tokens, r.completion_tokens,
-                                                          r.seconds), replace=stored is not None)
+        cache.put(
+            r.key,
+            r.model,
+            request,
+            CachedResponse(r.text, r.prompt_tokens, r.completion_tokens, r.seconds),
+            replace=stored is not None,
+        )
     return result

@@ -28,33 +28,66 @@ _EPILOG = __doc__.split("\n\n", 1)[1]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hopbench replies", description=__doc__.splitlines()[0],
-                                     epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="hopbench replies",
+        description=__doc__.splitlines()[0],
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{export,import}")
-    ex = sub.add_parser("export", help="write the cache entries runs used into a reply file",
-                        description="Write the response cache entries the runs' rows used (their "
-                                    "llm_keys) into a gzip JSON-lines reply file, sorted by key.")
-    ex.add_argument("run_dirs", nargs="*", metavar="RUN_DIR",
-                    help="run folders (or paths under --runs-dir); default: every complete run there")
-    ex.add_argument("--runs-dir", default=runs_dir_default(),
-                    help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs)")
-    ex.add_argument("--reference", metavar="LEADERBOARD_CSV",
-                    help="only the runs whose config hash is a row of this leaderboard "
-                         "(e.g. results/reference/leaderboard.csv)")
-    ex.add_argument("--out", required=True, metavar="FILE", help="the reply file to write (.jsonl.gz)")
-    ex.add_argument("--cache-dir", default=cache_dir_default(),
-                    help="the caches' folder, as paths.cache_dir (default: $HOPBENCH_CACHE_DIR, "
-                         "else ~/.cache/hopbench); the replies are in llm/responses.sqlite")
-    ex.add_argument("--allow-missing", action="store_true",
-                    help="write the file even if the cache lacks keys the runs used (counted)")
-    im = sub.add_parser("import", help="load a reply file into the response cache",
-                        description="Load a reply file into the response cache. Entries stored "
-                                    "with the same reply are skipped; a different stored reply is "
-                                    "a conflict, kept unless --force (exit code 2).")
-    im.add_argument("file", metavar="FILE", help="a reply file written by `hopbench replies export`")
-    im.add_argument("--cache-dir", default=cache_dir_default(),
-                    help="the caches' folder, as paths.cache_dir (default: $HOPBENCH_CACHE_DIR, "
-                         "else ~/.cache/hopbench)")
+    ex = sub.add_parser(
+        "export",
+        help="write the cache entries runs used into a reply file",
+        description="Write the response cache entries the runs' rows used (their "
+        "llm_keys) into a gzip JSON-lines reply file, sorted by key.",
+    )
+    ex.add_argument(
+        "run_dirs",
+        nargs="*",
+        metavar="RUN_DIR",
+        help="run folders (or paths under --runs-dir); default: every complete run there",
+    )
+    ex.add_argument(
+        "--runs-dir",
+        default=runs_dir_default(),
+        help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs)",
+    )
+    ex.add_argument(
+        "--reference",
+        metavar="LEADERBOARD_CSV",
+        help="only the runs whose config hash is a row of this leaderboard "
+        "(e.g. results/reference/leaderboard.csv)",
+    )
+    ex.add_argument(
+        "--out", required=True, metavar="FILE", help="the reply file to write (.jsonl.gz)"
+    )
+    ex.add_argument(
+        "--cache-dir",
+        default=cache_dir_default(),
+        help="the caches' folder, as paths.cache_dir (default: $HOPBENCH_CACHE_DIR, "
+        "else ~/.cache/hopbench); the replies are in llm/responses.sqlite",
+    )
+    ex.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="write the file even if the cache lacks keys the runs used (counted)",
+    )
+    im = sub.add_parser(
+        "import",
+        help="load a reply file into the response cache",
+        description="Load a reply file into the response cache. Entries stored "
+        "with the same reply are skipped; a different stored reply is "
+        "a conflict, kept unless --force (exit code 2).",
+    )
+    im.add_argument(
+        "file", metavar="FILE", help="a reply file written by `hopbench replies export`"
+    )
+    im.add_argument(
+        "--cache-dir",
+        default=cache_dir_default(),
+        help="the caches' folder, as paths.cache_dir (default: $HOPBENCH_CACHE_DIR, "
+        "else ~/.cache/hopbench)",
+    )
     im.add_argument("--force", action="store_true", help="overwrite stored replies that differ")
     return parser
 
@@ -81,8 +114,11 @@ def _export(args) -> int:
     runs = [r for r in map(run_keys, _run_dirs(args)) if r.keys or r.unrecorded_rows]
     for r in runs:
         if not r.complete:
-            print(f"hopbench replies: note: {r.label} is not complete; its remaining questions' "
-                  "replies are not in the file", file=sys.stderr)
+            print(
+                f"hopbench replies: note: {r.label} is not complete; its remaining questions' "
+                "replies are not in the file",
+                file=sys.stderr,
+            )
     cache = ResponseCache.in_dir(args.cache_dir)
     try:
         result = export_replies(runs, cache, args.out, allow_missing=args.allow_missing)
@@ -91,13 +127,18 @@ def _export(args) -> int:
     head = result.header
     size = Path(args.out).stat().st_size
     models = ", ".join(f"{m} ({n})" for m, n in head["models"].items()) or "none"
-    print(f"wrote {args.out}: {head['n_entries']} replies used by {len(runs)} run(s), "
-          f"{size:,} bytes; models: {models}")
+    print(
+        f"wrote {args.out}: {head['n_entries']} replies used by {len(runs)} run(s), "
+        f"{size:,} bytes; models: {models}"
+    )
     n_missing = sum(map(len, result.missing.values()))
     if n_missing or result.unrecorded:
-        print(f"hopbench replies: {n_missing} key(s) not in the cache and "
-              f"{sum(result.unrecorded.values())} row(s) without keys were left out "
-              "(--allow-missing)", file=sys.stderr)
+        print(
+            f"hopbench replies: {n_missing} key(s) not in the cache and "
+            f"{sum(result.unrecorded.values())} row(s) without keys were left out "
+            "(--allow-missing)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -108,17 +149,24 @@ def _import(args) -> int:
     finally:
         cache.close()
     total = result.added + result.same + len(result.conflicts)
-    print(f"{args.file}: {total} replies into {cache.path}: {result.added} added, {result.same} "
-          f"already there, {len(result.conflicts)} conflict(s)"
-          + (f" ({result.replaced} overwritten: --force)" if result.replaced else ""))
+    print(
+        f"{args.file}: {total} replies into {cache.path}: {result.added} added, {result.same} "
+        f"already there, {len(result.conflicts)} conflict(s)"
+        + (f" ({result.replaced} overwritten: --force)" if result.replaced else "")
+    )
     for reply, stored in result.conflicts[:SHOWN]:
-        print(f"  conflict {reply.key}: the file has {reply.text[:60]!r}, the cache {stored[:60]!r}",
-              file=sys.stderr)
+        print(
+            f"  conflict {reply.key}: the file has {reply.text[:60]!r}, the cache {stored[:60]!r}",
+            file=sys.stderr,
+        )
     if len(result.conflicts) > SHOWN:
         print(f"  and {len(result.conflicts) - SHOWN} more conflict(s)", file=sys.stderr)
     if result.conflicts and not args.force:
-        print("hopbench replies import: conflicting replies were kept as the cache has them "
-              "(--force overwrites them with the file's)", file=sys.stderr)
+        print(
+            "hopbench replies import: conflicting replies were kept as the cache has them "
+            "(--force overwrites them with the file's)",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

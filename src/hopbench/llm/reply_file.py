@@ -57,7 +57,11 @@ class ReplyFileError(HopbenchError):
     """A file that is not a reply file this version reads: where, which field, what is wrong."""
 
     def __init__(self, path, problem: str, line: int | None = None, field: str | None = None):
-        where = str(path) + (f", line {line}" if line is not None else "") + (f", {field}" if field else "")
+        where = (
+            str(path)
+            + (f", line {line}" if line is not None else "")
+            + (f", {field}" if field else "")
+        )
         super().__init__(f"{where}: {problem}")
         self.path, self.line, self.field, self.problem = str(path), line, field, problem
 
@@ -66,8 +70,13 @@ def header(replies: list[Reply], runs: dict[str, int]) -> dict:
     models: dict[str, int] = {}
     for r in replies:
         models[r.model] = models.get(r.model, 0) + 1
-    return {"format": FORMAT, "version": VERSION, "n_entries": len(replies),
-            "models": dict(sorted(models.items())), "runs": dict(sorted(runs.items()))}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "n_entries": len(replies),
+        "models": dict(sorted(models.items())),
+        "runs": dict(sorted(runs.items())),
+    }
 
 
 def _line(obj: dict) -> bytes:
@@ -81,8 +90,11 @@ def write_reply_file(path: str | Path, replies: Iterable[Reply], runs: dict[str,
         if a.key == b.key:
             raise ValueError(f"reply {a.key} given twice")
     head = header(entries, runs)
-    with atomic_path(path, suffix=".gz") as tmp, open(tmp, "wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
+    with (
+        atomic_path(path, suffix=".gz") as tmp,
+        open(tmp, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz,
+    ):
         gz.write(_line(head))
         for r in entries:
             gz.write(_line({f: getattr(r, f) for f in FIELDS}))
@@ -118,15 +130,23 @@ def _json(path: Path, n: int, raw: bytes) -> dict:
 
 def _check_header(path: Path, head: dict) -> None:
     if head.get("format") != FORMAT:
-        raise ReplyFileError(path, f"expected {FORMAT!r}, got {head.get('format')!r} (not a hopbench "
-                                   "reply file)", 1, "format")
+        raise ReplyFileError(
+            path,
+            f"expected {FORMAT!r}, got {head.get('format')!r} (not a hopbench reply file)",
+            1,
+            "format",
+        )
     version = head.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise ReplyFileError(path, f"expected an integer, got {version!r}", 1, "version")
     if version != VERSION:
         newer = " (written by a newer hopbench: update this one)" if version > VERSION else ""
-        raise ReplyFileError(path, f"version {version} is not read by this hopbench (it reads "
-                                   f"version {VERSION}){newer}", 1, "version")
+        raise ReplyFileError(
+            path,
+            f"version {version} is not read by this hopbench (it reads version {VERSION}){newer}",
+            1,
+            "version",
+        )
     n = head.get("n_entries")
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ReplyFileError(path, f"expected a count, got {n!r}", 1, "n_entries")
@@ -145,22 +165,39 @@ def _reply(path: Path, n: int, obj: dict) -> Reply:
             raise ReplyFileError(path, "missing", n, f)
     extra = sorted(set(obj) - set(FIELDS))
     if extra:
-        raise ReplyFileError(path, f"unknown field (version {VERSION} has {', '.join(FIELDS)})", n, extra[0])
-    checks = {"key": lambda v: isinstance(v, str) and _KEY.fullmatch(v) is not None,
-              "model": lambda v: isinstance(v, str) and v != "",
-              "text": lambda v: isinstance(v, str),
-              "prompt_tokens": _count, "completion_tokens": _count,
-              "seconds": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-              and math.isfinite(v) and v >= 0}
-    wanted = {"key": "64 lower-case hex digits", "model": "a model identity", "text": "a string",
-              "prompt_tokens": "a count", "completion_tokens": "a count",
-              "seconds": "a number of seconds"}
+        raise ReplyFileError(
+            path, f"unknown field (version {VERSION} has {', '.join(FIELDS)})", n, extra[0]
+        )
+    checks = {
+        "key": lambda v: isinstance(v, str) and _KEY.fullmatch(v) is not None,
+        "model": lambda v: isinstance(v, str) and v != "",
+        "text": lambda v: isinstance(v, str),
+        "prompt_tokens": _count,
+        "completion_tokens": _count,
+        "seconds": lambda v: (
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        ),
+    }
+    wanted = {
+        "key": "64 lower-case hex digits",
+        "model": "a model identity",
+        "text": "a string",
+        "prompt_tokens": "a count",
+        "completion_tokens": "a count",
+        "seconds": "a number of seconds",
+    }
     for f, ok in checks.items():
         if not ok(obj[f]):
             shown = repr(obj[f])
             raise ReplyFileError(path, f"expected {wanted[f]}, got {shown[:80]}", n, f)
-    return Reply(obj["key"], obj["model"], obj["text"], obj["prompt_tokens"], obj["completion_tokens"],
-                 float(obj["seconds"]))
+    return Reply(
+        obj["key"],
+        obj["model"],
+        obj["text"],
+        obj["prompt_tokens"],
+        obj["completion_tokens"],
+        float(obj["seconds"]),
+    )
 
 
 def read_reply_file(path: str | Path) -> tuple[dict, list[Reply]]:
@@ -180,12 +217,21 @@ def read_reply_file(path: str | Path) -> tuple[dict, list[Reply]]:
             continue
         r = _reply(path, n, obj)
         if replies and r.key <= replies[-1].key:
-            raise ReplyFileError(path, "not after the previous line's key (entries are sorted by key, "
-                                       "each once)", n, "key")
+            raise ReplyFileError(
+                path,
+                "not after the previous line's key (entries are sorted by key, each once)",
+                n,
+                "key",
+            )
         replies.append(r)
     if head is None:
         raise ReplyFileError(path, "empty: no header line", 1)
     if len(replies) != head["n_entries"]:
-        raise ReplyFileError(path, f"the header says {head['n_entries']} entries, the file has "
-                                   f"{len(replies)} (cut short?)", 1, "n_entries")
+        raise ReplyFileError(
+            path,
+            f"the header says {head['n_entries']} entries, the file has "
+            f"{len(replies)} (cut short?)",
+            1,
+            "n_entries",
+        )
     return head, replies

@@ -21,10 +21,10 @@ _TRACES = ("trace", "reader_trace")
 
 @dataclass
 class RunKeys:
-    label: str              # dataset/retriever/config hash
+    label: str  # dataset/retriever/config hash
     dir: Path
-    keys: list[str]         # sorted, each once
-    unrecorded_rows: int    # rows with LLM calls and no recorded keys (an older version)
+    keys: list[str]  # sorted, each once
+    unrecorded_rows: int  # rows with LLM calls and no recorded keys (an older version)
     complete: bool
 
 
@@ -35,8 +35,11 @@ def run_label(run_dir: Path) -> str:
 
 def complete_runs(runs_dir: str | Path) -> list[Path]:
     """Every complete run (metrics.json written) under `runs_dir/<dataset>/<retriever>/<hash>/`."""
-    return sorted(p.parent for p in Path(runs_dir).glob("*/*/*/metrics.json")
-                  if not p.parent.name.startswith("."))
+    return sorted(
+        p.parent
+        for p in Path(runs_dir).glob("*/*/*/metrics.json")
+        if not p.parent.name.startswith(".")
+    )
 
 
 def run_keys(run_dir: str | Path) -> RunKeys:
@@ -56,8 +59,9 @@ def run_keys(run_dir: str | Path) -> RunKeys:
             calls += int((trace.get("llm_cost") or {}).get(LLM_CALLS, 0) or 0)
         keys.update(row_keys)
         unrecorded += bool(calls and not row_keys)
-    return RunKeys(run_label(run_dir), run_dir, sorted(keys), unrecorded,
-                   (run_dir / "metrics.json").is_file())
+    return RunKeys(
+        run_label(run_dir), run_dir, sorted(keys), unrecorded, (run_dir / "metrics.json").is_file()
+    )
 
 
 def reference_hashes(leaderboard_csv: str | Path) -> set[str]:

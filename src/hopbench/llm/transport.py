@@ -6,7 +6,8 @@ request, not the server, capped the harness (it gets one core's worth of Python 
 and their layers (typed requests and responses, httpcore's state machines) cost two to three
 times what `http.client` does for the same POST (`benchmarks/results/concurrency_fake.md`).
 What those added is kept: keep-alive connections (a connection the server closed while idle is
-reopened once), HTTPS, proxies from the environment (HTTP(S)_PROXY, NO_PROXY), the bearer key. Redirects are not followed: an
+reopened once), HTTPS, proxies from the environment (HTTP(S)_PROXY, NO_PROXY), the bearer key.
+Redirects are not followed: an
 OpenAI-compatible endpoint answers where it is. Status codes are left to the caller
 (`hopbench.llm.client`), which maps them to its errors.
 
@@ -38,7 +39,12 @@ from hopbench import __version__
 from hopbench.core.errors import HopbenchError
 
 # raised on a kept-alive connection the server has closed meanwhile: reconnect and send again
-_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+_STALE = (
+    http.client.RemoteDisconnected,
+    BrokenPipeError,
+    ConnectionResetError,
+    ConnectionAbortedError,
+)
 
 
 # far beyond any chat completion (max_tokens of text in a JSON envelope), far below harm
@@ -70,8 +76,9 @@ class _Watchdog:
         with self._cond:
             heapq.heappush(self._heap, (deadline, next(self._seq), ticket))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="hopbench-llm-deadline",
-                                                daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="hopbench-llm-deadline", daemon=True
+                )
                 self._thread.start()
             self._cond.notify()
         return ticket
@@ -122,12 +129,21 @@ class ChatTransport:
     """JSON POSTs to one endpoint under `base_url`: `/chat/completions` by default, `/embeddings`
     for the embedding server (`hopbench.embed.server`); `setting` names the config key in errors."""
 
-    def __init__(self, base_url: str, api_key: str, timeout: float, max_reply_bytes: int = MAX_REPLY_BYTES,
-                 path: str = "/chat/completions", setting: str = "llm.base_url"):
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        timeout: float,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        path: str = "/chat/completions",
+        setting: str = "llm.base_url",
+    ):
         parts = urlsplit(base_url.rstrip("/") + path)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise HopbenchError(f"{setting} must be an http(s) URL such as http://127.0.0.1:8000/v1, "
-                                f"got {base_url!r}")
+            raise HopbenchError(
+                f"{setting} must be an http(s) URL such as http://127.0.0.1:8000/v1, "
+                f"got {base_url!r}"
+            )
         self.url = parts.geturl()
         self.timeout = timeout
         self.max_reply_bytes = int(max_reply_bytes)
@@ -135,9 +151,13 @@ class ChatTransport:
         self._host, self._port = parts.hostname, parts.port or (443 if self._https else 80)
         self._path = parts.path + (f"?{parts.query}" if parts.query else "")
         self._proxy = _proxy_for(self.url, parts.scheme, parts.hostname)
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
-                         "Authorization": f"Bearer {api_key}", "User-Agent": f"hopbench/{__version__}",
-                         "Host": parts.netloc}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Authorization": f"Bearer {api_key}",
+            "User-Agent": f"hopbench/{__version__}",
+            "Host": parts.netloc,
+        }
         self._tls = ssl.create_default_context() if self._https else None
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -147,13 +167,16 @@ class ChatTransport:
         if self._proxy is not None:
             p = urlsplit(self._proxy)
             if self._https:
-                conn = http.client.HTTPSConnection(p.hostname, p.port or 80, timeout=self.timeout,
-                                                   context=self._tls)
+                conn = http.client.HTTPSConnection(
+                    p.hostname, p.port or 80, timeout=self.timeout, context=self._tls
+                )
                 conn.set_tunnel(self._host, self._port)
             else:
                 conn = http.client.HTTPConnection(p.hostname, p.port or 80, timeout=self.timeout)
         elif self._https:
-            conn = http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout, context=self._tls)
+            conn = http.client.HTTPSConnection(
+                self._host, self._port, timeout=self.timeout, context=self._tls
+            )
         else:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
         with self._lock:
@@ -208,11 +231,15 @@ class ChatTransport:
         resp = conn.getresponse()
         length = resp.getheader("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) > self.max_reply_bytes:
-            raise ReplyTooLarge(f"the server announced a {int(length)}-byte body; replies are capped "
-                                f"at {self.max_reply_bytes} bytes")
+            raise ReplyTooLarge(
+                f"the server announced a {int(length)}-byte body; replies are capped "
+                f"at {self.max_reply_bytes} bytes"
+            )
         content = resp.read(self.max_reply_bytes + 1)
         if len(content) > self.max_reply_bytes:
-            raise ReplyTooLarge(f"the body is longer than the {self.max_reply_bytes}-byte cap on replies")
+            raise ReplyTooLarge(
+                f"the body is longer than the {self.max_reply_bytes}-byte cap on replies"
+            )
         if not resp.isclosed():
             content += resp.read()  # the end of a chunked body (at most the terminating chunk)
         if resp.will_close:
@@ -251,7 +278,9 @@ def error_detail(resp: Response, limit: int = 300) -> tuple[str, str | None]:
     except (ValueError, AttributeError):
         err = None
     if isinstance(err, dict):
-        return str(err.get("message") or err)[:limit], (str(err["code"]) if err.get("code") else None)
+        return str(err.get("message") or err)[:limit], (
+            str(err["code"]) if err.get("code") else None
+        )
     if isinstance(err, str):
         return err[:limit], None
     return resp.text[:limit], None

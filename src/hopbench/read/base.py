@@ -30,17 +30,20 @@ class Reader:
     """Base class; subclasses set `name`, their prompt module and the reply field they return."""
 
     name = "reader"
-    prompt: Any = None        # module with messages(text, passages), SCHEMA, SCHEMA_NAME
-    answer_field: str = ""    # the reply key that holds the answer
+    prompt: Any = None  # module with messages(text, passages), SCHEMA, SCHEMA_NAME
+    answer_field: str = ""  # the reply key that holds the answer
 
-    def __init__(self, top_k: int = 5, max_tokens: int = 256, retries: int = 2,
-                 context_extras: bool = False):
+    def __init__(
+        self, top_k: int = 5, max_tokens: int = 256, retries: int = 2, context_extras: bool = False
+    ):
         """context_extras: also show the retriever's notes for the reader (`reader_context`,
         e.g. QAFD's cluster summaries) before the passages; configs/reader/qa_clusters.yaml."""
         if top_k < 1:
             raise HopbenchError(f"reader.top_k must be at least 1, got {top_k}")
         if context_extras and not getattr(self.prompt, "TAKES_NOTES", False):
-            raise HopbenchError(f"reader '{self.name}' cannot show retriever notes (context_extras)")
+            raise HopbenchError(
+                f"reader '{self.name}' cannot show retriever notes (context_extras)"
+            )
         self.top_k = top_k
         self.context_extras = bool(context_extras)
         self.max_tokens = max_tokens
@@ -49,19 +52,25 @@ class Reader:
 
     def bind(self, llm) -> "Reader":
         if llm is None:
-            raise HopbenchError(f"reader '{self.name}' needs an LLM; choose one with llm=local "
-                                "(offline model), llm=openai or llm=server")
+            raise HopbenchError(
+                f"reader '{self.name}' needs an LLM; choose one with llm=local "
+                "(offline model), llm=openai or llm=server"
+            )
         self.llm = llm
         return self
 
-    def answer(self, question: Question, passages: Sequence[Passage],
-               notes: Sequence[str] | None = None) -> ReaderOutput:
+    def answer(
+        self, question: Question, passages: Sequence[Passage], notes: Sequence[str] | None = None
+    ) -> ReaderOutput:
         """notes: the retriever's extra context (context_extras), shown before the passages."""
         if self.llm is None:
             raise HopbenchError(f"reader '{self.name}' has no LLM: call bind(llm) first")
         shown = list(passages[: self.top_k])
-        trace: dict[str, Any] = {"reader": self.name, "passage_ids": [p.id for p in shown],
-                                 "calls": []}
+        trace: dict[str, Any] = {
+            "reader": self.name,
+            "passage_ids": [p.id for p in shown],
+            "calls": [],
+        }
         if notes is not None:
             trace["notes"] = len(notes)
         trimmed: list[str] = []
@@ -69,8 +78,9 @@ class Reader:
         while True:
             can_trim = len(shown) > 1
             try:  # an overflow we can still trim propagates out of the policy to here
-                with fallback_on_bad_reply(trace, self.prompt.SCHEMA_NAME, instead="empty answer",
-                                           overflow=not can_trim):
+                with fallback_on_bad_reply(
+                    trace, self.prompt.SCHEMA_NAME, instead="empty answer", overflow=not can_trim
+                ):
                     answer = self._ask(question, shown, trace["calls"], notes)
             except LLMContextOverflowError:
                 trimmed.append(shown.pop().id)
@@ -81,19 +91,40 @@ class Reader:
             trace["passage_ids"] = [p.id for p in shown]
         return ReaderOutput(answer=answer, trace=trace)
 
-    def _ask(self, question: Question, passages: list[Passage], calls: list,
-             notes: Sequence[str] | None = None) -> str:
+    def _ask(
+        self,
+        question: Question,
+        passages: list[Passage],
+        calls: list,
+        notes: Sequence[str] | None = None,
+    ) -> str:
         messages = self.prompt.messages
         if notes:
+
             def messages(text, shown):
                 return self.prompt.messages(text, shown, notes=notes)
-        data = self._chat_json(messages, self.prompt.SCHEMA, self.prompt.SCHEMA_NAME,
-                               question.text, passages, calls)
+
+        data = self._chat_json(
+            messages, self.prompt.SCHEMA, self.prompt.SCHEMA_NAME, question.text, passages, calls
+        )
         if calls:
             calls[-1]["reasoning"] = data["reasoning"]
         return data[self.answer_field].strip()
 
-    def _chat_json(self, messages_fn: Callable, schema: dict, schema_name: str, text: str,
-                   passages: list[Passage], calls: list) -> dict:
-        return self.llm.chat_json(messages_fn(text, passages), schema, schema_name=schema_name,
-                                  max_tokens=self.max_tokens, retries=self.retries, trace=calls)
+    def _chat_json(
+        self,
+        messages_fn: Callable,
+        schema: dict,
+        schema_name: str,
+        text: str,
+        passages: list[Passage],
+        calls: list,
+    ) -> dict:
+        return self.llm.chat_json(
+            messages_fn(text, passages),
+            schema,
+            schema_name=schema_name,
+            max_tokens=self.max_tokens,
+            retries=self.retries,
+            trace=calls,
+        )

@@ -60,8 +60,9 @@ def _sort_key(v: str):
     return (0, int(v), "") if v.isdigit() else (1, 0, v)
 
 
-def breakdown(runs: list[Run], baseline: str = "dense",
-              n_resamples: int = BREAKDOWN_RESAMPLES) -> pd.DataFrame:
+def breakdown(
+    runs: list[Run], baseline: str = "dense", n_resamples: int = BREAKDOWN_RESAMPLES
+) -> pd.DataFrame:
     rows = []
     for run in runs:
         base = choose_baseline(run, runs, baseline)
@@ -70,13 +71,22 @@ def breakdown(runs: list[Run], baseline: str = "dense",
         base_scores = all_scores(base) if paired else {}
         for key in GROUP_KEYS:
             for value, ids in sorted(groups(run, key).items(), key=lambda kv: _sort_key(kv[0])):
-                row = {"dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
-                       "params": params_label(run.params), "params_diff": diff_label(run.params_diff),
-                       "params_json": json.dumps(run.params, sort_keys=True, default=str),
-                       "config_hash": run.config_hash,
-                       "group_by": key, "group": value, "n": len(ids),
-                       "baseline_config_hash": base.config_hash if base is not None else None}
-                scores = {m: {i: v for i, v in run_scores[m].items() if i in ids} for m in metrics()}
+                row = {
+                    "dataset": run.dataset,
+                    "retriever": run.retriever,
+                    "reader": run.reader,
+                    "params": params_label(run.params),
+                    "params_diff": diff_label(run.params_diff),
+                    "params_json": json.dumps(run.params, sort_keys=True, default=str),
+                    "config_hash": run.config_hash,
+                    "group_by": key,
+                    "group": value,
+                    "n": len(ids),
+                    "baseline_config_hash": base.config_hash if base is not None else None,
+                }
+                scores = {
+                    m: {i: v for i, v in run_scores[m].items() if i in ids} for m in metrics()
+                }
                 seed = stable_seed(run.config_hash, key, value)
                 for m, (mean, lo, hi) in summaries(scores, seed, n_resamples).items():
                     row.update({m: mean, f"{m}_lo": lo, f"{m}_hi": hi})
@@ -98,21 +108,32 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     if df.empty:
         return "_no runs with hop counts or question types_\n"
     out = []
-    df = df.assign(params_diff=[r["params_diff"] if isinstance(r.get("params_diff"), str)
-                                else diff_label(row_diff(r)) for _, r in df.iterrows()])
+    df = df.assign(
+        params_diff=[
+            r["params_diff"] if isinstance(r.get("params_diff"), str) else diff_label(row_diff(r))
+            for _, r in df.iterrows()
+        ]
+    )
     for (dataset, key), part in df.groupby(["dataset", "group_by"], sort=True):
         values = sorted(part["group"].unique(), key=_sort_key)
-        label = {"hops": lambda v: f"{v}-hop", "tracker_calls": lambda v: f"{v} tracker calls"}.get(key, lambda v: v)
+        label = {"hops": lambda v: f"{v}-hop", "tracker_calls": lambda v: f"{v} tracker calls"}.get(
+            key, lambda v: v
+        )
         for metric in metric_registry.shown_in(metric_registry.BREAKDOWN):
-            if metric not in part or part[metric].isna().all():  # a table from before it was declared
+            if (
+                metric not in part or part[metric].isna().all()
+            ):  # a table from before it was declared
                 continue
             rows = []
             runs = sort_rows(part.drop_duplicates("config_hash"))
             for _, run in runs.iterrows():
                 g = part[part["config_hash"] == run["config_hash"]]
-                row = {"method": run["retriever"], "reader": run["reader"],
-                       "params": run["params_diff"] or ("defaults" if run.get("params") else DASH),
-                       "config": run["config_hash"]}
+                row = {
+                    "method": run["retriever"],
+                    "reader": run["reader"],
+                    "params": run["params_diff"] or ("defaults" if run.get("params") else DASH),
+                    "config": run["config_hash"],
+                }
                 for v in values:
                     hit = g[g["group"] == v]
                     if hit.empty:
@@ -122,16 +143,24 @@ def breakdown_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
                     cell = fmt_ci(r[metric], r[f"{metric}_lo"], r[f"{metric}_hi"])
                     if cell != DASH and fmt_p(r[f"p_{metric}"]) != DASH:
                         delta = r.get(f"delta_{metric}")
-                        diff = f"{_signed(delta)}, " if delta is not None and not pd.isna(delta) else ""
+                        diff = (
+                            f"{_signed(delta)}, "
+                            if delta is not None and not pd.isna(delta)
+                            else ""
+                        )
                         cell += f" ({diff}p={fmt_p(r[f'p_{metric}'])})"
                     row[label(v)] = cell
                 rows.append(row)
             ns = part.groupby("group")["n"].max()
             head = ", ".join(f"{label(v)}: n={ns[v]}" for v in values)
-            out.append(f"### {dataset} — {metric} by {key} ({head})\n\n"
-                       + _table(rows, ["method", "reader", "params", "config", *map(label, values)]))
-    header = ("# hopbench breakdowns\n\nPercentages ±half-width of the 95% bootstrap interval; in "
-              f"brackets the difference to `{baseline}` in points and the p-value of the paired test on "
-              "the same questions of that group (not corrected for the number of comparisons). `params`: "
-              "the hyper-parameters that differ from the method's defaults.\n\n")
+            out.append(
+                f"### {dataset} — {metric} by {key} ({head})\n\n"
+                + _table(rows, ["method", "reader", "params", "config", *map(label, values)])
+            )
+    header = (
+        "# hopbench breakdowns\n\nPercentages ±half-width of the 95% bootstrap interval; in "
+        f"brackets the difference to `{baseline}` in points and the p-value of the paired test on "
+        "the same questions of that group (not corrected for the number of comparisons). `params`: "
+        "the hyper-parameters that differ from the method's defaults.\n\n"
+    )
     return header + "\n".join(out)

@@ -43,8 +43,12 @@ from hopbench.report.stats import DEFAULT_RESAMPLES
 log = logging.getLogger(__name__)
 
 
-def collect(runs_dir: str | Path, baseline: str = "dense", n_resamples: int = DEFAULT_RESAMPLES,
-            dataset: str | None = None) -> pd.DataFrame:
+def collect(
+    runs_dir: str | Path,
+    baseline: str = "dense",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    dataset: str | None = None,
+) -> pd.DataFrame:
     """The leaderboard of every complete run under runs_dir (incomplete runs are left out)."""
     runs = load_runs(runs_dir)
     if dataset:
@@ -60,10 +64,15 @@ def _flat(df: pd.DataFrame) -> pd.DataFrame:
             flat[col] = flat[col].map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v)
         if isinstance(flat[col].dtype, pd.api.extensions.ExtensionDtype):
             continue  # nullable integers (Int64) and the like: pyarrow writes them as they are
-        kinds = {type(v) for v in flat[col] if v is not None and not (isinstance(v, float) and pd.isna(v))}
+        kinds = {
+            type(v)
+            for v in flat[col]
+            if v is not None and not (isinstance(v, float) and pd.isna(v))
+        }
         if len(kinds) > 1 and not kinds <= {int, float}:
-            flat[col] = flat[col].map(lambda v: None if v is None or (isinstance(v, float) and pd.isna(v))
-                                      else str(v))
+            flat[col] = flat[col].map(
+                lambda v: None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v)
+            )
     return flat
 
 
@@ -80,8 +89,12 @@ def write_table(df: pd.DataFrame, stem: Path, formats=("parquet", "csv")) -> lis
     return paths
 
 
-def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "dense",
-                  reference: pd.DataFrame | None = None) -> list[Path]:
+def write_results(
+    df: pd.DataFrame,
+    results_dir: str | Path,
+    baseline: str = "dense",
+    reference: pd.DataFrame | None = None,
+) -> list[Path]:
     """leaderboard.{parquet,csv,md} and leaderboard_long.{parquet,csv}: the runs' rows (with
     `source` = runs) and, when given, the reference rows beside them (`source` = reference);
     each of the two is its own table (its own Holm family, see leaderboard.finish_table)."""
@@ -97,19 +110,28 @@ def write_results(df: pd.DataFrame, results_dir: str | Path, baseline: str = "de
     paths += write_table(long_table(table), results_dir / "leaderboard_long")
     text = LEADERBOARD_HEADER + leaderboard_markdown(df, baseline)
     if reference is not None and not reference.empty:
-        text += ("\n## Reference results (committed, `results/reference/`)\n\n"
-                 "The project's own runs of the same datasets, for comparison; not recomputed here, "
-                 "and not paired with the runs above.\n\n" + leaderboard_markdown(reference, baseline))
+        text += (
+            "\n## Reference results (committed, `results/reference/`)\n\n"
+            "The project's own runs of the same datasets, for comparison; not recomputed here, "
+            "and not paired with the runs above.\n\n" + leaderboard_markdown(reference, baseline)
+        )
     write_text(stem.with_suffix(".md"), text)
     # the same finished frames as leaderboard.md: no statistic is computed twice
     paper = write_paper_tables(df, results_dir / PAPER_TABLES, baseline, reference)
     return paths + [stem.with_suffix(".md"), paper]
 
 
-def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples: int = DEFAULT_RESAMPLES,
-                     dataset: str | None = None, figures: bool = True, reference_dir=None,
-                     update_reference: bool = False, retire: list[str] | None = None
-                     ) -> tuple[pd.DataFrame, list[Path]]:
+def write_everything(
+    runs_dir,
+    results_dir,
+    baseline: str = "dense",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    dataset: str | None = None,
+    figures: bool = True,
+    reference_dir=None,
+    update_reference: bool = False,
+    retire: list[str] | None = None,
+) -> tuple[pd.DataFrame, list[Path]]:
     """Every result file of the runs under runs_dir, into results_dir.
 
     With `reference_dir`: the reference rows of the same datasets are shown beside the runs
@@ -127,11 +149,19 @@ def write_everything(runs_dir, results_dir, baseline: str = "dense", n_resamples
     if reference_dir is not None and update_reference:
         # read, merge and rewrite under one lock: two updates at once must not both merge into
         # the same old reference (the second writer would drop the first one's rows)
-        with exclusive(results_lock_path(reference_dir), f"the reference results in {reference_dir}"):
+        with exclusive(
+            results_lock_path(reference_dir), f"the reference results in {reference_dir}"
+        ):
             old, retired = retire_rows(load_table(reference_dir, "leaderboard"), retire or [])
             for row in retired.itertuples():
-                log.warning("retired from the reference: %s / %s / %s (reader %s, n %s)", row.dataset,
-                            row.retriever, row.config_hash, row.reader, row.n_questions)
+                log.warning(
+                    "retired from the reference: %s / %s / %s (reader %s, n %s)",
+                    row.dataset,
+                    row.retriever,
+                    row.config_hash,
+                    row.reader,
+                    row.n_questions,
+                )
             merged = merge_rows(old, df)
             bd = merge_breakdown(load_table(reference_dir, "breakdown"), bd, merged, df)
             df = finish_table(merged)  # one table again
@@ -161,8 +191,14 @@ def remove_stale_temp_files(results_dir: Path) -> None:
                 p.unlink(missing_ok=True)
 
 
-def _write_all(df: pd.DataFrame, bd: pd.DataFrame, results_dir: Path, baseline: str,
-               reference: pd.DataFrame | None, figures: bool) -> list[Path]:
+def _write_all(
+    df: pd.DataFrame,
+    bd: pd.DataFrame,
+    results_dir: Path,
+    baseline: str,
+    reference: pd.DataFrame | None,
+    figures: bool,
+) -> list[Path]:
     from hopbench.report.plots import all_figures, sensitivity_table
     from hopbench.report.published import write_published, write_published_vs_ours
 
@@ -183,40 +219,76 @@ def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hopbench report",
         description="Collect complete runs into results/: leaderboard (95% bootstrap CIs, paired tests "
-                    "against a baseline), breakdowns by hops/type, figures, published numbers side by side.")
-    parser.add_argument("--runs-dir", default=runs_dir_default(),
-                        help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs; the same as the "
-                             "runs' paths.runs_dir)")
-    parser.add_argument("--results-dir", default=results_dir_default(),
-                        help="where tables go (default: $HOPBENCH_RESULTS_DIR, else results)")
-    parser.add_argument("--reference-dir", default=str(reference_dir_default()),
-                        help="the committed reference results shown beside the runs (default: "
-                             "results/reference of this checkout; $HOPBENCH_REFERENCE_DIR)")
-    parser.add_argument("--no-reference", action="store_true", help="do not show the reference rows")
-    parser.add_argument("--update-reference", action="store_true",
-                        help="merge the runs into the reference results (rows of the same run are "
-                             "replaced, every other row is kept) instead of writing --results-dir")
-    parser.add_argument("--retire", action="append", default=[], metavar="CONFIG_HASH",
-                        help="with --update-reference: drop the reference row of this config hash "
-                             "(a row the current code no longer computes); repeatable")
-    parser.add_argument("--baseline", default="dense",
-                        help="retriever every method is tested against, per dataset (default: dense)")
+        "against a baseline), breakdowns by hops/type, figures, published numbers side by side.",
+    )
+    parser.add_argument(
+        "--runs-dir",
+        default=runs_dir_default(),
+        help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs; the same as the "
+        "runs' paths.runs_dir)",
+    )
+    parser.add_argument(
+        "--results-dir",
+        default=results_dir_default(),
+        help="where tables go (default: $HOPBENCH_RESULTS_DIR, else results)",
+    )
+    parser.add_argument(
+        "--reference-dir",
+        default=str(reference_dir_default()),
+        help="the committed reference results shown beside the runs (default: "
+        "results/reference of this checkout; $HOPBENCH_REFERENCE_DIR)",
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="do not show the reference rows"
+    )
+    parser.add_argument(
+        "--update-reference",
+        action="store_true",
+        help="merge the runs into the reference results (rows of the same run are "
+        "replaced, every other row is kept) instead of writing --results-dir",
+    )
+    parser.add_argument(
+        "--retire",
+        action="append",
+        default=[],
+        metavar="CONFIG_HASH",
+        help="with --update-reference: drop the reference row of this config hash "
+        "(a row the current code no longer computes); repeatable",
+    )
+    parser.add_argument(
+        "--baseline",
+        default="dense",
+        help="retriever every method is tested against, per dataset (default: dense)",
+    )
     parser.add_argument("--dataset", help="only this dataset")
-    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                        help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})",
+    )
     parser.add_argument("--no-figures", action="store_true", help="skip the figures")
-    parser.add_argument("--published", action="store_true",
-                        help="also print the published-vs-ours view (always written to "
-                             "published_vs_ours.md)")
+    parser.add_argument(
+        "--published",
+        action="store_true",
+        help="also print the published-vs-ours view (always written to published_vs_ours.md)",
+    )
     args = parser.parse_args(argv)
     reference_dir = None if args.no_reference and not args.update_reference else args.reference_dir
     if reference_dir is not None and not Path(reference_dir).exists() and not args.update_reference:
         reference_dir = None  # an installed copy without the repository's results/
     try:
-        df, paths = write_everything(args.runs_dir, args.results_dir, baseline=args.baseline,
-                                     n_resamples=args.resamples, dataset=args.dataset,
-                                     figures=not args.no_figures, reference_dir=reference_dir,
-                                     update_reference=args.update_reference, retire=args.retire)
+        df, paths = write_everything(
+            args.runs_dir,
+            args.results_dir,
+            baseline=args.baseline,
+            n_resamples=args.resamples,
+            dataset=args.dataset,
+            figures=not args.no_figures,
+            reference_dir=reference_dir,
+            update_reference=args.update_reference,
+            retire=args.retire,
+        )
     except HopbenchError as exc:
         print(f"hopbench report: error: {exc}", file=sys.stderr)
         return 2
@@ -229,7 +301,9 @@ def cli(argv: list[str]) -> int:
         print((paths[0].parent / "published_vs_ours.md").read_text(encoding="utf-8"))
     paper = next((p for p in paths if p.name == PAPER_TABLES), None)
     if paper is not None:
-        print(f"paper-style tables (per dataset: methods x headline metrics, 95% intervals, "
-              f"difference to {args.baseline}): {paper}")
+        print(
+            f"paper-style tables (per dataset: methods x headline metrics, 95% intervals, "
+            f"difference to {args.baseline}): {paper}"
+        )
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0

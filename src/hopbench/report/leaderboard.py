@@ -5,7 +5,8 @@ Every metric M gets columns M (mean over the questions where it applies), M_lo /
 on the questions both runs scored; see stats.py for which test) and delta_M (mean of
 method - baseline on those paired questions). The metrics and their tests are the declared ones
 (hopbench.evaluate.metric_registry); the p-values of the headline metrics (`headline_metrics()`,
-the ones leaderboard.md shows) are Holm-corrected across every comparison of the table: p_adj_M. `n_fallback` and `fallback_rate` (questions ranked or answered by a
+the ones leaderboard.md shows) are Holm-corrected across every comparison of the table: p_adj_M.
+`n_fallback` and `fallback_rate` (questions ranked or answered by a
 fallback, `hopbench.evaluate.fallbacks`) come from metrics.json and are missing, not 0, for
 runs written before they were counted.
 
@@ -46,10 +47,24 @@ from hopbench.report.stats import (
 )
 from hopbench.report.table_params import is_missing, row_diff, sort_rows, typed_params
 
-ID_COLUMNS = ["dataset", "retriever", "reader", "params", "limit", "config_hash", "n_questions",
-              "n_retrieval_scored", "n_answer_scored"]
-COST_COLUMNS = ["latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_tokens_per_q",
-                "llm_seconds_per_q"]
+ID_COLUMNS = [
+    "dataset",
+    "retriever",
+    "reader",
+    "params",
+    "limit",
+    "config_hash",
+    "n_questions",
+    "n_retrieval_scored",
+    "n_answer_scored",
+]
+COST_COLUMNS = [
+    "latency_ms_p50",
+    "latency_ms_p95",
+    "llm_calls_per_q",
+    "llm_tokens_per_q",
+    "llm_seconds_per_q",
+]
 FALLBACK_COLUMNS = ["n_fallback", "fallback_rate"]
 TEST_COLUMNS = ["baseline", "baseline_config_hash", "n_paired"]
 CORRECTION = "Holm"
@@ -86,7 +101,9 @@ def stable_seed(*parts: str) -> int:
     return int(hashlib.sha256(":".join(parts).encode()).hexdigest()[:8], 16)
 
 
-def _by_question_set(scores: dict[str, dict[str, float]], metrics) -> list[tuple[list[str], list[str]]]:
+def _by_question_set(
+    scores: dict[str, dict[str, float]], metrics
+) -> list[tuple[list[str], list[str]]]:
     """Metrics scored on the same questions, grouped: (metrics, sorted question ids). Every group
     draws the same resamples; a group is one matrix product, whose rounding depends on its width,
     so only legacy metrics share one (their numbers as before the registry, Metric.legacy) and
@@ -100,8 +117,9 @@ def _by_question_set(scores: dict[str, dict[str, float]], metrics) -> list[tuple
     return [(ms, list(ids)) for (ids, _), ms in groups.items()]
 
 
-def summaries(scores: dict[str, dict[str, float]], seed: int,
-              n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float, float]]:
+def summaries(
+    scores: dict[str, dict[str, float]], seed: int, n_resamples: int = DEFAULT_RESAMPLES
+) -> dict[str, tuple[float, float, float]]:
     """metric -> (mean, lo, hi) for every declared metric (NaNs where it has no scores).
     Metrics on the same questions share one set of resamples."""
     names = metrics()
@@ -114,14 +132,20 @@ def summaries(scores: dict[str, dict[str, float]], seed: int,
     return out
 
 
-def paired_pvalues(scores: dict[str, dict[str, float]], base: dict[str, dict[str, float]], seed: int,
-                   n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, int, float]]:
+def paired_pvalues(
+    scores: dict[str, dict[str, float]],
+    base: dict[str, dict[str, float]],
+    seed: int,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> dict[str, tuple[float, int, float]]:
     """metric -> (p-value against the baseline, number of paired questions, mean difference
     method - baseline on those questions)."""
     names = metrics()
     out = {m: (float("nan"), 0, float("nan")) for m in names}
-    shared = {m: {i: (s, base[m][i]) for i, s in scores.get(m, {}).items() if i in base.get(m, {})}
-              for m in names}
+    shared = {
+        m: {i: (s, base[m][i]) for i, s in scores.get(m, {}).items() if i in base.get(m, {})}
+        for m in names
+    }
     boot = [m for m in names if paired_test_for(m) == "paired_bootstrap"]
     for ms, ids in _by_question_set({m: shared[m] for m in boot}, boot):
         a = np.array([[shared[m][i][0] for m in ms] for i in ids])
@@ -132,8 +156,11 @@ def paired_pvalues(scores: dict[str, dict[str, float]], base: dict[str, dict[str
     for m in names:
         if m not in boot and shared[m]:
             pairs = np.array(list(shared[m].values()))
-            out[m] = (mcnemar_exact_p(pairs[:, 0], pairs[:, 1]), len(pairs),
-                      float(np.mean(pairs[:, 0] - pairs[:, 1])))
+            out[m] = (
+                mcnemar_exact_p(pairs[:, 0], pairs[:, 1]),
+                len(pairs),
+                float(np.mean(pairs[:, 0] - pairs[:, 1])),
+            )
     return out
 
 
@@ -155,8 +182,13 @@ def choose_baseline(run: Run, runs: list[Run], baseline: str) -> Run | None:
 
     def preference(r: Run):
         theirs = {p["id"] for p in r.predictions}
-        return (r.reader == run.reader, r.models == run.models, len(ids & theirs),
-                -len(theirs - ids), str(r.metrics.get("finished_at", "")))
+        return (
+            r.reader == run.reader,
+            r.models == run.models,
+            len(ids & theirs),
+            -len(theirs - ids),
+            str(r.metrics.get("finished_at", "")),
+        )
 
     return max(candidates, key=preference)
 
@@ -169,17 +201,23 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     m = run.metrics
     n = len(run.predictions)
     row = {
-        "dataset": run.dataset, "retriever": run.retriever, "reader": run.reader,
-        "params": params_label(run.params), "params_diff": diff_label(run.params_diff),
+        "dataset": run.dataset,
+        "retriever": run.retriever,
+        "reader": run.reader,
+        "params": params_label(run.params),
+        "params_diff": diff_label(run.params_diff),
         "params_json": json.dumps(run.params, sort_keys=True, default=str),
         "params_diff_json": json.dumps(run.method_params_diff, sort_keys=True, default=str),
-        "limit": run.limit, "config_hash": run.config_hash,
+        "limit": run.limit,
+        "config_hash": run.config_hash,
         "n_questions": n,
         "n_retrieval_scored": sum(retrieval_scored(p["metrics"]) for p in run.predictions),
         "n_answer_scored": sum(answer_scored(p["metrics"]) for p in run.predictions),
     }
     scores = all_scores(run)
-    for metric, (mean, lo, hi) in summaries(scores, stable_seed(run.config_hash), n_resamples).items():
+    for metric, (mean, lo, hi) in summaries(
+        scores, stable_seed(run.config_hash), n_resamples
+    ).items():
         row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
     lat = run.latencies()
     row["latency_ms_p50"] = float(np.percentile(lat, 50)) if lat.size else None
@@ -197,15 +235,20 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         row["llm_seconds_per_q"] = sum(m[per_question(p, LLM_SECONDS_UNCACHED)] for p in parts)
     if m.get("n_fallback") is None and run.predictions:  # a run from before they were counted
         m = {**m, **fallback_summary(run.predictions)}
-    row["n_fallback"] = m.get("n_fallback")          # None: no predictions to count them from
+    row["n_fallback"] = m.get("n_fallback")  # None: no predictions to count them from
     row["fallback_rate"] = m.get("fallback_rate")
 
     base = choose_baseline(run, runs, baseline)
     row["baseline"] = baseline
     row["baseline_config_hash"] = base.config_hash if base is not None else None
     paired = base is not None and base is not run
-    tests = (paired_pvalues(scores, all_scores(base), stable_seed(run.config_hash, base.config_hash),
-                            n_resamples) if paired else {})
+    tests = (
+        paired_pvalues(
+            scores, all_scores(base), stable_seed(run.config_hash, base.config_hash), n_resamples
+        )
+        if paired
+        else {}
+    )
     for metric in metrics():
         row[f"p_{metric}"] = tests[metric][0] if paired else float("nan")
     for metric in metrics():
@@ -222,17 +265,27 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     return row
 
 
-def leaderboard(runs: list[Run], baseline: str = "dense",
-                n_resamples: int = DEFAULT_RESAMPLES) -> pd.DataFrame:
-    columns = (ID_COLUMNS + metric_columns() + COST_COLUMNS + FALLBACK_COLUMNS + TEST_COLUMNS
-               + p_columns() + delta_columns() + p_adj_columns()
-               + ["params_diff", "params_json", "params_diff_json", "run_dir"])
+def leaderboard(
+    runs: list[Run], baseline: str = "dense", n_resamples: int = DEFAULT_RESAMPLES
+) -> pd.DataFrame:
+    columns = (
+        ID_COLUMNS
+        + metric_columns()
+        + COST_COLUMNS
+        + FALLBACK_COLUMNS
+        + TEST_COLUMNS
+        + p_columns()
+        + delta_columns()
+        + p_adj_columns()
+        + ["params_diff", "params_json", "params_diff_json", "run_dir"]
+    )
     if not runs:
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame([run_row(r, runs, baseline, n_resamples) for r in runs])
     # counts stay integers next to missing values (csv "3", not "3.0"; parquet int64 with nulls)
-    df["n_fallback"] = pd.Series([None if pd.isna(v) else int(v) for v in df["n_fallback"]],
-                                 dtype=object, index=df.index)
+    df["n_fallback"] = pd.Series(
+        [None if pd.isna(v) else int(v) for v in df["n_fallback"]], dtype=object, index=df.index
+    )
     df = finish_table(df)
     rest = [c for c in df.columns if c not in columns]
     return df[columns + rest].reset_index(drop=True)
@@ -248,12 +301,24 @@ def _table_delta(row, base, metric: str) -> float:
     when that is the paired difference: both runs scored the same number of questions and all of
     them were paired (otherwise NaN)."""
     n = _scored(row, metric)
-    if (is_missing(row.get(f"p_{metric}")) or is_missing(n) or is_missing(row.get("n_paired"))
-            or is_missing(row.get(metric)) or is_missing(base.get(metric))):
+    if (
+        is_missing(row.get(f"p_{metric}"))
+        or is_missing(n)
+        or is_missing(row.get("n_paired"))
+        or is_missing(row.get(metric))
+        or is_missing(base.get(metric))
+    ):
         return float("nan")
-    same = (n == _scored(base, metric) and row.get("n_questions") == base.get("n_questions")
-            and row.get("n_paired") == max(v for v in (row.get("n_retrieval_scored"),
-                                                       row.get("n_answer_scored")) if not is_missing(v)))
+    same = (
+        n == _scored(base, metric)
+        and row.get("n_questions") == base.get("n_questions")
+        and row.get("n_paired")
+        == max(
+            v
+            for v in (row.get("n_retrieval_scored"), row.get("n_answer_scored"))
+            if not is_missing(v)
+        )
+    )
     return float(row[metric] - base[metric]) if same else float("nan")
 
 
@@ -268,8 +333,10 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     if "params_diff" not in out:
         out["params_diff"] = None
-    out["params_diff"] = [diff_label(row_diff(r)) if is_missing(r.get("params_diff")) else r["params_diff"]
-                          for _, r in out.iterrows()]
+    out["params_diff"] = [
+        diff_label(row_diff(r)) if is_missing(r.get("params_diff")) else r["params_diff"]
+        for _, r in out.iterrows()
+    ]
     by_hash = {(r["dataset"], r["config_hash"]): r for _, r in out.iterrows()}
     for m in metrics():
         col = f"delta_{m}"
@@ -286,7 +353,9 @@ def finish_table(df: pd.DataFrame) -> pd.DataFrame:
                 fill.append(r[col])
         out[col] = pd.Series(fill, index=out.index, dtype=float)
     family = [m for m in headline_metrics() if f"p_{m}" in out]
-    adjusted = holm(out[[f"p_{m}" for m in family]].to_numpy(dtype=float).ravel()).reshape(len(out), -1)
+    adjusted = holm(out[[f"p_{m}" for m in family]].to_numpy(dtype=float).ravel()).reshape(
+        len(out), -1
+    )
     for j, m in enumerate(family):
         out[f"p_adj_{m}"] = adjusted[:, j]
     return sort_rows(typed_params(out))
@@ -310,8 +379,22 @@ def read_leaderboard(folder) -> pd.DataFrame:
 
 
 # ---- the long (tidy) table --------------------------------------------------------------------
-LONG_COLUMNS = ["run", "dataset", "method", "reader", "params", "metric", "value", "low", "high",
-                "delta", "p", "p_adj", "baseline", "source"]
+LONG_COLUMNS = [
+    "run",
+    "dataset",
+    "method",
+    "reader",
+    "params",
+    "metric",
+    "value",
+    "low",
+    "high",
+    "delta",
+    "p",
+    "p_adj",
+    "baseline",
+    "source",
+]
 _LONG_COSTS = COST_COLUMNS + ["fallback_rate"]
 
 
@@ -327,18 +410,33 @@ def long_table(df: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for _, r in df.iterrows():
-        ident = {"run": r["config_hash"], "dataset": r["dataset"], "method": r["retriever"],
-                 "reader": r["reader"], "params": r.get("params_diff") or "",
-                 "baseline": None if is_missing(r.get("baseline_config_hash")) else r["baseline_config_hash"],
-                 "source": None if is_missing(r.get("source")) else r["source"]}
+        ident = {
+            "run": r["config_hash"],
+            "dataset": r["dataset"],
+            "method": r["retriever"],
+            "reader": r["reader"],
+            "params": r.get("params_diff") or "",
+            "baseline": None
+            if is_missing(r.get("baseline_config_hash"))
+            else r["baseline_config_hash"],
+            "source": None if is_missing(r.get("source")) else r["source"],
+        }
         paired = ident["baseline"] is not None and ident["baseline"] != ident["run"]
         for m in metrics():
             if is_missing(r.get(m)):
                 continue
-            rows.append({**ident, "metric": m, "value": r[m], "low": r.get(f"{m}_lo"),
-                         "high": r.get(f"{m}_hi"), "delta": r.get(f"delta_{m}") if paired else None,
-                         "p": r.get(f"p_{m}") if paired else None,
-                         "p_adj": r.get(f"p_adj_{m}") if paired else None})
+            rows.append(
+                {
+                    **ident,
+                    "metric": m,
+                    "value": r[m],
+                    "low": r.get(f"{m}_lo"),
+                    "high": r.get(f"{m}_hi"),
+                    "delta": r.get(f"delta_{m}") if paired else None,
+                    "p": r.get(f"p_{m}") if paired else None,
+                    "p_adj": r.get(f"p_adj_{m}") if paired else None,
+                }
+            )
         for m in _LONG_COSTS:
             if not is_missing(r.get(m)):
                 rows.append({**ident, "metric": m, "value": r[m]})

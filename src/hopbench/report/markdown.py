@@ -22,7 +22,11 @@ SIGNIFICANT = 0.05
 
 
 def _missing(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v)) or (not isinstance(v, str) and pd.isna(v))
+    return (
+        v is None
+        or (isinstance(v, float) and math.isnan(v))
+        or (not isinstance(v, str) and pd.isna(v))
+    )
 
 
 def fmt_ci(mean, lo, hi) -> str:
@@ -79,16 +83,21 @@ def high_fallback_runs(df: pd.DataFrame) -> list[str]:
     """'dataset/method config (rate)' for every run whose fallback rate is above WARN_RATE."""
     if df.empty or "fallback_rate" not in df:
         return []
-    return [f"{r['dataset']}/{r['retriever']} {r['config_hash']} ({100 * r['fallback_rate']:.0f}%)"
-            for _, r in df.iterrows() if is_high(r.get("fallback_rate"))]
+    return [
+        f"{r['dataset']}/{r['retriever']} {r['config_hash']} ({100 * r['fallback_rate']:.0f}%)"
+        for _, r in df.iterrows()
+        if is_high(r.get("fallback_rate"))
+    ]
 
 
 def fallback_warning_line(df: pd.DataFrame) -> str | None:
     runs = high_fallback_runs(df)
     if not runs:
         return None
-    return (f"fallback rate above {100 * WARN_RATE:.0f}% (their numbers are partly the fallback's, "
-            f"not the method's): " + ", ".join(runs))
+    return (
+        f"fallback rate above {100 * WARN_RATE:.0f}% (their numbers are partly the fallback's, "
+        f"not the method's): " + ", ".join(runs)
+    )
 
 
 def _table(rows: list[dict], columns: list[str]) -> str:
@@ -112,8 +121,13 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     rows, tests = [], []
     for _, r in df.iterrows():
         params = fmt_params(r.get("params_diff"), r.get("params"))
-        row = {"dataset": r["dataset"], "method": r["retriever"], "reader": r["reader"],
-               "params": params, "n": str(r["n_questions"])}
+        row = {
+            "dataset": r["dataset"],
+            "method": r["retriever"],
+            "reader": r["reader"],
+            "params": params,
+            "n": str(r["n_questions"]),
+        }
         for m, h in HEADLINE.items():
             row[h] = fmt_ci(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
         row["p50 ms"] = fmt_num(r.get("latency_ms_p50"))
@@ -125,26 +139,58 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
         row["config"] = r["config_hash"]
         rows.append(row)
         if not _missing(r.get("n_paired")) and r.get("n_paired"):
-            t = {"dataset": r["dataset"], "method": r["retriever"], "reader": r["reader"],
-                 "params": params, "config": r["config_hash"],
-                 f"vs {baseline}": r["baseline_config_hash"], "n paired": str(int(r["n_paired"]))}
+            t = {
+                "dataset": r["dataset"],
+                "method": r["retriever"],
+                "reader": r["reader"],
+                "params": params,
+                "config": r["config_hash"],
+                f"vs {baseline}": r["baseline_config_hash"],
+                "n paired": str(int(r["n_paired"])),
+            }
             for m, h in HEADLINE.items():
                 t[h] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
             tests.append(t)
-    cols = ["dataset", "method", "reader", "params", "n", *HEADLINE.values(), "p50 ms", "p95 ms",
-            "LLM calls/q", "LLM tok/q", "LLM s/q", "fallback", "config"]
+    cols = [
+        "dataset",
+        "method",
+        "reader",
+        "params",
+        "n",
+        *HEADLINE.values(),
+        "p50 ms",
+        "p95 ms",
+        "LLM calls/q",
+        "LLM tok/q",
+        "LLM s/q",
+        "fallback",
+        "config",
+    ]
     out = _table(rows, cols)
     if warning := fallback_warning_line(df):
         out += f"\n**Warning:** {warning}.\n"
     out += f"\n### Paired tests against `{baseline}` (difference in points, corrected p-value)\n\n"
     if tests:
-        out += (f"Each cell: method − `{baseline}` in points on the questions both runs scored, and in "
-                f"brackets the p-value {CORRECTION}-corrected across the {n_comparisons(df)} comparisons "
-                f"of this table (every method × metric below); ▲ / ▼: better / worse than `{baseline}` "
-                f"at corrected p < {SIGNIFICANT}. Uncorrected p-values: `p_<metric>` in leaderboard.csv, "
-                "`p` in leaderboard_long.parquet.\n\n")
-        out += _table(tests, ["dataset", "method", "reader", "params", "config", f"vs {baseline}",
-                              "n paired", *HEADLINE.values()])
+        out += (
+            f"Each cell: method − `{baseline}` in points on the questions both runs scored, and in "
+            f"brackets the p-value {CORRECTION}-corrected across the {n_comparisons(df)} comparisons "
+            f"of this table (every method × metric below); ▲ / ▼: better / worse than `{baseline}` "
+            f"at corrected p < {SIGNIFICANT}. Uncorrected p-values: `p_<metric>` in leaderboard.csv, "
+            "`p` in leaderboard_long.parquet.\n\n"
+        )
+        out += _table(
+            tests,
+            [
+                "dataset",
+                "method",
+                "reader",
+                "params",
+                "config",
+                f"vs {baseline}",
+                "n paired",
+                *HEADLINE.values(),
+            ],
+        )
     else:
         out += f"_no run to compare with a `{baseline}` run on the same dataset_\n"
     return out

@@ -63,8 +63,11 @@ def _main_preference(row) -> tuple:
 
 
 def _scored(row) -> int | None:
-    counts = [int(row[c]) for c in ("n_retrieval_scored", "n_answer_scored")
-              if c in row and not is_missing(row.get(c))]
+    counts = [
+        int(row[c])
+        for c in ("n_retrieval_scored", "n_answer_scored")
+        if c in row and not is_missing(row.get(c))
+    ]
     return max(counts) if counts else None
 
 
@@ -80,8 +83,11 @@ def pairing(row, by_hash: dict) -> str:
     if base is None:
         return "other"
     n_paired = row.get("n_paired")
-    same = (not is_missing(n_paired) and row.get("n_questions") == base.get("n_questions")
-            and int(n_paired) == _scored(row))
+    same = (
+        not is_missing(n_paired)
+        and row.get("n_questions") == base.get("n_questions")
+        and int(n_paired) == _scored(row)
+    )
     return "paired" if same else "other"
 
 
@@ -104,9 +110,12 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
     for _, r in df.iterrows():
         kind = pairing(r, by_hash)
         method = str(r["retriever"]) + (f" {OTHER_QUESTIONS}" if kind == "other" else "")
-        row = {"method": method, "reader": str(r["reader"]),
-               "params": fmt_params(r.get("params_diff"), r.get("params")),
-               "n": DASH if is_missing(r.get("n_questions")) else str(int(r["n_questions"]))}
+        row = {
+            "method": method,
+            "reader": str(r["reader"]),
+            "params": fmt_params(r.get("params_diff"), r.get("params")),
+            "n": DASH if is_missing(r.get("n_questions")) else str(int(r["n_questions"])),
+        }
         for m, h in headers.items():
             row[h] = fmt_interval(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
             if kind == "paired" and not is_missing(r.get(m)):
@@ -116,8 +125,10 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
             else:
                 row[f"Δ {h}"] = DASH
         row["config"] = str(r["config_hash"])
-        row[f"vs {baseline}"] = {"paired": str(r.get("baseline_config_hash")),
-                                 "baseline": BASELINE_CELL}.get(kind, DASH)
+        row[f"vs {baseline}"] = {
+            "paired": str(r.get("baseline_config_hash")),
+            "baseline": BASELINE_CELL,
+        }.get(kind, DASH)
         rows.append(row)
     return rows
 
@@ -131,23 +142,29 @@ def columns(baseline: str = "dense") -> list[str]:
 
 def _method_order(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """The baseline's rows first, then by method, reader, graph (the frame's order within)."""
-    order = sorted(range(len(df)), key=lambda j: (df.iloc[j]["retriever"] != baseline,
-                                                  method_key(df.iloc[j]), j))
+    order = sorted(
+        range(len(df)),
+        key=lambda j: (df.iloc[j]["retriever"] != baseline, method_key(df.iloc[j]), j),
+    )
     return df.iloc[order]
 
 
-def dataset_section(df: pd.DataFrame, dataset: str, baseline: str = "dense",
-                    by_hash: dict | None = None) -> str:
+def dataset_section(
+    df: pd.DataFrame, dataset: str, baseline: str = "dense", by_hash: dict | None = None
+) -> str:
     """The paper table of one dataset (rows of `df` with that dataset) and its variants."""
     rows = df[df["dataset"] == dataset]
     if by_hash is None:
         by_hash = {(r["dataset"], r["config_hash"]): r for _, r in df.iterrows()}
     main, variants = split_methods(rows)
     cols = columns(baseline)
-    out = f"## {dataset}\n\n" + _table(table_rows(_method_order(main, baseline), by_hash, baseline), cols)
+    out = f"## {dataset}\n\n" + _table(
+        table_rows(_method_order(main, baseline), by_hash, baseline), cols
+    )
     if not variants.empty:
-        out += (f"\n**Variants** (the methods' other configurations on {dataset}):\n\n"
-                + _table(table_rows(_method_order(variants, baseline), by_hash, baseline), cols))
+        out += f"\n**Variants** (the methods' other configurations on {dataset}):\n\n" + _table(
+            table_rows(_method_order(variants, baseline), by_hash, baseline), cols
+        )
     return out
 
 
@@ -157,7 +174,9 @@ def paper_tables_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
         return "_no complete runs yet_\n"
     df = finish_table(df)
     by_hash = {(r["dataset"], r["config_hash"]): r for _, r in df.iterrows()}
-    return "\n".join(dataset_section(df, d, baseline, by_hash) for d in sorted(df["dataset"].unique()))
+    return "\n".join(
+        dataset_section(df, d, baseline, by_hash) for d in sorted(df["dataset"].unique())
+    )
 
 
 def header(baseline: str = "dense") -> str:
@@ -178,13 +197,19 @@ difference. `params` as in leaderboard.md; `config` is the run's config hash.
 """
 
 
-def write_paper_tables(df: pd.DataFrame, path: str | Path, baseline: str = "dense",
-                       reference: pd.DataFrame | None = None) -> Path:
+def write_paper_tables(
+    df: pd.DataFrame,
+    path: str | Path,
+    baseline: str = "dense",
+    reference: pd.DataFrame | None = None,
+) -> Path:
     """<path> (paper_tables.md) from a finished leaderboard and, when given, the reference rows."""
     text = header(baseline) + paper_tables_markdown(df, baseline)
     if reference is not None and not reference.empty:
-        text += ("\n# Reference results (committed, `results/reference/`)\n\n"
-                 + paper_tables_markdown(reference, baseline))
+        text += (
+            "\n# Reference results (committed, `results/reference/`)\n\n"
+            + paper_tables_markdown(reference, baseline)
+        )
     write_text(Path(path), text)
     return Path(path)
 
@@ -203,7 +228,9 @@ def main(argv: list[str]) -> int:
         df = concat_rows([finish_table(g) for _, g in df.groupby("source", sort=False)])
     baseline = next(iter(df["baseline"].dropna()), "dense") if "baseline" in df else "dense"
     reference = None
-    if "source" in df and (df["source"] == "reference").any():  # a report's runs and the reference beside
+    if (
+        "source" in df and (df["source"] == "reference").any()
+    ):  # a report's runs and the reference beside
         reference = df[df["source"] == "reference"]
         df = df[df["source"] != "reference"]
     print(f"wrote {write_paper_tables(df, folder / PAPER_TABLES, baseline, reference)}")

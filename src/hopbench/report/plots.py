@@ -40,28 +40,60 @@ from hopbench.report.run_reader import diff_label  # noqa: E402
 from hopbench.report.table_params import row_diff, row_params  # noqa: E402
 
 SWEEP_PARAMS = ("depth", "decay", "damping")  # the sensitivity table's methods (sensitivity.csv)
-COST_NAMES = {"latency_ms_p50": "latency p50 (ms)", "latency_ms_p95": "latency p95 (ms)",
-              "llm_calls_per_q": "LLM calls / question"}
-COST_METRICS = ("latency_ms_p50", "latency_ms_p95", "llm_calls_per_q", "llm_tokens_per_q", "llm_seconds_per_q")
-COLUMN_WIDTH = 3.4   # inches: one column of a two-column paper
-PANEL_HEIGHT = 2.3   # inches per panel, legend not included
+COST_NAMES = {
+    "latency_ms_p50": "latency p50 (ms)",
+    "latency_ms_p95": "latency p95 (ms)",
+    "llm_calls_per_q": "LLM calls / question",
+}
+COST_METRICS = (
+    "latency_ms_p50",
+    "latency_ms_p95",
+    "llm_calls_per_q",
+    "llm_tokens_per_q",
+    "llm_seconds_per_q",
+)
+COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
+PANEL_HEIGHT = 2.3  # inches per panel, legend not included
 DPI = 300
 FORMATS = ("png", "pdf")
-LABEL_WIDTH = 30     # characters before a legend label wraps
+LABEL_WIDTH = 30  # characters before a legend label wraps
 
 # Okabe-Ito colours (colour-blind safe) per method family; variants get line styles / markers.
-FAMILY_COLOURS = {"dense": "#000000", "hipporag": "#0072B2", "catrag": "#D55E00",
-                  "flow_diffusion": "#009E73", "neuropath": "#CC79A7", "spreading_activation": "#E69F00",
-                  "oracle": "#999999"}
+FAMILY_COLOURS = {
+    "dense": "#000000",
+    "hipporag": "#0072B2",
+    "catrag": "#D55E00",
+    "flow_diffusion": "#009E73",
+    "neuropath": "#CC79A7",
+    "spreading_activation": "#E69F00",
+    "oracle": "#999999",
+}
 EXTRA_COLOURS = ["#56B4E9", "#882255", "#44AA99", "#117733", "#999933", "#AA4499", "#332288"]
-VARIANT_STYLES = {"": ("-", "o"), "_code": ("--", "s"), "1": ("--", "s"), "_nogate": (":", "^"),
-                  "_neo4j": ("-.", "D"), "_neo4j_nogate": ((0, (3, 1, 1, 1, 1, 1)), "v")}
+VARIANT_STYLES = {
+    "": ("-", "o"),
+    "_code": ("--", "s"),
+    "1": ("--", "s"),
+    "_nogate": (":", "^"),
+    "_neo4j": ("-.", "D"),
+    "_neo4j_nogate": ((0, (3, 1, 1, 1, 1, 1)), "v"),
+}
 OTHER_STYLE = ("--", "X")
 
-STYLE = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "legend.fontsize": 6,
-         "xtick.labelsize": 6, "ytick.labelsize": 6, "lines.linewidth": 1.0, "lines.markersize": 3.5,
-         "errorbar.capsize": 1.5, "axes.spines.top": False, "axes.spines.right": False,
-         "pdf.fonttype": 42, "savefig.dpi": DPI}
+STYLE = {
+    "font.size": 7,
+    "axes.titlesize": 7,
+    "axes.labelsize": 7,
+    "legend.fontsize": 6,
+    "xtick.labelsize": 6,
+    "ytick.labelsize": 6,
+    "lines.linewidth": 1.0,
+    "lines.markersize": 3.5,
+    "errorbar.capsize": 1.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "pdf.fonttype": 42,
+    "savefig.dpi": DPI,
+}
 
 
 def _slug(s: str) -> str:
@@ -77,7 +109,7 @@ def family(method: str) -> tuple[str, str]:
     """('spreading_activation', '_nogate'): the longest known family prefix and the rest."""
     for fam in sorted(FAMILY_COLOURS, key=len, reverse=True):
         if method == fam or method.startswith(fam):
-            return fam, method[len(fam):]
+            return fam, method[len(fam) :]
     return method, ""
 
 
@@ -93,7 +125,9 @@ def method_style(method: str) -> dict:
 
 
 def _wrap(text: str) -> str:
-    return "\n".join(textwrap.wrap(text, LABEL_WIDTH, break_long_words=False, subsequent_indent="  "))
+    return "\n".join(
+        textwrap.wrap(text, LABEL_WIDTH, break_long_words=False, subsequent_indent="  ")
+    )
 
 
 def _method_label(name: str, diff: str) -> str:
@@ -131,10 +165,21 @@ def representative_runs(part: pd.DataFrame, metric: str) -> pd.DataFrame:
     n_methods = part.groupby("n_questions")["retriever"].nunique()
     keys = []
     for i, r in part.iterrows():
-        at_defaults = not (r.get("params_diff") if not _missing(r.get("params_diff"))
-                           else diff_label(row_diff(r)))
-        keys.append((i, (at_defaults, int(n_methods.get(r["n_questions"], 0)), int(r["n_questions"]),
-                         str(r.get("finished_at") or ""), str(r["config_hash"]))))
+        at_defaults = not (
+            r.get("params_diff") if not _missing(r.get("params_diff")) else diff_label(row_diff(r))
+        )
+        keys.append(
+            (
+                i,
+                (
+                    at_defaults,
+                    int(n_methods.get(r["n_questions"], 0)),
+                    int(r["n_questions"]),
+                    str(r.get("finished_at") or ""),
+                    str(r["config_hash"]),
+                ),
+            )
+        )
     best: dict[str, tuple] = {}
     for i, k in keys:
         m = part.loc[i, "retriever"]
@@ -154,8 +199,16 @@ def _n_note(rows: pd.DataFrame) -> dict:
 # ---- saving ---------------------------------------------------------------------------------------
 def _legend_below(fig, handles, labels, ncol: int = 2) -> None:
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False,
-                   handlelength=2.2, columnspacing=1.0, borderaxespad=0.2)
+        fig.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncol=ncol,
+            frameon=False,
+            handlelength=2.2,
+            columnspacing=1.0,
+            borderaxespad=0.2,
+        )
 
 
 def _save(fig, stem: Path) -> list[Path]:
@@ -174,14 +227,20 @@ def _legend_height(labels: list[str], ncol: int) -> float:
     """Inches a legend below the axes takes: its rows, each as tall as its longest label."""
     if not any(labels):
         return 0.0
-    rows = [labels[i:i + ncol] for i in range(0, len(labels), ncol)]
+    rows = [labels[i : i + ncol] for i in range(0, len(labels), ncol)]
     return 0.08 + sum(max(lab.count("\n") + 1 for lab in row) * 0.115 for row in rows)
 
 
 def _figure(n_panels: int = 1, labels: list[str] = (), ncol: int = 2):
     height = PANEL_HEIGHT * n_panels + _legend_height(list(labels), ncol)
-    fig, axes = plt.subplots(n_panels, 1, figsize=(COLUMN_WIDTH, height), squeeze=False, sharex=True,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        n_panels,
+        1,
+        figsize=(COLUMN_WIDTH, height),
+        squeeze=False,
+        sharex=True,
+        layout="constrained",
+    )
     return fig, list(axes[:, 0])
 
 
@@ -211,8 +270,9 @@ def recall_ks() -> list[int]:
 
 
 def _ylabel(metric: str) -> str:
-    name = COST_NAMES.get(metric) or (metric_registry.get(metric).label
-                                      if metric in metric_registry.names() else metric)
+    name = COST_NAMES.get(metric) or (
+        metric_registry.get(metric).label if metric in metric_registry.names() else metric
+    )
     return name if _scale(metric) == 1.0 else f"{name} (%)"
 
 
@@ -247,15 +307,25 @@ def recall_figure(part: pd.DataFrame, title: str = ""):
         notes = _n_note(rows)
         labels = {i: run_label(r) + notes[i] for i, r in rows.iterrows()}
         fig, (ax,) = _figure(1, list(labels.values()), ncol)
-        offsets = _offsets(len(rows), 0.25 * math.log(2))  # a quarter of the gap between k=1 and k=2
+        offsets = _offsets(
+            len(rows), 0.25 * math.log(2)
+        )  # a quarter of the gap between k=1 and k=2
         ks = recall_ks()
         for off, (i, r) in zip(offsets, rows.iterrows(), strict=True):
             style = method_style(r["retriever"])
             xs = np.array(ks, dtype=float) * math.exp(off)
             ys = [100 * r[f"recall@{k}"] for k in ks]
             err = np.hstack([_err(rows.loc[[i]], f"recall@{k}") for k in ks])
-            ax.errorbar(xs, ys, yerr=err, label=labels[i], elinewidth=0.6, alpha=0.95,
-                        markeredgewidth=0, **style)
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=err,
+                label=labels[i],
+                elinewidth=0.6,
+                alpha=0.95,
+                markeredgewidth=0,
+                **style,
+            )
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
@@ -308,9 +378,16 @@ def quality_latency_figure(part: pd.DataFrame, title: str = ""):
             notes = _n_note(rows)
             for i, r in rows.iterrows():
                 style = method_style(r["retriever"])
-                h = ax.errorbar([r["latency_ms_p50"]], [100 * r[metric]], yerr=_err(rows.loc[[i]], metric),
-                                color=style["color"], marker=style["marker"], linestyle="none",
-                                elinewidth=0.6, markeredgewidth=0)
+                h = ax.errorbar(
+                    [r["latency_ms_p50"]],
+                    [100 * r[metric]],
+                    yerr=_err(rows.loc[[i]], metric),
+                    color=style["color"],
+                    marker=style["marker"],
+                    linestyle="none",
+                    elinewidth=0.6,
+                    markeredgewidth=0,
+                )
                 handles.setdefault(run_label(r) + notes[i], h)
             _log_latency_axis(ax, part["latency_ms_p50"].astype(float))
             ax.set(ylabel=_ylabel(metric))
@@ -324,7 +401,9 @@ def quality_latency_figure(part: pd.DataFrame, title: str = ""):
 def quality_vs_latency(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     paths = []
     for dataset, reader, part in _split(df):
-        fig = quality_latency_figure(part, title=f"{_title(dataset, reader)}: quality vs latency (95% CI)")
+        fig = quality_latency_figure(
+            part, title=f"{_title(dataset, reader)}: quality vs latency (95% CI)"
+        )
         if fig is not None:
             paths += _save(fig, out_dir / f"quality_vs_latency_{_slug(dataset)}{_suffix(reader)}")
     return paths
@@ -346,12 +425,15 @@ def _is_number(v) -> bool:
 @dataclass
 class Sweep:
     """Runs of one method that differ only in `param`: one line per setting of the others."""
+
     dataset: str
     method: str
     reader: str
     param: str
     integer: bool
-    lines: list[tuple[dict, pd.DataFrame]] = field(default_factory=list)  # (fixed params, rows by value)
+    lines: list[tuple[dict, pd.DataFrame]] = field(
+        default_factory=list
+    )  # (fixed params, rows by value)
 
     @property
     def values(self) -> list:
@@ -362,8 +444,14 @@ class Sweep:
         if len(self.lines) <= 1:
             return [""] * len(self.lines)
         keys = sorted({k for fixed, _ in self.lines for k in fixed})
-        vary = [k for k in keys
-                if len({json.dumps(fixed.get(k), sort_keys=True, default=str) for fixed, _ in self.lines}) > 1]
+        vary = [
+            k
+            for k in keys
+            if len(
+                {json.dumps(fixed.get(k), sort_keys=True, default=str) for fixed, _ in self.lines}
+            )
+            > 1
+        ]
         return [_wrap(" ".join(f"{k}={fixed.get(k)}" for k in vary)) for fixed, _ in self.lines]
 
 
@@ -397,14 +485,29 @@ def sweeps(df: pd.DataFrame, metrics=None) -> list[Sweep]:
             for ids in groups.values():
                 rows = part.loc[ids].assign(_x=[params[i][name] for i in ids])
                 # one run per value: the most recent (a rerun of the same settings)
-                order = rows["finished_at"].astype(str) if "finished_at" in rows else rows["config_hash"]
-                rows = rows.assign(_order=order).sort_values("_order").drop_duplicates("_x", keep="last")
+                order = (
+                    rows["finished_at"].astype(str)
+                    if "finished_at" in rows
+                    else rows["config_hash"]
+                )
+                rows = (
+                    rows.assign(_order=order)
+                    .sort_values("_order")
+                    .drop_duplicates("_x", keep="last")
+                )
                 if rows["_x"].nunique() >= 2:
                     fixed = {k: v for k, v in params[ids[0]].items() if k != name}
                     lines.append((fixed, rows.sort_values("_x").drop(columns="_order")))
             if lines:
-                lines.sort(key=lambda line: [(_is_number(line[0].get(k)), line[0].get(k) if _is_number(
-                    line[0].get(k)) else str(line[0].get(k))) for k in sorted(line[0])])
+                lines.sort(
+                    key=lambda line: [
+                        (
+                            _is_number(line[0].get(k)),
+                            line[0].get(k) if _is_number(line[0].get(k)) else str(line[0].get(k)),
+                        )
+                        for k in sorted(line[0])
+                    ]
+                )
                 integer = all(isinstance(v, (int, np.integer)) for v in values)
                 out.append(Sweep(str(dataset), str(method), str(reader), name, integer, lines))
     return out
@@ -419,7 +522,9 @@ def sensitivity_figure(sweep: Sweep, metrics=None):
     error bars dodged; ticks at the values run (integers for an integer parameter). A cost
     metric (latency_ms_p50, ...) is drawn in its own unit, without error bars."""
     rows_all = pd.concat([rows for _, rows in sweep.lines])
-    metrics = [m for m in (metrics or quality_metrics()) if m in rows_all and rows_all[m].notna().any()]
+    metrics = [
+        m for m in (metrics or quality_metrics()) if m in rows_all and rows_all[m].notna().any()
+    ]
     if not metrics:
         return None
     labels = sweep.line_labels()
@@ -439,9 +544,16 @@ def sensitivity_figure(sweep: Sweep, metrics=None):
                 colour = colours[j] if len(sweep.lines) > 1 else base["color"]
                 err = _err(rows, metric)
                 dodge = offsets[j] if err is not None else 0.0  # only error bars need room
-                ax.errorbar(rows["_x"].astype(float) + dodge, _scale(metric) * rows[metric].astype(float),
-                            yerr=err, color=colour, marker=base["marker"],
-                            elinewidth=0.6, markeredgewidth=0, label=label or None)
+                ax.errorbar(
+                    rows["_x"].astype(float) + dodge,
+                    _scale(metric) * rows[metric].astype(float),
+                    yerr=err,
+                    color=colour,
+                    marker=base["marker"],
+                    elinewidth=0.6,
+                    markeredgewidth=0,
+                    label=label or None,
+                )
             ax.set_xticks(values, [_fmt_tick(v, sweep.integer) for v in values])
             ax.minorticks_off()
             ax.set(ylabel=_ylabel(metric))
@@ -457,8 +569,10 @@ def sensitivity_figure(sweep: Sweep, metrics=None):
 
 
 def _stem(sweep: Sweep) -> str:
-    return (f"sensitivity_{_slug(sweep.dataset)}_{_slug(sweep.method)}{_suffix(sweep.reader)}"
-            f"_{_slug(sweep.param)}")
+    return (
+        f"sensitivity_{_slug(sweep.dataset)}_{_slug(sweep.method)}{_suffix(sweep.reader)}"
+        f"_{_slug(sweep.param)}"
+    )
 
 
 def sensitivity_plots(df: pd.DataFrame, out_dir: Path) -> list[Path]:
@@ -488,4 +602,8 @@ def all_figures(df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
     if df.empty:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
-    return recall_curves(df, out_dir) + quality_vs_latency(df, out_dir) + sensitivity_plots(df, out_dir)
+    return (
+        recall_curves(df, out_dir)
+        + quality_vs_latency(df, out_dir)
+        + sensitivity_plots(df, out_dir)
+    )

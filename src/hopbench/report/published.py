@@ -15,8 +15,17 @@ import pandas as pd
 from hopbench.core.atomic import atomic_path, write_text
 from hopbench.report.markdown import DASH, _table
 
-PUBLISHED_COLUMNS = ["method", "hopbench_retriever", "dataset", "metric", "value", "source", "models",
-                     "split_size", "notes"]
+PUBLISHED_COLUMNS = [
+    "method",
+    "hopbench_retriever",
+    "dataset",
+    "metric",
+    "value",
+    "source",
+    "models",
+    "split_size",
+    "notes",
+]
 DATASET_ORDER = ["musique", "2wikimultihopqa", "hotpotqa", "hover"]
 
 
@@ -47,11 +56,22 @@ def base_dataset(name: str) -> str:
 
 def side_by_side(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
     """Long table: dataset, metric, origin (paper | hopbench), method, value (%), models, split."""
-    rows = [{"dataset": r["dataset"], "metric": r["metric"], "origin": "paper", "method": r["method"],
-             "hopbench_retriever": r["hopbench_retriever"] if isinstance(r["hopbench_retriever"], str)
-             else "", "value": float(r["value"]), "models": r["models"],
-             "split": f"{int(r['split_size'])} questions", "source": r["source"]}
-            for _, r in published.iterrows()]
+    rows = [
+        {
+            "dataset": r["dataset"],
+            "metric": r["metric"],
+            "origin": "paper",
+            "method": r["method"],
+            "hopbench_retriever": r["hopbench_retriever"]
+            if isinstance(r["hopbench_retriever"], str)
+            else "",
+            "value": float(r["value"]),
+            "models": r["models"],
+            "split": f"{int(r['split_size'])} questions",
+            "source": r["source"],
+        }
+        for _, r in published.iterrows()
+    ]
     metrics = published["metric"].unique()
     for _, r in ours.iterrows():
         for metric in metrics:
@@ -59,42 +79,73 @@ def side_by_side(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
             if v is None or pd.isna(v):
                 continue
             reader = f" + reader {r['reader']}" if r["reader"] != "none" else ""
-            diff = r.get("params_diff") if isinstance(r.get("params_diff"), str) else r.get("params")
+            diff = (
+                r.get("params_diff") if isinstance(r.get("params_diff"), str) else r.get("params")
+            )
             params = f" [{diff}]" if diff else ""
-            rows.append({"dataset": base_dataset(r["dataset"]), "metric": metric, "origin": "hopbench",
-                         "method": f"{r['retriever']}{reader}{params}", "hopbench_retriever": r["retriever"],
-                         "value": 100 * float(v), "models": r.get("models", DASH),
-                         "split": f"{int(r['n_questions'])} questions of {r['dataset']}",
-                         "source": f"runs/{r['dataset']}/{r['retriever']}/{r['config_hash']}"})
+            rows.append(
+                {
+                    "dataset": base_dataset(r["dataset"]),
+                    "metric": metric,
+                    "origin": "hopbench",
+                    "method": f"{r['retriever']}{reader}{params}",
+                    "hopbench_retriever": r["retriever"],
+                    "value": 100 * float(v),
+                    "models": r.get("models", DASH),
+                    "split": f"{int(r['n_questions'])} questions of {r['dataset']}",
+                    "source": f"runs/{r['dataset']}/{r['retriever']}/{r['config_hash']}",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def published_markdown(table: pd.DataFrame) -> str:
-    head = ("# Published numbers next to hopbench's\n\n"
-            "**Not comparable as-is.** Each paper used its own LLM, embedding model and split "
-            "(mostly the 1,000-question HippoRAG splits); hopbench rows use the models and the "
-            "questions named in their row. Compare *differences* to each paper's own baseline "
-            "(its dense or HippoRAG 2 row), not absolute values. Values in percent; the full "
-            "table is `published.csv`.\n\n")
+    head = (
+        "# Published numbers next to hopbench's\n\n"
+        "**Not comparable as-is.** Each paper used its own LLM, embedding model and split "
+        "(mostly the 1,000-question HippoRAG splits); hopbench rows use the models and the "
+        "questions named in their row. Compare *differences* to each paper's own baseline "
+        "(its dense or HippoRAG 2 row), not absolute values. Values in percent; the full "
+        "table is `published.csv`.\n\n"
+    )
     if table.empty or not (table["origin"] == "hopbench").any():
         return head + "_no hopbench runs yet: only published.csv_\n"
     ours = table[table["origin"] == "hopbench"]
     out = [head]
     order = {d: i for i, d in enumerate(DATASET_ORDER)}
-    paper = set(table.loc[table["origin"] == "paper", ["dataset", "metric"]].itertuples(index=False))
-    keys = sorted((k for k in ours[["dataset", "metric"]].drop_duplicates().itertuples(index=False)
-                   if tuple(k) in paper),
-                  key=lambda k: (order.get(k[0], 99), k[0], k[1]))
+    paper = set(
+        table.loc[table["origin"] == "paper", ["dataset", "metric"]].itertuples(index=False)
+    )
+    keys = sorted(
+        (
+            k
+            for k in ours[["dataset", "metric"]].drop_duplicates().itertuples(index=False)
+            if tuple(k) in paper
+        ),
+        key=lambda k: (order.get(k[0], 99), k[0], k[1]),
+    )
     for dataset, metric in keys:
         part = table[(table["dataset"] == dataset) & (table["metric"] == metric)]
         part = part.sort_values(["origin", "source", "value"], ascending=[False, True, False])
-        rows = [{"origin": r["origin"], "method": r["method"],
-                 "hopbench method": r["hopbench_retriever"] or DASH, "value": f"{r['value']:.1f}",
-                 "models": r["models"], "split": r["split"], "source": r["source"]}
-                for _, r in part.iterrows()]
-        out.append(f"## {dataset} — {metric}\n\n"
-                   + _table(rows, ["origin", "method", "hopbench method", "value", "models", "split",
-                                   "source"]) + "\n")
+        rows = [
+            {
+                "origin": r["origin"],
+                "method": r["method"],
+                "hopbench method": r["hopbench_retriever"] or DASH,
+                "value": f"{r['value']:.1f}",
+                "models": r["models"],
+                "split": r["split"],
+                "source": r["source"],
+            }
+            for _, r in part.iterrows()
+        ]
+        out.append(
+            f"## {dataset} — {metric}\n\n"
+            + _table(
+                rows, ["origin", "method", "hopbench method", "value", "models", "split", "source"]
+            )
+            + "\n"
+        )
     return "".join(out)
 
 

@@ -24,8 +24,10 @@ RUN_KEY = ["dataset", "retriever", "config_hash"]
 
 def check_not_reference(results_dir: str | Path, reference_dir: str | Path) -> None:
     if Path(results_dir).resolve() == Path(reference_dir).resolve():
-        raise HopbenchError(f"{results_dir} holds the committed reference results; write your report "
-                            "elsewhere (--results-dir) or merge your runs into it with --update-reference")
+        raise HopbenchError(
+            f"{results_dir} holds the committed reference results; write your report "
+            "elsewhere (--results-dir) or merge your runs into it with --update-reference"
+        )
 
 
 def load_table(folder: str | Path, stem: str) -> pd.DataFrame:
@@ -38,27 +40,38 @@ def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """pd.concat of result tables whose columns differ (a column all empty in one of them takes its
     dtype from the others, as pandas does today and promises to stop doing)."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation",
-                                category=FutureWarning)
+        warnings.filterwarnings(
+            "ignore", message="The behavior of DataFrame concatenation", category=FutureWarning
+        )
         return pd.concat(frames, ignore_index=True)
 
 
-SETTINGS_KEY = ["dataset", "retriever", "reader", "n_questions", "models"]  # limit=100 of 100 is all
+SETTINGS_KEY = [
+    "dataset",
+    "retriever",
+    "reader",
+    "n_questions",
+    "models",
+]  # limit=100 of 100 is all
 
 
 def _keys(df: pd.DataFrame, params: list[str]) -> tuple[list[tuple], list[tuple]]:
     """(run keys, settings keys) of each row: the settings key is what the run computed with
     (method, reader, questions scored, models and every hyper-parameter), whatever its hash."""
+
     def one(v) -> str:
         if v is None or (not isinstance(v, (str, list, dict)) and pd.isna(v)):
             return ""
-        if isinstance(v, float) and v.is_integer():  # 2 and 2.0 (a parquet round trip) are one value
+        if (
+            isinstance(v, float) and v.is_integer()
+        ):  # 2 and 2.0 (a parquet round trip) are one value
             return str(int(v))
         return str(v)
 
     def norm(frame: pd.DataFrame, cols: list[str]) -> list[tuple]:
         part = frame.reindex(columns=cols).astype(object)
         return [tuple(one(v) for v in row) for row in part.to_numpy()]
+
     return norm(df, RUN_KEY), norm(df, SETTINGS_KEY + params)
 
 
@@ -94,6 +107,7 @@ def kept_reference(reference: pd.DataFrame, new: pd.DataFrame) -> list[bool]:
             return True
         graphs = new_graphs.get(settings)
         return bool(graphs) and (not graph or "" in graphs or graph in graphs)
+
     return [not superseded(r, s, g) for r, s, g in zip(ref_runs, ref_settings, _graphs(reference))]
 
 
@@ -104,20 +118,28 @@ def merge_rows(reference: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     if new.empty:
         return reference.reset_index(drop=True)
     out = concat_rows([reference[kept_reference(reference, new)], new])
-    return out.sort_values([c for c in RUN_KEY + ["reader"] if c in out], kind="stable").reset_index(drop=True)
+    return out.sort_values(
+        [c for c in RUN_KEY + ["reader"] if c in out], kind="stable"
+    ).reset_index(drop=True)
 
 
-def merge_breakdown(reference_bd: pd.DataFrame, new_bd: pd.DataFrame, merged: pd.DataFrame,
-                    new: pd.DataFrame) -> pd.DataFrame:
+def merge_breakdown(
+    reference_bd: pd.DataFrame, new_bd: pd.DataFrame, merged: pd.DataFrame, new: pd.DataFrame
+) -> pd.DataFrame:
     """The breakdown rows of the reference runs the leaderboard merge kept, then the new runs'.
 
     A breakdown row has no settings of its own (no parameters, no graph): it follows its run's
     leaderboard row, so it stays exactly while that row is in `merged` and was not rerun (`new`)."""
+
     def hashes(frame: pd.DataFrame) -> set:
         return set(frame["config_hash"]) if "config_hash" in frame else set()
 
     keep = hashes(merged) - hashes(new)
-    old = reference_bd[reference_bd["config_hash"].isin(keep)] if not reference_bd.empty else reference_bd
+    old = (
+        reference_bd[reference_bd["config_hash"].isin(keep)]
+        if not reference_bd.empty
+        else reference_bd
+    )
     if old.empty:
         return new_bd.reset_index(drop=True)
     if new_bd.empty:

@@ -26,9 +26,9 @@ from hopbench.evaluate.metric_registry import backfilled
 log = logging.getLogger(__name__)
 
 _WARNED: set[Path] = set()  # runs whose missing `method` record was reported
-DENSE_ONLY = {"dense", "oracle"}   # retrievers that read no knowledge graph
+DENSE_ONLY = {"dense", "oracle"}  # retrievers that read no knowledge graph
 DEFAULT_GRAPH = "spacy"
-UNKNOWN_GRAPH = "?"          # a run from before metrics.json recorded its graph
+UNKNOWN_GRAPH = "?"  # a run from before metrics.json recorded its graph
 
 # Config keys that say where things live, not what was computed: never shown as "params".
 _RETRIEVER_SKIP = {"name", "_target_"}
@@ -95,8 +95,11 @@ class Run:
         if recorded is None:
             if self.dir not in _WARNED:
                 _WARNED.add(self.dir)
-                log.warning("%s: written before runs recorded their method's defaults; every setting "
-                            "is shown (`hopbench migrate --runs-dir ...` upgrades it)", self.dir)
+                log.warning(
+                    "%s: written before runs recorded their method's defaults; every setting "
+                    "is shown (`hopbench migrate --runs-dir ...` upgrades it)",
+                    self.dir,
+                )
             return dict(self.params)
         return dict(recorded)
 
@@ -115,14 +118,22 @@ class Run:
 
     def scores(self, metric: str) -> dict[str, float]:
         """question id -> score, for the questions where the metric applies."""
-        return {p["id"]: float(p["metrics"][metric]) for p in self.predictions if metric in p["metrics"]}
+        return {
+            p["id"]: float(p["metrics"][metric]) for p in self.predictions if metric in p["metrics"]
+        }
 
     def latencies(self) -> np.ndarray:
         """Retrieval latency per question as first computed: a row whose LLM replies came from
         the response cache measured cache lookups, so the seconds those replies cost when they
         were made (its retrieval `llm_cost`'s `llm_cached_seconds`) are added back."""
-        return np.array([p["latency_ms"] + 1000 * cached_seconds(p) for p in self.predictions
-                         if p.get("latency_ms") is not None], dtype=float)
+        return np.array(
+            [
+                p["latency_ms"] + 1000 * cached_seconds(p)
+                for p in self.predictions
+                if p.get("latency_ms") is not None
+            ],
+            dtype=float,
+        )
 
 
 def cached_seconds(row: dict) -> float:
@@ -135,21 +146,30 @@ def cached_seconds(row: dict) -> float:
 def read_predictions(path: Path) -> list[dict]:
     """Rows of predictions.jsonl (`hopbench.core.records.read_rows`, strictly: a bad line is an
     error here, not a question to recompute), checked for the fields the report needs."""
+
     def check(i: int, row: dict) -> None:
         metrics = row.get("metrics")
         if not isinstance(metrics, dict):
-            raise DataError(path, f"line {i} (id {row['id']})", "metrics", "missing or not an object")
+            raise DataError(
+                path, f"line {i} (id {row['id']})", "metrics", "missing or not an object"
+            )
         for k, v in metrics.items():
             if not isinstance(v, (int, float)) or isinstance(v, bool):
-                raise DataError(path, f"line {i} (id {row['id']})", f"metrics.{k}",
-                                f"expected a number, got {v!r}")
+                raise DataError(
+                    path,
+                    f"line {i} (id {row['id']})",
+                    f"metrics.{k}",
+                    f"expected a number, got {v!r}",
+                )
 
     try:
         rows, _, dupes = read_rows(path, strict=True, check=check)
     except BadLine as exc:
         raise DataError(path, f"line {exc.line}", exc.field, exc.problem) from exc
     if dupes:  # a doubled row (two processes raced before runs were locked)
-        log.warning("%s: %d duplicate question id(s) ignored (the first row of each is kept)", path, dupes)
+        log.warning(
+            "%s: %d duplicate question id(s) ignored (the first row of each is kept)", path, dupes
+        )
     return rows
 
 
@@ -168,7 +188,9 @@ def load_run(run_dir: str | Path) -> Run:
     if not pred_path.exists():
         raise DataError(pred_path, "file", None, "missing: a complete run needs its predictions")
     predictions = read_predictions(pred_path)
-    for p in predictions:  # metrics declared since the run was written, from its rankings and answers
+    for (
+        p
+    ) in predictions:  # metrics declared since the run was written, from its rankings and answers
         p["metrics"] = backfilled(p)
     return Run(dir=run_dir, metrics=metrics, config=config, predictions=predictions)
 

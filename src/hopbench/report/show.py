@@ -43,10 +43,15 @@ def find_run(run: str, runs_dir: str | Path = "runs") -> Path:
     if len(hits) == 1:
         return hits[0].parent
     if len(hits) > 1:
-        raise HopbenchError(f"'{run}' matches {len(hits)} runs: "
-                            + ", ".join(str(h.parent) for h in hits[:5]) + "; give the folder")
-    raise HopbenchError(f"no run '{run}': not a folder with predictions.jsonl, nor a config hash "
-                        f"under {runs_dir}/<dataset>/<retriever>/")
+        raise HopbenchError(
+            f"'{run}' matches {len(hits)} runs: "
+            + ", ".join(str(h.parent) for h in hits[:5])
+            + "; give the folder"
+        )
+    raise HopbenchError(
+        f"no run '{run}': not a folder with predictions.jsonl, nor a config hash "
+        f"under {runs_dir}/<dataset>/<retriever>/"
+    )
 
 
 def find_question(run_dir: Path, question_id: str) -> dict:
@@ -55,8 +60,10 @@ def find_question(run_dir: Path, question_id: str) -> dict:
         if str(row["id"]) == question_id:
             return row
     some = ", ".join(str(r["id"]) for r in rows[:5])
-    raise HopbenchError(f"{run_dir / 'predictions.jsonl'}: no question with id '{question_id}' "
-                        f"({len(rows)} questions; e.g. {some})")
+    raise HopbenchError(
+        f"{run_dir / 'predictions.jsonl'}: no question with id '{question_id}' "
+        f"({len(rows)} questions; e.g. {some})"
+    )
 
 
 # ---- passage titles -------------------------------------------------------------------------
@@ -92,9 +99,17 @@ def titles_from_corpus(run_dir: Path, needed: set[str]) -> dict[str, str]:
     from hopbench.data import load_dataset
 
     for root in (Path.cwd(), run_dir.resolve().parents[3]):
-        q, c = root / ds["questions_path"], root / ds["corpus_path"] if ds.get("corpus_path") else None
+        q, c = (
+            root / ds["questions_path"],
+            root / ds["corpus_path"] if ds.get("corpus_path") else None,
+        )
         if q.exists() and (c is None or c.exists()):
-            params = {**ds, "questions_path": str(q), "corpus_path": str(c) if c else None, "limit": 1}
+            params = {
+                **ds,
+                "questions_path": str(q),
+                "corpus_path": str(c) if c else None,
+                "limit": 1,
+            }
             try:
                 dataset = load_dataset(**params)
             except HopbenchError:
@@ -142,8 +157,10 @@ def _ranking(value) -> list[tuple[str, float]] | None:
     if isinstance(value, dict) and value and all(_is_num(v) for v in value.values()):
         return [(k, float(v)) for k, v in value.items()]
     if isinstance(value, list) and value:
-        if all(isinstance(x, (list, tuple)) and len(x) == 2 and _is_num(x[1]) and not _is_num(x[0])
-               for x in value):
+        if all(
+            isinstance(x, (list, tuple)) and len(x) == 2 and _is_num(x[1]) and not _is_num(x[0])
+            for x in value
+        ):
             return [(x[0], float(x[1])) for x in value]
         if all(isinstance(x, dict) for x in value):
             names = [next((k for k in _NAME_KEYS if k in x), None) for x in value]
@@ -169,9 +186,15 @@ def render_value(key: str, value, name: _Namer, top: int, indent: str = "  ") ->
         ranking.sort(key=lambda kv: -kv[1])
         head = f"{indent}{key} (top {min(top, len(ranking))} of {len(ranking)}):"
         width = max(len(_fmt(v)) for _, v in ranking[:top])
-        return [head] + [_clip(f"{indent}  {_fmt(v):>{width}}  {name(n)}") for n, v in ranking[:top]]
-    if isinstance(value, list) and value and all(_path_of(x) is not None for x in value) \
-            and any(isinstance(x, (list, dict)) for x in value):
+        return [head] + [
+            _clip(f"{indent}  {_fmt(v):>{width}}  {name(n)}") for n, v in ranking[:top]
+        ]
+    if (
+        isinstance(value, list)
+        and value
+        and all(_path_of(x) is not None for x in value)
+        and any(isinstance(x, (list, dict)) for x in value)
+    ):
         lines = [f"{indent}{key} ({len(value)}):"]
         for x in value[:top]:
             nodes, extra = _path_of(x)
@@ -185,12 +208,16 @@ def render_value(key: str, value, name: _Namer, top: int, indent: str = "  ") ->
         for i, x in enumerate(value[:top], start=1):
             # short fields on the record's line; long texts (an LLM's reasoning) each on its own
             short = {a: b for a, b in x.items() if not (isinstance(b, str) and len(b) > _LONG)}
-            lines.append(_clip(f"{indent}  {i}. " + " ".join(f"{a}={_fmt(b)}" for a, b in short.items())))
+            lines.append(
+                _clip(f"{indent}  {i}. " + " ".join(f"{a}={_fmt(b)}" for a, b in short.items()))
+            )
             for a, b in x.items():
                 if a not in short:
                     text = " ".join(b.split())
-                    lines.append(f"{indent}     {a}: " + (text if len(text) <= 4 * _WIDTH
-                                                           else text[: 4 * _WIDTH - 1] + "…"))
+                    lines.append(
+                        f"{indent}     {a}: "
+                        + (text if len(text) <= 4 * _WIDTH else text[: 4 * _WIDTH - 1] + "…")
+                    )
         if len(value) > top:
             lines.append(f"{indent}  … {len(value) - top} more")
         return lines
@@ -212,6 +239,7 @@ def _ordered(d: dict) -> list[str]:
     def rank(k: str):
         low = str(k).lower()
         return next((i for i, p in enumerate(_PRIORITY) if p in low), len(_PRIORITY)), str(k)
+
     return sorted(d, key=rank)
 
 
@@ -243,9 +271,13 @@ def render_trace(trace: dict, name: _Namer, top: int) -> list[str]:
     if t.timings:
         lines += render_value("timings", t.timings, name, top)
     if t.llm_cost:
-        lines.append(_clip("  llm_cost: " + " ".join(f"{k}={_fmt(v)}" for k, v in t.llm_cost.items())))
+        lines.append(
+            _clip("  llm_cost: " + " ".join(f"{k}={_fmt(v)}" for k, v in t.llm_cost.items()))
+        )
     if t.llm_keys:
-        lines.append(_clip(f"  llm_keys ({len(t.llm_keys)}): " + " ".join(k[:12] for k in t.llm_keys)))
+        lines.append(
+            _clip(f"  llm_keys ({len(t.llm_keys)}): " + " ".join(k[:12] for k in t.llm_keys))
+        )
     return lines
 
 
@@ -257,7 +289,8 @@ def render_fallbacks(row: Row) -> list[str]:
         return []
     return [f"fallback ({len(entries)}):"] + [
         f"  {part:<9}  {e.get('step')}: {' '.join(str(e.get('reason', '')).split())}"
-        for part, e in entries]
+        for part, e in entries
+    ]
 
 
 # ---- the whole page -------------------------------------------------------------------------
@@ -265,10 +298,14 @@ def render(run_dir: Path, row: dict | Row, titles: dict[str, str], top: int = 10
     row = row if isinstance(row, Row) else Row.from_dict(row)
     gold = [str(g) for g in row.gold_passage_ids]
     name = _Namer(titles, set(gold))
-    meta_s = ", ".join(f"{k}={_fmt(v)}" for k, v in row.meta.items() if not isinstance(v, (dict, list)))
-    out = [f"run        {run_dir}",
-           f"question   {row.id}" + (f"  ({meta_s})" if meta_s else ""),
-           f"  {row.question}"]
+    meta_s = ", ".join(
+        f"{k}={_fmt(v)}" for k, v in row.meta.items() if not isinstance(v, (dict, list))
+    )
+    out = [
+        f"run        {run_dir}",
+        f"question   {row.id}" + (f"  ({meta_s})" if meta_s else ""),
+        f"  {row.question}",
+    ]
     if row.kind == "claim":
         out.append(f"gold label {row.label}")
     else:
@@ -291,30 +328,47 @@ def render(run_dir: Path, row: dict | Row, titles: dict[str, str], top: int = 10
         out.append("reader:")
         out += render_trace(row.reader_trace, name, top)
     out.append("answer     " + ("(no reader)" if row.answer is None else repr(row.answer)))
-    out.append("scores     " + (" ".join(f"{k}={_fmt(float(v))}" for k, v in row.metrics.items())
-                                or "(none apply)"))
+    out.append(
+        "scores     "
+        + (" ".join(f"{k}={_fmt(float(v))}" for k, v in row.metrics.items()) or "(none apply)")
+    )
     if _is_num(row.latency_ms):
         out.append(f"latency    {row.latency_ms:.2f} ms")
     return "\n".join(out) + "\n"
 
 
 def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="hopbench show",
-                                     description="Print one question of a run: gold, trace, retrieved "
-                                                 "passages (HIT/miss), answer and scores.")
-    parser.add_argument("run", help="run folder (runs/<dataset>/<retriever>/<hash>) or its config hash")
+    parser = argparse.ArgumentParser(
+        prog="hopbench show",
+        description="Print one question of a run: gold, trace, retrieved "
+        "passages (HIT/miss), answer and scores.",
+    )
+    parser.add_argument(
+        "run", help="run folder (runs/<dataset>/<retriever>/<hash>) or its config hash"
+    )
     parser.add_argument("question_id")
-    parser.add_argument("--runs-dir", default=runs_dir_default(),
-                        help="where to look up a hash (default: $HOPBENCH_RUNS_DIR, else runs)")
-    parser.add_argument("--top", type=int, default=10, help="entries shown per ranking/list (default 10)")
-    parser.add_argument("--no-corpus", action="store_true",
-                        help="do not load the corpus from config.yaml to show passage titles")
+    parser.add_argument(
+        "--runs-dir",
+        default=runs_dir_default(),
+        help="where to look up a hash (default: $HOPBENCH_RUNS_DIR, else runs)",
+    )
+    parser.add_argument(
+        "--top", type=int, default=10, help="entries shown per ranking/list (default 10)"
+    )
+    parser.add_argument(
+        "--no-corpus",
+        action="store_true",
+        help="do not load the corpus from config.yaml to show passage titles",
+    )
     args = parser.parse_args(argv)
     try:
         run_dir = find_run(args.run, args.runs_dir)
         row = find_question(run_dir, args.question_id)
         titles = titles_from(row.get("trace") or {})
-        needed = {str(p) for p in (row.get("gold_passage_ids") or []) + (row.get("ranked_passage_ids") or [])}
+        needed = {
+            str(p)
+            for p in (row.get("gold_passage_ids") or []) + (row.get("ranked_passage_ids") or [])
+        }
         if not args.no_corpus and needed - set(titles):
             titles = {**titles_from_corpus(run_dir, needed - set(titles)), **titles}
         print(render(run_dir, row, titles, top=args.top), end="")

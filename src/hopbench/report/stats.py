@@ -52,8 +52,9 @@ def _as_matrix(values) -> np.ndarray:
     return v.reshape(-1, 1) if v.ndim == 1 else v
 
 
-def bootstrap_cis(values, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
-                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_cis(
+    values, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile-bootstrap intervals of the column means of `values` (n x m), one resample
     set for all columns; NaNs when there are no rows."""
     v = _as_matrix(values)
@@ -67,14 +68,17 @@ def bootstrap_cis(values, confidence: float = 0.95, n_resamples: int = DEFAULT_R
     return lo, hi
 
 
-def bootstrap_ci(values, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = 0) -> tuple[float, float]:
+def bootstrap_ci(
+    values, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
     """Percentile-bootstrap interval of the mean; (nan, nan) for no values."""
     lo, hi = bootstrap_cis(_as_matrix(values), confidence, n_resamples, seed)
     return float(lo[0]), float(hi[0])
 
 
-def paired_bootstrap_ps(method, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
+def paired_bootstrap_ps(
+    method, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> np.ndarray:
     """Two-sided p-values that mean(method - baseline) differs from 0, per column (paired by row).
 
     p = 2 * min(P*(mean diff <= 0), P*(mean diff >= 0)) over bootstrap resamples of the
@@ -94,7 +98,9 @@ def paired_bootstrap_ps(method, baseline, n_resamples: int = DEFAULT_RESAMPLES, 
     return p
 
 
-def paired_bootstrap_p(method, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> float:
+def paired_bootstrap_p(
+    method, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> float:
     """paired_bootstrap_ps for one score vector."""
     a, b = np.asarray(method, dtype=float), np.asarray(baseline, dtype=float)
     if a.shape != b.shape:
@@ -113,8 +119,10 @@ def mcnemar_exact_p(method, baseline) -> float:
         raise ValueError(f"paired scores need the same length, got {a.shape} and {b_.shape}")
     bad = ~np.isin(a, (0.0, 1.0)) | ~np.isin(b_, (0.0, 1.0))
     if bad.any():
-        raise ValueError("McNemar needs 0/1 scores; got non-binary values "
-                         f"{sorted(set(a[bad]) | set(b_[bad]))[:5]}")
+        raise ValueError(
+            "McNemar needs 0/1 scores; got non-binary values "
+            f"{sorted(set(a[bad]) | set(b_[bad]))[:5]}"
+        )
     if a.size == 0:
         return float("nan")
     b = int(np.sum((a == 1) & (b_ == 0)))

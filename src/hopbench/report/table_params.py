@@ -25,8 +25,11 @@ def row_params(row) -> dict:
     if isinstance(raw, str) and raw:
         return json.loads(raw)
     if any(c.startswith("param.") for c in row.index):
-        return {c.removeprefix("param."): plain_value(row[c])
-                for c in row.index if c.startswith("param.") and not is_missing(row[c])}
+        return {
+            c.removeprefix("param."): plain_value(row[c])
+            for c in row.index
+            if c.startswith("param.") and not is_missing(row[c])
+        }
     return parse_params_label(row.get("params"))
 
 
@@ -62,9 +65,14 @@ def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
     def key(i):
         r = df.loc[i]
         vary = sorted(keys.get(r.get("retriever"), ()))
-        return (str(r.get("dataset")), str(r.get("retriever")), str(r.get("reader")),
-                tuple(_sortable(params[i].get(k)) for k in vary),
-                -(r.get("n_questions") if not is_missing(r.get("n_questions")) else 0), str(r.get("config_hash")))
+        return (
+            str(r.get("dataset")),
+            str(r.get("retriever")),
+            str(r.get("reader")),
+            tuple(_sortable(params[i].get(k)) for k in vary),
+            -(r.get("n_questions") if not is_missing(r.get("n_questions")) else 0),
+            str(r.get("config_hash")),
+        )
 
     return df.loc[sorted(df.index, key=key)].reset_index(drop=True)
 
@@ -89,5 +97,7 @@ def typed_params(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in [c for c in out.columns if c.startswith("param.")]:
         if out[col].dtype.kind in "iu" or _integer_column(out, col):
-            out[col] = pd.array([None if is_missing(v) else int(v) for v in out[col]], dtype="Int64")
+            out[col] = pd.array(
+                [None if is_missing(v) else int(v) for v in out[col]], dtype="Int64"
+            )
     return out

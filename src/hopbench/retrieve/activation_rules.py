@@ -42,9 +42,9 @@ import scipy.sparse as sp
 from hopbench.retrieve.kernels.topk import TopKSearch, full_product_top_k
 
 SEED_FALLBACK_TOTAL = 5  # QASA's seed_vector_fallback_k
-SEED_SCORES = ("index", "cosine")   # the authors' (1 + cos) / 2; hopbench's earlier max(cos, 0)
-SEED_NORMS = ("all", "mention")     # the authors' global max; hopbench's earlier per-mention max
-EDGE_RULES = ("pairs", "facts")     # the authors' one edge per ordered pair; facts per pair
+SEED_SCORES = ("index", "cosine")  # the authors' (1 + cos) / 2; hopbench's earlier max(cos, 0)
+SEED_NORMS = ("all", "mention")  # the authors' global max; hopbench's earlier per-mention max
+EDGE_RULES = ("pairs", "facts")  # the authors' one edge per ordered pair; facts per pair
 
 
 def relation_matrix(kg, edges: str = "pairs") -> sp.csr_matrix:
@@ -88,12 +88,18 @@ def fallback_k(n_mentions: int, total: int = SEED_FALLBACK_TOTAL) -> int:
     return max(1, total // max(n_mentions, 1))
 
 
-def seed_activations(mentions: Sequence[str], entity_index: Callable[[str], int | None],
-                     embed: Callable[[list[str]], np.ndarray], description_embeddings: np.ndarray,
-                     total: int = SEED_FALLBACK_TOTAL, search: TopKSearch | None = None, *,
-                     score: str = "index", norm: str = "all",
-                     hints: Sequence[str] | None = None,
-                     ) -> tuple[np.ndarray, np.ndarray, list[dict]]:
+def seed_activations(
+    mentions: Sequence[str],
+    entity_index: Callable[[str], int | None],
+    embed: Callable[[list[str]], np.ndarray],
+    description_embeddings: np.ndarray,
+    total: int = SEED_FALLBACK_TOTAL,
+    search: TopKSearch | None = None,
+    *,
+    score: str = "index",
+    norm: str = "all",
+    hints: Sequence[str] | None = None,
+) -> tuple[np.ndarray, np.ndarray, list[dict]]:
     """(entity indices, activations, per-seed detail) by rule 2 of the module docstring.
 
     entity_index maps a normalised name to its entity index (None if absent); embed turns

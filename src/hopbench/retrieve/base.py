@@ -37,8 +37,9 @@ class Services:
     @property
     def passage_embeddings(self) -> np.ndarray:
         if self._passage_emb is None:
-            self._passage_emb = self.encoder.encode([p.content for p in self.dataset.corpus],
-                                                    desc="passages")
+            self._passage_emb = self.encoder.encode(
+                [p.content for p in self.dataset.corpus], desc="passages"
+            )
         return self._passage_emb
 
     def encode_questions(self, questions: list[Question]) -> None:
@@ -46,7 +47,9 @@ class Services:
         Each question alone: a resumed run encodes fewer of them, and must get the same vectors."""
         missing = [q for q in questions if q.id not in self._query_emb]
         if missing:
-            vecs = self.encoder.encode([q.text for q in missing], desc="questions", alone=True, query=True)
+            vecs = self.encoder.encode(
+                [q.text for q in missing], desc="questions", alone=True, query=True
+            )
             self._query_emb.update({q.id: v for q, v in zip(missing, vecs, strict=True)})
 
     def query_embedding(self, question: Question) -> np.ndarray:

@@ -61,9 +61,9 @@ BOOST_SCOPES = ("seeds", "fact_entities")
 ANCHOR_DIVISORS = ("own", "code")
 PROMPTS = ("lines", "json", "official")
 ANCHOR_TEXTS = ("processed", "raw")
-MAX_SUMMARY_FACTS = 30    # facts shown to the summariser (bounds its prompt on hub entities)
-MAX_LINK_FACTS = 3        # linking facts shown per neighbour
-SCORE_LINE_TOKENS = 40    # reply budget per neighbour line (name, score, a short reason)
+MAX_SUMMARY_FACTS = 30  # facts shown to the summariser (bounds its prompt on hub entities)
+MAX_LINK_FACTS = 3  # linking facts shown per neighbour
+SCORE_LINE_TOKENS = 40  # reply budget per neighbour line (name, score, a short reason)
 
 
 class CatRAGRetriever(HippoRAGRetriever):
@@ -75,50 +75,53 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     pinned = {"seeding": "hipporag2"}  # HippoRAG's settings except its seeding variant
 
-    def __init__(self, *,
-                 # symbolic anchoring
-                 anchoring: bool = True,
-                 ner: str = "llm",                # llm (paper) | spacy (offline, no LLM call)
-                 epsilon: float = 0.2,            # reset of an anchor = epsilon / |passages(e)|
-                 # stage I / II edge weighting
-                 edge_weighting: bool = True,
-                 n_seed: int = 5,                 # N_seed
-                 k_edge: int = 15,                # K_edge: neighbours per seed sent to the LLM
-                 score_batch: int = 15,           # neighbours per LLM call (code: llm_score_batch = 15)
-                 pruned_weight: float = 0.2,      # neighbours beyond K_edge: the minimal "weak"
-                                                  #   multiplier (code: 0.3)
-                 phi_scale: float = 1.0,          # phi as in the paper (code: x2)
-                 tau: int = 3,                    # C(v) = summary when v has more than tau facts
-                 summaries: bool = True,          # false: the tau facts closest to the question
-                                                  #   instead of an LLM summary
-                 summary_max_tokens: int = 150,   # code: summary_length 150
-                 # key-fact passage enhancement
-                 passage_boost: bool = True,
-                 passage_multiplier: float = 3.5,  # 1 + beta, beta = 2.5 (paper)
-                 passage_renormalise: bool = False,  # code: true (keep the seed's total passage weight)
-                 # how the code applies them (CatRAG.py graph_search_with_fact_entities)
-                 score_merge: str = "max_target",  # max_target (code): the best score any seed gave
-                                                  #   a target weights every seed's whole edge to it;
-                                                  #   pair (catrag_hb): a score weights only the
-                                                  #   relation part of the (seed, neighbour) edge
-                 boost_scope: str = "seeds",      # seeds (paper) | fact_entities (code: every
-                                                  #   subject/object of a kept fact)
-                 anchor_divisor: str = "own",     # own (paper: |passages(anchor)|) | code (the
-                                                  #   passage count of the previous phrase_key)
-                 summary_facts: int = MAX_SUMMARY_FACTS,  # facts given to the summariser (0: all, code)
-                 link_facts: int = MAX_LINK_FACTS,  # linking facts shown per neighbour (0: all, code)
-                 neighbour_copies: bool = False,  # code: true (a neighbour is listed once per
-                                                  #   parallel out-edge, as igraph's successors()
-                                                  #   returns it, in node order when none is cut)
-                 anchor_text: str = "processed",  # processed (code: ner_query links HippoRAG's
-                                                  #   text_processing of each entity) | raw
-                 prompts: str = "lines",          # lines: the authors' design in hopbench's words
-                                                  #   (reply lines parsed as the code parses them,
-                                                  #   filter with demonstrations); json: hopbench's
-                                                  #   earlier JSON prompts; official: the authors'
-                                                  #   files from `official_prompts`
-                 official_prompts: str | None = None,  # a checkout of kwunhang/CatRAG (prompts: official)
-                 **hipporag) -> None:
+    def __init__(
+        self,
+        *,
+        # symbolic anchoring
+        anchoring: bool = True,
+        ner: str = "llm",  # llm (paper) | spacy (offline, no LLM call)
+        epsilon: float = 0.2,  # reset of an anchor = epsilon / |passages(e)|
+        # stage I / II edge weighting
+        edge_weighting: bool = True,
+        n_seed: int = 5,  # N_seed
+        k_edge: int = 15,  # K_edge: neighbours per seed sent to the LLM
+        score_batch: int = 15,  # neighbours per LLM call (code: llm_score_batch = 15)
+        pruned_weight: float = 0.2,  # neighbours beyond K_edge: the minimal "weak"
+        #   multiplier (code: 0.3)
+        phi_scale: float = 1.0,  # phi as in the paper (code: x2)
+        tau: int = 3,  # C(v) = summary when v has more than tau facts
+        summaries: bool = True,  # false: the tau facts closest to the question
+        #   instead of an LLM summary
+        summary_max_tokens: int = 150,  # code: summary_length 150
+        # key-fact passage enhancement
+        passage_boost: bool = True,
+        passage_multiplier: float = 3.5,  # 1 + beta, beta = 2.5 (paper)
+        passage_renormalise: bool = False,  # code: true (keep the seed's total passage weight)
+        # how the code applies them (CatRAG.py graph_search_with_fact_entities)
+        score_merge: str = "max_target",  # max_target (code): the best score any seed gave
+        #   a target weights every seed's whole edge to it;
+        #   pair (catrag_hb): a score weights only the
+        #   relation part of the (seed, neighbour) edge
+        boost_scope: str = "seeds",  # seeds (paper) | fact_entities (code: every
+        #   subject/object of a kept fact)
+        anchor_divisor: str = "own",  # own (paper: |passages(anchor)|) | code (the
+        #   passage count of the previous phrase_key)
+        summary_facts: int = MAX_SUMMARY_FACTS,  # facts given to the summariser (0: all, code)
+        link_facts: int = MAX_LINK_FACTS,  # linking facts shown per neighbour (0: all, code)
+        neighbour_copies: bool = False,  # code: true (a neighbour is listed once per
+        #   parallel out-edge, as igraph's successors()
+        #   returns it, in node order when none is cut)
+        anchor_text: str = "processed",  # processed (code: ner_query links HippoRAG's
+        #   text_processing of each entity) | raw
+        prompts: str = "lines",  # lines: the authors' design in hopbench's words
+        #   (reply lines parsed as the code parses them,
+        #   filter with demonstrations); json: hopbench's
+        #   earlier JSON prompts; official: the authors'
+        #   files from `official_prompts`
+        official_prompts: str | None = None,  # a checkout of kwunhang/CatRAG (prompts: official)
+        **hipporag,
+    ) -> None:
         """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, docs/methods/hipporag.md;
         the same defaults match CatRAG Table 6: synonym 2 x sim, d = 0.5; code: synonym 3.0)."""
         super().__init__(**hipporag, **self.pinned)
@@ -129,31 +132,43 @@ class CatRAGRetriever(HippoRAGRetriever):
             if int(val) < 1:
                 raise HopbenchError(f"retriever.{key} must be >= 1, got {val}")
         if edge_weighting or (anchoring and ner == "llm"):
-            resolve_llm_switch(True, llm_name, "edge_weighting" if edge_weighting else "ner", "catrag")
+            resolve_llm_switch(
+                True, llm_name, "edge_weighting" if edge_weighting else "ner", "catrag"
+            )
         self.anchoring, self.ner, self.epsilon = anchoring, ner, epsilon
         self.edge_weighting, self.n_seed, self.k_edge = edge_weighting, n_seed, k_edge
         self.score_batch, self.pruned_weight, self.phi_scale = score_batch, pruned_weight, phi_scale
         self.tau, self.summaries, self.summary_max_tokens = tau, summaries, summary_max_tokens
         self.passage_boost, self.passage_multiplier = passage_boost, passage_multiplier
         self.passage_renormalise = passage_renormalise
-        for key, val, choices in (("score_merge", score_merge, SCORE_MERGES),
-                                  ("boost_scope", boost_scope, BOOST_SCOPES),
-                                  ("anchor_divisor", anchor_divisor, ANCHOR_DIVISORS)):
+        for key, val, choices in (
+            ("score_merge", score_merge, SCORE_MERGES),
+            ("boost_scope", boost_scope, BOOST_SCOPES),
+            ("anchor_divisor", anchor_divisor, ANCHOR_DIVISORS),
+        ):
             if val not in choices:
                 raise HopbenchError(f"retriever.{key} must be one of {choices}, got {val!r}")
         for key, val in (("summary_facts", summary_facts), ("link_facts", link_facts)):
             if int(val) < 0:
                 raise HopbenchError(f"retriever.{key} must be >= 0 (0: all), got {val}")
-        self.score_merge, self.boost_scope, self.anchor_divisor = score_merge, boost_scope, anchor_divisor
+        self.score_merge, self.boost_scope, self.anchor_divisor = (
+            score_merge,
+            boost_scope,
+            anchor_divisor,
+        )
         self.summary_facts, self.link_facts = int(summary_facts), int(link_facts)
         if prompts not in PROMPTS:
             raise HopbenchError(f"retriever.prompts must be one of {PROMPTS}, got {prompts!r}")
         if prompts == "official" and not official_prompts:
-            raise HopbenchError("retriever.prompts=official needs retriever.official_prompts=<a checkout "
-                                "of kwunhang/CatRAG>")
+            raise HopbenchError(
+                "retriever.prompts=official needs retriever.official_prompts=<a checkout "
+                "of kwunhang/CatRAG>"
+            )
         self.prompts, self.official_prompts = prompts, official_prompts
         if anchor_text not in ANCHOR_TEXTS:
-            raise HopbenchError(f"retriever.anchor_text must be one of {ANCHOR_TEXTS}, got {anchor_text!r}")
+            raise HopbenchError(
+                f"retriever.anchor_text must be one of {ANCHOR_TEXTS}, got {anchor_text!r}"
+            )
         self.anchor_text = anchor_text
         self.neighbour_copies = bool(neighbour_copies)
         self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
@@ -183,15 +198,19 @@ class CatRAGRetriever(HippoRAGRetriever):
         ctx = sp.csr_matrix(kg.context, dtype=np.float64) * c
         self.relation_part = sp.bmat([[rel, zero_ep], [zero_ep.T, zero_pp]], format="csr")
         self.context_part = sp.bmat([[sp.csr_matrix((E, E)), ctx.T], [ctx, zero_pp]], format="csr")
-        base = (self.relation_part + sp.bmat([[syn, zero_ep], [zero_ep.T, zero_pp]], format="csr")
-                + self.context_part).tocsr()
+        base = (
+            self.relation_part
+            + sp.bmat([[syn, zero_ep], [zero_ep.T, zero_pp]], format="csr")
+            + self.context_part
+        ).tocsr()
         base.eliminate_zeros()
         base.sort_indices()
         self.base = base
         self.relation_csr = sp.csr_matrix(kg.relation)
         self._summaries: dict[int, str] = {}
-        self._fact_directions = {(int(a), int(b)) for a, b in zip(kg.fact_subject, kg.fact_object, strict=True)
-                                 if a != b}
+        self._fact_directions = {
+            (int(a), int(b)) for a, b in zip(kg.fact_subject, kg.fact_object, strict=True) if a != b
+        }
 
     # -- 1. anchors (recognition memory is HippoRAG 2's `recognise`) ---------------------
     def question_entities(self, question, trace: dict) -> list[str]:
@@ -210,8 +229,13 @@ class CatRAGRetriever(HippoRAGRetriever):
         if self.prompts == "official":
             return self._official_entities(question, calls, trace)
         with fallback_on_bad_reply(trace, qe.SCHEMA_NAME, instead="no anchors"):
-            reply = self.llm.chat_json(qe.messages(question.text), qe.SCHEMA, schema_name=qe.SCHEMA_NAME,
-                                       max_tokens=96, trace=calls)
+            reply = self.llm.chat_json(
+                qe.messages(question.text),
+                qe.SCHEMA,
+                schema_name=qe.SCHEMA_NAME,
+                max_tokens=96,
+                trace=calls,
+            )
             return qe.entities(reply)
         return []
 
@@ -221,8 +245,14 @@ class CatRAGRetriever(HippoRAGRetriever):
         from hopbench.llm.prompts import official_catrag as oc
 
         res = self.llm.chat(self.official.ner_messages(question.text), max_tokens=96)
-        calls.append({"schema": "official_ner_query", "cached": res.cached,
-                      "latency_s": round(res.latency_s, 3), **res.usage})
+        calls.append(
+            {
+                "schema": "official_ner_query",
+                "cached": res.cached,
+                "latency_s": round(res.latency_s, 3),
+                **res.usage,
+            }
+        )
         try:
             return [e for e in (text_processing(x) for x in oc.ner_entities(res.text)) if e]
         except (ValueError, AttributeError) as e:
@@ -244,15 +274,28 @@ class CatRAGRetriever(HippoRAGRetriever):
         step = "official_fact_filter" if self.prompts == "official" else fd.SCHEMA_NAME
         with fallback_on_bad_reply(trace, step, instead="no fact kept"):
             if self.prompts == "official":
-                res = self.llm.chat(self.official.filter_messages(question, triples), max_tokens=512)
-                calls.append({"schema": step, "cached": res.cached, "latency_s": round(res.latency_s, 3),
-                              **res.usage})
+                res = self.llm.chat(
+                    self.official.filter_messages(question, triples), max_tokens=512
+                )
+                calls.append(
+                    {
+                        "schema": step,
+                        "cached": res.cached,
+                        "latency_s": round(res.latency_s, 3),
+                        **res.usage,
+                    }
+                )
                 generated = fd.parse_official(res.text)
                 if not generated and "fact_after_filter" not in res.text:
                     raise LLMFormatError(step, 1, "no fact_after_filter field", res.text)
             else:
-                reply = self.llm.chat_json(fd.messages(question, triples), fd.SCHEMA, schema_name=fd.SCHEMA_NAME,
-                                           max_tokens=160, trace=calls)
+                reply = self.llm.chat_json(
+                    fd.messages(question, triples),
+                    fd.SCHEMA,
+                    schema_name=fd.SCHEMA_NAME,
+                    max_tokens=160,
+                    trace=calls,
+                )
                 generated = reply["fact"]
             kept = candidates[fd.selected_positions(generated, triples, self.linking_top_k)]
         trace["llm_calls"] = calls
@@ -274,13 +317,19 @@ class CatRAGRetriever(HippoRAGRetriever):
         w = w.copy()
         anchors = []
         if mentions and len(self.kg.entity_embeddings):
-            linked = [int(e) for e in nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)]
+            linked = [
+                int(e) for e in nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)
+            ]
             if self.anchor_divisor == "code":
                 first = {}
                 for m, e in zip(mentions, linked, strict=True):
                     first.setdefault(e, m)
                 pairs = [(first[e], e) for e in list(set(linked))]
-                prev = int(self.kg.fact_object[int(kept[-1])]) if kept is not None and len(kept) else None
+                prev = (
+                    int(self.kg.fact_object[int(kept[-1])])
+                    if kept is not None and len(kept)
+                    else None
+                )
             else:
                 pairs = list(zip(mentions, linked, strict=True))
             for m, e in pairs:
@@ -327,7 +376,9 @@ class CatRAGRetriever(HippoRAGRetriever):
         if len(entries) <= self.k_edge:
             return entries, []
         order = sorted(range(len(entries)), key=lambda i: -sims[entries[i]][0])
-        return [entries[i] for i in order[:self.k_edge]], [entries[i] for i in order[self.k_edge:]]
+        return [entries[i] for i in order[: self.k_edge]], [
+            entries[i] for i in order[self.k_edge :]
+        ]
 
     def context_of(self, v: int, fact_cos: np.ndarray, trace: dict) -> str:
         """C(v): v's facts when it has at most tau of them, else a summary (LLM, memoised)."""
@@ -340,7 +391,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         if len(facts) <= self.tau:
             return ns.format_facts([kg.fact_triple(f) for f in facts])
         if not self.summaries:  # harness variant: the tau facts closest to the question
-            best = sorted(facts, key=lambda f: (-fact_cos[f], f))[:self.tau]
+            best = sorted(facts, key=lambda f: (-fact_cos[f], f))[: self.tau]
             return ns.format_facts([kg.fact_triple(f) for f in best])
         if v not in self._summaries:
             return self._summarise(v, facts, trace)
@@ -356,25 +407,46 @@ class CatRAGRetriever(HippoRAGRetriever):
 
         kg = self.kg
         name = kg.entity_names[v]
-        triples = [kg.fact_triple(f) for f in (facts[:self.summary_facts] if self.summary_facts else facts)]
+        triples = [
+            kg.fact_triple(f)
+            for f in (facts[: self.summary_facts] if self.summary_facts else facts)
+        ]
         calls = trace.setdefault("llm_calls", [])
         official = self.prompts == "official"
         step = "official_node_summarize" if official else entity_summary.STEP
         with fallback_on_bad_reply(trace, step, instead=f"the facts of {name!r}"):
-            msgs = self.official.summary_messages(name, triples) if official else entity_summary.messages(name, triples)
+            msgs = (
+                self.official.summary_messages(name, triples)
+                if official
+                else entity_summary.messages(name, triples)
+            )
             res = self.llm.chat(msgs, max_tokens=self.summary_max_tokens)
-            calls.append({"schema": step, "cached": res.cached,
-                          "latency_s": round(res.latency_s, 3), **res.usage})
+            calls.append(
+                {
+                    "schema": step,
+                    "cached": res.cached,
+                    "latency_s": round(res.latency_s, 3),
+                    **res.usage,
+                }
+            )
             text = oc.summary_text(res.text) if official else entity_summary.clean(res.text)
             if not text:
                 raise LLMFormatError(step, 1, "empty summary", res.text)
             self._summaries[v] = text
             return text
         fmt = neighbour_scores if self.prompts == "json" else neighbour_lines
-        return fmt.format_facts(triples[:self.tau])
+        return fmt.format_facts(triples[: self.tau])
 
-    def score_neighbours(self, question, seed: int, kept_nbrs: list[int], sims: dict,
-                         retrieved: list, fact_cos: np.ndarray, trace: dict) -> dict[int, int]:
+    def score_neighbours(
+        self,
+        question,
+        seed: int,
+        kept_nbrs: list[int],
+        sims: dict,
+        retrieved: list,
+        fact_cos: np.ndarray,
+        trace: dict,
+    ) -> dict[int, int]:
         """LLM scores 0-10 for the kept neighbours of one seed. prompts=json: a batch whose
         reply never matches its schema gets none (its edges keep their base weight);
         lines/official: reply lines parsed as the code does, an unparsed neighbour gets the
@@ -383,45 +455,83 @@ class CatRAGRetriever(HippoRAGRetriever):
         calls = trace.setdefault("llm_calls", [])
         out: dict[int, int] = {}
         for start in range(0, len(kept_nbrs), self.score_batch):
-            batch = kept_nbrs[start:start + self.score_batch]
+            batch = kept_nbrs[start : start + self.score_batch]
             names = [kg.entity_names[v] for v in batch]
-            links = [[kg.fact_triple(f) for f in (sims[v][1][:self.link_facts] if self.link_facts else sims[v][1])]
-                     for v in batch]
+            links = [
+                [
+                    kg.fact_triple(f)
+                    for f in (sims[v][1][: self.link_facts] if self.link_facts else sims[v][1])
+                ]
+                for v in batch
+            ]
             contexts = [self.context_of(v, fact_cos, trace) for v in batch]
             if self.prompts == "json":
-                out.update(self._score_json(question, seed, batch, names, links, contexts, retrieved, calls, trace))
+                out.update(
+                    self._score_json(
+                        question, seed, batch, names, links, contexts, retrieved, calls, trace
+                    )
+                )
                 continue
             from hopbench.llm.prompts import neighbour_lines as nl
 
             if self.prompts == "official":
-                msgs = self.official.score_messages(question.text, retrieved, kg.entity_names[seed],
-                                                    list(zip(names, links, contexts, strict=True)))
+                msgs = self.official.score_messages(
+                    question.text,
+                    retrieved,
+                    kg.entity_names[seed],
+                    list(zip(names, links, contexts, strict=True)),
+                )
                 step = "official_fact_score_with_sum"
             else:
-                msgs = nl.messages(question.text, retrieved, kg.entity_names[seed],
-                                   [nl.Neighbour(n, lk, c) for n, lk, c in zip(names, links, contexts, strict=True)])
+                msgs = nl.messages(
+                    question.text,
+                    retrieved,
+                    kg.entity_names[seed],
+                    [
+                        nl.Neighbour(n, lk, c)
+                        for n, lk, c in zip(names, links, contexts, strict=True)
+                    ],
+                )
                 step = nl.STEP
             res = self.llm.chat(msgs, max_tokens=SCORE_LINE_TOKENS * len(batch) + 16)
-            calls.append({"schema": step, "cached": res.cached, "latency_s": round(res.latency_s, 3),
-                          **res.usage})
+            calls.append(
+                {
+                    "schema": step,
+                    "cached": res.cached,
+                    "latency_s": round(res.latency_s, 3),
+                    **res.usage,
+                }
+            )
             for v, name, score in zip(batch, names, nl.parse(res.text, names), strict=True):
                 if score is None:
-                    record_fallback(trace, step, f"{name!r} (seed {kg.entity_names[seed]!r}) not in "
-                                    f"the reply: score {nl.DEFAULT_SCORE}")
+                    record_fallback(
+                        trace,
+                        step,
+                        f"{name!r} (seed {kg.entity_names[seed]!r}) not in "
+                        f"the reply: score {nl.DEFAULT_SCORE}",
+                    )
                     score = nl.DEFAULT_SCORE
-                out[v] = max(out.get(v, int(score)), int(score))   # copies: the code keeps the best
+                out[v] = max(out.get(v, int(score)), int(score))  # copies: the code keeps the best
         return out
 
-    def _score_json(self, question, seed, batch, names, links, contexts, retrieved, calls, trace) -> dict:
+    def _score_json(
+        self, question, seed, batch, names, links, contexts, retrieved, calls, trace
+    ) -> dict:
         from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.llm.prompts import neighbour_scores as ns
 
         items = [ns.Neighbour(n, lk, c) for n, lk, c in zip(names, links, contexts, strict=True)]
         msgs = ns.messages(question.text, retrieved, self.kg.entity_names[seed], items)
-        with fallback_on_bad_reply(trace, ns.SCHEMA_NAME,
-                                   instead=f"edges of {self.kg.entity_names[seed]!r} unchanged"):
-            reply = self.llm.chat_json(msgs, ns.schema(len(batch)), schema_name=ns.SCHEMA_NAME,
-                                       max_tokens=8 + 4 * len(batch), trace=calls)
+        with fallback_on_bad_reply(
+            trace, ns.SCHEMA_NAME, instead=f"edges of {self.kg.entity_names[seed]!r} unchanged"
+        ):
+            reply = self.llm.chat_json(
+                msgs,
+                ns.schema(len(batch)),
+                schema_name=ns.SCHEMA_NAME,
+                max_tokens=8 + 4 * len(batch),
+                trace=calls,
+            )
             return {v: int(s) for v, s in zip(batch, reply["scores"], strict=True)}
         return {}
 
@@ -435,11 +545,13 @@ class CatRAGRetriever(HippoRAGRetriever):
         kg = self.kg
         E = kg.n_entities
         order = np.flatnonzero(w > 0)
-        order = order[np.lexsort((order, -w[order]))][:self.n_seed]
+        order = order[np.lexsort((order, -w[order]))][: self.n_seed]
         trace["stage1_seeds"] = [kg.entity_names[e] for e in order]
         rel_m: dict[tuple[int, int], float] = {}
         ctx_m: dict[tuple[int, int], float] = {}
-        fact_cos = self.fact_emb @ np.asarray(q_emb, dtype=np.float64) if kg.n_facts else np.zeros(0)
+        fact_cos = (
+            self.fact_emb @ np.asarray(q_emb, dtype=np.float64) if kg.n_facts else np.zeros(0)
+        )
         retrieved = [kg.fact_triple(int(f)) for f in kept]
         edges_trace = []
         best: dict[int, int] = {}
@@ -449,7 +561,9 @@ class CatRAGRetriever(HippoRAGRetriever):
                 continue
             sims = self.neighbour_sims(u, fact_cos)
             if self.score_merge == "pair":
-                ranked = cw.rank_neighbours(self.relation_csr, u, {v: s for v, (s, _) in sims.items()})
+                ranked = cw.rank_neighbours(
+                    self.relation_csr, u, {v: s for v, (s, _) in sims.items()}
+                )
                 ranked = [v for v in ranked if v in sims]
             elif self.neighbour_copies:
                 ranked = None
@@ -457,7 +571,7 @@ class CatRAGRetriever(HippoRAGRetriever):
             else:  # the code: every entity sharing a fact with the seed (its edge may be a synonym one)
                 ranked = sorted(sims, key=lambda v: (-sims[v][0], v))
             if ranked is not None:
-                keep, pruned = ranked[:self.k_edge], ranked[self.k_edge:]
+                keep, pruned = ranked[: self.k_edge], ranked[self.k_edge :]
             scores = self.score_neighbours(question, u, keep, sims, retrieved, fact_cos, trace)
             if self.score_merge == "pair":
                 for v in pruned:
@@ -468,24 +582,43 @@ class CatRAGRetriever(HippoRAGRetriever):
                 skipped.update(pruned)
                 for v, s in scores.items():
                     best[v] = max(best.get(v, s), s)
-            edges_trace.append({"seed": kg.entity_names[u], "pruned": len(pruned),
-                                "scored": [[kg.entity_names[v], scores.get(v)] for v in keep]})
+            edges_trace.append(
+                {
+                    "seed": kg.entity_names[u],
+                    "pruned": len(pruned),
+                    "scored": [[kg.entity_names[v], scores.get(v)] for v in keep],
+                }
+            )
         if self.edge_weighting and self.score_merge == "max_target":
-            targets = {int(u): [int(v) for v in self.base.indices[self.base.indptr[u]:self.base.indptr[u + 1]]
-                                if v < E] for u in order}
-            rel_m = cw.target_multipliers(targets, best, skipped, self.phi_scale, self.pruned_weight)
+            targets = {
+                int(u): [
+                    int(v)
+                    for v in self.base.indices[self.base.indptr[u] : self.base.indptr[u + 1]]
+                    if v < E
+                ]
+                for u in order
+            }
+            rel_m = cw.target_multipliers(
+                targets, best, skipped, self.phi_scale, self.pruned_weight
+            )
         if self.passage_boost:
             if self.boost_scope == "seeds":
                 boost_entities = [int(e) for e in order]
             else:  # the code: every subject and object of a kept fact, in first-seen order
-                boost_entities = list(dict.fromkeys(int(x) for f in kept
-                                                    for x in (kg.fact_subject[f], kg.fact_object[f])))
+                boost_entities = list(
+                    dict.fromkeys(
+                        int(x) for f in kept for x in (kg.fact_subject[f], kg.fact_object[f])
+                    )
+                )
             for u in boost_entities:
-                seed_facts = [int(f) for f in kept if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))]
+                seed_facts = [
+                    int(f) for f in kept if u in (int(kg.fact_subject[f]), int(kg.fact_object[f]))
+                ]
                 boosted = {int(p) for f in seed_facts for p in kg.passages_of_fact(f)}
                 passages = [int(p) for p in kg.passages_of_entity(u)]
-                mult = cw.key_fact_multipliers(passages, boosted, self.passage_multiplier,
-                                               self.passage_renormalise)
+                mult = cw.key_fact_multipliers(
+                    passages, boosted, self.passage_multiplier, self.passage_renormalise
+                )
                 ctx_m.update({(u, E + p): m for p, m in mult.items() if m != 1.0})
         trace["edge_scores"] = edges_trace
         trace["n_boosted_passage_edges"] = sum(1 for m in ctx_m.values() if m > 1.0)
@@ -499,8 +632,12 @@ class CatRAGRetriever(HippoRAGRetriever):
     def retrieve(self, question, k: int) -> Retrieval:
         q_emb = self.services.query_embedding(question)
         dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
-        trace: dict = {"filter": self.use_filter, "anchoring": self.anchoring,
-                       "edge_weighting": self.edge_weighting, "passage_boost": self.passage_boost}
+        trace: dict = {
+            "filter": self.use_filter,
+            "anchoring": self.anchoring,
+            "edge_weighting": self.edge_weighting,
+            "passage_boost": self.passage_boost,
+        }
         w, kept, _ = self.recognise(question, q_emb, trace)
         if w is None:
             return self._finish(None, dense, trace, k)
@@ -516,7 +653,9 @@ class CatRAGRetriever(HippoRAGRetriever):
         graph = self.adapted_graph(rel_m, ctx_m)
         reset = np.concatenate([w, passage_reset(dense, self.passage_node_weight)])
         ppr = prepare_ppr(graph, check_symmetric=False)
-        scores = personalized_pagerank(ppr, reset, damping=self.damping, tol=self.ppr_tol, method="power")
+        scores = personalized_pagerank(
+            ppr, reset, damping=self.damping, tol=self.ppr_tol, method="power"
+        )
         return self._finish(scores, dense, trace, k)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:

@@ -47,7 +47,7 @@ from hopbench.retrieve.text_vectors import TextVectors
 MODES = ("hybrid", "local", "global")
 PROMPTS = ("own", "official")
 NODE_EMBEDDINGS = ("description", "name")
-KEYWORD_FALLBACK = "question_phrases"   # fallback step: phrases instead of LLM keywords
+KEYWORD_FALLBACK = "question_phrases"  # fallback step: phrases instead of LLM keywords
 
 
 class FlowDiffusionRetriever(Retriever):
@@ -61,26 +61,29 @@ class FlowDiffusionRetriever(Retriever):
     def needs_descriptions(self) -> bool:
         return self.node_embedding == "description"
 
-    def __init__(self, *,
-                 mode: str = "hybrid",            # QueryParam.mode: hybrid | local | global
-                 n_seeds: int = 40,               # QueryParam.max_source_nodes (seeds per keyword string)
-                 alpha: float = 50.0,             # QueryParam.alpha: seed mass α·ΣT·(1 + confidence)
-                 min_flow_threshold: float = 0.1, # QueryParam.min_flow_threshold: cluster kept if max x >= it
-                 confidence: float = 0.7,         # clusters.py: every seed's confidence
-                 epsilon: float = 0.02,           # flow_diffusion.py: excess tolerance
-                 step_size: float = 0.2,          # flow_diffusion.py: x += step·excess / Σw̄
-                 max_iterations: int = 500,       # flow_diffusion.py flow_diffusion()
-                 diffusion_seed: int = 42,        # flow_diffusion.py random_seed
-                 clusters: bool = True,           # run the per-seed diffusions (trace, reader context)
-                 keywords="auto",                 # auto: LLM keywords when llm= is set; false: phrases
-                 prompts: str = "own",            # own | official (the authors' keyword prompt)
-                 official_src: str | None = None, # checkout of Tarzanagh/QAFD-RAG (prompts=official)
-                 llm_name: str | None = None,
-                 node_embedding: str = "description",  # entity vectors for seeds and s_v
-                 relation_weight: float = 1.0,    # entity graph: w = relation x this + synonym x that
-                 synonym_weight: float = 0.0,     #   (LightRAG's graph has relation edges only)
-                 summary_batch: int = 10,         # QueryParam.batch_cluster_size
-                 summary_max_tokens: int = 512) -> None:
+    def __init__(
+        self,
+        *,
+        mode: str = "hybrid",  # QueryParam.mode: hybrid | local | global
+        n_seeds: int = 40,  # QueryParam.max_source_nodes (seeds per keyword string)
+        alpha: float = 50.0,  # QueryParam.alpha: seed mass α·ΣT·(1 + confidence)
+        min_flow_threshold: float = 0.1,  # QueryParam.min_flow_threshold: cluster kept if max x >= it
+        confidence: float = 0.7,  # clusters.py: every seed's confidence
+        epsilon: float = 0.02,  # flow_diffusion.py: excess tolerance
+        step_size: float = 0.2,  # flow_diffusion.py: x += step·excess / Σw̄
+        max_iterations: int = 500,  # flow_diffusion.py flow_diffusion()
+        diffusion_seed: int = 42,  # flow_diffusion.py random_seed
+        clusters: bool = True,  # run the per-seed diffusions (trace, reader context)
+        keywords="auto",  # auto: LLM keywords when llm= is set; false: phrases
+        prompts: str = "own",  # own | official (the authors' keyword prompt)
+        official_src: str | None = None,  # checkout of Tarzanagh/QAFD-RAG (prompts=official)
+        llm_name: str | None = None,
+        node_embedding: str = "description",  # entity vectors for seeds and s_v
+        relation_weight: float = 1.0,  # entity graph: w = relation x this + synonym x that
+        synonym_weight: float = 0.0,  #   (LightRAG's graph has relation edges only)
+        summary_batch: int = 10,  # QueryParam.batch_cluster_size
+        summary_max_tokens: int = 512,
+    ) -> None:
         if mode not in MODES:
             raise HopbenchError(f"retriever.mode must be one of {MODES}, got {mode!r}")
         if prompts not in PROMPTS:
@@ -90,16 +93,30 @@ class FlowDiffusionRetriever(Retriever):
         if n_seeds < 1 or summary_batch < 1:
             raise HopbenchError("retriever.n_seeds and retriever.summary_batch must be at least 1")
         self.mode, self.n_seeds, self.alpha = mode, n_seeds, alpha
-        self.min_flow_threshold, self.confidence, self.epsilon = min_flow_threshold, confidence, epsilon
-        self.step_size, self.max_iterations, self.diffusion_seed = step_size, max_iterations, diffusion_seed
+        self.min_flow_threshold, self.confidence, self.epsilon = (
+            min_flow_threshold,
+            confidence,
+            epsilon,
+        )
+        self.step_size, self.max_iterations, self.diffusion_seed = (
+            step_size,
+            max_iterations,
+            diffusion_seed,
+        )
         self.clusters, self.keywords, self.prompts = clusters, keywords, prompts
-        self.official_src, self.llm_name, self.node_embedding = official_src, llm_name, node_embedding
+        self.official_src, self.llm_name, self.node_embedding = (
+            official_src,
+            llm_name,
+            node_embedding,
+        )
         self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
         self.summary_batch, self.summary_max_tokens = summary_batch, summary_max_tokens
         self.use_llm = resolve_llm_switch(keywords, llm_name, "keywords", "flow_diffusion")
         if prompts == "official" and not official_src:
-            raise HopbenchError("retriever.prompts=official needs retriever.official_src: a checkout "
-                                "of Tarzanagh/QAFD-RAG (its prompt text is not shipped)")
+            raise HopbenchError(
+                "retriever.prompts=official needs retriever.official_src: a checkout "
+                "of Tarzanagh/QAFD-RAG (its prompt text is not shipped)"
+            )
         self.needs_llm = self.use_llm
         self.official = None
 
@@ -107,10 +124,16 @@ class FlowDiffusionRetriever(Retriever):
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
-        self.entity_graph = (self.relation_weight * kg.relation + self.synonym_weight * kg.synonym).tocsr()
+        self.entity_graph = (
+            self.relation_weight * kg.relation + self.synonym_weight * kg.synonym
+        ).tocsr()
         self.entity_graph.eliminate_zeros()
         self.entity_graph.sort_indices()
-        ent = kg.description_embeddings if self.node_embedding == "description" else kg.entity_embeddings
+        ent = (
+            kg.description_embeddings
+            if self.node_embedding == "description"
+            else kg.entity_embeddings
+        )
         self.entity_emb = np.asarray(ent, dtype=np.float64)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
@@ -123,7 +146,7 @@ class FlowDiffusionRetriever(Retriever):
 
     def _neighbours(self, e: int) -> np.ndarray:
         g = self.entity_graph
-        return g.indices[g.indptr[e]:g.indptr[e + 1]]
+        return g.indices[g.indptr[e] : g.indptr[e + 1]]
 
     # ---- step 1: keywords -------------------------------------------------------------------
     def keywords_for(self, question, trace: dict) -> tuple[list[str], list[str]]:
@@ -132,21 +155,32 @@ class FlowDiffusionRetriever(Retriever):
             from hopbench.llm.policy import fallback_on_bad_reply
             from hopbench.llm.prompts import qafd_keywords as kw
 
-            msgs = self.official.messages(question.text) if self.official else kw.messages(question.text)
+            msgs = (
+                self.official.messages(question.text)
+                if self.official
+                else kw.messages(question.text)
+            )
             calls: list = []
             high: list[str] = []
             low: list[str] = []
-            with fallback_on_bad_reply(trace, kw.SCHEMA_NAME, instead="question phrases instead") as out:
-                reply = self.services.llm.chat_json(msgs, kw.SCHEMA, schema_name=kw.SCHEMA_NAME,
-                                                    max_tokens=192, trace=calls)
+            with fallback_on_bad_reply(
+                trace, kw.SCHEMA_NAME, instead="question phrases instead"
+            ) as out:
+                reply = self.services.llm.chat_json(
+                    msgs, kw.SCHEMA, schema_name=kw.SCHEMA_NAME, max_tokens=192, trace=calls
+                )
                 high, low = kw.parse(reply)
             trace["llm_calls"] = calls
             if high or low:
                 return high, low
             if not out.failed:
-                record_fallback(trace, kw.SCHEMA_NAME, "no keyword in the reply; question phrases instead")
+                record_fallback(
+                    trace, kw.SCHEMA_NAME, "no keyword in the reply; question phrases instead"
+                )
         elif self.keywords == "auto":
-            record_fallback(trace, KEYWORD_FALLBACK, "no LLM configured: question phrases as keywords")
+            record_fallback(
+                trace, KEYWORD_FALLBACK, "no LLM configured: question phrases as keywords"
+            )
         return [], question_phrases(question.text)
 
     # ---- step 2: seeds ------------------------------------------------------------------------
@@ -154,7 +188,7 @@ class FlowDiffusionRetriever(Retriever):
         """The n_seeds entities closest to the keyword string's vector (ties by index)."""
         v = np.asarray(self.vectors([keyword_string])[0], dtype=np.float64)
         score = self.entity_emb @ v
-        top = np.lexsort((np.arange(len(score)), -score))[:self.n_seeds]
+        top = np.lexsort((np.arange(len(score)), -score))[: self.n_seeds]
         return top, score[top]
 
     def _strings(self, high: list[str], low: list[str]) -> list[tuple[str, str]]:
@@ -170,16 +204,32 @@ class FlowDiffusionRetriever(Retriever):
     def seed_clusters(self, keyword_string: str, seeds: np.ndarray) -> list[dict]:
         """One diffusion per seed on the entity graph, s from the keyword string's vector."""
         q = self.vectors([keyword_string])[0]
-        fd = SeedFlowDiffusion(self.entity_graph, node_similarity(self.entity_emb, q), alpha=self.alpha,
-                               confidence=self.confidence, epsilon=self.epsilon, step_size=self.step_size,
-                               max_iterations=self.max_iterations, seed=self.diffusion_seed)
+        fd = SeedFlowDiffusion(
+            self.entity_graph,
+            node_similarity(self.entity_emb, q),
+            alpha=self.alpha,
+            confidence=self.confidence,
+            epsilon=self.epsilon,
+            step_size=self.step_size,
+            max_iterations=self.max_iterations,
+            seed=self.diffusion_seed,
+        )
         names = self.kg.entity_names
         out = []
         for s in seeds:
             f = fd.run(int(s))
-            out.append({"seed": entity_node_id(names[int(s)]), "kept": keep_cluster(f, self.min_flow_threshold),
-                        "nodes": [[entity_node_id(names[int(v)]), float(x)] for v, x in zip(f.nodes, f.flow)],
-                        "iterations": f.iterations, "pushes": f.pushes, "converged": f.converged})
+            out.append(
+                {
+                    "seed": entity_node_id(names[int(s)]),
+                    "kept": keep_cluster(f, self.min_flow_threshold),
+                    "nodes": [
+                        [entity_node_id(names[int(v)]), float(x)] for v, x in zip(f.nodes, f.flow)
+                    ],
+                    "iterations": f.iterations,
+                    "pushes": f.pushes,
+                    "converged": f.converged,
+                }
+            )
         return out
 
     # ---- the ranking ---------------------------------------------------------------------------
@@ -196,10 +246,15 @@ class FlowDiffusionRetriever(Retriever):
             for level, text in self._strings(high, low):
                 seeds, score = self.seeds_for(text)
                 got = seed_text_units(seeds, kg.passages_of_entity, self._neighbours)
-                entry = {"level": level, "query": text,
-                         "seeds": [[entity_node_id(kg.entity_names[int(e)]), float(s)]
-                                   for e, s in zip(seeds, score)],
-                         "units": [[kg.passage_ids[u.passage], u.order, u.relation_count] for u in got]}
+                entry = {
+                    "level": level,
+                    "query": text,
+                    "seeds": [
+                        [entity_node_id(kg.entity_names[int(e)]), float(s)]
+                        for e, s in zip(seeds, score)
+                    ],
+                    "units": [[kg.passage_ids[u.passage], u.order, u.relation_count] for u in got],
+                }
                 if self.clusters:
                     entry["clusters"] = self.seed_clusters(text, seeds)
                 levels.append(entry)
@@ -207,7 +262,9 @@ class FlowDiffusionRetriever(Retriever):
             trace["levels"] = levels
         units = list(dict.fromkeys(units))
         if not units:
-            record_fallback(trace, DENSE, "no seed text unit" if kg.n_entities else "graph has no entities")
+            record_fallback(
+                trace, DENSE, "no seed text unit" if kg.n_entities else "graph has no entities"
+            )
         trace["n_units"] = len(units)
         in_units = np.zeros(kg.n_passages, dtype=bool)
         in_units[units] = True
@@ -229,24 +286,28 @@ class FlowDiffusionRetriever(Retriever):
         kg = self.kg
         trace = result.trace
         if not self.clusters:
-            raise HopbenchError("reader.context_extras needs the clusters: set retriever.clusters=true")
+            raise HopbenchError(
+                "reader.context_extras needs the clusters: set retriever.clusters=true"
+            )
         kept = []
         for level in trace.get("levels", []):
             for c in level.get("clusters", []):
                 if c["kept"]:
                     members = []
                     for node, flow in c["nodes"]:
-                        e = kg.entity_index(node[len("e:"):])
+                        e = kg.entity_index(node[len("e:") :])
                         members.append((kg.entity_labels[e], kg.entity_descriptions[e] or "", flow))
-                    seed = kg.entity_index(c["seed"][len("e:"):])
+                    seed = kg.entity_index(c["seed"][len("e:") :])
                     kept.append((kg.entity_labels[seed], members))
         summaries: list[str] = []
         missing = 0
         calls: list = []
         for i in range(0, len(kept), self.summary_batch):
-            batch = kept[i:i + self.summary_batch]
+            batch = kept[i : i + self.summary_batch]
             text = ""
-            with fallback_on_bad_reply(trace, "qafd_cluster_summary", instead="placeholder summaries"):
+            with fallback_on_bad_reply(
+                trace, "qafd_cluster_summary", instead="placeholder summaries"
+            ):
                 res = llm.chat(qc.messages(batch), max_tokens=self.summary_max_tokens * len(batch))
                 calls.append({"chars": len(res.text or "")})
                 text = res.text or ""

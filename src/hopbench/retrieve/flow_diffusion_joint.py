@@ -43,10 +43,13 @@ SEEDINGS = ("keywords", "hipporag")
 NODE_EMBEDDINGS = ("description", "name")
 
 
-def keyword_seeds(keyword_vecs: np.ndarray, entity_emb: np.ndarray, n_seeds: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def keyword_seeds(
+    keyword_vecs: np.ndarray, entity_emb: np.ndarray, n_seeds: int
+) -> tuple[np.ndarray, np.ndarray]:
     """QAFD Algorithm 1: score(v) = max_i cos(w_i, v); the n_seeds best entities (ties by index)."""
-    score = (np.asarray(entity_emb, dtype=np.float64) @ np.asarray(keyword_vecs, dtype=np.float64).T).max(axis=1)
+    score = (
+        np.asarray(entity_emb, dtype=np.float64) @ np.asarray(keyword_vecs, dtype=np.float64).T
+    ).max(axis=1)
     top = np.lexsort((np.arange(len(score)), -score))[:n_seeds]
     return top, score[top]
 
@@ -62,35 +65,42 @@ class JointFlowDiffusionRetriever(Retriever):
     def needs_descriptions(self) -> bool:
         return self.node_embedding == "description"
 
-    def __init__(self, *,
-                 variant: str = "paper",          # kernel settings (kernels.flow.QAFD_VARIANTS): paper
-                 alpha: float = 50.0,             # source mass α·ΣT; α >= 1 has no finite optimum,
-                                                  #   hence max_pushes
-                 n_seeds: int = 40,
-                 epsilon: float = 0.01,
-                 max_pushes: int | None = 500,    # the QAFD code's max_iterations; trace.converged
-                                                  #   says if ε was met first
-                 seeding: str = "keywords",       # keywords (Algorithm 1) | hipporag (HippoRAG 2's
-                                                  #   reset as seed weights)
-                 keywords="auto",                 # LLM keywords when llm= is set; else question phrases
-                 llm_name: str | None = None,
-                 node_embedding: str = "description",  # entity vectors for seeds and s_v: description | name
-                 relation_weight: float = 1.0,    # H_uv = stored edge weight x these multipliers
-                 synonym_weight: float = 1.0,
-                 context_weight: float = 1.0,
-                 uniform_seed_mass: bool = True,  # paper: Δ split evenly over the seeds; false: by seed score
-                 **hipporag_seeding) -> None:
+    def __init__(
+        self,
+        *,
+        variant: str = "paper",  # kernel settings (kernels.flow.QAFD_VARIANTS): paper
+        alpha: float = 50.0,  # source mass α·ΣT; α >= 1 has no finite optimum,
+        #   hence max_pushes
+        n_seeds: int = 40,
+        epsilon: float = 0.01,
+        max_pushes: int | None = 500,  # the QAFD code's max_iterations; trace.converged
+        #   says if ε was met first
+        seeding: str = "keywords",  # keywords (Algorithm 1) | hipporag (HippoRAG 2's
+        #   reset as seed weights)
+        keywords="auto",  # LLM keywords when llm= is set; else question phrases
+        llm_name: str | None = None,
+        node_embedding: str = "description",  # entity vectors for seeds and s_v: description | name
+        relation_weight: float = 1.0,  # H_uv = stored edge weight x these multipliers
+        synonym_weight: float = 1.0,
+        context_weight: float = 1.0,
+        uniform_seed_mass: bool = True,  # paper: Δ split evenly over the seeds; false: by seed score
+        **hipporag_seeding,
+    ) -> None:
         """``**hipporag_seeding``: `HippoRAGSeeding`'s settings, for ``seeding: hipporag``
         (a config with ``seeding: hipporag`` adds them with ``schema/HippoRAGSeeding``)."""
         if variant not in QAFD_VARIANTS:
-            raise HopbenchError(f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}")
+            raise HopbenchError(
+                f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}"
+            )
         if seeding not in SEEDINGS:
             raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
         if node_embedding not in NODE_EMBEDDINGS:
             raise HopbenchError(f"retriever.node_embedding must be one of {NODE_EMBEDDINGS}")
         if alpha >= 1 and max_pushes is None:
-            raise HopbenchError(f"retriever.alpha={alpha} puts more mass in than the graph can absorb, so "
-                                "the push loop never meets ε: set retriever.max_pushes (code: 500)")
+            raise HopbenchError(
+                f"retriever.alpha={alpha} puts more mass in than the graph can absorb, so "
+                "the push loop never meets ε: set retriever.max_pushes (code: 500)"
+            )
         self.variant, self.alpha, self.n_seeds, self.epsilon = variant, alpha, n_seeds, epsilon
         self.max_pushes, self.seeding, self.node_embedding = max_pushes, seeding, node_embedding
         self.keywords, self.llm_name = keywords, llm_name
@@ -98,21 +108,32 @@ class JointFlowDiffusionRetriever(Retriever):
         self.context_weight = context_weight
         self.uniform_seed_mass = uniform_seed_mass
         self.use_keywords_llm = seeding == "keywords" and resolve_llm_switch(
-            keywords, llm_name, "keywords", "flow_diffusion_joint")
+            keywords, llm_name, "keywords", "flow_diffusion_joint"
+        )
         unknown = sorted(set(hipporag_seeding) - set(settings(HippoRAGSeeding)))
         if unknown:
             raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
         self.hipporag_seeding = hipporag_seeding
-        self._hippo = (HippoRAGSeeding(llm_name=llm_name, **hipporag_seeding) if seeding == "hipporag"
-                       else None)
-        self.needs_llm = self.use_keywords_llm or (self._hippo is not None and self._hippo.needs_llm)
+        self._hippo = (
+            HippoRAGSeeding(llm_name=llm_name, **hipporag_seeding)
+            if seeding == "hipporag"
+            else None
+        )
+        self.needs_llm = self.use_keywords_llm or (
+            self._hippo is not None and self._hippo.needs_llm
+        )
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
         self.kg, self.services = kg, services
-        self.adjacency = kg.adjacency(relation=self.relation_weight, synonym=self.synonym_weight,
-                                      context=self.context_weight)
-        ent = kg.description_embeddings if self.node_embedding == "description" else kg.entity_embeddings
+        self.adjacency = kg.adjacency(
+            relation=self.relation_weight, synonym=self.synonym_weight, context=self.context_weight
+        )
+        ent = (
+            kg.description_embeddings
+            if self.node_embedding == "description"
+            else kg.entity_embeddings
+        )
         self.entity_emb = np.asarray(ent, dtype=np.float64)
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.node_emb = np.concatenate([self.entity_emb, self.passage_emb])
@@ -130,15 +151,24 @@ class JointFlowDiffusionRetriever(Retriever):
 
             calls: list = []
             words: list[str] = []
-            with fallback_on_bad_reply(trace, kw.SCHEMA_NAME, instead="question phrases instead") as out:
-                reply = self.services.llm.chat_json(kw.messages(question.text), kw.SCHEMA,
-                                                    schema_name=kw.SCHEMA_NAME, max_tokens=96, trace=calls)
+            with fallback_on_bad_reply(
+                trace, kw.SCHEMA_NAME, instead="question phrases instead"
+            ) as out:
+                reply = self.services.llm.chat_json(
+                    kw.messages(question.text),
+                    kw.SCHEMA,
+                    schema_name=kw.SCHEMA_NAME,
+                    max_tokens=96,
+                    trace=calls,
+                )
                 words = list(dict.fromkeys(w.strip() for w in reply["keywords"] if w.strip()))
             trace["llm_calls"] = calls
             if words:
                 return words
             if not out.failed:
-                record_fallback(trace, kw.SCHEMA_NAME, "no keyword in the reply; question phrases instead")
+                record_fallback(
+                    trace, kw.SCHEMA_NAME, "no keyword in the reply; question phrases instead"
+                )
         return question_phrases(question.text)
 
     def seeds(self, question, trace: dict) -> tuple[np.ndarray, np.ndarray | None] | None:
@@ -152,9 +182,15 @@ class JointFlowDiffusionRetriever(Retriever):
             return idx, reset[idx]
         words = self._keywords(question, trace)
         trace["keywords"] = words
-        vecs = self.vectors(words) if words else np.asarray(self.services.query_embedding(question))[None, :]
+        vecs = (
+            self.vectors(words)
+            if words
+            else np.asarray(self.services.query_embedding(question))[None, :]
+        )
         idx, score = keyword_seeds(vecs, self.entity_emb, self.n_seeds)
-        trace["seeds"] = [[entity_node_id(self.kg.entity_names[e]), float(s)] for e, s in zip(idx, score)]
+        trace["seeds"] = [
+            [entity_node_id(self.kg.entity_names[e]), float(s)] for e, s in zip(idx, score)
+        ]
         return idx, None if self.uniform_seed_mass else np.maximum(score, 0.0)
 
     def retrieve(self, question, k: int) -> Retrieval:
@@ -165,13 +201,31 @@ class JointFlowDiffusionRetriever(Retriever):
         seeds = self.seeds(question, trace) if kg.n_entities else None
         if seeds is None or seeds[0].size == 0:
             if not has_fallback(trace, DENSE):  # HippoRAG seeding records its own reason
-                record_fallback(trace, DENSE, "no seed entity" if kg.n_entities else "graph has no entities")
+                record_fallback(
+                    trace, DENSE, "no seed entity" if kg.n_entities else "graph has no entities"
+                )
             return to_retrieval(kg.passage_ids, order_by(dense, dense), dense, k, trace)
         idx, weights = seeds
-        res = qafd(self.adjacency, node_query_cosine(self.node_emb, q_emb), idx, weights,
-                   variant=self.variant, alpha=self.alpha, epsilon=self.epsilon, max_pushes=self.max_pushes)
-        x = res.x[kg.n_entities:]
-        trace.update({"converged": bool(res.converged), "pushes": res.pushes,
-                      "sweeps": res.sweeps, "excess": res.excess, "stuck_excess": res.stuck_excess,
-                      "support": int((res.x > 0).sum()), "passages_reached": int((x > 0).sum())})
+        res = qafd(
+            self.adjacency,
+            node_query_cosine(self.node_emb, q_emb),
+            idx,
+            weights,
+            variant=self.variant,
+            alpha=self.alpha,
+            epsilon=self.epsilon,
+            max_pushes=self.max_pushes,
+        )
+        x = res.x[kg.n_entities :]
+        trace.update(
+            {
+                "converged": bool(res.converged),
+                "pushes": res.pushes,
+                "sweeps": res.sweeps,
+                "excess": res.excess,
+                "stuck_excess": res.stuck_excess,
+                "support": int((res.x > 0).sum()),
+                "passages_reached": int((x > 0).sum()),
+            }
+        )
         return to_retrieval(kg.passage_ids, order_by(x, dense), x, k, trace)

@@ -62,7 +62,9 @@ def fact_scores(fact_embeddings: np.ndarray, query_emb: np.ndarray) -> np.ndarra
     """min-max normalised cos(fact, question) over all facts."""
     if len(fact_embeddings) == 0:
         return np.zeros(0)
-    return min_max(np.asarray(fact_embeddings, dtype=np.float64) @ np.asarray(query_emb, dtype=np.float64))
+    return min_max(
+        np.asarray(fact_embeddings, dtype=np.float64) @ np.asarray(query_emb, dtype=np.float64)
+    )
 
 
 def top_facts(scores: np.ndarray, k: int) -> np.ndarray:
@@ -70,9 +72,14 @@ def top_facts(scores: np.ndarray, k: int) -> np.ndarray:
     return np.lexsort((np.arange(len(scores)), -scores))[:k]
 
 
-def phrase_seed_weights(facts: np.ndarray, scores: np.ndarray, fact_subject: np.ndarray,
-                        fact_object: np.ndarray, passage_counts: np.ndarray, top_phrases: int
-                        ) -> np.ndarray:
+def phrase_seed_weights(
+    facts: np.ndarray,
+    scores: np.ndarray,
+    fact_subject: np.ndarray,
+    fact_object: np.ndarray,
+    passage_counts: np.ndarray,
+    top_phrases: int,
+) -> np.ndarray:
     """(E,) entity reset weights from the kept facts (step 3 of the module docstring)."""
     n = len(passage_counts)
     w = np.zeros(n)
@@ -92,8 +99,9 @@ def phrase_seed_weights(facts: np.ndarray, scores: np.ndarray, fact_subject: np.
     return w
 
 
-def specificity_seed_weights(mention_vecs: np.ndarray, entity_embeddings: np.ndarray,
-                             passage_counts: np.ndarray) -> tuple[np.ndarray, list[int]]:
+def specificity_seed_weights(
+    mention_vecs: np.ndarray, entity_embeddings: np.ndarray, passage_counts: np.ndarray
+) -> tuple[np.ndarray, list[int]]:
     """HippoRAG 1: each mention -> nearest entity by name embedding, weight 1/|passages(e)|."""
     w = np.zeros(len(passage_counts))
     linked = nearest_entities(mention_vecs, entity_embeddings)
@@ -117,14 +125,17 @@ class HippoRAGSeeding(Configurable):
     always seed as HippoRAG 2) picks ``hipporag2`` (facts) or ``hipporag1`` (mentions).
     """
 
-    def __init__(self, seeding: str = "hipporag2", *,
-                 linking_top_k: int = 5,          # candidate facts by question-fact cosine (min-max)
-                 top_phrases: int = 5,            # entity seeds kept
-                 passage_node_weight: float = 0.05,  # every passage node: this x min-max dense score
-                 filter="auto",                   # LLM recognition filter: auto = on when llm= is set;
-                                                  #   true needs llm=; false never
-                 llm_name: str | None = None,     # configs pass ${llm.name}: `filter: auto` sees it
-                 ) -> None:
+    def __init__(
+        self,
+        seeding: str = "hipporag2",
+        *,
+        linking_top_k: int = 5,  # candidate facts by question-fact cosine (min-max)
+        top_phrases: int = 5,  # entity seeds kept
+        passage_node_weight: float = 0.05,  # every passage node: this x min-max dense score
+        filter="auto",  # LLM recognition filter: auto = on when llm= is set;
+        #   true needs llm=; false never
+        llm_name: str | None = None,  # configs pass ${llm.name}: `filter: auto` sees it
+    ) -> None:
         if seeding not in SEEDINGS:
             raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
         self.seeding = seeding
@@ -132,7 +143,9 @@ class HippoRAGSeeding(Configurable):
         self.top_phrases = top_phrases
         self.passage_node_weight = passage_node_weight
         self.filter, self.llm_name = filter, llm_name
-        self.use_filter = seeding == "hipporag2" and resolve_llm_switch(filter, llm_name, "filter", "hipporag")
+        self.use_filter = seeding == "hipporag2" and resolve_llm_switch(
+            filter, llm_name, "filter", "hipporag"
+        )
         self.needs_llm = self.use_filter
 
     def prepare(self, kg, services: Services) -> None:
@@ -157,8 +170,13 @@ class HippoRAGSeeding(Configurable):
         calls: list = []
         kept = candidates[:0]  # HippoRAG's rerank_facts returns no facts on a bad reply
         with fallback_on_bad_reply(trace, fact_filter.SCHEMA_NAME, instead="no fact kept"):
-            reply = self.llm.chat_json(fact_filter.messages(question, triples), fact_filter.SCHEMA,
-                                       schema_name=fact_filter.SCHEMA_NAME, max_tokens=64, trace=calls)
+            reply = self.llm.chat_json(
+                fact_filter.messages(question, triples),
+                fact_filter.SCHEMA,
+                schema_name=fact_filter.SCHEMA_NAME,
+                max_tokens=64,
+                trace=calls,
+            )
             kept = candidates[fact_filter.selected_positions(reply, len(candidates))]
         trace["llm_calls"] = calls
         return kept
@@ -172,14 +190,17 @@ class HippoRAGSeeding(Configurable):
             return None, np.zeros(0, dtype=int), np.zeros(0)
         scores = fact_scores(self.fact_emb, q_emb)
         cand = top_facts(scores, self.linking_top_k)
-        trace["candidate_facts"] = [[*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand]
+        trace["candidate_facts"] = [
+            [*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand
+        ]
         kept = self._filter(question.text, cand, trace) if self.use_filter else cand
         trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
         if kept.size == 0:
             record_fallback(trace, DENSE, "no fact survived the filter")
             return None, kept, scores
-        w = phrase_seed_weights(kept, scores, kg.fact_subject, kg.fact_object, self.passage_counts,
-                                self.top_phrases)
+        w = phrase_seed_weights(
+            kept, scores, kg.fact_subject, kg.fact_object, self.passage_counts, self.top_phrases
+        )
         return w, kept, scores
 
     def entity_reset(self, question, q_emb: np.ndarray, trace: dict) -> np.ndarray | None:
@@ -187,8 +208,9 @@ class HippoRAGSeeding(Configurable):
         kg = self.kg
         if self.seeding == "hipporag1":
             mentions = question_mentions(question.text)
-            w, linked = specificity_seed_weights(self.vectors(mentions), kg.entity_embeddings,
-                                                 self.passage_counts)
+            w, linked = specificity_seed_weights(
+                self.vectors(mentions), kg.entity_embeddings, self.passage_counts
+            )
             trace["mentions"] = mentions
             trace["linked"] = [kg.entity_names[e] for e in linked]
         else:
@@ -225,17 +247,20 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
     needs_descriptions = False
     unlisted = ("graph_construction",)
 
-    def __init__(self, *,
-                 damping: float = 0.5,           # PPR damping d (HippoRAG 2: 0.5)
-                 seeding: str = "hipporag2",     # hipporag1: question mentions -> nearest entity,
-                                                 #   weight 1/|passages| (node specificity)
-                 relation_weight: float = 2.0,   # HippoRAG's effective undirected weights: 2 x fact count,
-                 synonym_weight: float = 2.0,    #   2 x synonym cosine,
-                 context_weight: float = 1.0,    #   1 per passage-entity edge
-                 ppr_tol: float = 1e-10,
-                 graph_construction: str | None = None,  # the graph.construction this runs on
-                                                 #   (None: any); hipporag.yaml: hipporag2
-                 **seeding_settings) -> None:
+    def __init__(
+        self,
+        *,
+        damping: float = 0.5,  # PPR damping d (HippoRAG 2: 0.5)
+        seeding: str = "hipporag2",  # hipporag1: question mentions -> nearest entity,
+        #   weight 1/|passages| (node specificity)
+        relation_weight: float = 2.0,  # HippoRAG's effective undirected weights: 2 x fact count,
+        synonym_weight: float = 2.0,  #   2 x synonym cosine,
+        context_weight: float = 1.0,  #   1 per passage-entity edge
+        ppr_tol: float = 1e-10,
+        graph_construction: str | None = None,  # the graph.construction this runs on
+        #   (None: any); hipporag.yaml: hipporag2
+        **seeding_settings,
+    ) -> None:
         super().__init__(seeding, **seeding_settings)
         if not 0.0 <= damping < 1.0:
             raise HopbenchError(f"retriever.damping must be in [0, 1), got {damping}")
@@ -251,28 +276,35 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
             raise HopbenchError(
                 f"retriever.graph_construction={self.graph_construction} but the graph was built with "
                 f"graph.construction={built}: leave graph.construction to follow the retriever, or "
-                "choose the retriever of that construction (hipporag: hipporag2, hipporag_hb: hopbench)")
+                "choose the retriever of that construction (hipporag: hipporag2, hipporag_hb: hopbench)"
+            )
         super().prepare(kg, services)
         self.prepare_graph(kg)
 
     def prepare_graph(self, kg) -> None:
         """The PPR graph: HippoRAG's undirected weighted adjacency, normalised once."""
-        self.adjacency = kg.adjacency(relation=self.relation_weight, synonym=self.synonym_weight,
-                                      context=self.context_weight)
+        self.adjacency = kg.adjacency(
+            relation=self.relation_weight, synonym=self.synonym_weight, context=self.context_weight
+        )
         self.ppr = prepare_ppr(self.adjacency)
 
-    def _finish(self, scores: np.ndarray | None, dense: np.ndarray, trace: dict, k: int) -> Retrieval:
+    def _finish(
+        self, scores: np.ndarray | None, dense: np.ndarray, trace: dict, k: int
+    ) -> Retrieval:
         """The PPR ranking, or the dense one when `scores` is None (its reason is in the trace)."""
         if scores is None:
             return to_retrieval(self.kg.passage_ids, order_by(dense, dense), dense, k, trace)
-        p = scores[self.E:]
+        p = scores[self.E :]
         return to_retrieval(self.kg.passage_ids, order_by(p, dense), p, k, trace)
 
     # -- retrieval -------------------------------------------------------------------------
     def retrieve(self, question, k: int) -> Retrieval:
         reset, dense, trace = self.reset_vector(question)
-        scores = None if reset is None else personalized_pagerank(
-            self.ppr, reset, damping=self.damping, tol=self.ppr_tol)
+        scores = (
+            None
+            if reset is None
+            else personalized_pagerank(self.ppr, reset, damping=self.damping, tol=self.ppr_tol)
+        )
         return self._finish(scores, dense, trace, k)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
@@ -281,7 +313,11 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
         live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]
         solved: dict[int, np.ndarray] = {}
         if live:
-            x = personalized_pagerank_batch(self.ppr, np.stack([prepared[i][0] for i in live], axis=1),
-                                            damping=self.damping, tol=self.ppr_tol)
+            x = personalized_pagerank_batch(
+                self.ppr,
+                np.stack([prepared[i][0] for i in live], axis=1),
+                damping=self.damping,
+                tol=self.ppr_tol,
+            )
             solved = {i: x[:, j] for j, i in enumerate(live)}
         return [self._finish(solved.get(i), d, t, k) for i, (_, d, t) in enumerate(prepared)]

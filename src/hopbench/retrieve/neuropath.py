@@ -98,12 +98,13 @@ def top_new(scores: np.ndarray, filter_k: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Path:
-    facts: tuple[int, ...]   # fact indices, in walking order
-    link: int                # entity at the open end (the phrase to expand)
+    facts: tuple[int, ...]  # fact indices, in walking order
+    link: int  # entity at the open end (the phrase to expand)
 
 
-def merge_ranking(path_passages: list[int], dense_scores: np.ndarray, k: int,
-                  dense_pool: int) -> tuple[list[int], list[float]]:
+def merge_ranking(
+    path_passages: list[int], dense_scores: np.ndarray, k: int, dense_pool: int
+) -> tuple[list[int], list[float]]:
     """Path passages (score 1) then the best `dense_pool` dense passages not yet listed."""
     order = np.lexsort((np.arange(len(dense_scores)), -np.asarray(dense_scores)))[:dense_pool]
     ids: list[int] = []
@@ -130,46 +131,52 @@ class NeuroPathRetriever(Retriever):
     needs_descriptions = False
     needs_llm = True
 
-    def __init__(self, *,
-                 handling: str = "reference",   # reference: the authors' loop and reply rules
-                                                #   (neuropath_reference); robust: hopbench's
-                                                #   tolerant loop with caps (neuropath_robust)
-                 prompts: str = "own",          # own: the reference's design in our words;
-                                                #   official: the authors' text read from
-                                                #   official_src; compact: robust's short prompts
-                 official_src: str | None = None,  # checkout of KennyCaty/NeuroPath (prompts=official)
-                 max_hop: int = 2,              # tracker calls / path length in triples (L51, script default)
-                 filter_k: int = 30,            # new paths kept per hop by cosine to the previous
-                                                #   expansion requirement (L223)
-                 coref_top_k: int = 5,          # coreference set: top-5 nearest entity names, self
-                                                #   included (faiss k=5, L116) ...
-                 coref_threshold: float = 0.8,  # ... kept when cosine >= 0.8 (L123)
-                 dense_pool: int = 100,         # dense passages appended after the path passages
-                                                #   (L509-513: top 100)
-                 pruning: bool = True,          # false = "w/o pruning" ablation (paper §4): every new
-                                                #   path goes to the tracker
-                 completion: bool = True,       # false = "w/o completion": no replay with q'; path
-                                                #   passages then the plain question's dense ranking
-                 one_shot: bool = False,        # true: a worked example in the tracker prompt (the
-                                                #   reference's --one_shot switch; off in its script)
-                 ner: str = "llm",              # query NER by the LLM; spacy = spaCy mentions only
-                                                #   (robust handling only)
-                 tracker_max_tokens: int = 4096,  # the reference sends no limit; 4096 is half the
-                                                #   local context (robust: 200, with its schema)
-                 llm_name: str | None = None,   # configs pass ${llm.name}: the tracker needs an LLM
-                 ) -> None:
+    def __init__(
+        self,
+        *,
+        handling: str = "reference",  # reference: the authors' loop and reply rules
+        #   (neuropath_reference); robust: hopbench's
+        #   tolerant loop with caps (neuropath_robust)
+        prompts: str = "own",  # own: the reference's design in our words;
+        #   official: the authors' text read from
+        #   official_src; compact: robust's short prompts
+        official_src: str | None = None,  # checkout of KennyCaty/NeuroPath (prompts=official)
+        max_hop: int = 2,  # tracker calls / path length in triples (L51, script default)
+        filter_k: int = 30,  # new paths kept per hop by cosine to the previous
+        #   expansion requirement (L223)
+        coref_top_k: int = 5,  # coreference set: top-5 nearest entity names, self
+        #   included (faiss k=5, L116) ...
+        coref_threshold: float = 0.8,  # ... kept when cosine >= 0.8 (L123)
+        dense_pool: int = 100,  # dense passages appended after the path passages
+        #   (L509-513: top 100)
+        pruning: bool = True,  # false = "w/o pruning" ablation (paper §4): every new
+        #   path goes to the tracker
+        completion: bool = True,  # false = "w/o completion": no replay with q'; path
+        #   passages then the plain question's dense ranking
+        one_shot: bool = False,  # true: a worked example in the tracker prompt (the
+        #   reference's --one_shot switch; off in its script)
+        ner: str = "llm",  # query NER by the LLM; spacy = spaCy mentions only
+        #   (robust handling only)
+        tracker_max_tokens: int = 4096,  # the reference sends no limit; 4096 is half the
+        #   local context (robust: 200, with its schema)
+        llm_name: str | None = None,  # configs pass ${llm.name}: the tracker needs an LLM
+    ) -> None:
         if handling not in ("reference", "robust"):
             raise HopbenchError(f"retriever.handling must be reference or robust, got {handling!r}")
         allowed = ("own", "official") if handling == "reference" else ("compact",)
         if prompts not in allowed:
-            raise HopbenchError(f"retriever.prompts must be one of {allowed} with "
-                                f"handling={handling}, got {prompts!r}")
+            raise HopbenchError(
+                f"retriever.prompts must be one of {allowed} with "
+                f"handling={handling}, got {prompts!r}"
+            )
         if max_hop < 1:
             raise HopbenchError(f"retriever.max_hop must be >= 1, got {max_hop}")
         if filter_k < 1:
             raise HopbenchError(f"retriever.filter_k must be >= 1, got {filter_k}")
         if ner not in ("llm", "spacy") or (handling == "reference" and ner != "llm"):
-            raise HopbenchError(f"retriever.ner must be llm (or spacy with handling=robust), got {ner!r}")
+            raise HopbenchError(
+                f"retriever.ner must be llm (or spacy with handling=robust), got {ner!r}"
+            )
         self.handling, self.prompts, self.official_src = handling, prompts, official_src
         self.max_hop = max_hop
         self.filter_k = filter_k
@@ -182,8 +189,10 @@ class NeuroPathRetriever(Retriever):
         self.ner = ner
         self.tracker_max_tokens = tracker_max_tokens
         if prompts == "official" and not official_src:
-            raise HopbenchError("retriever.prompts=official needs retriever.official_src: the "
-                                "path of a KennyCaty/NeuroPath checkout (it is never shipped)")
+            raise HopbenchError(
+                "retriever.prompts=official needs retriever.official_src: the "
+                "path of a KennyCaty/NeuroPath checkout (it is never shipped)"
+            )
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
@@ -193,14 +202,17 @@ class NeuroPathRetriever(Retriever):
         self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
         self.coref = coreference_sets(kg.entity_embeddings, self.coref_top_k, self.coref_threshold)
         self.vectors = TextVectors(services.encoder)
-        self.query_vectors = TextVectors(services.encoder, query=True)  # question-like texts vs passages
+        self.query_vectors = TextVectors(
+            services.encoder, query=True
+        )  # question-like texts vs passages
         self.vectors.load_model()
         if self.handling == "reference":
             from hopbench.retrieve import neuropath_reference as ref
 
             self.index = ref.build_fact_index(kg)
-            self.coref_others = ref.coref_neighbours(kg.entity_embeddings, self.coref_top_k,
-                                                     self.coref_threshold)
+            self.coref_others = ref.coref_neighbours(
+                kg.entity_embeddings, self.coref_top_k, self.coref_threshold
+            )
             self.entity_emb32 = np.asarray(kg.entity_embeddings, dtype=np.float32)
             self.passage_emb32 = np.asarray(services.passage_embeddings, dtype=np.float32)
         if self.prompts == "official":
@@ -217,13 +229,20 @@ class NeuroPathRetriever(Retriever):
             from hopbench.llm.prompts import question_entities as qe
 
             with fallback_on_bad_reply(trace, qe.SCHEMA_NAME, instead="spaCy mentions instead"):
-                reply = self.llm.chat_json(qe.messages(question.text), qe.SCHEMA, schema_name=qe.SCHEMA_NAME,
-                                           max_tokens=96, trace=trace["llm_calls"])
+                reply = self.llm.chat_json(
+                    qe.messages(question.text),
+                    qe.SCHEMA,
+                    schema_name=qe.SCHEMA_NAME,
+                    max_tokens=96,
+                    trace=trace["llm_calls"],
+                )
                 raw = qe.entities(reply)
                 trace["ner"] = raw
                 mentions = [m for m in dict.fromkeys(normalize_name(x) for x in raw) if m]
                 if not mentions:
-                    record_fallback(trace, qe.SCHEMA_NAME, "no entity in the reply; spaCy mentions instead")
+                    record_fallback(
+                        trace, qe.SCHEMA_NAME, "no entity in the reply; spaCy mentions instead"
+                    )
         if not mentions:
             mentions = question_mentions(question.text)
             trace["mention_source"] = "spacy"
@@ -302,8 +321,14 @@ class NeuroPathRetriever(Retriever):
         from hopbench.llm.prompts.path_tracker import render_path
 
         labels = self.kg.entity_labels
-        triples = [(labels[self.kg.fact_subject[f]], self.kg.fact_relation[f], labels[self.kg.fact_object[f]])
-                   for f in path.facts]
+        triples = [
+            (
+                labels[self.kg.fact_subject[f]],
+                self.kg.fact_relation[f],
+                labels[self.kg.fact_object[f]],
+            )
+            for f in path.facts
+        ]
         return render_path(triples, labels[path.link] if expandable else None)
 
     def triples(self, path: Path) -> list[list[str]]:
@@ -326,24 +351,37 @@ class NeuroPathRetriever(Retriever):
             goal = requirement if hop > 1 and requirement.strip() else question.text
             pruned = self.prune(new, goal)
             paths = kept + pruned
-            record = {"hop": hop, "kept": len(kept), "new_before_pruning": len(new),
-                      "new_after_pruning": len(pruned), "goal": goal}
+            record = {
+                "hop": hop,
+                "kept": len(kept),
+                "new_before_pruning": len(new),
+                "new_after_pruning": len(pruned),
+                "goal": goal,
+            }
             hops.append(record)
             if not paths:
                 record["stop"] = "no candidate paths"
                 break
             shown = [self.render(p, False) for p in kept] + [self.render(p, True) for p in pruned]
             msgs = pt.messages(question.text, shown, chain, requirement, one_shot=self.one_shot)
-            with fallback_on_bad_reply(trace, pt.SCHEMA_NAME,
-                                       instead=f"hop {hop}: the paths of the previous hop kept") as out:
-                reply = self.llm.chat_json(msgs, pt.SCHEMA, schema_name=pt.SCHEMA_NAME,
-                                           max_tokens=self.tracker_max_tokens, trace=trace["llm_calls"])
+            with fallback_on_bad_reply(
+                trace, pt.SCHEMA_NAME, instead=f"hop {hop}: the paths of the previous hop kept"
+            ) as out:
+                reply = self.llm.chat_json(
+                    msgs,
+                    pt.SCHEMA,
+                    schema_name=pt.SCHEMA_NAME,
+                    max_tokens=self.tracker_max_tokens,
+                    trace=trace["llm_calls"],
+                )
             if out.failed:
                 record["stop"] = "tracker reply did not match its schema"
                 break
             record["reply"] = reply
             valid_ids = pt.ids(reply.get("valid_ids"), len(paths))
-            expand_ids = [i for i in pt.ids(reply.get("need_expand_ids"), len(paths)) if i >= len(kept)]
+            expand_ids = [
+                i for i in pt.ids(reply.get("need_expand_ids"), len(paths)) if i >= len(kept)
+            ]
             valid = [paths[i] for i in valid_ids]
             to_expand = [paths[i] for i in expand_ids]
             kept = [paths[i] for i in sorted(set(valid_ids) | set(expand_ids))]
@@ -388,7 +426,9 @@ class NeuroPathRetriever(Retriever):
 
     def retrieve_robust(self, question, k: int) -> Retrieval:
         trace: dict = {"pruning": self.pruning, "completion": self.completion, "llm_calls": []}
-        q_dense = self.passage_emb @ np.asarray(self.services.query_embedding(question), dtype=np.float64)
+        q_dense = self.passage_emb @ np.asarray(
+            self.services.query_embedding(question), dtype=np.float64
+        )
         seeds = self.seeds(question, trace)
         if not seeds:
             record_fallback(trace, DENSE, "no seed entity")
@@ -412,20 +452,30 @@ class NeuroPathRetriever(Retriever):
         return Retrieval([self.kg.passage_ids[i] for i in ids], scores, trace)
 
     # -- the reference's loop (handling=reference) ---------------------------------------------
-    def _ask(self, messages: list[dict], schema_name: str, max_tokens: int, trace: dict) -> str | None:
+    def _ask(
+        self, messages: list[dict], schema_name: str, max_tokens: int, trace: dict
+    ) -> str | None:
         """The raw reply text of one JSON-object-mode request; None when the prompt does not fit
         (the reference's client raises there and the caller's except clause takes over)."""
         from hopbench.llm.errors import LLMContextOverflowError
         from hopbench.llm.prompts.neuropath_tracker import SCHEMA
 
         try:
-            res = self.llm.chat(messages, schema=SCHEMA, schema_name=schema_name, max_tokens=max_tokens)
+            res = self.llm.chat(
+                messages, schema=SCHEMA, schema_name=schema_name, max_tokens=max_tokens
+            )
         except LLMContextOverflowError as exc:
             trace["llm_calls"].append({"schema": schema_name, "error": str(exc)[:200]})
             return None
-        trace["llm_calls"].append({"schema": schema_name, "cached": res.cached,
-                                   "latency_s": round(res.latency_s, 3), **res.usage,
-                                   "error": res.error})
+        trace["llm_calls"].append(
+            {
+                "schema": schema_name,
+                "cached": res.cached,
+                "latency_s": round(res.latency_s, 3),
+                **res.usage,
+                "error": res.error,
+            }
+        )
         return res.text
 
     def reference_mentions(self, question, trace: dict) -> list[str]:
@@ -433,8 +483,11 @@ class NeuroPathRetriever(Retriever):
         from hopbench.llm.prompts import neuropath_ner as ner
         from hopbench.retrieve.neuropath_reference import read_ner_reply
 
-        msgs = (self.official.ner_messages(question.text) if self.prompts == "official"
-                else ner.messages(question.text))
+        msgs = (
+            self.official.ner_messages(question.text)
+            if self.prompts == "official"
+            else ner.messages(question.text)
+        )
         text = self._ask(msgs, ner.SCHEMA_NAME, ner.MAX_TOKENS, trace)
         trace["ner_reply"] = text
         if text is None:
@@ -471,22 +524,28 @@ class NeuroPathRetriever(Retriever):
             else:
                 old_len, locked = ref.next_hop(self.index, st, self.coref_others)
             record = {"hop": count, "kept": old_len, "new_before_pruning": len(st.paths) - old_len}
-            if self.pruning:   # goal is text: a reply whose requirement is not was dropped
+            if self.pruning:  # goal is text: a reply whose requirement is not was dropped
                 ref.prune(st, old_len, goal, self.vectors, self.filter_k)
             record["new_after_pruning"] = len(st.paths) - old_len
             record["goal"] = goal
             block = ref.path_block(self.index, st, locked, nt.path_line)
             record["paths"] = list(st.paths)
             hops.append(record)
-            text = self._ask(self.tracker_messages(question.text, block), nt.SCHEMA_NAME,
-                             self.tracker_max_tokens, trace)
+            text = self._ask(
+                self.tracker_messages(question.text, block),
+                nt.SCHEMA_NAME,
+                self.tracker_max_tokens,
+                trace,
+            )
             record["reply_text"] = text
             reply, problem = ref.read_tracker_reply(text or "")
             if text is None:
                 problem = "prompt_too_long"
             flag, apply_problem = ref.apply_reply(st, reply)
             problem = problem or apply_problem
-            if problem is None and not (isinstance(st.chain, str) and isinstance(st.requirement, str)):
+            if problem is None and not (
+                isinstance(st.chain, str) and isinstance(st.requirement, str)
+            ):
                 # the reference's chain + requirement would raise and its run skip the question
                 problem = "chain_not_text"
                 st.drop_all()
@@ -509,13 +568,21 @@ class NeuroPathRetriever(Retriever):
         """The reference's ``rank_docs`` (L479-527)."""
         from hopbench.retrieve import neuropath_reference as ref
 
-        trace: dict = {"handling": "reference", "pruning": self.pruning,
-                       "completion": self.completion, "llm_calls": []}
+        trace: dict = {
+            "handling": "reference",
+            "pruning": self.pruning,
+            "completion": self.completion,
+            "llm_calls": [],
+        }
         plain = self.passage_emb32 @ self.query_vectors([question.text])[0]
         mentions = self.reference_mentions(question, trace)
         if not mentions:
-            record_fallback(trace, DENSE, "query NER gave no entity" +
-                            (f" ({trace['ner_problem']})" if trace.get("ner_problem") else ""))
+            record_fallback(
+                trace,
+                DENSE,
+                "query NER gave no entity"
+                + (f" ({trace['ner_problem']})" if trace.get("ner_problem") else ""),
+            )
             ids, scores = merge_ranking([], plain, k, max(self.dense_pool, k))
             self._hop_stats(trace, ids, plain, k)
             return self._retrieval(ids, scores, trace)
@@ -526,9 +593,13 @@ class NeuroPathRetriever(Retriever):
         on_paths = ref.candidate_docs(st)
         trace["path_passages"] = [self.kg.passage_ids[p] for p in on_paths]
         if trace["reply_failures"]:
-            record_fallback(trace, DENSE if not on_paths else "neuropath_tracker",
-                            "tracker reply not usable (" + ", ".join(trace["reply_failures"]) +
-                            "): every path, the chain and the requirement dropped, as the reference does")
+            record_fallback(
+                trace,
+                DENSE if not on_paths else "neuropath_tracker",
+                "tracker reply not usable ("
+                + ", ".join(trace["reply_failures"])
+                + "): every path, the chain and the requirement dropped, as the reference does",
+            )
         scores = plain
         if self.completion:
             q2 = question.text + st.chain + st.requirement
@@ -545,12 +616,18 @@ class NeuroPathRetriever(Retriever):
         whether the list differs from the plain question's dense list at all."""
         dense_ids, _ = merge_ranking([], plain_scores, k, max(self.dense_pool, k))
         hops = trace.get("hops") or []
-        calls = sum(1 for h in hops if "reply_text" in h or "reply" in h or
-                    str(h.get("stop", "")).startswith("tracker reply"))
+        calls = sum(
+            1
+            for h in hops
+            if "reply_text" in h
+            or "reply" in h
+            or str(h.get("stop", "")).startswith("tracker reply")
+        )
         failures = list(trace.get("reply_failures") or [])
         if self.handling == "robust":
-            failures = [f"schema:{e['step']}" for e in trace.get("fallback", [])
-                        if e.get("step") != DENSE]
+            failures = [
+                f"schema:{e['step']}" for e in trace.get("fallback", []) if e.get("step") != DENSE
+            ]
         trace["hop_stats"] = {
             "ner_entities": len(trace.get("mentions") or []),
             "tracker_calls": calls,
@@ -572,12 +649,18 @@ class NeuroPathRetriever(Retriever):
             for why in s["failure_reasons"]:
                 reasons[why] = reasons.get(why, 0) + 1
         calls = [s["tracker_calls"] for s in stats]
-        return {"neuropath_questions": n,
-                "neuropath_tracker_calls_mean": round(sum(calls) / n, 3),
-                "neuropath_tracker_calls_hist": {str(c): calls.count(c) for c in sorted(set(calls))},
-                "neuropath_second_hop_share": round(sum(c >= 2 for c in calls) / n, 4),
-                "neuropath_no_ner_share": round(sum(s["ner_entities"] == 0 for s in stats) / n, 4),
-                "neuropath_failed_replies": sum(s["failed_replies"] for s in stats),
-                "neuropath_failed_reply_reasons": dict(sorted(reasons.items())),
-                "neuropath_with_path_passages_share": round(sum(s["path_passages"] > 0 for s in stats) / n, 4),
-                "neuropath_differs_from_dense_share": round(sum(s["differs_from_dense"] for s in stats) / n, 4)}
+        return {
+            "neuropath_questions": n,
+            "neuropath_tracker_calls_mean": round(sum(calls) / n, 3),
+            "neuropath_tracker_calls_hist": {str(c): calls.count(c) for c in sorted(set(calls))},
+            "neuropath_second_hop_share": round(sum(c >= 2 for c in calls) / n, 4),
+            "neuropath_no_ner_share": round(sum(s["ner_entities"] == 0 for s in stats) / n, 4),
+            "neuropath_failed_replies": sum(s["failed_replies"] for s in stats),
+            "neuropath_failed_reply_reasons": dict(sorted(reasons.items())),
+            "neuropath_with_path_passages_share": round(
+                sum(s["path_passages"] > 0 for s in stats) / n, 4
+            ),
+            "neuropath_differs_from_dense_share": round(
+                sum(s["differs_from_dense"] for s in stats) / n, 4
+            ),
+        }

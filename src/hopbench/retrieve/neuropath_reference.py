@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # The reference's regex for the first JSON object in a reply (nesting up to three levels).
-_JSON_OBJECT = re.compile(r'\{(?:[^{}]|(?:\{(?:[^{}]|(?:\{[^{}]*\})*)*\})*)*\}')
-EMPTY_PHRASES = ("NaN", "Null", "")   # phrases the reference never expands (L266, L360)
+_JSON_OBJECT = re.compile(r"\{(?:[^{}]|(?:\{(?:[^{}]|(?:\{[^{}]*\})*)*\})*)*\}")
+EMPTY_PHRASES = ("NaN", "Null", "")  # phrases the reference never expands (L266, L360)
 
 
 def processing_phrases(phrase: str) -> str:
@@ -58,8 +58,16 @@ def read_tracker_reply(text: str) -> tuple[dict, str | None]:
         reply["valid_ids"]
         return reply, None
     except Exception:
-        return ({"valid_ids": [], "continue": 0, "need_expand_ids": [], "current_chain": "",
-                 "expansion_requirements": ""}, "no_valid_ids")
+        return (
+            {
+                "valid_ids": [],
+                "continue": 0,
+                "need_expand_ids": [],
+                "current_chain": "",
+                "expansion_requirements": "",
+            },
+            "no_valid_ids",
+        )
 
 
 def read_ner_reply(text: str) -> tuple[list[str], str | None]:
@@ -86,12 +94,12 @@ def expand_seed(ids, coref_others: list[list[int]]) -> list[int]:
 @dataclass
 class FactIndex:
     phrases: list[str]
-    head: list[int]                  # unique triples, by first occurrence in the graph's facts
+    head: list[int]  # unique triples, by first occurrence in the graph's facts
     relation: list[str]
     tail: list[int]
-    doc_facts: list[list[int]]       # passage -> its triples, ascending
-    phrase_docs: list[list[int]]     # phrase -> passages with a triple touching it, ascending
-    fact_of: np.ndarray = field(repr=False, default=None)   # graph fact -> triple id
+    doc_facts: list[list[int]]  # passage -> its triples, ascending
+    phrase_docs: list[list[int]]  # phrase -> passages with a triple touching it, ascending
+    fact_of: np.ndarray = field(repr=False, default=None)  # graph fact -> triple id
 
     def text(self, t: int) -> str:
         return f"{self.phrases[self.head[t]]}->{self.relation[t]}->{self.phrases[self.tail[t]]}; "
@@ -122,11 +130,14 @@ def build_fact_index(kg) -> FactIndex:
         for t in ts:
             phrase_sets[head[t]].add(d)
             phrase_sets[tail[t]].add(d)
-    return FactIndex(list(kg.entity_names), head, rel, tail, doc_facts,
-                     [sorted(s) for s in phrase_sets], fact_of)
+    return FactIndex(
+        list(kg.entity_names), head, rel, tail, doc_facts, [sorted(s) for s in phrase_sets], fact_of
+    )
 
 
-def coref_neighbours(embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8) -> list[list[int]]:
+def coref_neighbours(
+    embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8
+) -> list[list[int]]:
     """Each phrase's near names as the reference finds them (L109-124): a faiss inner-product
     search of the L2-normalised phrase vectors for the top_k nearest, kept at score >=
     threshold, the phrase itself left out. faiss as in the reference (its CPU index), because
@@ -139,8 +150,10 @@ def coref_neighbours(embeddings: np.ndarray, top_k: int = 5, threshold: float = 
     index = faiss.IndexFlatIP(emb.shape[1])
     index.add(emb)
     dist, idx = index.search(emb, top_k)
-    return [[int(j) for j, d in zip(idx[i], dist[i]) if d >= threshold and j != i]
-            for i in range(len(emb))]
+    return [
+        [int(j) for j, d in zip(idx[i], dist[i]) if d >= threshold and j != i]
+        for i in range(len(emb))
+    ]
 
 
 # ---- one question's path state --------------------------------------------------------------

@@ -26,9 +26,14 @@ class OracleRetriever(Retriever):
         gold = list(dict.fromkeys(question.gold_passage_ids))[:k]
         fill = self._dense.retrieve(question, k + len(gold))
         gold_set = set(gold)
-        rest = [(pid, s) for pid, s in zip(fill.passage_ids, fill.scores, strict=True)
-                if pid not in gold_set]
+        rest = [
+            (pid, s)
+            for pid, s in zip(fill.passage_ids, fill.scores, strict=True)
+            if pid not in gold_set
+        ]
         rest = rest[: k - len(gold)]
-        return Retrieval(gold + [pid for pid, _ in rest],
-                         [1.0] * len(gold) + [s for _, s in rest],
-                         {"n_gold_first": len(gold)})
+        return Retrieval(
+            gold + [pid for pid, _ in rest],
+            [1.0] * len(gold) + [s for _, s in rest],
+            {"n_gold_first": len(gold)},
+        )

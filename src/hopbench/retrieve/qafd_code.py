@@ -33,16 +33,19 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
     needs_descriptions = False
     pinned = {"seeding": "hipporag2"}
 
-    def __init__(self, *,
-                 alpha: float = 2.0,           # config.py qafd_alpha: source mass α·ΣT
-                 epsilon: float = 0.01,        # qafd_epsilon: a node pushes while mass > T + ε
-                 max_iterations: int = 500,    # qafd_max_iterations (iterations, one push each)
-                 step_size: float = 0.2,       # qafd_step_size: x_v += step·excess / Σ w
-                 threshold: float = 1e-5,      # IGraphQAFD: seed weights below it are dropped
-                 warm_steps: int = 2,          # qa_warm_steps: lazy-walk warm start of x
-                 random_seed: int = 42,        # qafd_random_seed: reseeded for every question
-                 graph_construction: str = "hipporag2",  # the graph the code walks
-                 **hipporag) -> None:
+    def __init__(
+        self,
+        *,
+        alpha: float = 2.0,  # config.py qafd_alpha: source mass α·ΣT
+        epsilon: float = 0.01,  # qafd_epsilon: a node pushes while mass > T + ε
+        max_iterations: int = 500,  # qafd_max_iterations (iterations, one push each)
+        step_size: float = 0.2,  # qafd_step_size: x_v += step·excess / Σ w
+        threshold: float = 1e-5,  # IGraphQAFD: seed weights below it are dropped
+        warm_steps: int = 2,  # qa_warm_steps: lazy-walk warm start of x
+        random_seed: int = 42,  # qafd_random_seed: reseeded for every question
+        graph_construction: str = "hipporag2",  # the graph the code walks
+        **hipporag,
+    ) -> None:
         """``**hipporag``: HippoRAGSeeding's settings (the config sets QAFD-RAG's linking_top_k 10)."""
         super().__init__(**hipporag, **self.pinned)
         self.alpha, self.epsilon, self.max_iterations = alpha, epsilon, max_iterations
@@ -52,14 +55,21 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
     def prepare(self, kg, services: Services) -> None:
         super().prepare(kg, services)
         self.graph = hipporag2_multigraph(kg)
-        self.node_emb = np.concatenate([np.asarray(kg.entity_embeddings, dtype=np.float32),
-                                        np.asarray(services.passage_embeddings, dtype=np.float32)])
+        self.node_emb = np.concatenate(
+            [
+                np.asarray(kg.entity_embeddings, dtype=np.float32),
+                np.asarray(services.passage_embeddings, dtype=np.float32),
+            ]
+        )
 
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
         kept = super()._filter(question, candidates, trace)
         if kept.size == 0:  # retriever.py: "Reranker rejected all facts -> use top facts by score"
-            record_fallback(trace, "fact_filter", "no fact kept: the candidate facts unfiltered "
-                                                  "(QAFD-RAG's retriever)")
+            record_fallback(
+                trace,
+                "fact_filter",
+                "no fact kept: the candidate facts unfiltered (QAFD-RAG's retriever)",
+            )
             return candidates
         return kept
 
@@ -71,11 +81,26 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
                 record_fallback(trace, DENSE, "no seed")
             return to_retrieval(self.kg.passage_ids, order_by(dense, dense), dense, k, trace)
         q = np.asarray(self.services.query_embedding(question), dtype=np.float32)
-        res = code_flow_diffusion(self.graph, reset, self.node_emb, q, alpha=self.alpha,
-                                  epsilon=self.epsilon, max_iterations=self.max_iterations,
-                                  step_size=self.step_size, threshold=self.threshold,
-                                  warm_steps=self.warm_steps, seed=self.random_seed)
-        order, scores = rank_passages(res.x[self.kg.n_entities:])
-        trace.update({"converged": res.converged, "iterations": res.iterations, "pushes": res.pushes,
-                      "seed_nodes": res.seeds})
+        res = code_flow_diffusion(
+            self.graph,
+            reset,
+            self.node_emb,
+            q,
+            alpha=self.alpha,
+            epsilon=self.epsilon,
+            max_iterations=self.max_iterations,
+            step_size=self.step_size,
+            threshold=self.threshold,
+            warm_steps=self.warm_steps,
+            seed=self.random_seed,
+        )
+        order, scores = rank_passages(res.x[self.kg.n_entities :])
+        trace.update(
+            {
+                "converged": res.converged,
+                "iterations": res.iterations,
+                "pushes": res.pushes,
+                "seed_nodes": res.seeds,
+            }
+        )
         return to_retrieval(self.kg.passage_ids, order, scores, k, trace)

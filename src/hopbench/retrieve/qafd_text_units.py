@@ -26,12 +26,15 @@ import numpy as np
 @dataclass(frozen=True)
 class TextUnit:
     passage: int
-    order: int            # rank of the first seed that has the passage
+    order: int  # rank of the first seed that has the passage
     relation_count: int
 
 
-def seed_text_units(seeds: Sequence[int], passages_of: Callable[[int], np.ndarray],
-                    neighbours_of: Callable[[int], np.ndarray]) -> list[TextUnit]:
+def seed_text_units(
+    seeds: Sequence[int],
+    passages_of: Callable[[int], np.ndarray],
+    neighbours_of: Callable[[int], np.ndarray],
+) -> list[TextUnit]:
     """Units of `seeds` (entity indices, best first) sorted as the module docstring says."""
     seeds = [int(s) for s in seeds]
     units = {s: [int(p) for p in passages_of(s)] for s in seeds}

@@ -29,21 +29,32 @@ PROMPT_SOURCES = ("own", "official")
 class QasaMentions:
     """The configured mention source; call it per question with the run's LLM client."""
 
-    def __init__(self, mentions: str = "spacy", llm_name: str | None = None, prompts: str = "own",
-                 official_src: str | None = None, retriever: str = "spreading_activation") -> None:
+    def __init__(
+        self,
+        mentions: str = "spacy",
+        llm_name: str | None = None,
+        prompts: str = "own",
+        official_src: str | None = None,
+        retriever: str = "spreading_activation",
+    ) -> None:
         if mentions not in MENTION_SOURCES:
             raise HopbenchError(f"retriever.mentions must be spacy or llm, got {mentions!r}")
         if prompts not in PROMPT_SOURCES:
-            raise HopbenchError(f"retriever.prompts must be one of {', '.join(PROMPT_SOURCES)}, got {prompts!r}")
+            raise HopbenchError(
+                f"retriever.prompts must be one of {', '.join(PROMPT_SOURCES)}, got {prompts!r}"
+            )
         if mentions == "llm":
             resolve_llm_switch(True, llm_name, "mentions", retriever)
         self.source, self.prompts, self.official_src = mentions, prompts, official_src
         self.official_template = None
         if mentions == "llm" and prompts == "official":
             from hopbench.llm.prompts import qasa_entities
+
             if not official_src:
-                raise HopbenchError("retriever.prompts=official needs retriever.official_src (the authors' "
-                                    "qasa-graph-rag checkout)")
+                raise HopbenchError(
+                    "retriever.prompts=official needs retriever.official_src (the authors' "
+                    "qasa-graph-rag checkout)"
+                )
             self.official_template = qasa_entities.official_template(official_src)
 
     @property
@@ -61,10 +72,20 @@ class QasaMentions:
         from hopbench.llm.policy import ask_json
         from hopbench.llm.prompts import qasa_entities as qe
 
-        msgs = (qe.messages(question.text) if self.official_template is None
-                else qe.official_messages(self.official_template, question.text))
-        reply = ask_json(llm, qe, msgs, trace, calls=trace.setdefault("llm_calls", []), max_tokens=256,
-                         instead="spaCy mentions instead")
+        msgs = (
+            qe.messages(question.text)
+            if self.official_template is None
+            else qe.official_messages(self.official_template, question.text)
+        )
+        reply = ask_json(
+            llm,
+            qe,
+            msgs,
+            trace,
+            calls=trace.setdefault("llm_calls", []),
+            max_tokens=256,
+            instead="spaCy mentions instead",
+        )
         if reply is None:
             trace["mention_source"] = "spacy"
             return question_mentions(question.text)

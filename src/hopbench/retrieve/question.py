@@ -43,9 +43,13 @@ def question_mentions(text: str, nlp=None) -> list[str]:
     return mentions_of_doc(_parse(text, nlp))
 
 
-def question_mentions_batch(texts: Sequence[str], nlp=None, batch_size: int = 64) -> list[list[str]]:
+def question_mentions_batch(
+    texts: Sequence[str], nlp=None, batch_size: int = 64
+) -> list[list[str]]:
     """`question_mentions` for many questions through one `nlp.pipe` (same output, faster)."""
-    return [mentions_of_doc(d) for d in (nlp or _pipeline()).pipe(list(texts), batch_size=batch_size)]
+    return [
+        mentions_of_doc(d) for d in (nlp or _pipeline()).pipe(list(texts), batch_size=batch_size)
+    ]
 
 
 def question_phrases(text: str, nlp=None) -> list[str]:
@@ -63,7 +67,9 @@ def mentions_of_doc(doc) -> list[str]:
 
     ents = [strip_span(e) for e in doc.ents if e.label_ not in NUMERIC_LABELS]
     chunks = [c for c in doc.noun_chunks if c.root.pos_ != "PRON"]
-    specific = [strip_span(c) for c in chunks if any(t.pos_ in ("PROPN", "NUM") for t in strip_tokens(c))]
+    specific = [
+        strip_span(c) for c in chunks if any(t.pos_ in ("PROPN", "NUM") for t in strip_tokens(c))
+    ]
     return dedupe_mentions(ents + specific) or dedupe_mentions([strip_span(c) for c in chunks])
 
 
@@ -83,4 +89,3 @@ def dedupe_mentions(surface_forms: Sequence[str]) -> list[str]:
             seen.add(n)
             out.append(n)
     return out
-

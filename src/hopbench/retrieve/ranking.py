@@ -27,7 +27,8 @@ def order_by(scores: np.ndarray, dense: np.ndarray) -> np.ndarray:
     return np.lexsort((idx, -np.asarray(dense), -np.asarray(scores)))
 
 
-def to_retrieval(passage_ids: Sequence[str], order: np.ndarray, scores: np.ndarray, k: int,
-                 trace: dict) -> Retrieval:
+def to_retrieval(
+    passage_ids: Sequence[str], order: np.ndarray, scores: np.ndarray, k: int, trace: dict
+) -> Retrieval:
     top = order[:k]
     return Retrieval([passage_ids[i] for i in top], [float(scores[i]) for i in top], trace)

@@ -89,8 +89,12 @@ def configurable_classes(package: str = "hopbench.retrieve") -> list[type]:
             continue
         module = importlib.import_module(f"{package}.{info.name}")
         for obj in vars(module).values():
-            if (inspect.isclass(obj) and issubclass(obj, Configurable) and obj is not Configurable
-                    and obj.__module__ == module.__name__):
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, Configurable)
+                and obj is not Configurable
+                and obj.__module__ == module.__name__
+            ):
                 found[obj.__name__] = obj
     return [found[k] for k in sorted(found)]
 

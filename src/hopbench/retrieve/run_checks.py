@@ -10,8 +10,10 @@ def check_graph_matches(kg, services) -> None:
     """The graph's passages must be the run's corpus, in order (scores are read by position)."""
     ids = services.passage_ids
     if list(kg.passage_ids) != ids:
-        raise HopbenchError(f"knowledge graph passages ({kg.n_passages}) do not match the corpus of "
-                            f"dataset '{services.dataset.name}' ({len(ids)}); rebuild the graph")
+        raise HopbenchError(
+            f"knowledge graph passages ({kg.n_passages}) do not match the corpus of "
+            f"dataset '{services.dataset.name}' ({len(ids)}); rebuild the graph"
+        )
 
 
 def resolve_llm_switch(setting, llm_name: str | None, key: str, retriever: str) -> bool:
@@ -21,7 +23,9 @@ def resolve_llm_switch(setting, llm_name: str | None, key: str, retriever: str) 
         return has_llm
     if isinstance(setting, bool):
         if setting and not has_llm:
-            raise HopbenchError(f"retriever.{key}=true ({retriever}) needs an LLM: add llm=local "
-                                f"(offline model), llm=openai or llm=server, or set retriever.{key}=false")
+            raise HopbenchError(
+                f"retriever.{key}=true ({retriever}) needs an LLM: add llm=local "
+                f"(offline model), llm=openai or llm=server, or set retriever.{key}=false"
+            )
         return setting
     raise HopbenchError(f"retriever.{key} must be auto, true or false, got {setting!r}")

@@ -67,31 +67,33 @@ class SpreadingActivationRetriever(Retriever):
 
     needs_graph = True
 
-    def __init__(self, *,
-                 decay: float = 0.7,        # δ
-                 depth: int = 3,            # T synchronous steps
-                 threshold: float = 0.01,   # θ
-                 gate: bool = True,         # false: the ungated ablation
-                 seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # vector fallback: k = max(1, 5 //
-                                            #   n_mentions) entities per unmatched mention
-                 top_paths: int = path_kernels.TOP_PATHS,  # trace: heaviest seed->target paths (0: none)
-                 path_max_hops: int = path_kernels.PATH_MAX_HOPS,
-                 path_budget: int = 200_000,  # partial paths grown at most; trace.paths_complete
-                                            #   says if it was enough
-                 mentions: str = "spacy",   # spacy: question.question_mentions (as the Neo4j
-                                            #   version); llm: the LLM names the entities with a
-                                            #   search hint (needs llm=; a bad reply: spaCy's, in
-                                            #   trace.fallback)
-                 llm_name: str | None = None,
-                 prompts: str = "own",      # mentions: llm: own (prompts/qasa_entities.py) or official
-                                            #   (the authors' text, read from official_src at run time)
-                 official_src: str | None = None,  # the authors' checkout, for prompts: official
-                 seed_score: str = "index",  # index: (1 + cos) / 2 (the authors'); cosine: max(cos, 0)
-                 seed_norm: str = "all",     # all: / the largest seed score (the authors');
-                                            #   mention: / each mention's best
-                 edges: str = "pairs",      # pairs: one edge per ordered pair with a fact (the
-                                            #   authors'); facts: the number of facts
-                 ) -> None:
+    def __init__(
+        self,
+        *,
+        decay: float = 0.7,  # δ
+        depth: int = 3,  # T synchronous steps
+        threshold: float = 0.01,  # θ
+        gate: bool = True,  # false: the ungated ablation
+        seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # vector fallback: k = max(1, 5 //
+        #   n_mentions) entities per unmatched mention
+        top_paths: int = path_kernels.TOP_PATHS,  # trace: heaviest seed->target paths (0: none)
+        path_max_hops: int = path_kernels.PATH_MAX_HOPS,
+        path_budget: int = 200_000,  # partial paths grown at most; trace.paths_complete
+        #   says if it was enough
+        mentions: str = "spacy",  # spacy: question.question_mentions (as the Neo4j
+        #   version); llm: the LLM names the entities with a
+        #   search hint (needs llm=; a bad reply: spaCy's, in
+        #   trace.fallback)
+        llm_name: str | None = None,
+        prompts: str = "own",  # mentions: llm: own (prompts/qasa_entities.py) or official
+        #   (the authors' text, read from official_src at run time)
+        official_src: str | None = None,  # the authors' checkout, for prompts: official
+        seed_score: str = "index",  # index: (1 + cos) / 2 (the authors'); cosine: max(cos, 0)
+        seed_norm: str = "all",  # all: / the largest seed score (the authors');
+        #   mention: / each mention's best
+        edges: str = "pairs",  # pairs: one edge per ordered pair with a fact (the
+        #   authors'); facts: the number of facts
+    ) -> None:
         if not 0.0 < decay <= 1.0:
             raise HopbenchError(f"retriever.decay must be in (0, 1], got {decay}")
         if depth < 0:
@@ -99,12 +101,19 @@ class SpreadingActivationRetriever(Retriever):
         self.decay, self.depth, self.threshold, self.gate = decay, int(depth), threshold, bool(gate)
         self.seed_fallback_k = seed_fallback_k
         self.top_paths, self.path_max_hops, self.path_budget = top_paths, path_max_hops, path_budget
-        for key, value, allowed in (("seed_score", seed_score, rules.SEED_SCORES),
-                                    ("seed_norm", seed_norm, rules.SEED_NORMS), ("edges", edges, rules.EDGE_RULES)):
+        for key, value, allowed in (
+            ("seed_score", seed_score, rules.SEED_SCORES),
+            ("seed_norm", seed_norm, rules.SEED_NORMS),
+            ("edges", edges, rules.EDGE_RULES),
+        ):
             if value not in allowed:
-                raise HopbenchError(f"retriever.{key} must be one of {', '.join(allowed)}, got {value!r}")
+                raise HopbenchError(
+                    f"retriever.{key} must be one of {', '.join(allowed)}, got {value!r}"
+                )
         self.seed_score, self.seed_norm, self.edges = seed_score, seed_norm, edges
-        self.mention_step = QasaMentions(mentions, llm_name, prompts, official_src, "spreading_activation")
+        self.mention_step = QasaMentions(
+            mentions, llm_name, prompts, official_src, "spreading_activation"
+        )
         self.mentions, self.prompts, self.official_src = mentions, prompts, official_src
         self.needs_llm = self.mention_step.needs_llm
         self.last_parts: dict[str, float] = {}
@@ -126,15 +135,23 @@ class SpreadingActivationRetriever(Retriever):
             question_mentions("warm up")  # load spaCy once, outside any timed retrieval
 
     # -- pieces --------------------------------------------------------------------------
-    def seeds(self, question, mentions: list[str] | None = None, trace: dict | None = None
-              ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
+    def seeds(
+        self, question, mentions: list[str] | None = None, trace: dict | None = None
+    ) -> tuple[list[str], np.ndarray, np.ndarray, list[dict]]:
         if mentions is None:
             mentions = self.question_mentions(question, {} if trace is None else trace)
         names, hints = rules.split_mentions(mentions)
-        idx, act, detail = rules.seed_activations(names, self.kg.entity_index, self.vectors,
-                                                  self.desc_emb, self.seed_fallback_k,
-                                                  search=self.desc_search.search, score=self.seed_score,
-                                                  norm=self.seed_norm, hints=hints)
+        idx, act, detail = rules.seed_activations(
+            names,
+            self.kg.entity_index,
+            self.vectors,
+            self.desc_emb,
+            self.seed_fallback_k,
+            search=self.desc_search.search,
+            score=self.seed_score,
+            norm=self.seed_norm,
+            hints=hints,
+        )
         return mentions, idx, act, detail
 
     def analyse(self, question, trace: dict | None = None) -> list[str]:
@@ -157,23 +174,40 @@ class SpreadingActivationRetriever(Retriever):
         """The same gate, computed by the kernel only for nodes that could pass θ."""
         return None if not self.gate else LazyGate(self._desc_unit, q_emb, self._desc_int8)
 
-    def _finish(self, question, q_emb, mentions, idx, detail, activation, activated, k,
-                analysis: dict | None = None) -> Retrieval:
+    def _finish(
+        self,
+        question,
+        q_emb,
+        mentions,
+        idx,
+        detail,
+        activation,
+        activated,
+        k,
+        analysis: dict | None = None,
+    ) -> Retrieval:
         t0 = time.perf_counter()
         kg = self.kg
         q = np.asarray(q_emb, dtype=np.float64)
         scores = passage_scores_from_entities(self.entity_passages, activation, activated)
         top, dense = top_passages(
-            scores, lambda rows: self.passage_emb @ q if rows is None
-            else same_float_rows(self.passage_emb, rows, q), k)
+            scores,
+            lambda rows: (
+                self.passage_emb @ q if rows is None else same_float_rows(self.passage_emb, rows, q)
+            ),
+            k,
+        )
         names = kg.entity_names
         hot = np.flatnonzero(activated)
         hot = hot[np.lexsort((hot, -activation[hot]))][:TOP_ACTIVATIONS]
         trace = {
-            **(analysis or {}),   # the question analysis' record (LLM calls, fallback)
+            **(analysis or {}),  # the question analysis' record (LLM calls, fallback)
             "mentions": rules.split_mentions(mentions)[0],
-            **({"search_hints": rules.split_mentions(mentions)[1]}
-               if any(isinstance(m, rules.Mention) for m in mentions) else {}),
+            **(
+                {"search_hints": rules.split_mentions(mentions)[1]}
+                if any(isinstance(m, rules.Mention) for m in mentions)
+                else {}
+            ),
             "seeds": [{**d, "entity": entity_node_id(names[d["entity"]])} for d in detail],
             "n_activated": int(activated.sum()),
             "activations": [[entity_node_id(names[e]), float(activation[e])] for e in hot],
@@ -181,9 +215,15 @@ class SpreadingActivationRetriever(Retriever):
         }
         t1 = time.perf_counter()
         if self.top_paths:
-            paths, complete = path_kernels.top_paths(self.adjacency, activation, activated, idx,
-                                              max_hops=self.path_max_hops, top=self.top_paths,
-                                              budget=self.path_budget)
+            paths, complete = path_kernels.top_paths(
+                self.adjacency,
+                activation,
+                activated,
+                idx,
+                max_hops=self.path_max_hops,
+                top=self.top_paths,
+                budget=self.path_budget,
+            )
             trace["paths"] = [{"nodes": [names[v] for v in p], "weight": w} for p, w in paths]
             trace["paths_complete"] = complete
         # timings of the last query's parts, for benchmarks/bench_retrievers.py
@@ -198,30 +238,52 @@ class SpreadingActivationRetriever(Retriever):
         mentions = self.analyse(question, analysis)
         return self.retrieve_with_mentions(question, mentions, k, analysis)
 
-    def retrieve_with_mentions(self, question, mentions: list[str], k: int,
-                               analysis: dict | None = None) -> Retrieval:
+    def retrieve_with_mentions(
+        self, question, mentions: list[str], k: int, analysis: dict | None = None
+    ) -> Retrieval:
         """Retrieval proper, given the question's mentions: seeds, gate, propagation, ranking, trace
         (which starts with `analysis`, what `analyse` recorded)."""
         t0 = time.perf_counter()
         q_emb = self.services.query_embedding(question)
         mentions, idx, act, detail = self.seeds(question, mentions)
         t1 = time.perf_counter()
-        res = spreading_activation(self.adjacency, idx, act, self.lazy_gate(q_emb),
-                                   decay=self.decay, steps=self.depth, threshold=self.threshold)
+        res = spreading_activation(
+            self.adjacency,
+            idx,
+            act,
+            self.lazy_gate(q_emb),
+            decay=self.decay,
+            steps=self.depth,
+            threshold=self.threshold,
+        )
         self.last_parts = {"seeds": t1 - t0, "gate_and_propagate": time.perf_counter() - t1}
-        return self._finish(question, q_emb, mentions, idx, detail, res.activation, res.activated, k,
-                            analysis)
+        return self._finish(
+            question, q_emb, mentions, idx, detail, res.activation, res.activated, k, analysis
+        )
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """Same results as `retrieve` per question, all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
         analyses: list[dict] = [{} for _ in questions]
-        all_mentions = ([self.question_mentions(q, a) for q, a in zip(questions, analyses)]
-                        if self.mentions == "llm" else question_mentions_batch([q.text for q in questions]))
-        self.vectors.warm([h for ms in all_mentions for h in rules.split_mentions(ms)[1]])  # one call
+        all_mentions = (
+            [self.question_mentions(q, a) for q, a in zip(questions, analyses)]
+            if self.mentions == "llm"
+            else question_mentions_batch([q.text for q in questions])
+        )
+        self.vectors.warm(
+            [h for ms in all_mentions for h in rules.split_mentions(ms)[1]]
+        )  # one call
         seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
         gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
-        res = spreading_activation_batch(self.adjacency, [(s[1], s[2]) for s in seeds], gates,
-                                         decay=self.decay, steps=self.depth, threshold=self.threshold)
-        return [self._finish(q, e, s[0], s[1], s[3], res.activation[:, j], res.activated[:, j], k, a)
-                for j, (q, e, s, a) in enumerate(zip(questions, q_embs, seeds, analyses))]
+        res = spreading_activation_batch(
+            self.adjacency,
+            [(s[1], s[2]) for s in seeds],
+            gates,
+            decay=self.decay,
+            steps=self.depth,
+            threshold=self.threshold,
+        )
+        return [
+            self._finish(q, e, s[0], s[1], s[3], res.activation[:, j], res.activated[:, j], k, a)
+            for j, (q, e, s, a) in enumerate(zip(questions, q_embs, seeds, analyses))
+        ]

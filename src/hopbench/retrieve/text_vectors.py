@@ -28,8 +28,9 @@ class TextVectors:
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if missing:
             # alone: which texts are missing depends on the questions before (a resumed run)
-            vecs = self.encoder.encode(missing, desc="queries" if self.query else "mentions", alone=True,
-                                       query=self.query)
+            vecs = self.encoder.encode(
+                missing, desc="queries" if self.query else "mentions", alone=True, query=self.query
+            )
             self._memo.update(zip(missing, vecs))
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,4 +1,5 @@
 """The few-shot message shape every prompt module builds with `chat`."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,10 @@ def test_turns_alternate_after_the_system_message_and_end_with_the_task():
     got = chat("rules", "example in", "example out", "task")
     assert [m["role"] for m in got] == ["system", "user", "assistant", "user"]
     assert [m["content"] for m in got] == ["rules", "example in", "example out", "task"]
-    assert chat("rules", "task") == [{"role": "system", "content": "rules"}, {"role": "user", "content": "task"}]
+    assert chat("rules", "task") == [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "task"},
+    ]
 
 
 @pytest.mark.parametrize("turns", [(), ("example in", "example out")])

@@ -36,10 +36,15 @@ def test_strings_come_from_the_checkout(tmp_path):
     block = "0: a->r->b;  <expandable>: [b]\n"
     assert p.tracker_messages("Q?", block) == [
         {"role": "system", "content": "SYSTEM TEXT"},
-        {"role": "user", "content": "Query: Q?\nPaths:\n" + block + "\nOutput:\n"}]
-    assert p.tracker_messages("Q?", block, one_shot=True)[0]["content"] == "SYSTEM TEXT EXAMPLE TEXT"
-    assert p.ner_messages("Who?") == [{"role": "system", "content": "NER SYSTEM"},
-                                      {"role": "user", "content": "Q=Who?\nOut:\n"}]
+        {"role": "user", "content": "Query: Q?\nPaths:\n" + block + "\nOutput:\n"},
+    ]
+    assert (
+        p.tracker_messages("Q?", block, one_shot=True)[0]["content"] == "SYSTEM TEXT EXAMPLE TEXT"
+    )
+    assert p.ner_messages("Who?") == [
+        {"role": "system", "content": "NER SYSTEM"},
+        {"role": "user", "content": "Q=Who?\nOut:\n"},
+    ]
 
 
 def test_a_missing_checkout_is_one_clear_error(tmp_path):

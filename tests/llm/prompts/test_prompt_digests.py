@@ -1,6 +1,7 @@
 """Every prompt's exact bytes, pinned: the response cache (and so every LLM run's reproducibility)
 keys on the messages and the schema, so a refactor of the prompt modules must not move a byte.
 A deliberate prompt change updates the digest here, and the run hashes change with it."""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,10 +29,14 @@ from hopbench.llm.prompts import (
     verify,
 )
 
-PASSAGES = [Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),
-            Passage("p2", "Sweden", "Sweden is a Nordic country.")]
+PASSAGES = [
+    Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),
+    Passage("p2", "Sweden", "Sweden is a Nordic country."),
+]
 TRIPLES = [("kiruna", "located in", "sweden"), ("sweden", "is a", "nordic country")]
-NEIGHBOURS = [neighbour_scores.Neighbour("sweden", [TRIPLES[0]], "(sweden | is a | nordic country)")]
+NEIGHBOURS = [
+    neighbour_scores.Neighbour("sweden", [TRIPLES[0]], "(sweden | is a | nordic country)")
+]
 QUESTION = "In which country is Kiruna?"
 
 
@@ -43,38 +48,79 @@ def _digest(messages, schema=None) -> str:
 CASES = {
     "qa": lambda: _digest(qa.messages(QUESTION, PASSAGES), qa.SCHEMA),
     "verify": lambda: _digest(verify.messages("Kiruna is in Norway.", PASSAGES), verify.SCHEMA),
-    "entity_description": lambda: _digest(descriptions.description_messages(
-        "kiruna", ["kiruna located in sweden"], "Kiruna is the northernmost town in Sweden."),
-        descriptions.DESCRIPTION_SCHEMA),
+    "entity_description": lambda: _digest(
+        descriptions.description_messages(
+            "kiruna", ["kiruna located in sweden"], "Kiruna is the northernmost town in Sweden."
+        ),
+        descriptions.DESCRIPTION_SCHEMA,
+    ),
     "entity_summary": lambda: _digest(entity_summary.messages("kiruna", TRIPLES)),
     "fact_filter": lambda: _digest(fact_filter.messages(QUESTION, TRIPLES), fact_filter.SCHEMA),
-    "fact_filter_demos": lambda: _digest(fact_filter_demos.messages(QUESTION, TRIPLES), fact_filter_demos.SCHEMA),
+    "fact_filter_demos": lambda: _digest(
+        fact_filter_demos.messages(QUESTION, TRIPLES), fact_filter_demos.SCHEMA
+    ),
     "keywords": lambda: _digest(keywords.messages(QUESTION), keywords.SCHEMA),
-    "neighbour_lines": lambda: _digest(neighbour_lines.messages(
-        QUESTION, TRIPLES, "kiruna", [neighbour_lines.Neighbour("sweden", [TRIPLES[0]], "sweden is a nordic country. ")])),
-    "neighbour_scores": lambda: _digest(neighbour_scores.messages(QUESTION, TRIPLES, "kiruna", NEIGHBOURS),
-                                        neighbour_scores.schema(len(NEIGHBOURS))),
-    "path_tracker": lambda: _digest(path_tracker.messages(
-        QUESTION, [path_tracker.render_path(TRIPLES[:1], "sweden")], "Kiruna is in Sweden.", "the country"),
-        path_tracker.SCHEMA),
-    "path_tracker_one_shot": lambda: _digest(path_tracker.messages(
-        QUESTION, [path_tracker.render_path(TRIPLES[:1], None)], one_shot=True), path_tracker.SCHEMA),
-    "neuropath_tracker": lambda: _digest(neuropath_tracker.messages(
-        QUESTION, neuropath_tracker.render_paths(["kiruna->located in->sweden; "], ["sweden"])),
-        neuropath_tracker.SCHEMA),
-    "neuropath_tracker_one_shot": lambda: _digest(neuropath_tracker.messages(
-        QUESTION, neuropath_tracker.render_paths(["kiruna->located in->sweden; "], [None]), one_shot=True),
-        neuropath_tracker.SCHEMA),
+    "neighbour_lines": lambda: _digest(
+        neighbour_lines.messages(
+            QUESTION,
+            TRIPLES,
+            "kiruna",
+            [neighbour_lines.Neighbour("sweden", [TRIPLES[0]], "sweden is a nordic country. ")],
+        )
+    ),
+    "neighbour_scores": lambda: _digest(
+        neighbour_scores.messages(QUESTION, TRIPLES, "kiruna", NEIGHBOURS),
+        neighbour_scores.schema(len(NEIGHBOURS)),
+    ),
+    "path_tracker": lambda: _digest(
+        path_tracker.messages(
+            QUESTION,
+            [path_tracker.render_path(TRIPLES[:1], "sweden")],
+            "Kiruna is in Sweden.",
+            "the country",
+        ),
+        path_tracker.SCHEMA,
+    ),
+    "path_tracker_one_shot": lambda: _digest(
+        path_tracker.messages(
+            QUESTION, [path_tracker.render_path(TRIPLES[:1], None)], one_shot=True
+        ),
+        path_tracker.SCHEMA,
+    ),
+    "neuropath_tracker": lambda: _digest(
+        neuropath_tracker.messages(
+            QUESTION, neuropath_tracker.render_paths(["kiruna->located in->sweden; "], ["sweden"])
+        ),
+        neuropath_tracker.SCHEMA,
+    ),
+    "neuropath_tracker_one_shot": lambda: _digest(
+        neuropath_tracker.messages(
+            QUESTION,
+            neuropath_tracker.render_paths(["kiruna->located in->sweden; "], [None]),
+            one_shot=True,
+        ),
+        neuropath_tracker.SCHEMA,
+    ),
     "neuropath_ner": lambda: _digest(neuropath_ner.messages(QUESTION), neuropath_ner.SCHEMA),
     "openie_ner": lambda: _digest(llm_extractor.ner_messages(PASSAGES[0])),
-    "openie_triples": lambda: _digest(llm_extractor.triple_messages(PASSAGES[0], ["Kiruna", "Sweden"])),
-    "question_entities": lambda: _digest(question_entities.messages(QUESTION), question_entities.SCHEMA),
-    "qasa_question_entities": lambda: _digest(qasa_entities.messages(QUESTION), qasa_entities.SCHEMA),
+    "openie_triples": lambda: _digest(
+        llm_extractor.triple_messages(PASSAGES[0], ["Kiruna", "Sweden"])
+    ),
+    "question_entities": lambda: _digest(
+        question_entities.messages(QUESTION), question_entities.SCHEMA
+    ),
+    "qasa_question_entities": lambda: _digest(
+        qasa_entities.messages(QUESTION), qasa_entities.SCHEMA
+    ),
     "qafd_keywords": lambda: _digest(qafd_keywords.messages(QUESTION), qafd_keywords.SCHEMA),
-    "qafd_clusters": lambda: _digest(qafd_clusters.messages(
-        [("Kiruna", [("kiruna", "a town", 0.9), ("sweden", "a country", 0.25)])])),
-    "qa_with_notes": lambda: _digest(qa.messages(QUESTION, PASSAGES, notes=["Kiruna lies in Sweden."]),
-                                     qa.SCHEMA),
+    "qafd_clusters": lambda: _digest(
+        qafd_clusters.messages(
+            [("Kiruna", [("kiruna", "a town", 0.9), ("sweden", "a country", 0.25)])]
+        )
+    ),
+    "qa_with_notes": lambda: _digest(
+        qa.messages(QUESTION, PASSAGES, notes=["Kiruna lies in Sweden."]), qa.SCHEMA
+    ),
 }
 
 PINNED = {

@@ -9,8 +9,14 @@ from hopbench.llm.prompts import qasa_entities as qe
 
 
 def test_pairs_collapse_whitespace_keep_first_name_and_default_the_hint():
-    reply = {"entities": [{"name": " UHF ", "search_hint": "uhf  film"}, {"name": "uhf", "search_hint": "x"},
-                          {"name": "Titanic", "search_hint": " "}, {"name": "", "search_hint": "y"}]}
+    reply = {
+        "entities": [
+            {"name": " UHF ", "search_hint": "uhf  film"},
+            {"name": "uhf", "search_hint": "x"},
+            {"name": "Titanic", "search_hint": " "},
+            {"name": "", "search_hint": "y"},
+        ]
+    }
     assert qe.pairs(reply) == [("UHF", "uhf film"), ("Titanic", "Titanic")]
 
 
@@ -19,7 +25,9 @@ def test_official_template_is_read_from_the_users_checkout(tmp_path):
     src.parent.mkdir(parents=True)
     src.write_text('X = 1\nQUERY_ENTITY_PROMPT = """Find them.\n\nQuestion: {question}"""\n')
     t = qe.official_template(tmp_path)
-    assert qe.official_messages(t, "Who?") == [{"role": "user", "content": "Find them.\n\nQuestion: Who?"}]
+    assert qe.official_messages(t, "Who?") == [
+        {"role": "user", "content": "Find them.\n\nQuestion: Who?"}
+    ]
 
 
 def test_official_template_missing_or_malformed_is_one_clear_error(tmp_path):

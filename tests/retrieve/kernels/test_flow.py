@@ -45,9 +45,14 @@ def dual_objective(w: sp.csr_matrix, T: np.ndarray, delta: np.ndarray):
 
 def scipy_solve(w, T, delta) -> np.ndarray:
     f, _ = dual_objective(w, T, delta)
-    res = minimize(f, np.zeros(T.size), jac=True, method="L-BFGS-B",
-                   bounds=[(0, None)] * T.size,
-                   options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 100_000, "maxcor": 50})
+    res = minimize(
+        f,
+        np.zeros(T.size),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, None)] * T.size,
+        options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 100_000, "maxcor": 50},
+    )
     return res.x
 
 
@@ -71,8 +76,17 @@ def test_matches_scipy_qp_and_satisfies_kkt(seed, scheme):
     adj, cos, seeds, seed_w = small_case(seed)
     eps = 1e-10
     sim_mode = "cos" if scheme == "hybrid" else "normalized"
-    res = qafd(adj, cos, seeds, seed_w, variant="paper", alpha=0.4, epsilon=eps,
-               scheme=scheme, sim_mode=sim_mode)
+    res = qafd(
+        adj,
+        cos,
+        seeds,
+        seed_w,
+        variant="paper",
+        alpha=0.4,
+        epsilon=eps,
+        scheme=scheme,
+        sim_mode=sim_mode,
+    )
     w = query_aware_weights(adj, similarity_transform(cos, sim_mode), scheme, 1.0, 0.25)
     T = degree_capacities(adj)
     delta = source_mass(T, seeds, seed_w, 0.4)

@@ -18,18 +18,32 @@ from tests.helpers.synthetic_graphs import random_graph
 
 def nx_ppr(adj: sp.csr_matrix, reset: np.ndarray, damping: float = 0.5) -> np.ndarray:
     g = nx.from_scipy_sparse_array(adj, edge_attribute="weight")
-    pr = nx.pagerank(g, alpha=damping, personalization=dict(enumerate(reset)), weight="weight",
-                     tol=1e-15, max_iter=10_000)
+    pr = nx.pagerank(
+        g,
+        alpha=damping,
+        personalization=dict(enumerate(reset)),
+        weight="weight",
+        tol=1e-15,
+        max_iter=10_000,
+    )
     return np.array([pr[i] for i in range(adj.shape[0])])
 
 
 def igraph_ppr(adj: sp.csr_matrix, reset: np.ndarray, damping: float = 0.5) -> np.ndarray:
     upper = sp.triu(adj).tocoo()
-    g = ig.Graph(n=adj.shape[0], edges=list(zip(upper.row.tolist(), upper.col.tolist())),
-                 directed=False)
+    g = ig.Graph(
+        n=adj.shape[0], edges=list(zip(upper.row.tolist(), upper.col.tolist())), directed=False
+    )
     g.es["weight"] = upper.data.tolist()
-    return np.array(g.personalized_pagerank(damping=damping, directed=False, weights="weight",
-                                            reset=reset.tolist(), implementation="prpack"))
+    return np.array(
+        g.personalized_pagerank(
+            damping=damping,
+            directed=False,
+            weights="weight",
+            reset=reset.tolist(),
+            implementation="prpack",
+        )
+    )
 
 
 def hipporag_like_reset(n_nodes: int, n_passages: int, entity_seeds: np.ndarray, rng) -> np.ndarray:
@@ -108,7 +122,10 @@ def test_self_loops_twice_reproduces_igraph():
     adj = adj.tocsr()
     reset = rng.uniform(0, 1, 80)
     ref = igraph_ppr(adj, reset)
-    assert np.abs(personalized_pagerank(prepare_ppr(adj, self_loops="twice"), reset) - ref).max() <= 1e-8
+    assert (
+        np.abs(personalized_pagerank(prepare_ppr(adj, self_loops="twice"), reset) - ref).max()
+        <= 1e-8
+    )
     # networkx counts a self-loop once, which is our default
     assert np.abs(personalized_pagerank(adj, reset) - nx_ppr(adj, reset)).max() <= 1e-8
     assert np.abs(personalized_pagerank(adj, reset) - ref).max() > 1e-4
@@ -119,8 +136,13 @@ def test_batched_equals_column_by_column(musique_graph):
     adj = musique_graph.adj
     n, n_p = adj.shape[0], musique_graph.n_passages
     op = prepare_ppr(adj)
-    resets = np.stack([hipporag_like_reset(n, n_p, rng.choice(np.arange(n_p, n), 5, replace=False), rng)
-                       for _ in range(16)], axis=1)
+    resets = np.stack(
+        [
+            hipporag_like_reset(n, n_p, rng.choice(np.arange(n_p, n), 5, replace=False), rng)
+            for _ in range(16)
+        ],
+        axis=1,
+    )
     batch = personalized_pagerank_batch(op, resets)
     chunked = personalized_pagerank_batch(op, resets, block=5)
     for j in range(resets.shape[1]):
@@ -136,8 +158,14 @@ def test_directed_graph_with_power_method_equals_networkx_digraph():
     reset = rng.uniform(0, 1, 120)
     op = prepare_ppr(adj, check_symmetric=False)
     g = nx.from_scipy_sparse_array(adj, create_using=nx.DiGraph, edge_attribute="weight")
-    pr = nx.pagerank(g, alpha=0.5, personalization=dict(enumerate(reset)), weight="weight",
-                     tol=1e-15, max_iter=10_000)
+    pr = nx.pagerank(
+        g,
+        alpha=0.5,
+        personalization=dict(enumerate(reset)),
+        weight="weight",
+        tol=1e-15,
+        max_iter=10_000,
+    )
     ref = np.array([pr[i] for i in range(120)])
     assert np.abs(personalized_pagerank(op, reset) - ref).max() <= 1e-8
     with pytest.raises(ValueError, match="symmetric"):

@@ -105,8 +105,12 @@ def random_case(rng, n):
             edges.append((a, b))
             if rng.random() < 0.4:  # the reverse direction too: a parallel edge, as HippoRAG adds
                 edges.append((b, a))
-    weights = [float(rng.choice([1.0, 2.0, 3.0])) if rng.random() < 0.7 else float(np.float32(rng.uniform(0.8, 1)))
-               for _ in edges]
+    weights = [
+        float(rng.choice([1.0, 2.0, 3.0]))
+        if rng.random() < 0.7
+        else float(np.float32(rng.uniform(0.8, 1)))
+        for _ in edges
+    ]
     emb = rng.normal(size=(n, 8)).astype(np.float32)
     q = rng.normal(size=8).astype(np.float32)
     source = np.zeros(n)
@@ -125,7 +129,9 @@ def test_push_loop_matches_the_transcription(alpha, max_it):
         src = np.array([a for a, _ in edges])
         dst = np.array([b for _, b in edges])
         g = multigraph(n, src, dst, np.array(weights))
-        res = code_flow_diffusion(g, source, emb, q, alpha=alpha, epsilon=0.01, max_iterations=max_it)
+        res = code_flow_diffusion(
+            g, source, emb, q, alpha=alpha, epsilon=0.01, max_iterations=max_it
+        )
         x, it, pushes = reference(n, edges, weights, source, emb, q, alpha, 0.01, max_it)
         assert np.array_equal(res.x, x), (case, np.abs(res.x - x).max())
         assert (res.iterations, res.pushes) == (it, pushes)
@@ -135,7 +141,9 @@ def test_draws_depend_only_on_the_question():
     """The generator is reseeded per call: running other questions first changes nothing."""
     rng = np.random.default_rng(3)
     edges, weights, emb, q, source = random_case(rng, 30)
-    g = multigraph(30, np.array([a for a, _ in edges]), np.array([b for _, b in edges]), np.array(weights))
+    g = multigraph(
+        30, np.array([a for a, _ in edges]), np.array([b for _, b in edges]), np.array(weights)
+    )
     first = code_flow_diffusion(g, source, emb, q).x
     random.seed(1)
     code_flow_diffusion(g, np.roll(source, 3), emb, q)
@@ -152,7 +160,9 @@ def test_multigraph_reads_igraph_as_igraph_does():
         edges, weights, *_ = random_case(rng, n)
         g = ig.Graph(n=n, edges=edges, directed=False)
         g.es["weight"] = weights
-        mg = multigraph(n, np.array([a for a, _ in edges]), np.array([b for _, b in edges]), np.array(weights))
+        mg = multigraph(
+            n, np.array([a for a, _ in edges]), np.array([b for _, b in edges]), np.array(weights)
+        )
         for v in range(n):
             row = slice(mg.indptr[v], mg.indptr[v + 1])
             assert mg.indices[row].tolist() == g.neighbors(v)

@@ -23,8 +23,18 @@ from hopbench.retrieve.kernels.qafd_seed_flow import (
 )
 
 
-def reference(g: nx.Graph, emb: dict, q: np.ndarray, source, *, alpha, confidence=0.7, eps=0.02,
-              step=0.2, max_iterations=500):
+def reference(
+    g: nx.Graph,
+    emb: dict,
+    q: np.ndarray,
+    source,
+    *,
+    alpha,
+    confidence=0.7,
+    eps=0.02,
+    step=0.2,
+    max_iterations=500,
+):
     def sim(a, b):
         a, b = list(map(float, a)), list(map(float, b))
         dot = sum(x * y for x, y in zip(a, b))
@@ -91,7 +101,7 @@ def _graph(seed: int, n: int = 40, p: float = 0.12, self_loop: bool = True):
         g.add_edge(3, 3, weight=2.0)
     g.add_edge(0, 1, weight=0.0)  # a zero weight: the edge is there, the push skips it
     emb = rng.normal(size=(n, 8))
-    emb[5] = 0.0                   # a zero vector: s = 0
+    emb[5] = 0.0  # a zero vector: s = 0
     q = rng.normal(size=8)
     rows, cols, data = [], [], []
     for u, v, d in g.edges(data=True):
@@ -111,7 +121,9 @@ def test_matches_the_reference_transcription(alpha, graph_seed):
         want = reference(g, dict(enumerate(emb)), q, source, alpha=alpha)
         got = fd.run(source)
         assert set(got.nodes.tolist()) == set(want)
-        np.testing.assert_allclose([want[v] for v in got.nodes.tolist()], got.flow, rtol=1e-9, atol=0)
+        np.testing.assert_allclose(
+            [want[v] for v in got.nodes.tolist()], got.flow, rtol=1e-9, atol=0
+        )
         assert list(got.flow) == sorted(got.flow, reverse=True)
 
 
@@ -120,7 +132,9 @@ def test_settings_and_clusters():
     cap = capacities(a)
     assert cap.sum() == pytest.approx(10.0)
     deg = dict(g.degree())
-    assert cap[3] / cap[2] == pytest.approx(max(deg[3], 1) / max(deg[2], 1))  # self-loop counts twice
+    assert cap[3] / cap[2] == pytest.approx(
+        max(deg[3], 1) / max(deg[2], 1)
+    )  # self-loop counts twice
     big = SeedFlowDiffusion(a, node_similarity(emb, q), alpha=50.0).run(2)
     assert big.iterations == 500 and not big.converged  # α = 50 is never absorbed
     small = SeedFlowDiffusion(a, node_similarity(emb, q), alpha=0.05).run(2)
@@ -131,6 +145,7 @@ def test_settings_and_clusters():
     lonely = nx.Graph()
     lonely.add_nodes_from(range(3))
     lonely.add_edge(1, 2, weight=1.0)
-    solo = SeedFlowDiffusion(sp.csr_matrix(nx.to_scipy_sparse_array(lonely, nodelist=range(3))),
-                             np.zeros(3), alpha=0.5).run(0)
+    solo = SeedFlowDiffusion(
+        sp.csr_matrix(nx.to_scipy_sparse_array(lonely, nodelist=range(3))), np.zeros(3), alpha=0.5
+    ).run(0)
     assert solo.nodes.tolist() == [0] and not keep_cluster(solo, 0.0)

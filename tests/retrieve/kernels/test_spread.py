@@ -70,10 +70,23 @@ def test_equals_reference_loop_on_random_graphs(seed, gated):
     rels, seeds_idx, seed_act, gate = random_case(rng, n)
     adj = counts_matrix(rels, n)
     for decay, steps, threshold in [(0.75, 3, 0.01), (0.5, 4, 0.05), (1.0, 2, 0.0)]:
-        ref = reference_qasa(rels, dict(zip(seeds_idx.tolist(), seed_act)),
-                             gate if gated else None, decay, steps, threshold)
-        res = spreading_activation(adj, seeds_idx, seed_act, gate if gated else None,
-                                   decay=decay, steps=steps, threshold=threshold)
+        ref = reference_qasa(
+            rels,
+            dict(zip(seeds_idx.tolist(), seed_act)),
+            gate if gated else None,
+            decay,
+            steps,
+            threshold,
+        )
+        res = spreading_activation(
+            adj,
+            seeds_idx,
+            seed_act,
+            gate if gated else None,
+            decay=decay,
+            steps=steps,
+            threshold=threshold,
+        )
         assert set(np.flatnonzero(res.activated)) == set(ref)
         for v, a in ref.items():
             assert res.activation[v] == pytest.approx(a, rel=1e-12, abs=1e-15)
@@ -175,10 +188,12 @@ def test_values_one_ulp_apart_are_a_tie():
     a = 0.5769075340003951
     b = np.nextafter(a, 1.0)  # one ulp above: the same value, summed along another route
     adj = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
-    res = spreading_activation(adj, np.array([0, 1]), np.array([a, b]), None, decay=0.7, steps=1,
-                               threshold=0.01)
+    res = spreading_activation(
+        adj, np.array([0, 1]), np.array([a, b]), None, decay=0.7, steps=1, threshold=0.01
+    )
     np.testing.assert_array_equal(res.activation, [a, b])  # exactly unchanged: no flow either way
     clear = 2 * a  # a real difference still flows
-    res = spreading_activation(adj, np.array([0, 1]), np.array([a, clear]), None, decay=0.7, steps=1,
-                               threshold=0.01)
+    res = spreading_activation(
+        adj, np.array([0, 1]), np.array([a, clear]), None, decay=0.7, steps=1, threshold=0.01
+    )
     np.testing.assert_allclose(res.activation, [a + 0.7 * clear, clear], rtol=1e-15)

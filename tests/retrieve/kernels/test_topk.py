@@ -12,7 +12,9 @@ from hopbench.retrieve.kernels.topk import ExactTopK, full_product_top_k
 
 
 def _same(a, b):
-    return all(np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) for x, y in zip(a, b, strict=True))
+    return all(
+        np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) for x, y in zip(a, b, strict=True)
+    )
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3])

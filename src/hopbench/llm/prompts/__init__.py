@@ -11,5 +11,7 @@ def chat(system: str, *turns: str) -> list[dict]:
     if len(turns) % 2 != 1:
         raise ValueError(f"a chat ends with the task's user turn: got {len(turns)} turns")
     roles = ("user", "assistant")
-    return [{"role": "system", "content": system},
-            *({"role": roles[i % 2], "content": t} for i, t in enumerate(turns))]
+    return [
+        {"role": "system", "content": system},
+        *({"role": roles[i % 2], "content": t} for i, t in enumerate(turns)),
+    ]

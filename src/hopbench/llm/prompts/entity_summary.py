@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from hopbench.llm.prompts import chat
 
-STEP = "entity_summary"   # this step's name in traces (plain text: no schema name)
+STEP = "entity_summary"  # this step's name in traces (plain text: no schema name)
 
 SYSTEM = (
     "Summarise an entity of a knowledge graph from its fact triples, in at most three short "
@@ -43,5 +43,5 @@ def clean(text: str) -> str:
     t = " ".join(text.split())
     for label in ("Summary:", "SUMMARY:"):
         if t.startswith(label):
-            t = t[len(label):].strip()
+            t = t[len(label) :].strip()
     return t.strip('"')

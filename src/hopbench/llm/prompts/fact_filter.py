@@ -16,8 +16,13 @@ MAX_SELECTED = 4
 
 SCHEMA = {
     "type": "object",
-    "properties": {"selected": {"type": "array", "items": {"type": "integer", "minimum": 1},
-                                "maxItems": MAX_SELECTED}},
+    "properties": {
+        "selected": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1},
+            "maxItems": MAX_SELECTED,
+        }
+    },
     "required": ["selected"],
     "additionalProperties": False,
 }
@@ -27,7 +32,7 @@ SYSTEM = (
     "candidate facts (subject | relation | object) taken from a knowledge graph. Select the "
     f"facts, at most {MAX_SELECTED}, that are useful for answering the question or for finding "
     "the next step of the reasoning; select none if no fact is relevant. Reply with a JSON "
-    "object {\"selected\": [numbers of the useful facts]}."
+    'object {"selected": [numbers of the useful facts]}.'
 )
 
 

@@ -23,9 +23,13 @@ MAX_SELECTED = 4
 
 SCHEMA = {
     "type": "object",
-    "properties": {"fact": {"type": "array", "maxItems": MAX_SELECTED,
-                            "items": {"type": "array", "minItems": 3, "maxItems": 3,
-                                      "items": {"type": "string"}}}},
+    "properties": {
+        "fact": {
+            "type": "array",
+            "maxItems": MAX_SELECTED,
+            "items": {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "string"}},
+        }
+    },
     "required": ["fact"],
     "additionalProperties": False,
 }
@@ -35,30 +39,57 @@ SYSTEM = (
     "from a knowledge graph, each [subject, relation, object]. Keep the facts, at most "
     f"{MAX_SELECTED}, that help to answer the question or to reach the next hop; keep none "
     "when nothing helps. Copy each kept fact unchanged and reply with JSON: "
-    "{\"fact\": [[subject, relation, object], ...]}."
+    '{"fact": [[subject, relation, object], ...]}.'
 )
 
 DEMOS = [
-    ("Which river flows through the birthplace of the author of The Tin Drum?",
-     [["the tin drum", "written by", "gunter grass"], ["the tin drum", "adapted into", "film"],
-      ["gunter grass", "born in", "danzig"], ["danzig", "renamed", "gdansk"],
-      ["the tin drum", "published in", "1959"]],
-     [["the tin drum", "written by", "gunter grass"], ["gunter grass", "born in", "danzig"]]),
-    ("Who founded the company that operates the Kiruna mine?",
-     [["kiruna mine", "operated by", "lkab"], ["kiruna mine", "located in", "sweden"],
-      ["lkab", "founded by", "hjalmar lundbohm"], ["kiruna", "is a", "town"],
-      ["lkab", "produces", "iron ore pellets"]],
-     [["kiruna mine", "operated by", "lkab"], ["lkab", "founded by", "hjalmar lundbohm"]]),
-    ("Are the Vasa Museum and the Nobel Prize Museum in the same city?",
-     [["vasa museum", "located in", "stockholm"], ["vasa museum", "displays", "vasa ship"],
-      ["nobel prize museum", "located in", "stockholm"], ["nobel prize", "awarded in", "december"],
-      ["stockholm", "capital of", "sweden"]],
-     [["vasa museum", "located in", "stockholm"], ["nobel prize museum", "located in", "stockholm"]]),
-    ("What instrument did the composer of the Moonlight Sonata's teacher play?",
-     [["moon", "orbits", "earth"], ["sonata", "is a", "musical form"],
-      ["moonlight", "is a", "2016 film"], ["piano", "has", "88 keys"],
-      ["bonn", "located in", "germany"]],
-     []),
+    (
+        "Which river flows through the birthplace of the author of The Tin Drum?",
+        [
+            ["the tin drum", "written by", "gunter grass"],
+            ["the tin drum", "adapted into", "film"],
+            ["gunter grass", "born in", "danzig"],
+            ["danzig", "renamed", "gdansk"],
+            ["the tin drum", "published in", "1959"],
+        ],
+        [["the tin drum", "written by", "gunter grass"], ["gunter grass", "born in", "danzig"]],
+    ),
+    (
+        "Who founded the company that operates the Kiruna mine?",
+        [
+            ["kiruna mine", "operated by", "lkab"],
+            ["kiruna mine", "located in", "sweden"],
+            ["lkab", "founded by", "hjalmar lundbohm"],
+            ["kiruna", "is a", "town"],
+            ["lkab", "produces", "iron ore pellets"],
+        ],
+        [["kiruna mine", "operated by", "lkab"], ["lkab", "founded by", "hjalmar lundbohm"]],
+    ),
+    (
+        "Are the Vasa Museum and the Nobel Prize Museum in the same city?",
+        [
+            ["vasa museum", "located in", "stockholm"],
+            ["vasa museum", "displays", "vasa ship"],
+            ["nobel prize museum", "located in", "stockholm"],
+            ["nobel prize", "awarded in", "december"],
+            ["stockholm", "capital of", "sweden"],
+        ],
+        [
+            ["vasa museum", "located in", "stockholm"],
+            ["nobel prize museum", "located in", "stockholm"],
+        ],
+    ),
+    (
+        "What instrument did the composer of the Moonlight Sonata's teacher play?",
+        [
+            ["moon", "orbits", "earth"],
+            ["sonata", "is a", "musical form"],
+            ["moonlight", "is a", "2016 film"],
+            ["piano", "has", "88 keys"],
+            ["bonn", "located in", "germany"],
+        ],
+        [],
+    ),
 ]
 
 
@@ -77,8 +108,9 @@ def messages(question: str, facts: Sequence[tuple[str, str, str]]) -> list[dict]
     return chat(SYSTEM, *turns, user_turn(question, facts))
 
 
-def selected_positions(generated: Sequence, candidates: Sequence[tuple[str, str, str]],
-                       limit: int) -> list[int]:
+def selected_positions(
+    generated: Sequence, candidates: Sequence[tuple[str, str, str]], limit: int
+) -> list[int]:
     """The code's mapping: each generated fact -> the candidate whose str() is closest
     (difflib, cutoff 0), in the reply's order (repeats kept), the first `limit` of them."""
     strings = [str(tuple(c)) for c in candidates]
@@ -116,7 +148,8 @@ def parse_official(text: str) -> list:
             except (ValueError, SyntaxError):
                 obj = None
         facts = obj.get("fact") if isinstance(obj, dict) else None
-        if isinstance(facts, list) and all(isinstance(f, list) and all(isinstance(x, str) for x in f)
-                                           for f in facts):
+        if isinstance(facts, list) and all(
+            isinstance(f, list) and all(isinstance(x, str) for x in f) for f in facts
+        ):
             parsed = facts
     return parsed

@@ -9,9 +9,14 @@ MAX_KEYWORDS = 10
 
 SCHEMA = {
     "type": "object",
-    "properties": {"keywords": {"type": "array", "items": {"type": "string", "minLength": 1,
-                                                            "maxLength": 80},
-                                "minItems": 1, "maxItems": MAX_KEYWORDS}},
+    "properties": {
+        "keywords": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 80},
+            "minItems": 1,
+            "maxItems": MAX_KEYWORDS,
+        }
+    },
     "required": ["keywords"],
     "additionalProperties": False,
 }
@@ -20,7 +25,7 @@ SYSTEM = (
     "You extract search keywords from a question for a knowledge-graph lookup. List the named "
     "entities (people, places, works, organisations, dates) and the key concepts the question "
     f"mentions, at most {MAX_KEYWORDS}, most important first, each copied as written in the "
-    "question. Reply with a JSON object {\"keywords\": [...]}."
+    'question. Reply with a JSON object {"keywords": [...]}.'
 )
 
 

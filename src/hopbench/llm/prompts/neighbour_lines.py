@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from hopbench.llm.prompts import chat
 from hopbench.llm.prompts.neighbour_scores import Neighbour  # noqa: F401 (the same item, both prompts)
 
-STEP = "neighbour_lines"   # the step's name in traces and fallbacks (plain text: no schema)
-DEFAULT_SCORE = 4          # CatRAG.py call_llm_score: a neighbour the reply does not name
+STEP = "neighbour_lines"  # the step's name in traces and fallbacks (plain text: no schema)
+DEFAULT_SCORE = 4  # CatRAG.py call_llm_score: a neighbour the reply does not name
 
 SYSTEM = (
     "You help a search over a knowledge graph. Given a QUERY, the RETRIEVED FACTS found so far "
@@ -95,13 +95,22 @@ def format_facts(triples: Sequence[tuple[str, str, str]]) -> str:
     return "".join(f"{s} {r} {o}. " for s, r, o in triples) or "(no facts)"
 
 
-def messages(question: str, retrieved: Sequence[tuple[str, str, str]], seed: str,
-             neighbours: Sequence[Neighbour]) -> list[dict]:
+def messages(
+    question: str,
+    retrieved: Sequence[tuple[str, str, str]],
+    seed: str,
+    neighbours: Sequence[Neighbour],
+) -> list[dict]:
     facts = "; ".join(quote_triple(t) for t in retrieved) or "(none)"
-    lines = "\n".join(f'[{i}] "{n.name}" | LINK: {"; ".join(quote_triple(t) for t in n.links)} | '
-                      f"ABOUT: {n.context}" for i, n in enumerate(neighbours, start=1))
-    user = (f'QUERY: "{question}"\nRETRIEVED FACTS: {facts}\nCURRENT ENTITY: "{seed}"\n'
-            f"NEIGHBORS:\n{lines}\n{CLOSING}")
+    lines = "\n".join(
+        f'[{i}] "{n.name}" | LINK: {"; ".join(quote_triple(t) for t in n.links)} | '
+        f"ABOUT: {n.context}"
+        for i, n in enumerate(neighbours, start=1)
+    )
+    user = (
+        f'QUERY: "{question}"\nRETRIEVED FACTS: {facts}\nCURRENT ENTITY: "{seed}"\n'
+        f"NEIGHBORS:\n{lines}\n{CLOSING}"
+    )
     return chat(SYSTEM, EXAMPLE_1, EXAMPLE_1_REPLY, EXAMPLE_2, EXAMPLE_2_REPLY, user)
 
 
@@ -128,6 +137,8 @@ def parse(text: str, names: Sequence[str]) -> list[int | None]:
         if score is None:
             score = by_name.get(clean)
         if score is None:
-            score = next((s for stored, s in by_name.items() if clean in stored or stored in clean), None)
+            score = next(
+                (s for stored, s in by_name.items() if clean in stored or stored in clean), None
+            )
         out.append(None if score is None else min(score, 10))
     return out

@@ -27,16 +27,15 @@ SYSTEM = (
     "7-9: a bridge, a critical next step of the reasoning chain.\n"
     "4-6: a valid but tangential link.\n"
     "0-3: irrelevant, generic, or contradicting the RETRIEVED FACTS.\n"
-    "Reply with a JSON object {\"scores\": [one integer per neighbor, in the order given]}."
+    'Reply with a JSON object {"scores": [one integer per neighbor, in the order given]}.'
 )
-
 
 
 @dataclass(frozen=True)
 class Neighbour:
     name: str
-    links: Sequence[tuple[str, str, str]]   # the fact(s) joining the seed and this neighbour
-    context: str                            # C(v): its facts, or its summary
+    links: Sequence[tuple[str, str, str]]  # the fact(s) joining the seed and this neighbour
+    context: str  # C(v): its facts, or its summary
 
 
 def _triple(t: tuple[str, str, str]) -> str:
@@ -44,20 +43,35 @@ def _triple(t: tuple[str, str, str]) -> str:
 
 
 def schema(n: int) -> dict:
-    return {"type": "object",
-            "properties": {"scores": {"type": "array", "items": {"type": "integer", "minimum": 0,
-                                                                 "maximum": 10},
-                                      "minItems": n, "maxItems": n}},
-            "required": ["scores"], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {
+            "scores": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0, "maximum": 10},
+                "minItems": n,
+                "maxItems": n,
+            }
+        },
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
 
 
-def messages(question: str, retrieved: Sequence[tuple[str, str, str]], seed: str,
-             neighbours: Sequence[Neighbour]) -> list[dict]:
+def messages(
+    question: str,
+    retrieved: Sequence[tuple[str, str, str]],
+    seed: str,
+    neighbours: Sequence[Neighbour],
+) -> list[dict]:
     facts = "; ".join(_triple(t) for t in retrieved) or "(none)"
-    lines = "\n".join(f"[{i}] {n.name} | LINK: {'; '.join(_triple(t) for t in n.links)} | "
-                      f"CONTEXT: {n.context}" for i, n in enumerate(neighbours, start=1))
-    user = (f"QUERY: {question}\nRETRIEVED FACTS: {facts}\nCURRENT ENTITY: {seed}\n"
-            f"NEIGHBORS:\n{lines}")
+    lines = "\n".join(
+        f"[{i}] {n.name} | LINK: {'; '.join(_triple(t) for t in n.links)} | CONTEXT: {n.context}"
+        for i, n in enumerate(neighbours, start=1)
+    )
+    user = (
+        f"QUERY: {question}\nRETRIEVED FACTS: {facts}\nCURRENT ENTITY: {seed}\nNEIGHBORS:\n{lines}"
+    )
     return chat(SYSTEM, user)
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from hopbench.llm.prompts import chat
 
 SCHEMA_NAME = "neuropath_ner"
-SCHEMA = {"type": "object"}   # JSON object mode, as the reference's response_format
-MAX_TOKENS = 1000             # the reference's max_tokens for this call
+SCHEMA = {"type": "object"}  # JSON object mode, as the reference's response_format
+MAX_TOKENS = 1000  # the reference's max_tokens for this call
 
 SYSTEM = """List the named entities in the question that matter for answering it.
 Give them as a JSON object.

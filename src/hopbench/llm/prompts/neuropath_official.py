@@ -35,7 +35,9 @@ class OfficialPrompts:
     ner_system: str
     ner_frame: str
 
-    def tracker_messages(self, question: str, path_block: str, one_shot: bool = False) -> list[dict]:
+    def tracker_messages(
+        self, question: str, path_block: str, one_shot: bool = False
+    ) -> list[dict]:
         system = self.tracker_system + (self.tracker_example if one_shot else "")
         return chat(system, user_message(question, path_block))
 
@@ -46,8 +48,10 @@ class OfficialPrompts:
 def _tree(root: Path, rel: str) -> ast.Module:
     path = root / rel
     if not path.is_file():
-        raise HopbenchError(f"retriever.official_src: {path} not found (a checkout of "
-                            f"KennyCaty/NeuroPath is expected)")
+        raise HopbenchError(
+            f"retriever.official_src: {path} not found (a checkout of "
+            f"KennyCaty/NeuroPath is expected)"
+        )
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
@@ -60,21 +64,33 @@ def _tracker_strings(tree: ast.Module, where: str) -> tuple[str, str]:
         if isinstance(fn, ast.FunctionDef) and fn.name == "llm_path_track":
             system = example = None
             for node in ast.walk(fn):
-                if (system is None and isinstance(node, ast.Assign) and _str(node.value) is not None
-                        and any(isinstance(t, ast.Name) and t.id == "sys_prompt" for t in node.targets)):
+                if (
+                    system is None
+                    and isinstance(node, ast.Assign)
+                    and _str(node.value) is not None
+                    and any(isinstance(t, ast.Name) and t.id == "sys_prompt" for t in node.targets)
+                ):
                     system = _str(node.value)
-                if (example is None and isinstance(node, ast.AugAssign)
-                        and isinstance(node.target, ast.Name) and node.target.id == "sys_prompt"):
+                if (
+                    example is None
+                    and isinstance(node, ast.AugAssign)
+                    and isinstance(node.target, ast.Name)
+                    and node.target.id == "sys_prompt"
+                ):
                     example = _str(node.value)
             if system is not None and example is not None:
                 return system, example
-    raise HopbenchError(f"retriever.official_src: {where}: no sys_prompt (and its one-shot "
-                        f"addition) in llm_path_track")
+    raise HopbenchError(
+        f"retriever.official_src: {where}: no sys_prompt (and its one-shot "
+        f"addition) in llm_path_track"
+    )
 
 
 def _module_string(tree: ast.Module, name: str, where: str) -> str:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             value = _str(node.value)
             if value is not None:
                 return value
@@ -85,11 +101,17 @@ def _module_string(tree: ast.Module, name: str, where: str) -> str:
 def load(official_src: str) -> OfficialPrompts:
     """The authors' prompt strings from the checkout at `official_src`."""
     if not official_src:
-        raise HopbenchError("retriever.prompts=official needs retriever.official_src: the path "
-                            "of a KennyCaty/NeuroPath checkout")
+        raise HopbenchError(
+            "retriever.prompts=official needs retriever.official_src: the path "
+            "of a KennyCaty/NeuroPath checkout"
+        )
     root = Path(official_src).expanduser()
     system, example = _tracker_strings(_tree(root, TRACKER_FILE), str(root / TRACKER_FILE))
     ner = _tree(root, NER_FILE)
     where = str(root / NER_FILE)
-    return OfficialPrompts(system, example, _module_string(ner, "sys_prompt", where),
-                           _module_string(ner, "input_frame", where))
+    return OfficialPrompts(
+        system,
+        example,
+        _module_string(ner, "sys_prompt", where),
+        _module_string(ner, "input_frame", where),
+    )

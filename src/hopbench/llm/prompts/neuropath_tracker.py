@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from hopbench.llm.prompts import chat
 
 SCHEMA_NAME = "neuropath_tracker"
-SCHEMA = {"type": "object"}   # JSON object mode, as the reference's response_format
+SCHEMA = {"type": "object"}  # JSON object mode, as the reference's response_format
 
 SYSTEM = """You help answer a question by choosing evidence paths from a knowledge graph. Pick the paths that together make a chain of reasoning towards the answer, and say which paths should be followed further.
 # What the paths are

@@ -22,10 +22,12 @@ from hopbench.core.errors import HopbenchError
 TEMPLATES = ("fact_score_with_sum", "node_summarize", "ner_query")
 
 # DSPy's field format, which DSPyFilter (rerank.py) wraps each question and reply in.
-_DSPY_IN = ("[[ ## question ## ]]\n{question}\n\n[[ ## fact_before_filter ## ]]\n{fact_before_filter}"
-            "\n\nRespond with the corresponding output fields, starting with the field "
-            "`[[ ## fact_after_filter ## ]]` (must be formatted as a valid Python Fact), and then "
-            "ending with the marker for `[[ ## completed ## ]]`.")
+_DSPY_IN = (
+    "[[ ## question ## ]]\n{question}\n\n[[ ## fact_before_filter ## ]]\n{fact_before_filter}"
+    "\n\nRespond with the corresponding output fields, starting with the field "
+    "`[[ ## fact_after_filter ## ]]` (must be formatted as a valid Python Fact), and then "
+    "ending with the marker for `[[ ## completed ## ]]`."
+)
 _DSPY_OUT = "[[ ## fact_after_filter ## ]]\n{fact_after_filter}\n\n[[ ## completed ## ]]"
 
 
@@ -38,7 +40,11 @@ def _read_template(path: Path) -> list[dict]:
     env: dict[str, str] = {}
     template = None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             name = node.targets[0].id
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 env[name] = node.value.value
@@ -49,7 +55,9 @@ def _read_template(path: Path) -> list[dict]:
     out = []
     for item in template.elts:
         if not isinstance(item, ast.Dict):
-            raise HopbenchError(f"{path}: prompt_template holds a {type(item).__name__}, not a dict")
+            raise HopbenchError(
+                f"{path}: prompt_template holds a {type(item).__name__}, not a dict"
+            )
         msg = {}
         for k, v in zip(item.keys, item.values, strict=True):
             if isinstance(v, ast.Constant) and isinstance(v.value, str):
@@ -57,7 +65,9 @@ def _read_template(path: Path) -> list[dict]:
             elif isinstance(v, ast.Name) and v.id in env:
                 msg[k.value] = env[v.id]
             else:
-                raise HopbenchError(f"{path}: prompt_template field {k.value!r} is not a string constant")
+                raise HopbenchError(
+                    f"{path}: prompt_template field {k.value!r} is not a string constant"
+                )
         out.append(msg)
     return out
 
@@ -69,8 +79,10 @@ class OfficialCatRAGPrompts:
         root = Path(root).expanduser()
         tdir = root / "prompts" / "templates"
         if not tdir.is_dir():
-            raise HopbenchError(f"retriever.official_prompts={root}: no prompts/templates folder there "
-                                "(point it at a checkout of kwunhang/CatRAG)")
+            raise HopbenchError(
+                f"retriever.official_prompts={root}: no prompts/templates folder there "
+                "(point it at a checkout of kwunhang/CatRAG)"
+            )
         self.templates = {name: _read_template(tdir / f"{name}.py") for name in TEMPLATES}
         if filter_file is None:
             found = sorted((root / "prompts" / "dspy_prompts").glob("filter_*.json"))
@@ -82,21 +94,36 @@ class OfficialCatRAGPrompts:
             self.filter_prefix = [{"role": "system", "content": prog["system"]}]
             for d in prog["demos"]:
                 self.filter_prefix += [
-                    {"role": "user", "content": _DSPY_IN.format(question=d["question"],
-                                                                fact_before_filter=d["fact_before_filter"])},
-                    {"role": "assistant", "content": _DSPY_OUT.format(fact_after_filter=d["fact_after_filter"])}]
+                    {
+                        "role": "user",
+                        "content": _DSPY_IN.format(
+                            question=d["question"], fact_before_filter=d["fact_before_filter"]
+                        ),
+                    },
+                    {
+                        "role": "assistant",
+                        "content": _DSPY_OUT.format(fact_after_filter=d["fact_after_filter"]),
+                    },
+                ]
         except (OSError, KeyError, TypeError, json.JSONDecodeError) as e:
             raise HopbenchError(f"{filter_file}: not a DSPy filter program ({e})") from e
         self.filter_file = filter_file
 
     def render(self, name: str, **values) -> list[dict]:
-        return [{"role": m["role"], "content": Template(m["content"]).substitute(**values)}
-                for m in self.templates[name]]
+        return [
+            {"role": m["role"], "content": Template(m["content"]).substitute(**values)}
+            for m in self.templates[name]
+        ]
 
     def filter_messages(self, question: str, candidates) -> list[dict]:
         before = json.dumps({"fact": [list(c) for c in candidates]})
-        return [*self.filter_prefix,
-                {"role": "user", "content": _DSPY_IN.format(question=question, fact_before_filter=before)}]
+        return [
+            *self.filter_prefix,
+            {
+                "role": "user",
+                "content": _DSPY_IN.format(question=question, fact_before_filter=before),
+            },
+        ]
 
     def ner_messages(self, question: str) -> list[dict]:
         return self.render("ner_query", query=question)
@@ -104,18 +131,30 @@ class OfficialCatRAGPrompts:
     def summary_messages(self, entity: str, triples) -> list[dict]:
         lines = [str(tuple(t)) for t in triples]
         facts = "{\n" + "\n".join(lines) + "\n}" if lines else "No connected facts"
-        return self.render("node_summarize", summary_length="150", language="English", entity=entity,
-                           fact_triplets=facts)
+        return self.render(
+            "node_summarize",
+            summary_length="150",
+            language="English",
+            entity=entity,
+            fact_triplets=facts,
+        )
 
     def score_messages(self, question: str, retrieved, seed: str, neighbours) -> list[dict]:
         """neighbours: (name, linking facts, context C(v)) as call_llm_score lists them."""
-        seed_triplet = "; ".join(f'("{s.lower()}", "{r.lower()}", "{o.lower()}")' for s, r, o in retrieved)
+        seed_triplet = "; ".join(
+            f'("{s.lower()}", "{r.lower()}", "{o.lower()}")' for s, r, o in retrieved
+        )
         rows = ""
         for i, (name, links, about) in enumerate(neighbours, start=1):
             link = "; ".join(str(tuple(t)) for t in links) if links else "Semantic Similarity Link"
             rows += f'[{i}] "{name}" | LINKING FACT: {link} | SUMMARY: {about}\n'
-        return self.render("fact_score_with_sum", query=question, seed_entity=seed,
-                           seed_triplet=seed_triplet, neighbor_entities=rows)
+        return self.render(
+            "fact_score_with_sum",
+            query=question,
+            seed_entity=seed,
+            seed_triplet=seed_triplet,
+            neighbor_entities=rows,
+        )
 
 
 def ner_entities(text: str) -> list[str]:

@@ -31,8 +31,9 @@ class OfficialKeywordPrompt:
     language: str = DEFAULT_LANGUAGE
 
     def messages(self, question: str) -> list[dict]:
-        text = self.template.format(query=question, examples="\n".join(self.examples),
-                                    language=self.language)
+        text = self.template.format(
+            query=question, examples="\n".join(self.examples), language=self.language
+        )
         return [{"role": "user", "content": text}]
 
 
@@ -55,8 +56,10 @@ def load(root: str | Path) -> OfficialKeywordPrompt:
     root = Path(root).expanduser()
     path = root / PROMPT_FILE
     if not path.is_file():
-        raise HopbenchError(f"retriever.official_src: {path} not found (a checkout of "
-                            "Tarzanagh/QAFD-RAG is expected)")
+        raise HopbenchError(
+            f"retriever.official_src: {path} not found (a checkout of "
+            "Tarzanagh/QAFD-RAG is expected)"
+        )
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError) as e:

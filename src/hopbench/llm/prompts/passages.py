@@ -14,11 +14,11 @@ def format_passages(passages: Sequence[Passage]) -> str:
 
 _EXAMPLE_TEXT = {
     "Black Drin": "The Black Drin is a river that flows out of Lake Ohrid at the town of Struga and runs "
-                  "north into Albania, where it joins the White Drin.",
+    "north into Albania, where it joins the White Drin.",
     "Lake Ohrid": "Lake Ohrid straddles the mountainous border between the south-west of North Macedonia "
-                  "and eastern Albania. It is one of the oldest lakes of Europe.",
+    "and eastern Albania. It is one of the oldest lakes of Europe.",
     "Struga": "Struga is a town and the seat of Struga Municipality in the south-west of North "
-              "Macedonia, on the shore of Lake Ohrid.",
+    "Macedonia, on the shore of Lake Ohrid.",
 }
 
 

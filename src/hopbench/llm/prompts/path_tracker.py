@@ -36,13 +36,26 @@ SCHEMA = {
     "type": "object",
     "properties": {
         "current_chain": {"type": "string", "maxLength": MAX_CHAIN_CHARS},
-        "valid_ids": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": MAX_IDS},
+        "valid_ids": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "maxItems": MAX_IDS,
+        },
         "expansion_requirements": {"type": "string", "maxLength": MAX_REQUIREMENT_CHARS},
-        "need_expand_ids": {"type": "array", "items": {"type": "integer", "minimum": 0},
-                            "maxItems": MAX_IDS},
+        "need_expand_ids": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 0},
+            "maxItems": MAX_IDS,
+        },
         "continue": {"type": "integer", "enum": [0, 1]},
     },
-    "required": ["current_chain", "valid_ids", "expansion_requirements", "need_expand_ids", "continue"],
+    "required": [
+        "current_chain",
+        "valid_ids",
+        "expansion_requirements",
+        "need_expand_ids",
+        "continue",
+    ],
     "additionalProperties": False,
 }
 
@@ -55,19 +68,23 @@ SYSTEM = (
     "question, most helpful first; leave out redundant or irrelevant ones.\n"
     "3. If the evidence is not yet enough to answer, expansion_requirements says briefly what "
     "must still be found, need_expand_ids lists the expandable paths to follow, and continue is "
-    "1. Otherwise expansion_requirements is \"\", need_expand_ids is [] and continue is 0.\n"
+    '1. Otherwise expansion_requirements is "", need_expand_ids is [] and continue is 0.\n'
     "Reply with one JSON object with the keys current_chain, valid_ids, expansion_requirements, "
     "need_expand_ids, continue."
 )
 
 
 EXAMPLE_Q = "In which country was the director of the film Cold Harbour born?"
-EXAMPLE_PATHS = ("Cold Harbour -> released in -> 2011 [expand: 2011]",
-                 "Cold Harbour -> directed by -> Anna Berg [expand: Anna Berg]",
-                 "Cold Harbour -> filmed in -> Oslo [expand: Oslo]")
-EXAMPLE_A = ('{"current_chain": "Cold Harbour was directed by Anna Berg.", "valid_ids": [1], '
-             '"expansion_requirements": "Find where Anna Berg was born.", "need_expand_ids": [1], '
-             '"continue": 1}')
+EXAMPLE_PATHS = (
+    "Cold Harbour -> released in -> 2011 [expand: 2011]",
+    "Cold Harbour -> directed by -> Anna Berg [expand: Anna Berg]",
+    "Cold Harbour -> filmed in -> Oslo [expand: Oslo]",
+)
+EXAMPLE_A = (
+    '{"current_chain": "Cold Harbour was directed by Anna Berg.", "valid_ids": [1], '
+    '"expansion_requirements": "Find where Anna Berg was born.", "need_expand_ids": [1], '
+    '"continue": 1}'
+)
 
 
 def render_path(triples: Sequence[tuple[str, str, str]], expand: str | None) -> str:
@@ -84,8 +101,13 @@ def _user(question: str, paths: Sequence[str], chain: str, requirement: str) -> 
     return f"Question: {question}\n{context}Paths:\n{lines}"
 
 
-def messages(question: str, paths: Sequence[str], chain: str = "", requirement: str = "",
-             one_shot: bool = False) -> list[dict]:
+def messages(
+    question: str,
+    paths: Sequence[str],
+    chain: str = "",
+    requirement: str = "",
+    one_shot: bool = False,
+) -> list[dict]:
     """`paths` are already rendered (`render_path`); they are numbered from 0 as in the reference."""
     example = (_user(EXAMPLE_Q, EXAMPLE_PATHS, "", ""), EXAMPLE_A) if one_shot else ()
     return chat(SYSTEM, *example, _user(question, paths, chain, requirement))

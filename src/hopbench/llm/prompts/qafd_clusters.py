@@ -35,7 +35,9 @@ def cluster_block(i: int, source: str, members: Sequence[tuple[str, str, float]]
 
 
 def messages(clusters: Sequence[tuple[str, Sequence[tuple[str, str, float]]]]) -> list[dict]:
-    body = "\n\n".join(cluster_block(i, src, members) for i, (src, members) in enumerate(clusters, 1))
+    body = "\n\n".join(
+        cluster_block(i, src, members) for i, (src, members) in enumerate(clusters, 1)
+    )
     return chat(SYSTEM, body)
 
 

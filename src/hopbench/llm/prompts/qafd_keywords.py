@@ -17,8 +17,11 @@ SCHEMA_NAME = "qafd_keywords"
 MAX_KEYWORDS = 10
 HIGH, LOW = "high_level_keywords", "low_level_keywords"
 
-_LIST = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 80},
-         "maxItems": MAX_KEYWORDS}
+_LIST = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 80},
+    "maxItems": MAX_KEYWORDS,
+}
 SCHEMA = {
     "type": "object",
     "properties": {HIGH: _LIST, LOW: _LIST},
@@ -28,21 +31,25 @@ SCHEMA = {
 
 SYSTEM = (
     "You pick search keywords from a question for a lookup in a knowledge graph of entities. "
-    "Give two lists. \"high_level_keywords\": the broad themes or kinds of thing the question "
+    'Give two lists. "high_level_keywords": the broad themes or kinds of thing the question '
     "is about (for example a relation such as birthplace or membership, or a category such as "
-    "river or album). \"low_level_keywords\": the concrete entities and details it names "
+    'river or album). "low_level_keywords": the concrete entities and details it names '
     "(people, places, works, organisations, dates, numbers), as written in the question. "
     f"At most {MAX_KEYWORDS} in each list, most important first. Reply with a JSON object "
     "with exactly these two keys."
 )
 
 EXAMPLES = (
-    ("Which river flows through the capital of the country where the Moselle wine region lies?",
-     '{"high_level_keywords": ["River", "Capital city", "Wine region", "Country"], '
-     '"low_level_keywords": ["Moselle", "Moselle wine region"]}'),
-    ("Who founded the record label that released the debut album of the band Portishead?",
-     '{"high_level_keywords": ["Record label", "Founder", "Debut album"], '
-     '"low_level_keywords": ["Portishead", "band"]}'),
+    (
+        "Which river flows through the capital of the country where the Moselle wine region lies?",
+        '{"high_level_keywords": ["River", "Capital city", "Wine region", "Country"], '
+        '"low_level_keywords": ["Moselle", "Moselle wine region"]}',
+    ),
+    (
+        "Who founded the record label that released the debut album of the band Portishead?",
+        '{"high_level_keywords": ["Record label", "Founder", "Debut album"], '
+        '"low_level_keywords": ["Portishead", "band"]}',
+    ),
 )
 
 

@@ -21,12 +21,22 @@ MAX_ENTITIES = 8
 
 SCHEMA = {
     "type": "object",
-    "properties": {"entities": {
-        "type": "array", "minItems": 1, "maxItems": MAX_ENTITIES,
-        "items": {"type": "object",
-                  "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100},
-                                 "search_hint": {"type": "string", "minLength": 1, "maxLength": 160}},
-                  "required": ["name", "search_hint"], "additionalProperties": False}}},
+    "properties": {
+        "entities": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_ENTITIES,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "search_hint": {"type": "string", "minLength": 1, "maxLength": 160},
+                },
+                "required": ["name", "search_hint"],
+                "additionalProperties": False,
+            },
+        }
+    },
     "required": ["entities"],
     "additionalProperties": False,
 }
@@ -36,9 +46,9 @@ SYSTEM = (
     "graph: people, places, organisations, creative works and events; never question words "
     "or common nouns, and at least one. For each give `name`, the name in lower case as the "
     "question writes it, and `search_hint`, that name followed by one or two words from the "
-    "question that tell it apart from namesakes (for example \"mercury planet\" or \"heat "
-    f"basketball team\"). At most {MAX_ENTITIES}. Reply with a JSON object "
-    "{\"entities\": [{\"name\": ..., \"search_hint\": ...}]}."
+    'question that tell it apart from namesakes (for example "mercury planet" or "heat '
+    f'basketball team"). At most {MAX_ENTITIES}. Reply with a JSON object '
+    '{"entities": [{"name": ..., "search_hint": ...}]}.'
 )
 
 
@@ -68,8 +78,9 @@ def official_template(checkout: str | Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise HopbenchError(f"prompts: official needs the authors' checkout: cannot read {path} ({exc})"
-                            ) from exc
+        raise HopbenchError(
+            f"prompts: official needs the authors' checkout: cannot read {path} ({exc})"
+        ) from exc
     m = re.search(r'QUERY_ENTITY_PROMPT\s*=\s*"""(.*?)"""', text, re.S)
     if not m or "{question}" not in m.group(1):
         raise HopbenchError(f"{path}: no QUERY_ENTITY_PROMPT with a {{question}} field")

@@ -14,9 +14,13 @@ MAX_ENTITIES = 8
 
 SCHEMA = {
     "type": "object",
-    "properties": {"named_entities": {"type": "array",
-                                      "items": {"type": "string", "minLength": 1, "maxLength": 100},
-                                      "maxItems": MAX_ENTITIES}},
+    "properties": {
+        "named_entities": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 100},
+            "maxItems": MAX_ENTITIES,
+        }
+    },
     "required": ["named_entities"],
     "additionalProperties": False,
 }
@@ -25,7 +29,7 @@ SYSTEM = (
     "You extract the named entities from a question: people, places, organisations, works "
     "(films, books, songs), events, dates and other proper names. Copy each one exactly as it "
     f"is written in the question; at most {MAX_ENTITIES}; no generic words. Reply with a JSON "
-    "object {\"named_entities\": [...]}."
+    'object {"named_entities": [...]}.'
 )
 
 EXAMPLE_Q = "Which magazine was started first, Arthur's Magazine or First for Women?"

@@ -28,16 +28,18 @@ SCHEMA = {
 
 SYSTEM = (
     "You check claims against Wikipedia passages. A claim may combine several facts from "
-    "different passages. Reply with a JSON object: \"reasoning\" checks each part of the "
-    "claim against the passages in one or two short sentences; \"label\" is SUPPORTED only if "
+    'different passages. Reply with a JSON object: "reasoning" checks each part of the '
+    'claim against the passages in one or two short sentences; "label" is SUPPORTED only if '
     "the passages confirm every part of the claim, otherwise NOT_SUPPORTED (a part is "
     "contradicted or not stated)."
 )
 
 _EXAMPLE_PASSAGES = example_passages("Black Drin", "Struga")
 _EXAMPLE_CLAIM = "The river that leaves Lake Ohrid at Struga flows south into Greece."
-_EXAMPLE_REPLY = ('{"reasoning": "The Black Drin leaves Lake Ohrid at Struga, but it runs north '
-                  'into Albania, not south into Greece.", "label": "NOT_SUPPORTED"}')
+_EXAMPLE_REPLY = (
+    '{"reasoning": "The Black Drin leaves Lake Ohrid at Struga, but it runs north '
+    'into Albania, not south into Greece.", "label": "NOT_SUPPORTED"}'
+)
 
 
 def user_turn(passages_text: str, claim: str) -> str:
@@ -45,5 +47,9 @@ def user_turn(passages_text: str, claim: str) -> str:
 
 
 def messages(claim: str, passages: Sequence[Passage]) -> list[dict]:
-    return chat(SYSTEM, user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_CLAIM), _EXAMPLE_REPLY,
-                user_turn(format_passages(passages), claim))
+    return chat(
+        SYSTEM,
+        user_turn(_EXAMPLE_PASSAGES, _EXAMPLE_CLAIM),
+        _EXAMPLE_REPLY,
+        user_turn(format_passages(passages), claim),
+    )

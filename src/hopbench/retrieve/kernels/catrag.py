@@ -41,20 +41,22 @@ def phi(score: int, scale: float = 1.0) -> float:
     return m * scale
 
 
-def rank_neighbours(relation: sp.csr_matrix, seed: int, neighbour_fact_sims: dict[int, float]
-                    ) -> list[int]:
+def rank_neighbours(
+    relation: sp.csr_matrix, seed: int, neighbour_fact_sims: dict[int, float]
+) -> list[int]:
     """Relation neighbours of `seed` (not itself), best first by their query-fact similarity.
 
     `neighbour_fact_sims[v]` is the max cos(question, fact) over the facts joining seed and v;
     ties are broken by entity index so the order is deterministic.
     """
-    row = relation.indices[relation.indptr[seed]:relation.indptr[seed + 1]]
+    row = relation.indices[relation.indptr[seed] : relation.indptr[seed + 1]]
     nbrs = [int(v) for v in row if int(v) != seed]
     return sorted(nbrs, key=lambda v: (-neighbour_fact_sims.get(v, -np.inf), v))
 
 
-def key_fact_multipliers(passages: Sequence[int], boosted: Iterable[int], multiplier: float,
-                         renormalise: bool) -> dict[int, float]:
+def key_fact_multipliers(
+    passages: Sequence[int], boosted: Iterable[int], multiplier: float, renormalise: bool
+) -> dict[int, float]:
     """Multipliers of a seed's passage edges (all of weight 1 in HippoRAG's graph).
 
     Paper: an edge to a passage that holds a kept seed fact gets x(1 + beta), others x1.
@@ -69,9 +71,13 @@ def key_fact_multipliers(passages: Sequence[int], boosted: Iterable[int], multip
     return m
 
 
-def adapted_adjacency(base: sp.csr_matrix, relation_part: sp.csr_matrix, context_part: sp.csr_matrix,
-                      relation_multipliers: dict[tuple[int, int], float],
-                      context_multipliers: dict[tuple[int, int], float]) -> sp.csr_matrix:
+def adapted_adjacency(
+    base: sp.csr_matrix,
+    relation_part: sp.csr_matrix,
+    context_part: sp.csr_matrix,
+    relation_multipliers: dict[tuple[int, int], float],
+    context_multipliers: dict[tuple[int, int], float],
+) -> sp.csr_matrix:
     """A_q from the module docstring. Keys are (row node, column node) in the full node space."""
     rows, cols, vals = [], [], []
     for part, mult in ((relation_part, relation_multipliers), (context_part, context_multipliers)):
@@ -93,9 +99,13 @@ def adapted_adjacency(base: sp.csr_matrix, relation_part: sp.csr_matrix, context
     return out
 
 
-def target_multipliers(seed_targets: dict[int, Iterable[int]], best_score: dict[int, int],
-                       skipped: Iterable[int], scale: float, skipped_weight: float
-                       ) -> dict[tuple[int, int], float]:
+def target_multipliers(
+    seed_targets: dict[int, Iterable[int]],
+    best_score: dict[int, int],
+    skipped: Iterable[int],
+    scale: float,
+    skipped_weight: float,
+) -> dict[tuple[int, int], float]:
     """CatRAG's code (``graph_search_with_fact_entities``): scores become weights per *target*.
 
     `best_score[v]` is the highest score any seed's LLM call gave v. Every seed u multiplies

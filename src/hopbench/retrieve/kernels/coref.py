@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def coreference_sets(embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8,
-                     block: int = 2048) -> list[list[int]]:
+def coreference_sets(
+    embeddings: np.ndarray, top_k: int = 5, threshold: float = 0.8, block: int = 2048
+) -> list[list[int]]:
     """coref[e] = [e] + the other entities among e's top_k by cosine (self counted) with
     cosine >= threshold, best first (ties by index). Rows must be L2-normalised."""
     emb = np.asarray(embeddings, dtype=np.float32)
@@ -18,7 +19,7 @@ def coreference_sets(embeddings: np.ndarray, top_k: int = 5, threshold: float = 
     out: list[list[int]] = []
     k = min(top_k, n)
     for start in range(0, n, block):
-        sims = emb[start:start + block] @ emb.T
+        sims = emb[start : start + block] @ emb.T
         for r in range(sims.shape[0]):
             e = start + r
             row = sims[r].astype(np.float64)
@@ -40,4 +41,3 @@ def expand_with_coref(entities, coref: list[list[int]]) -> list[int]:
             if c not in out:
                 out.append(c)
     return out
-

@@ -92,8 +92,9 @@ def node_query_cosine(node_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray
     return (e @ q) / norms / (np.linalg.norm(q) or 1.0)
 
 
-def _reweight(base: np.ndarray, su: np.ndarray, sv: np.ndarray, scheme: str, a: float, b: float
-              ) -> np.ndarray:
+def _reweight(
+    base: np.ndarray, su: np.ndarray, sv: np.ndarray, scheme: str, a: float, b: float
+) -> np.ndarray:
     if scheme == "hybrid":
         out = base * (a + b * (su + sv))
     elif scheme == "mean":
@@ -105,8 +106,9 @@ def _reweight(base: np.ndarray, su: np.ndarray, sv: np.ndarray, scheme: str, a: 
     return np.maximum(out, 0.0, out=out)
 
 
-def query_aware_weights(adj: sp.spmatrix, node_sim: np.ndarray, scheme: str = "hybrid",
-                        a: float = 1.0, b: float = 0.25) -> sp.csr_matrix:
+def query_aware_weights(
+    adj: sp.spmatrix, node_sim: np.ndarray, scheme: str = "hybrid", a: float = 1.0, b: float = 0.25
+) -> sp.csr_matrix:
     """w̄(q,u,v) on the edges of `adj` (whose values play H_uv), QAFD Eq. 5a-c:
     "hybrid" H_uv·(a + b(s_u + s_v)); "mean" (H_uv + s_u + s_v)/3; "product" H_uv·s_u·s_v.
     Negative results (possible with raw cosine) are clipped to 0 so L stays a Laplacian."""
@@ -119,8 +121,9 @@ def query_aware_weights(adj: sp.spmatrix, node_sim: np.ndarray, scheme: str = "h
     return w
 
 
-def degree_capacities(adj: sp.spmatrix, *, min_degree: float = 0.0, total: float | None = None
-                      ) -> np.ndarray:
+def degree_capacities(
+    adj: sp.spmatrix, *, min_degree: float = 0.0, total: float | None = None
+) -> np.ndarray:
     """T_v = max(deg(v), min_degree) with deg = number of distinct neighbours (unweighted,
     as igraph/networkx ``degree``); rescaled to sum to `total` when given (the code uses 10)."""
     a = as_csr(adj)
@@ -133,8 +136,14 @@ def degree_capacities(adj: sp.spmatrix, *, min_degree: float = 0.0, total: float
     return cap
 
 
-def source_mass(capacity: np.ndarray, seeds: np.ndarray, seed_weights: np.ndarray | None,
-                alpha: float, *, drop_below: float = 0.0) -> np.ndarray:
+def source_mass(
+    capacity: np.ndarray,
+    seeds: np.ndarray,
+    seed_weights: np.ndarray | None,
+    alpha: float,
+    *,
+    drop_below: float = 0.0,
+) -> np.ndarray:
     """Δ = α·ΣT split over the seeds in proportion to their weights (weights < drop_below
     dropped first, as the code drops those < 1e-5). Equal weights when None."""
     seeds = np.asarray(seeds, dtype=np.int64)
@@ -164,11 +173,21 @@ def is_bounded(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray) -
     return bool(np.all(mass[has_mass] < cap[has_mass]))
 
 
-def push_flow(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
-              epsilon: float = 1e-6, step_size: float = 1.0, x0: np.ndarray | None = None,
-              max_pushes: int | None = None, max_sweeps: int = 100_000,
-              node_sim: np.ndarray | None = None, scheme: str = "hybrid", a: float = 1.0,
-              b: float = 0.25) -> FlowResult:
+def push_flow(
+    weights: sp.spmatrix,
+    capacity: np.ndarray,
+    source: np.ndarray,
+    *,
+    epsilon: float = 1e-6,
+    step_size: float = 1.0,
+    x0: np.ndarray | None = None,
+    max_pushes: int | None = None,
+    max_sweeps: int = 100_000,
+    node_sim: np.ndarray | None = None,
+    scheme: str = "hybrid",
+    a: float = 1.0,
+    b: float = 0.25,
+) -> FlowResult:
     """Dual push on symmetric weights (see module docstring), all excess nodes per sweep.
 
     Stops when Σ pushable excess <= ε, or after `max_pushes` node-pushes (the last sweep
@@ -180,8 +199,11 @@ def push_flow(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
     traversal"), equal to passing `query_aware_weights(weights, node_sim, scheme, a, b)`.
     Every step touches only the nodes with excess and their edges, never the whole graph.
     """
-    w = weights if isinstance(weights, sp.csr_matrix) and weights.has_canonical_format \
+    w = (
+        weights
+        if isinstance(weights, sp.csr_matrix) and weights.has_canonical_format
         else as_csr(weights, "weights")
+    )
     n = w.shape[0]
     T = np.asarray(capacity, dtype=np.float64)
     m = np.asarray(source, dtype=np.float64).copy()
@@ -228,13 +250,25 @@ def push_flow(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
         cand = touched[m[touched] > T[touched]]
     excess_all = np.maximum(m - T, 0.0)
     cand = cand[~stuck[cand]]
-    return FlowResult(x=x, m=m, converged=converged, sweeps=sweeps, pushes=pushes,
-                      excess=float(np.maximum(m[cand] - T[cand], 0).sum()),
-                      stuck_excess=float(excess_all[stuck].sum()))
+    return FlowResult(
+        x=x,
+        m=m,
+        converged=converged,
+        sweeps=sweeps,
+        pushes=pushes,
+        excess=float(np.maximum(m[cand] - T[cand], 0).sum()),
+        stuck_excess=float(excess_all[stuck].sum()),
+    )
 
 
-def solve_flow_exact(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndarray, *,
-                     tol: float = 1e-12, max_rounds: int = 10_000) -> FlowResult:
+def solve_flow_exact(
+    weights: sp.spmatrix,
+    capacity: np.ndarray,
+    source: np.ndarray,
+    *,
+    tol: float = 1e-12,
+    max_rounds: int = 10_000,
+) -> FlowResult:
     """The same optimum as `push_flow` (step 1, no warm start), by support growth:
     S ← S ∪ {v : m_v > T_v}; solve L_SS x_S = (Δ - T)_S; repeat until no node has excess.
 
@@ -245,14 +279,19 @@ def solve_flow_exact(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndar
     """
     from scipy.sparse.linalg import spsolve
 
-    w = weights if isinstance(weights, sp.csr_matrix) and weights.has_canonical_format \
+    w = (
+        weights
+        if isinstance(weights, sp.csr_matrix) and weights.has_canonical_format
         else as_csr(weights, "weights")
+    )
     n = w.shape[0]
     T = np.asarray(capacity, dtype=np.float64)
     delta = np.asarray(source, dtype=np.float64)
     if not is_bounded(w, T, delta):
-        raise ValueError("flow problem is unbounded: some component holds more source mass "
-                         "than capacity; use push_flow with max_pushes")
+        raise ValueError(
+            "flow problem is unbounded: some component holds more source mass "
+            "than capacity; use push_flow with max_pushes"
+        )
     wdeg = np.asarray(w.sum(axis=1)).ravel()
     scale = tol * max(1.0, float(np.abs(delta).max()), float(np.abs(T).max()))
     in_support = np.zeros(n, dtype=bool)
@@ -277,21 +316,46 @@ def solve_flow_exact(weights: sp.spmatrix, capacity: np.ndarray, source: np.ndar
     exc = np.maximum(m - T, 0.0)
     can_push = wdeg > 0
     excess = float(exc[can_push].sum())
-    return FlowResult(x=x, m=m, converged=excess <= scale * n, sweeps=rounds,
-                      pushes=int(in_support.sum()), excess=excess,
-                      stuck_excess=float(exc[~can_push].sum()))
+    return FlowResult(
+        x=x,
+        m=m,
+        converged=excess <= scale * n,
+        sweeps=rounds,
+        pushes=int(in_support.sum()),
+        excess=excess,
+        stuck_excess=float(exc[~can_push].sum()),
+    )
 
 
 QAFD_VARIANTS: dict[str, dict] = {
-    "paper": {"scheme": "hybrid", "a": 1.0, "b": 0.25, "sim_mode": "cos", "min_degree": 0.0,
-              "capacity_total": None, "drop_below": 0.0, "step_size": 1.0},
+    "paper": {
+        "scheme": "hybrid",
+        "a": 1.0,
+        "b": 0.25,
+        "sim_mode": "cos",
+        "min_degree": 0.0,
+        "capacity_total": None,
+        "drop_below": 0.0,
+        "step_size": 1.0,
+    },
 }
 
 
-def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
-         seed_weights: np.ndarray | None = None, *, variant: str = "paper", alpha: float = 50.0,
-         epsilon: float = 0.01, max_pushes: int | None = None, max_sweeps: int = 100_000,
-         solver: str = "push", capacity: np.ndarray | None = None, **overrides) -> FlowResult:
+def qafd(
+    adj: sp.spmatrix,
+    node_cos: np.ndarray,
+    seeds: np.ndarray,
+    seed_weights: np.ndarray | None = None,
+    *,
+    variant: str = "paper",
+    alpha: float = 50.0,
+    epsilon: float = 0.01,
+    max_pushes: int | None = None,
+    max_sweeps: int = 100_000,
+    solver: str = "push",
+    capacity: np.ndarray | None = None,
+    **overrides,
+) -> FlowResult:
     """One QAFD diffusion: weights, capacities, source mass, warm start, push (see module doc).
 
     node_cos: cosine of every node's embedding with the (sub-)query embedding; the variant
@@ -323,14 +387,27 @@ def qafd(adj: sp.spmatrix, node_cos: np.ndarray, seeds: np.ndarray,
     if solver == "exact":
         if cfg["step_size"] != 1.0:
             raise ValueError("solver='exact' solves the dual QP; it has no warm start or step size")
-        return solve_flow_exact(query_aware_weights(a, s, cfg["scheme"], cfg["a"], cfg["b"]),
-                                T, delta)
+        return solve_flow_exact(
+            query_aware_weights(a, s, cfg["scheme"], cfg["a"], cfg["b"]), T, delta
+        )
     if solver != "push":
         raise ValueError(f"unknown solver {solver!r}; use 'push' or 'exact'")
     if max_pushes is None and delta.sum() >= T.sum():
-        raise ValueError(f"QAFD with alpha={alpha} injects at least the graph's total capacity, "
-                         "so no push schedule converges (see flow.py); set max_pushes (the "
-                         "QAFD code stops after 500 pushes) or use alpha < 1")
-    return push_flow(a, T, delta, epsilon=epsilon, step_size=cfg["step_size"],
-                     max_pushes=max_pushes, max_sweeps=max_sweeps, node_sim=s,
-                     scheme=cfg["scheme"], a=cfg["a"], b=cfg["b"])
+        raise ValueError(
+            f"QAFD with alpha={alpha} injects at least the graph's total capacity, "
+            "so no push schedule converges (see flow.py); set max_pushes (the "
+            "QAFD code stops after 500 pushes) or use alpha < 1"
+        )
+    return push_flow(
+        a,
+        T,
+        delta,
+        epsilon=epsilon,
+        step_size=cfg["step_size"],
+        max_pushes=max_pushes,
+        max_sweeps=max_sweeps,
+        node_sim=s,
+        scheme=cfg["scheme"],
+        a=cfg["a"],
+        b=cfg["b"],
+    )

@@ -16,8 +16,9 @@ import scipy.sparse as sp
 from hopbench.retrieve.kernels._csr import gather_rows
 
 
-def passage_activation_scores(context: sp.csr_matrix, activation: np.ndarray,
-                              activated: np.ndarray) -> np.ndarray:
+def passage_activation_scores(
+    context: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray
+) -> np.ndarray:
     """score(p) = Σ_{e in p, e activated} activation_e, for every passage (context is P x E)."""
     a = np.where(activated, activation, 0.0)
     return np.asarray(context.astype(bool).astype(np.float64) @ a).ravel()
@@ -31,8 +32,9 @@ def entity_passages(context: sp.spmatrix) -> sp.csr_matrix:
     return m
 
 
-def passage_scores_from_entities(ent_passages: sp.csr_matrix, activation: np.ndarray,
-                                 activated: np.ndarray) -> np.ndarray:
+def passage_scores_from_entities(
+    ent_passages: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray
+) -> np.ndarray:
     """`passage_activation_scores` from the activated entities' rows of `entity_passages`.
 
     Each passage sums its entities in ascending entity order, as the P x E product does, so
@@ -43,8 +45,9 @@ def passage_scores_from_entities(ent_passages: sp.csr_matrix, activation: np.nda
     return np.bincount(passage, weights=w * activation[hot][owner], minlength=ent_passages.shape[1])
 
 
-def top_passages(scores: np.ndarray, dense_of: Callable[[np.ndarray | None], np.ndarray], k: int
-                 ) -> tuple[np.ndarray, np.ndarray | None]:
+def top_passages(
+    scores: np.ndarray, dense_of: Callable[[np.ndarray | None], np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray | None]:
     """`rank_passages(scores, dense)[:k]`, asking `dense_of` only for the cosines that decide it.
 
     dense_of(indices) gives those passages' dense cosines, dense_of(None) all of them. Returns
@@ -75,4 +78,3 @@ def rank_passages(scores: np.ndarray, dense: np.ndarray) -> np.ndarray:
     out = np.concatenate([first, rest])
     assert out.size == n
     return out
-

@@ -21,9 +21,16 @@ PATH_MAX_HOPS = 4
 TOP_PATHS = 30
 
 
-def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray, seeds: np.ndarray,
-              *, max_hops: int = PATH_MAX_HOPS, top: int = TOP_PATHS, budget: int = 200_000
-              ) -> tuple[list[tuple[list[int], float]], bool]:
+def top_paths(
+    adj: sp.csr_matrix,
+    activation: np.ndarray,
+    activated: np.ndarray,
+    seeds: np.ndarray,
+    *,
+    max_hops: int = PATH_MAX_HOPS,
+    top: int = TOP_PATHS,
+    budget: int = 200_000,
+) -> tuple[list[tuple[list[int], float]], bool]:
     """The heaviest simple seed -> target paths through activated nodes (module docstring).
 
     Returns ([(node indices, mean activation)], complete). Exact without listing every
@@ -49,14 +56,16 @@ def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray,
             break
         more = np.arange(1, max_hops + 3 - n_nodes)  # nodes an extension may still add
         last = paths[:, -1]
-        best = np.max((totals[:, None] + reach[more[None, :], last[:, None]]) / (n_nodes - 1 + more), axis=1)
+        best = np.max(
+            (totals[:, None] + reach[more[None, :], last[:, None]]) / (n_nodes - 1 + more), axis=1
+        )
         alive = best + slack >= tau
         paths, totals, last = paths[alive], totals[alive], last[alive]
         owner, v, _ = gather_rows(adj, last)
         ok = activated[v] & ~(paths[owner] == v[:, None]).any(axis=1)
         owner, v = owner[ok], v[ok]
         if grown + v.size > budget:
-            owner, v = owner[:budget - grown], v[:budget - grown]
+            owner, v = owner[: budget - grown], v[: budget - grown]
             complete = False
         grown += v.size
         totals = totals[owner] + act[v]
@@ -70,13 +79,17 @@ def top_paths(adj: sp.csr_matrix, activation: np.ndarray, activated: np.ndarray,
         found_w.append(w[rec])
         if not complete:
             break
-    cands = [(float(w), tuple(int(x) for x in p))
-             for ps, ws in zip(found_p, found_w) for p, w in zip(ps[ws + slack >= tau], ws[ws + slack >= tau])]
+    cands = [
+        (float(w), tuple(int(x) for x in p))
+        for ps, ws in zip(found_p, found_w)
+        for p, w in zip(ps[ws + slack >= tau], ws[ws + slack >= tau])
+    ]
     return heaviest_distinct_paths(cands, top, keep), complete
 
 
-def heaviest_distinct_paths(cands: list[tuple[float, tuple[int, ...]]], top: int, keep: int
-                            ) -> list[tuple[list[int], float]]:
+def heaviest_distinct_paths(
+    cands: list[tuple[float, tuple[int, ...]]], top: int, keep: int
+) -> list[tuple[list[int], float]]:
     """The `top` heaviest of (weight, path) candidates, ties by path, a path and its reverse
     counted once; only the `keep` heaviest are looked at (2 * top always suffices)."""
     out: list[tuple[list[int], float]] = []
@@ -91,7 +104,9 @@ def heaviest_distinct_paths(cands: list[tuple[float, tuple[int, ...]]], top: int
     return out
 
 
-def walk_reach(adj: sp.csr_matrix, act: np.ndarray, activated: np.ndarray, steps: int) -> np.ndarray:
+def walk_reach(
+    adj: sp.csr_matrix, act: np.ndarray, activated: np.ndarray, steps: int
+) -> np.ndarray:
     """reach[m, v] = the largest activation sum of m further nodes on any walk from v through
     activated nodes (m = 0..steps; max-plus products on the activated subgraph). No simple
     path extending a path that ends at v by m nodes can add more: `top_paths`' bound."""
@@ -109,10 +124,14 @@ def walk_reach(adj: sp.csr_matrix, act: np.ndarray, activated: np.ndarray, steps
     return reach
 
 
-
-def relationship_path_rows(adj: sp.csr_matrix, activation: dict[int, float], seeds, *,
-                           max_hops: int = PATH_MAX_HOPS, budget: int = 3_000_000
-                           ) -> tuple[list[tuple[float, tuple[int, ...]]], bool]:
+def relationship_path_rows(
+    adj: sp.csr_matrix,
+    activation: dict[int, float],
+    seeds,
+    *,
+    max_hops: int = PATH_MAX_HOPS,
+    budget: int = 3_000_000,
+) -> tuple[list[tuple[float, tuple[int, ...]]], bool]:
     """Every row the authors' path block enumerates, by plain depth-first search.
 
     Their Cypher (``MATCH path = (seed)-[:RELATES_TO*1..4]-(target)`` over activated nodes,
@@ -162,8 +181,10 @@ def dedupe_path_rows(rows: list[tuple[list[str], float]]) -> list[tuple[list[str
     out = []
     for names, w in kept:
         p = tuple(names)
-        inside = any(len(p) < len(o) and (o[:len(p)] == p or o[-len(p):] == p[::-1])
-                     for o in (tuple(n) for n, _ in kept))
+        inside = any(
+            len(p) < len(o) and (o[: len(p)] == p or o[-len(p) :] == p[::-1])
+            for o in (tuple(n) for n, _ in kept)
+        )
         if not inside:
             out.append((names, w))
     return out

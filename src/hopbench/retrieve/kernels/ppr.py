@@ -52,8 +52,9 @@ class PPRGraph:
     n: int
 
 
-def prepare_ppr(adj: sp.spmatrix, *, self_loops: str = "once", check_symmetric: bool = True
-                ) -> PPRGraph:
+def prepare_ppr(
+    adj: sp.spmatrix, *, self_loops: str = "once", check_symmetric: bool = True
+) -> PPRGraph:
     """Transition matrices of a symmetric weighted adjacency (CSR), computed once per graph.
 
     `adj[u, v]` is the total weight between u and v (parallel edges already summed, as
@@ -69,8 +70,10 @@ def prepare_ppr(adj: sp.spmatrix, *, self_loops: str = "once", check_symmetric: 
         raise ValueError("adjacency weights must be finite and non-negative")
     symmetric = a.nnz == 0 or abs(a - a.T).max() <= 1e-12 * max(1.0, a.data.max())
     if check_symmetric and not symmetric:
-        raise ValueError("adjacency is not symmetric; PPR here is for undirected graphs "
-                         "(symmetrise it, e.g. adj + adj.T, or pass check_symmetric=False)")
+        raise ValueError(
+            "adjacency is not symmetric; PPR here is for undirected graphs "
+            "(symmetrise it, e.g. adj + adj.T, or pass check_symmetric=False)"
+        )
     if self_loops == "twice":
         a = (a + sp.diags(a.diagonal())).tocsr()
     elif self_loops != "once":
@@ -88,8 +91,9 @@ def prepare_ppr(adj: sp.spmatrix, *, self_loops: str = "once", check_symmetric: 
         inv_sqrt = np.sqrt(inv)
         scaled = sp.csr_matrix(sp.diags(inv_sqrt) @ a @ sp.diags(inv_sqrt))
         scaled.sort_indices()
-    return PPRGraph(transition=transition, scaled=scaled, sqrt_strength=sqrt_s,
-                    dangling=dangling, n=a.shape[0])
+    return PPRGraph(
+        transition=transition, scaled=scaled, sqrt_strength=sqrt_s, dangling=dangling, n=a.shape[0]
+    )
 
 
 def _normalise_resets(reset: np.ndarray, n: int) -> np.ndarray:
@@ -104,9 +108,15 @@ def _normalise_resets(reset: np.ndarray, n: int) -> np.ndarray:
     return r / total
 
 
-def personalized_pagerank(graph: PPRGraph | sp.spmatrix, reset: np.ndarray, *,
-                          damping: float = 0.5, tol: float = 1e-10, max_iter: int = 1000,
-                          method: str = "auto") -> np.ndarray:
+def personalized_pagerank(
+    graph: PPRGraph | sp.spmatrix,
+    reset: np.ndarray,
+    *,
+    damping: float = 0.5,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+    method: str = "auto",
+) -> np.ndarray:
     """PPR scores (sum 1) for one reset vector of shape (n,). See the module docstring.
 
     tol bounds the L1 error of the result; method: "chebyshev", "power", or "auto"
@@ -118,9 +128,16 @@ def personalized_pagerank(graph: PPRGraph | sp.spmatrix, reset: np.ndarray, *,
     return _solve(graph, reset, damping, tol, max_iter, method)
 
 
-def personalized_pagerank_batch(graph: PPRGraph | sp.spmatrix, resets: np.ndarray, *,
-                                damping: float = 0.5, tol: float = 1e-10, max_iter: int = 1000,
-                                method: str = "auto", block: int | None = None) -> np.ndarray:
+def personalized_pagerank_batch(
+    graph: PPRGraph | sp.spmatrix,
+    resets: np.ndarray,
+    *,
+    damping: float = 0.5,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+    method: str = "auto",
+    block: int | None = None,
+) -> np.ndarray:
     """PPR for a block of reset vectors (n, b) at once; column j is the answer for resets[:, j].
 
     All columns follow the same recursion (one sparse mat-mat product per step) until the
@@ -138,8 +155,13 @@ def personalized_pagerank_batch(graph: PPRGraph | sp.spmatrix, resets: np.ndarra
         raise ValueError(f"block must be >= 1, got {block}")
     if not isinstance(graph, PPRGraph):
         graph = prepare_ppr(graph)
-    return np.concatenate([_solve(graph, resets[:, s:s + block], damping, tol, max_iter, method)
-                           for s in range(0, resets.shape[1], block)], axis=1)
+    return np.concatenate(
+        [
+            _solve(graph, resets[:, s : s + block], damping, tol, max_iter, method)
+            for s in range(0, resets.shape[1], block)
+        ],
+        axis=1,
+    )
 
 
 def _solve(graph, resets, damping, tol, max_iter, method) -> np.ndarray:
@@ -173,8 +195,9 @@ def _power(graph: PPRGraph, p: np.ndarray, damping: float, tol: float, max_iter:
     raise RuntimeError(f"PPR did not converge to tol={tol} in {max_iter} iterations")
 
 
-def _chebyshev(graph: PPRGraph, p: np.ndarray, damping: float, tol: float, max_iter: int
-               ) -> np.ndarray:
+def _chebyshev(
+    graph: PPRGraph, p: np.ndarray, damping: float, tol: float, max_iter: int
+) -> np.ndarray:
     s_half = graph.sqrt_strength if p.ndim == 1 else graph.sqrt_strength[:, None]
     live = ~graph.dangling
     f = np.zeros_like(p)

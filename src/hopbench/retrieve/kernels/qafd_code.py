@@ -87,10 +87,20 @@ def warm_start(g: MultiGraph, sw: np.ndarray, steps: int) -> np.ndarray:
     return x
 
 
-def code_flow_diffusion(g: MultiGraph, source: np.ndarray, node_emb: np.ndarray, q_emb: np.ndarray, *,
-                        alpha: float = 2.0, epsilon: float = 0.01, max_iterations: int = 500,
-                        step_size: float = 0.2, threshold: float = 1e-5, warm_steps: int = 2,
-                        seed: int = 42) -> CodeFlowResult:
+def code_flow_diffusion(
+    g: MultiGraph,
+    source: np.ndarray,
+    node_emb: np.ndarray,
+    q_emb: np.ndarray,
+    *,
+    alpha: float = 2.0,
+    epsilon: float = 0.01,
+    max_iterations: int = 500,
+    step_size: float = 0.2,
+    threshold: float = 1e-5,
+    warm_steps: int = 2,
+    seed: int = 42,
+) -> CodeFlowResult:
     """x of the code's push loop (module docstring) for seed weights `source` over all nodes."""
     n = g.n
     sw = np.copy(source).astype(np.float64)
@@ -152,8 +162,9 @@ def code_flow_diffusion(g: MultiGraph, source: np.ndarray, node_emb: np.ndarray,
         if iterations % 10 == 0 and np.sum(np.maximum(0, mass - cap)) < epsilon:
             converged = True
             break
-    return CodeFlowResult(x=x, iterations=iterations, pushes=pushes, converged=converged,
-                          seeds=int(on.sum()))
+    return CodeFlowResult(
+        x=x, iterations=iterations, pushes=pushes, converged=converged, seeds=int(on.sum())
+    )
 
 
 def rank_passages(x_passages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

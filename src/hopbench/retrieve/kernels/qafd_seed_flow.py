@@ -74,9 +74,19 @@ def capacities(adj: sp.csr_matrix, total: float = 10.0) -> np.ndarray:
 class SeedFlowDiffusion:
     """The per-seed diffusion over one graph and one query (module docstring)."""
 
-    def __init__(self, adj: sp.csr_matrix, node_sim: np.ndarray, *, alpha: float = 50.0,
-                 confidence: float = 0.7, epsilon: float = 0.02, step_size: float = 0.2,
-                 max_iterations: int = 500, capacity_total: float = 10.0, seed: int = 42) -> None:
+    def __init__(
+        self,
+        adj: sp.csr_matrix,
+        node_sim: np.ndarray,
+        *,
+        alpha: float = 50.0,
+        confidence: float = 0.7,
+        epsilon: float = 0.02,
+        step_size: float = 0.2,
+        max_iterations: int = 500,
+        capacity_total: float = 10.0,
+        seed: int = 42,
+    ) -> None:
         a = adj.tocsr()
         a.sort_indices()
         self.indptr, self.indices = a.indptr, a.indices
@@ -108,7 +118,7 @@ class SeedFlowDiffusion:
             new: dict[int, float] = {}
             for v, val in x.items():
                 if val > 0:
-                    nbrs = self.indices[self.indptr[v]:self.indptr[v + 1]]
+                    nbrs = self.indices[self.indptr[v] : self.indptr[v + 1]]
                     if len(nbrs):
                         share = val / len(nbrs)
                         for u in nbrs.tolist():
@@ -156,9 +166,14 @@ class SeedFlowDiffusion:
                     break
         support = [(v, val) for v, val in x.items() if val > 0]
         support.sort(key=lambda t: (-t[1], t[0]))
-        return SeedFlow(seed=source, nodes=np.array([v for v, _ in support], dtype=np.int64),
-                        flow=np.array([val for _, val in support], dtype=np.float64),
-                        iterations=iterations, pushes=pushes, converged=converged)
+        return SeedFlow(
+            seed=source,
+            nodes=np.array([v for v, _ in support], dtype=np.int64),
+            flow=np.array([val for _, val in support], dtype=np.float64),
+            iterations=iterations,
+            pushes=pushes,
+            converged=converged,
+        )
 
 
 def keep_cluster(flow: SeedFlow, min_flow_threshold: float) -> bool:

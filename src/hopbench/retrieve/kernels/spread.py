@@ -64,7 +64,9 @@ class SpreadResult:
 
     activation: np.ndarray  # (n,) or (n, b) float64
     activated: np.ndarray  # same shape, bool: the node is in the resource map
-    first_step: np.ndarray  # same shape, int: 0 for seeds, t for nodes first reached at step t, -1 never
+    first_step: (
+        np.ndarray
+    )  # same shape, int: 0 for seeds, t for nodes first reached at step t, -1 never
 
 
 def semantic_gate(desc_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray:
@@ -129,8 +131,9 @@ class LazyGate:
     (the retriever's `gate_vector`) at those nodes (`same_float_rows`).
     """
 
-    def __init__(self, desc_unit: np.ndarray, query_emb: np.ndarray,
-                 bound_rows: Int8Rows | None = None) -> None:
+    def __init__(
+        self, desc_unit: np.ndarray, query_emb: np.ndarray, bound_rows: Int8Rows | None = None
+    ) -> None:
         q = np.asarray(query_emb, dtype=np.float64)
         self.desc_unit, self.bound_rows = desc_unit, bound_rows
         self.q_unit = q / (np.linalg.norm(q) or 1.0)
@@ -171,9 +174,16 @@ def unit_rows(emb: np.ndarray) -> np.ndarray:
     return e / norms[:, None]
 
 
-def spreading_activation(adj: sp.spmatrix, seeds: np.ndarray, seed_activation: np.ndarray,
-                         gate: np.ndarray | LazyGate | None = None, *, decay: float = 0.7, steps: int = 3,
-                         threshold: float = 0.01) -> SpreadResult:
+def spreading_activation(
+    adj: sp.spmatrix,
+    seeds: np.ndarray,
+    seed_activation: np.ndarray,
+    gate: np.ndarray | LazyGate | None = None,
+    *,
+    decay: float = 0.7,
+    steps: int = 3,
+    threshold: float = 0.01,
+) -> SpreadResult:
     """Run T synchronous QASA steps for one question. See the module docstring for the rule.
 
     seeds: node indices (unique); seed_activation: their initial activations (>= 0);
@@ -184,14 +194,20 @@ def spreading_activation(adj: sp.spmatrix, seeds: np.ndarray, seed_activation: n
     if gate is not None and not isinstance(gate, LazyGate):
         gate = np.asarray(gate)[:, None]
     res = spreading_activation_batch(
-        adj, [(seeds, seed_activation)], gate, decay=decay, steps=steps, threshold=threshold)
+        adj, [(seeds, seed_activation)], gate, decay=decay, steps=steps, threshold=threshold
+    )
     return SpreadResult(res.activation[:, 0], res.activated[:, 0], res.first_step[:, 0])
 
 
-def spreading_activation_batch(adj: sp.spmatrix,
-                               seeds: list[tuple[np.ndarray, np.ndarray]],
-                               gates: np.ndarray | LazyGate | None = None, *, decay: float = 0.7,
-                               steps: int = 3, threshold: float = 0.01) -> SpreadResult:
+def spreading_activation_batch(
+    adj: sp.spmatrix,
+    seeds: list[tuple[np.ndarray, np.ndarray]],
+    gates: np.ndarray | LazyGate | None = None,
+    *,
+    decay: float = 0.7,
+    steps: int = 3,
+    threshold: float = 0.01,
+) -> SpreadResult:
     """Run QASA for b questions at once: seeds[j] = (indices, activations) of question j,
     gates (n, b), None, or (b = 1 only) a `LazyGate`. Column j of the result equals
     `spreading_activation` for question j.
@@ -218,7 +234,9 @@ def spreading_activation_batch(adj: sp.spmatrix,
         if idx.shape != val.shape:
             raise ValueError(f"question {j}: {idx.shape[0]} seeds but {val.shape[0]} activations")
         if np.unique(idx).size != idx.size:
-            raise ValueError(f"question {j}: seed indices repeat; merge them (the Cypher keeps max)")
+            raise ValueError(
+                f"question {j}: seed indices repeat; merge them (the Cypher keeps max)"
+            )
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise ValueError(f"question {j}: seed index out of range for {n} nodes")
         act[idx, j] = val

@@ -2,7 +2,8 @@
 
 `top_k_indices` and `full_product_top_k` define the answer (largest first, ties by index, all
 in float64). Seeding by vector search (`activation_rules.seed_activations`) ranks every
-entity description against a mention, an E x d float64 product per query; `ExactTopK` scans an 8-bit scalar-quantised copy instead (faiss, 4x fewer bytes) and keeps
+entity description against a mention, an E x d float64 product per query; `ExactTopK` scans an
+8-bit scalar-quantised copy instead (faiss, 4x fewer bytes) and keeps
 every row that could be in the exact top k given a proven bound on the quantisation error,
 then ranks those candidates with float64 products. The answer (indices, ties by index, and
 scores) is that of the full float64 product; when the candidate list might be cut short, the
@@ -20,7 +21,9 @@ import numpy as np
 from hopbench.retrieve.kernels._rows import same_float_rows
 
 
-def full_product_top_k(rows: np.ndarray, vecs: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def full_product_top_k(
+    rows: np.ndarray, vecs: np.ndarray, k: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per vector: (`top_k_indices` of rows @ vector, those products), all in float64."""
     cos = np.asarray(rows, dtype=np.float64) @ np.asarray(vecs, dtype=np.float64).T  # (E, u)
     out = []
@@ -40,7 +43,6 @@ def top_k_indices(values: np.ndarray, k: int) -> np.ndarray:
     return cand[np.lexsort((cand, -values[cand]))][:k]
 
 
-
 def usable_cores() -> int:
     """The cores this process may run on (its CPU affinity, not the machine's count)."""
     try:
@@ -53,14 +55,20 @@ def usable_cores() -> int:
 TopKSearch = Callable[[np.ndarray, int], list[tuple[np.ndarray, np.ndarray]]]
 
 # faiss sums d float32 products: |error| <= d * 2^-24 * |x||q| (with room for the casts)
-_FP32_SLACK_PER_DIM = 2.0 ** -22
+_FP32_SLACK_PER_DIM = 2.0**-22
 
 
 class ExactTopK:
     """Exact float64 top-k inner products against `rows` (E x d), via a quantised pre-scan."""
 
-    def __init__(self, rows: np.ndarray, candidates: int = 256, memo_size: int = 100_000,
-                 shards: int | None = None, min_rows_per_shard: int = 8192) -> None:
+    def __init__(
+        self,
+        rows: np.ndarray,
+        candidates: int = 256,
+        memo_size: int = 100_000,
+        shards: int | None = None,
+        min_rows_per_shard: int = 8192,
+    ) -> None:
         """`shards`: the scan is split over this many faiss threads (default: the cores this
         process may use; only when each shard gets `min_rows_per_shard` rows). Timings by
         shard count: benchmarks/results/retrieval_kernels.md."""
@@ -76,7 +84,9 @@ class ExactTopK:
         if n == 0:
             return
         x32 = np.ascontiguousarray(rows, dtype=np.float32)
-        index = faiss.IndexScalarQuantizer(d, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+        index = faiss.IndexScalarQuantizer(
+            d, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+        )
         index.train(x32)
         index.add(x32)
         decoded = index.reconstruct_n(0, n).astype(np.float64)
