@@ -1,6 +1,7 @@
 """The import layering, one folder per tier: the entry points import the library, never the reverse.
 
-    entry points   hopbench.run (Hydra), hopbench.cli (console script, subcommands)
+    entry points   hopbench.run (Hydra), hopbench.cli (console script), hopbench.commands.* (the
+                   subcommands' command-line side)
     assembly       hopbench.harness.*: runner (execute), compose (config -> objects), question_loop,
                    run_store, run_config, method_info, run_migration, paper, config_resolvers
     library        data, embed, llm, kg, graphdb, retrieve, read, evaluate, report
@@ -19,6 +20,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "hopbench"
 ENTRY_POINTS = {"hopbench.run", "hopbench.cli"}
+COMMANDS = "hopbench.commands"  # the subcommands, imported only by hopbench.cli
 ASSEMBLY = {"hopbench.harness"}
 FOUNDATION = {"hopbench.core"}
 LIBRARY = ("data", "embed", "llm", "kg", "graphdb", "retrieve", "read", "evaluate", "report")
@@ -106,7 +108,7 @@ def test_the_report_reads_what_runs_wrote_not_the_methods(module):
 
 def test_every_module_is_in_its_tier_folder():
     """Only the entry points live at the top; everything else sits in a tier's folder."""
-    tiers = {"harness", "core", *LIBRARY}
+    tiers = {"commands", "harness", "core", *LIBRARY}
     loose = sorted(f"hopbench.{f.stem}" for f in SRC.glob("*.py") if f.stem != "__init__")
     loose = [m for m in loose if m not in ENTRY_POINTS]
     assert not loose, f"modules outside a tier folder: {loose}"
@@ -117,3 +119,11 @@ def test_every_module_is_in_its_tier_folder():
 def test_the_foundation_imports_no_other_tier(module):
     others = {"hopbench.harness", *ENTRY_POINTS, *(f"hopbench.{p}" for p in LIBRARY)}
     assert not _hits(MODULES[module], others), f"{module} imports above the foundation"
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - ENTRY_POINTS))
+def test_only_the_console_script_imports_the_subcommands(module):
+    """Commands parse arguments and print; nothing below the entry points depends on them."""
+    if module.startswith(COMMANDS):
+        return
+    assert not _hits(MODULES[module], {COMMANDS}), f"{module} imports a subcommand's command line"

@@ -9,48 +9,77 @@
 
 An entry point, like `hopbench.run`: the subcommands that compose a run config (kg-stats,
 kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.harness.compose` and the library;
-`report` and `show` are the report package's own, `replies` the LLM package's. No module of the
-library imports this one.
+`report`, `show` and `replies` are in hopbench/commands/ (the same tier), `paper` and `migrate` in
+the harness. No module below the entry points imports this one.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 
 from hopbench.core.private import private_umask
 
-# subcommand -> "module:function"; each function takes argv (list[str]) and returns an exit code.
+
+# Each subcommand: a function that imports its module when called (so `hopbench report` never
+# loads torch) and runs its `main(argv)`; written out, not as strings, so the imports are
+# visible to tests/test_layering.py like any other.
+def _report(argv: list[str]) -> int:
+    from hopbench.commands import report
+
+    return report.main(argv)
+
+
+def _show(argv: list[str]) -> int:
+    from hopbench.commands import show
+
+    return show.main(argv)
+
+
+def _replies(argv: list[str]) -> int:
+    from hopbench.commands import replies
+
+    return replies.main(argv)
+
+
+def _paper(argv: list[str]) -> int:
+    from hopbench.harness import paper
+
+    return paper.cli(argv)
+
+
+def _migrate(argv: list[str]) -> int:
+    from hopbench.harness import run_migration
+
+    return run_migration.cli(argv)
+
+
 SUBCOMMANDS = {
-    "report": (
-        "hopbench.report.collect:cli",
-        "collect complete runs into results/ (parquet, csv, markdown)",
-    ),
-    "kg-stats": ("hopbench.cli:kg_stats", "statistics of the knowledge graph of a dataset"),
+    "report": (_report, "collect complete runs into results/ (parquet, csv, markdown)"),
+    "kg-stats": (lambda argv: kg_stats(argv), "statistics of the knowledge graph of a dataset"),
     "kg-export": (
-        "hopbench.cli:kg_export",
+        lambda argv: kg_export(argv),
         "write a graph's extraction as a HippoRAG 2 OpenIE file",
     ),
     "paper": (
-        "hopbench.harness.paper:cli",
+        _paper,
         "the whole comparison grid: print its plan, run it within an LLM budget, "
         "then the report (--plan-only, --help)",
     ),
-    "show": ("hopbench.report.show:cli", "print one question's trace from a run"),
+    "show": (_show, "print one question's trace from a run"),
     "replies": (
-        "hopbench.llm.replies_cli:cli",
+        _replies,
         "export the LLM replies runs used to a file, or import one into the response cache",
     ),
-    "migrate": (
-        "hopbench.harness.run_migration:cli",
-        "upgrade run folders and result tables written by older versions",
-    ),
+    "migrate": (_migrate, "upgrade run folders and result tables written by older versions"),
     "graphdb-check": (
-        "hopbench.cli:graphdb_check",
+        lambda argv: graphdb_check(argv),
         "check the configured Neo4j server and APOC, list hopbench graphs",
     ),
-    "graphdb-drop": ("hopbench.cli:graphdb_drop", "remove hopbench graphs from the Neo4j server"),
+    "graphdb-drop": (
+        lambda argv: graphdb_drop(argv),
+        "remove hopbench graphs from the Neo4j server",
+    ),
 }
 
 
@@ -73,14 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     private_umask()  # what any subcommand writes is the user's only (hopbench.core.private)
     if argv and argv[0] in SUBCOMMANDS:
-        target, _ = SUBCOMMANDS[argv[0]]
-        module, func = target.split(":")
-        try:
-            fn = getattr(importlib.import_module(module), func)
-        except (ImportError, AttributeError):
-            print(f"hopbench: '{argv[0]}' is not available in this version", file=sys.stderr)
-            return 2
-        return int(fn(argv[1:]) or 0)
+        command, _ = SUBCOMMANDS[argv[0]]
+        return int(command(argv[1:]) or 0)
     if argv and argv[0] in ("commands", "subcommands"):
         print(_usage())
         return 0

@@ -8,11 +8,11 @@ import logging
 
 import pandas as pd
 
+from hopbench.commands.report import main as report_cli
 from hopbench.core.metrics_file import read_metrics
 from hopbench.harness.compose import build_dataset, build_retriever, load_config
 from hopbench.harness.run_store import RunStore, config_hash
 from hopbench.harness.runner import execute, run_dir_for, semantic_config
-from hopbench.report.collect import cli as report_cli
 
 
 def _cfg(tmp_path, data_dir, cache_dir, *extra):

@@ -8,8 +8,9 @@ import pytest
 import yaml
 from scipy import stats
 
+from hopbench.commands.report import main as cli
 from hopbench.report.breakdown import breakdown
-from hopbench.report.collect import cli, collect
+from hopbench.report.collect import collect
 from hopbench.report.run_reader import load_runs
 
 # Hand-worked per-question scores of the fixture (tests/report/conftest.py), q1..q6.

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from hopbench.report.collect import cli as report_cli
+from hopbench.commands.report import main as report_cli
 
 KILL_IN_SAVEFIG = textwrap.dedent("""
     import os, signal, sys
@@ -19,7 +19,7 @@ KILL_IN_SAVEFIG = textwrap.dedent("""
         real(self, fname, *a, **k)            # the temporary file is written ...
         os.kill(os.getpid(), signal.SIGKILL)  # ... and never renamed
     Figure.savefig = savefig
-    from hopbench.report.collect import cli
+    from hopbench.commands.report import main as cli
     sys.exit(cli(sys.argv[1:]))
 """)
 

@@ -10,6 +10,7 @@ import json
 import pandas as pd
 import pytest
 
+from hopbench.commands.report import main as cli
 from hopbench.data.schema import Question
 from hopbench.evaluate import metric_registry
 from hopbench.evaluate.metric_registry import (
@@ -23,7 +24,6 @@ from hopbench.evaluate.metric_registry import (
     register,
 )
 from hopbench.evaluate.score import score_question
-from hopbench.report.collect import cli
 from hopbench.report.leaderboard import stable_seed
 from hopbench.report.plots import quality_metrics
 from hopbench.report.stats import mcnemar_exact_p, paired_bootstrap_p, paired_test_for

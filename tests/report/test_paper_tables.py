@@ -9,6 +9,7 @@ import math
 import pandas as pd
 import pytest
 
+from hopbench.commands.report import main as cli
 from hopbench.evaluate import metric_registry
 from hopbench.evaluate.metric_registry import (
     BINARY,
@@ -18,7 +19,7 @@ from hopbench.evaluate.metric_registry import (
     Metric,
     register,
 )
-from hopbench.report.collect import cli, write_everything
+from hopbench.report.collect import write_everything
 from hopbench.report.leaderboard import finish_table
 from hopbench.report.paper_tables import (
     OTHER_QUESTIONS,

@@ -8,8 +8,9 @@ import shutil
 import pandas as pd
 import pytest
 
+from hopbench.commands.report import main as cli
 from hopbench.core.errors import HopbenchError
-from hopbench.report.collect import cli, write_everything
+from hopbench.report.collect import write_everything
 
 
 @pytest.fixture
@@ -111,7 +112,7 @@ def test_update_reference_replaces_its_own_run_and_keeps_the_others(
 
 
 def test_report_and_show_find_runs_under_HOPBENCH_RUNS_DIR(toy_runs, tmp_path, monkeypatch, capsys):
-    from hopbench.report import show
+    from hopbench.commands import show
 
     monkeypatch.setenv("HOPBENCH_RUNS_DIR", str(toy_runs))
     monkeypatch.setenv("HOPBENCH_RESULTS_DIR", str(tmp_path / "out"))
@@ -120,7 +121,7 @@ def test_report_and_show_find_runs_under_HOPBENCH_RUNS_DIR(toy_runs, tmp_path, m
         "d0000000000a",
         "5a0000000001",
     }
-    assert show.cli(["d0000000000a", "q1", "--no-corpus"]) == 0
+    assert show.main(["d0000000000a", "q1", "--no-corpus"]) == 0
     assert "q1" in capsys.readouterr().out
 
 

@@ -21,7 +21,8 @@ CHILD = textwrap.dedent("""
         time.sleep(6)
         return real(*a, **k)
     collect.write_results = slow_write_results
-    sys.exit(collect.cli(sys.argv[1:]))
+    from hopbench.commands.report import main
+    sys.exit(main(sys.argv[1:]))
 """)
 
 

@@ -1,7 +1,8 @@
 """`hopbench show RUN QUESTION_ID` on a hand-made run with a spreading-activation trace."""
 
 from hopbench.cli import main
-from hopbench.report.show import _Namer, cli, render_value
+from hopbench.commands.show import main as cli
+from hopbench.report.show import _Namer, render_value
 
 
 def _lines(capsys) -> list[str]:

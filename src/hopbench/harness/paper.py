@@ -486,11 +486,19 @@ USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--grid FILE] [pape
 
 def _import_replies(path: str, extra: list[str]) -> None:
     from hopbench.harness.compose import load_config
-    from hopbench.llm.replies_cli import cli as replies_cli
+    from hopbench.llm.cache import ResponseCache
+    from hopbench.llm.replies import import_replies
 
     cache_dir = load_config([o for o in extra if o.startswith("paths.")]).paths.cache_dir
-    print(f"hopbench paper: importing {path} into the response cache ({cache_dir})")
-    replies_cli(["import", path, "--cache-dir", str(cache_dir)])
+    cache = ResponseCache.in_dir(str(cache_dir))
+    try:
+        result = import_replies(path, cache)
+    finally:
+        cache.close()
+    print(
+        f"hopbench paper: {path} into the response cache ({cache.path}): {result.added} added, "
+        f"{result.same} already there, {len(result.conflicts)} conflict(s) kept as the cache has them"
+    )
 
 
 def cli(argv: list[str]) -> int:

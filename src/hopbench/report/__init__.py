@@ -12,6 +12,6 @@ markdown.py     readable markdown views (value ±half-width, signed differences,
 paper_tables.py per dataset, methods x headline metrics with intervals and the difference to dense
 plots.py        recall@k curves, quality vs latency, sensitivity of sweeps (PNG + PDF, one column)
 published.py    the papers' numbers (published.csv) next to ours
-collect.py      `hopbench report`
-show.py         `hopbench show RUN QUESTION_ID`
+collect.py      what `hopbench report` writes (its command line: hopbench/commands/report.py)
+show.py         one question of a run as `hopbench show` prints it (hopbench/commands/show.py)
 """

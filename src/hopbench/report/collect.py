@@ -12,10 +12,8 @@ Writes, under --results-dir (default results/):
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -23,10 +21,9 @@ import pandas as pd
 from hopbench.core.atomic import atomic_path, write_text
 from hopbench.core.errors import HopbenchError
 from hopbench.core.locks import exclusive
-from hopbench.core.paths import reference_dir_default, results_dir_default, runs_dir_default
 from hopbench.report.breakdown import breakdown, breakdown_markdown
 from hopbench.report.leaderboard import finish_table, leaderboard, long_table
-from hopbench.report.markdown import LEADERBOARD_HEADER, fallback_warning_line, leaderboard_markdown
+from hopbench.report.markdown import LEADERBOARD_HEADER, leaderboard_markdown
 from hopbench.report.paper_tables import PAPER_TABLES, write_paper_tables
 from hopbench.report.reference import (
     beside,
@@ -213,97 +210,3 @@ def _write_all(
     if figures:
         paths += all_figures(df, results_dir / "figures")
     return paths
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="hopbench report",
-        description="Collect complete runs into results/: leaderboard (95% bootstrap CIs, paired tests "
-        "against a baseline), breakdowns by hops/type, figures, published numbers side by side.",
-    )
-    parser.add_argument(
-        "--runs-dir",
-        default=runs_dir_default(),
-        help="where runs live (default: $HOPBENCH_RUNS_DIR, else runs; the same as the "
-        "runs' paths.runs_dir)",
-    )
-    parser.add_argument(
-        "--results-dir",
-        default=results_dir_default(),
-        help="where tables go (default: $HOPBENCH_RESULTS_DIR, else results)",
-    )
-    parser.add_argument(
-        "--reference-dir",
-        default=str(reference_dir_default()),
-        help="the committed reference results shown beside the runs (default: "
-        "results/reference of this checkout; $HOPBENCH_REFERENCE_DIR)",
-    )
-    parser.add_argument(
-        "--no-reference", action="store_true", help="do not show the reference rows"
-    )
-    parser.add_argument(
-        "--update-reference",
-        action="store_true",
-        help="merge the runs into the reference results (rows of the same run are "
-        "replaced, every other row is kept) instead of writing --results-dir",
-    )
-    parser.add_argument(
-        "--retire",
-        action="append",
-        default=[],
-        metavar="CONFIG_HASH",
-        help="with --update-reference: drop the reference row of this config hash "
-        "(a row the current code no longer computes); repeatable",
-    )
-    parser.add_argument(
-        "--baseline",
-        default="dense",
-        help="retriever every method is tested against, per dataset (default: dense)",
-    )
-    parser.add_argument("--dataset", help="only this dataset")
-    parser.add_argument(
-        "--resamples",
-        type=int,
-        default=DEFAULT_RESAMPLES,
-        help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})",
-    )
-    parser.add_argument("--no-figures", action="store_true", help="skip the figures")
-    parser.add_argument(
-        "--published",
-        action="store_true",
-        help="also print the published-vs-ours view (always written to published_vs_ours.md)",
-    )
-    args = parser.parse_args(argv)
-    reference_dir = None if args.no_reference and not args.update_reference else args.reference_dir
-    if reference_dir is not None and not Path(reference_dir).exists() and not args.update_reference:
-        reference_dir = None  # an installed copy without the repository's results/
-    try:
-        df, paths = write_everything(
-            args.runs_dir,
-            args.results_dir,
-            baseline=args.baseline,
-            n_resamples=args.resamples,
-            dataset=args.dataset,
-            figures=not args.no_figures,
-            reference_dir=reference_dir,
-            update_reference=args.update_reference,
-            retire=args.retire,
-        )
-    except HopbenchError as exc:
-        print(f"hopbench report: error: {exc}", file=sys.stderr)
-        return 2
-    if df.empty:
-        print(f"no complete runs under {args.runs_dir}", file=sys.stderr)
-    print(leaderboard_markdown(df, args.baseline))
-    if warning := fallback_warning_line(df):
-        print(f"hopbench report: warning: {warning}", file=sys.stderr)
-    if args.published:
-        print((paths[0].parent / "published_vs_ours.md").read_text(encoding="utf-8"))
-    paper = next((p for p in paths if p.name == PAPER_TABLES), None)
-    if paper is not None:
-        print(
-            f"paper-style tables (per dataset: methods x headline metrics, 95% intervals, "
-            f"difference to {args.baseline}): {paper}"
-        )
-    print("wrote " + ", ".join(str(p) for p in paths))
-    return 0

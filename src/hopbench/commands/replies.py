@@ -171,7 +171,7 @@ def _import(args) -> int:
     return 0
 
 
-def cli(argv: list[str]) -> int:
+def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     try:
         return _export(args) if args.command == "export" else _import(args)
