@@ -237,7 +237,9 @@ def main() -> int:
     cfg = compose(ds_name, limit, args.graph, args.data_dir, args.cache_dir)
     dataset = build_dataset(cfg)
     encoder = build_encoder(cfg)
-    kg = load_or_build(dataset, cfg.graph, encoder=encoder, cache_dir=args.cache_dir)
+    kg = load_or_build(
+        dataset, cfg.graph, encoder=encoder, cache_dir=args.cache_dir, descriptions=False
+    )  # CatRAG (HippoRAG 2) reads no description vectors
     by_id = {r["id"]: r for r in run_rows}
     questions = [q for q in dataset.questions if q.id in by_id]
     dataset.questions = questions

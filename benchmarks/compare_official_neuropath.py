@@ -107,7 +107,9 @@ def replay_hopbench(cfg, rows: list[dict], settings: dict):
 
     dataset = build_dataset(cfg)
     encoder = build_encoder(cfg)
-    kg = load_or_build(dataset, cfg.graph, encoder=encoder, cache_dir=cfg.paths.cache_dir)
+    kg = load_or_build(
+        dataset, cfg.graph, encoder=encoder, cache_dir=cfg.paths.cache_dir, descriptions=False
+    )  # NeuroPath reads no description vectors
     llm = ReplayLLM()
     services = Services(dataset=dataset, encoder=encoder, llm=llm, graphdb=None)
     r = NeuroPathRetriever(**settings)
@@ -277,9 +279,19 @@ def main() -> int:
     )
     ap.add_argument("--fixture", type=Path)
     ap.add_argument("--fixture-n", type=int, default=10)
+    ap.add_argument(
+        "--beside",
+        default="nothing else recorded",
+        help="what else ran on the machine (for the md)",
+    )
     args = ap.parse_args()
     py = ensure_venv(args.venv)
-    results = {"official_src_commit": official_commit(args.official_src), "runs": []}
+    results = {
+        "official_src_commit": official_commit(args.official_src),
+        "runs": [],
+        "loadavg_start": round(os.getloadavg()[0], 2),
+        "beside": args.beside,
+    }
     sample: list[dict] = []
     for run in args.run:
         results["runs"].append(compare_run(run, args, py, sample, "local model"))
@@ -287,6 +299,7 @@ def main() -> int:
         results["runs"].append(
             {**compare_run(run, args, py, sample, "scripted"), "synthetic": True}
         )
+    results["loadavg_end"] = round(os.getloadavg()[0], 2)
     if args.fixture:
         write_fixture(args.fixture, sample, results)
     json.dump(results, open(args.out.with_suffix(".json"), "w"), indent=1)
@@ -457,8 +470,10 @@ def markdown(results: dict) -> str:
         "`load_index_files` (L560-566), which fails for every model name at this commit because the "
         "name appears twice in the file name since L65. Time per query: retrieval only with replies "
         "replayed and vectors looked up (hopbench timed on a second pass with its vectors in memory), "
-        "machine default threads; other helpers' jobs were running (load average about 15-20 on 2 "
-        "cores), so only the ratio within a run means anything.",
+        f"machine default threads; load average {results.get('loadavg_start', '?')} at the start and "
+        f"{results.get('loadavg_end', '?')} at the end on 2 cores "
+        f"({results.get('beside', 'what else ran is not recorded')}), "
+        "so only the ratio within a run means anything.",
         "",
     ]
     for r in results["runs"]:
