@@ -97,14 +97,25 @@ def _method_yaml(retriever: str, config_dir: str) -> dict | None:
     return _merged_yaml(retriever, Path(config_dir))
 
 
+def _class_of(target: str):
+    """The class a `_target_` names, or None when it cannot be imported (a label or a family
+    must not fail because a user's module does not import)."""
+    module, _, name = target.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except Exception:  # noqa: BLE001
+        return None
+
+
 @functools.lru_cache(maxsize=None)
 def _class_defaults(target: str) -> dict:
     """Keyword defaults of the retriever class's __init__ ({} when it cannot be imported)."""
-    module, _, name = target.rpartition(".")
+    cls = _class_of(target)
     try:
-        cls = getattr(importlib.import_module(module), name)
-        sig = inspect.signature(cls.__init__)
-    except Exception:  # noqa: BLE001 - a label must not fail because a module does not import
+        sig = inspect.signature(cls.__init__) if cls is not None else None
+    except (TypeError, ValueError):
+        sig = None
+    if sig is None:
         return {}
     return {
         k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty
@@ -183,12 +194,5 @@ def typed_value(retriever: str, key: str, value, config_dir=None):
 def family_of(retriever: str) -> str:
     """The `family` its class declares (hopbench.retrieve.base.Retriever), else the name."""
     target = (_method_yaml(retriever, str(RETRIEVER_CONFIGS)) or {}).get("_target_")
-    if isinstance(target, str):
-        module, _, name = target.rpartition(".")
-        try:
-            family = getattr(getattr(importlib.import_module(module), name), "family", None)
-        except Exception:  # noqa: BLE001 - an unknown method is its own family
-            family = None
-        if family:
-            return str(family)
-    return retriever
+    family = getattr(_class_of(target), "family", None) if isinstance(target, str) else None
+    return str(family) if family else retriever

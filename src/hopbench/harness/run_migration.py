@@ -33,8 +33,8 @@ from hopbench.harness.method_info import (
     typed_value,
 )
 from hopbench.kg.settings import graph_label
-
-DENSE_ONLY = {"dense", "oracle"}  # retrievers that read no knowledge graph
+from hopbench.report.run_reader import DENSE_ONLY
+from hopbench.report.table_params import is_missing
 
 
 def is_pre_construction_hipporag(retriever: str, params: dict) -> bool:
@@ -95,13 +95,9 @@ def _row_params(row: dict) -> dict:
     out = {
         k.removeprefix("param."): typed_value(row.get("retriever"), k.removeprefix("param."), v)
         for k, v in row.items()
-        if k.startswith("param.") and not _missing(v)
+        if k.startswith("param.") and not is_missing(v)
     }
     return out or parse_params_label(row.get("params"))
-
-
-def _missing(v) -> bool:
-    return v is None or (not isinstance(v, (str, dict, list)) and bool(pd.isna(v)))
 
 
 def migrate_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -134,7 +130,7 @@ def migrate_table(df: pd.DataFrame) -> pd.DataFrame:
             object
         )
         df["param.graph_construction"] = [
-            json.loads(p).get("graph_construction", c if not _missing(c) else None)
+            json.loads(p).get("graph_construction", c if not is_missing(c) else None)
             for p, c in zip(params_json, col)
         ]
     return df
