@@ -39,7 +39,12 @@ def _paths(tmp_path, data_dir, cache_dir):
 def default_plan(data_dir):
     extra = [f"paths.data_dir={data_dir}"]
     planner = paper.Planner()
-    rows = paper.expand(paper.load_grid(), extra, sizes=lambda ds: planner.size(ds, extra))
+    rows = paper.expand(
+        paper.load_grid(),
+        extra,
+        sizes=lambda ds: planner.size(ds, extra),
+        llm_extra=paper.llm_overrides([]),  # as `hopbench paper` runs them: replay_failed=true
+    )
     return rows, paper.plan_grid(rows, planner)
 
 
@@ -311,6 +316,14 @@ def test_an_llm_row_takes_a_whole_set_no_larger_than_llm_questions():
     )
     assert {r.override("dataset.limit") for r in rows if r.kind == "llm"} == {"20"}
     assert {r.override("llm") for r in rows if r.kind == "llm"} == {"server"}
+
+
+def test_the_llm_rows_replay_recorded_failures_unless_told_not_to():
+    assert paper.llm_overrides(["llm=local", "llm.timeout=9", "x=1"]) == [
+        "llm.timeout=9",
+        "llm.replay_failed=true",
+    ]
+    assert paper.llm_overrides(["llm.replay_failed=false"]) == ["llm.replay_failed=false"]
 
 
 def test_llm_settings_go_to_the_llm_rows_only():

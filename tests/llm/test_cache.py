@@ -9,7 +9,7 @@ import pytest
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.client import LLMClient
 from hopbench.llm.errors import LLMFormatError
-from tests.helpers.scripted_llm_server import reply
+from tests.helpers.scripted_llm_server import completion, reply
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 MSGS = [{"role": "user", "content": "Who wrote Hamlet?"}]
@@ -129,6 +129,53 @@ def test_failed_chat_json_is_asked_again_on_a_rerun(scripted, make_client):
     assert llm.chat_json(MSGS, SCHEMA, retries=2, trace=trace) == {"answer": "Shakespeare"}
     assert len(healthy.requests) == 1 and healthy.requests[0]["messages"] == MSGS
     assert [t["cached"] for t in trace] == [False] and llm.stats_dict()["llm_format_retries"] == 0
+
+
+# ---- failed replies are recorded apart, and replayed only when asked (issue #29 item 4) ------
+def test_a_failed_reply_is_recorded_apart_and_replayed_only_with_replay_failed(
+    scripted, make_client, closed_port_url
+):
+    srv = scripted([reply('{"answer": 42}', prompt_tokens=7, completion_tokens=3)])
+    bad = make_client(srv.base_url).chat(MSGS, schema=SCHEMA)
+    assert bad.error is not None and not bad.cached
+    offline = make_client(closed_port_url, replay_failed=True)  # same cache file, no server
+    again = offline.chat(MSGS, schema=SCHEMA)
+    assert len(offline.cache) == 0 and offline.cache.failed_count() == 1
+    assert (again.text, again.error, again.cached) == (bad.text, bad.error, True)
+    assert again.usage == {"prompt_tokens": 7, "completion_tokens": 3}
+    s = offline.stats_dict()
+    assert s["llm_cache_hits"] == 1 and s["llm_seconds"] == 0
+    assert s["llm_cached_seconds"] == pytest.approx(bad.latency_s, abs=0.01)  # stats round
+
+
+def test_a_failed_cut_off_first_attempt_and_its_retry_regenerate_with_no_server(
+    scripted, make_client, closed_port_url
+):
+    """The retry prompt quotes the first reply and its error ("cut off at max_tokens"), so the
+    replay must give back both for the retry's key to match: the chain comes back exactly."""
+    cut = completion('{"answer": "Shakesp')
+    cut["choices"][0]["finish_reason"] = "length"
+    srv = scripted([(200, cut, 0.0), reply('{"answer": "Shakespeare"}')])
+    first: list = []
+    live = make_client(srv.base_url)
+    assert live.chat_json(MSGS, SCHEMA, retries=2, trace=first) == {"answer": "Shakespeare"}
+    assert first[0]["error"].endswith("(the reply was cut off at max_tokens)")
+    replay: list = []
+    offline = make_client(closed_port_url, replay_failed=True)
+    assert offline.chat_json(MSGS, SCHEMA, retries=2, trace=replay) == {"answer": "Shakespeare"}
+    assert [t["error"] for t in replay] == [t["error"] for t in first]
+    assert all(t["cached"] for t in replay) and len(srv.requests) == 2
+    assert offline.stats_dict()["llm_format_retries"] == 1
+
+
+def test_a_later_good_reply_wins_over_a_recorded_failure(scripted, make_client):
+    srv = scripted([reply("not json"), reply('{"answer": "Shakespeare"}')])
+    make_client(srv.base_url).chat(MSGS, schema=SCHEMA)  # fails, recorded apart
+    llm = make_client(srv.base_url)  # a normal rerun asks again
+    assert llm.chat(MSGS, schema=SCHEMA).data == {"answer": "Shakespeare"}
+    replaying = make_client(srv.base_url, replay_failed=True)
+    assert replaying.chat(MSGS, schema=SCHEMA).data == {"answer": "Shakespeare"}
+    assert len(srv.requests) == 2
 
 
 def test_bad_reply_in_an_old_cache_is_a_miss_and_is_overwritten(scripted, make_client):

@@ -246,11 +246,12 @@ def test_a_resumed_run_records_the_union_of_its_keys_once(tmp_path, data_dir, mu
     assert (m["llm_calls"], m["llm_cache_hits"]) == (3, 1)  # the redone question, from the cache
 
 
-def test_a_reply_that_failed_its_check_was_never_cached_so_export_says_so(
+def test_a_failed_first_attempt_travels_flagged_and_its_row_regenerates_with_no_server(
     tmp_path, data_dir, musique_sub, capsys
 ):
-    """An off-schema first attempt (then a format retry) is recorded in the row but not cached:
-    the run cannot be regenerated from the cache alone, and export names those keys."""
+    """An off-schema first attempt (then a format retry) is recorded apart from the cache: export
+    carries it flagged, and with llm.replay_failed=true a fresh cache regenerates the rows, the
+    retries included, from the file alone."""
     gold = {q.text: q.answers[0] for q in musique_sub.questions}
 
     def respond(body):
@@ -267,5 +268,16 @@ def test_a_reply_that_failed_its_check_was_never_cached_so_export_says_so(
     assert m["llm_format_retries"] == 3
     run = next((tmp_path / "runs").glob("musique_sub/oracle/*/"))
     assert len(run_keys(run).keys) == 6 and len(_keys_in(tmp_path / "cache")) == 3
-    assert _export(tmp_path / "runs", tmp_path / "cache", tmp_path / "r.jsonl.gz") == 2
-    assert "3 key(s) not in the cache" in capsys.readouterr().err
+    out = tmp_path / "r.jsonl.gz"
+    assert _export(tmp_path / "runs", tmp_path / "cache", out) == 0
+    assert "6 replies used by 1 run(s) (3 of them failed their check" in capsys.readouterr().out
+    assert _import(out, tmp_path / "fresh") == 0
+    again = _cfg(data_dir, tmp_path / "again", tmp_path / "fresh", srv.base_url)
+    again.llm.replay_failed = True
+    m2 = execute(again)  # the server is closed: every reply, failed or not, from the file
+    assert (m2["llm_calls"], m2["llm_cache_hits"], m2["llm_format_retries"]) == (6, 6, 3)
+    first, second = _rows(tmp_path / "runs"), _rows(tmp_path / "again")
+    assert {q: (r["answer"], r["metrics"]) for q, r in first.items()} == {
+        q: (r["answer"], r["metrics"]) for q, r in second.items()
+    }
+    assert next((tmp_path / "again").glob("musique_sub/oracle/*/")).name == run.name

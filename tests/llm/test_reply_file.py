@@ -24,7 +24,15 @@ def _write_lines(path, lines, gz=True):
 
 
 def _header(n: int, **over) -> dict:
-    return {"format": FORMAT, "version": 1, "n_entries": n, "models": {"m": n}, "runs": {}, **over}
+    return {
+        "format": FORMAT,
+        "version": 2,
+        "n_entries": n,
+        "n_failed": 0,
+        "models": {"m": n},
+        "runs": {},
+        **over,
+    }
 
 
 def _entry(i: int, **over) -> dict:
@@ -45,8 +53,9 @@ def test_written_sorted_and_read_back_identical(tmp_path):
     head = write_reply_file(tmp_path / "r.jsonl.gz", replies, {"ds/m/abc": 3})
     assert head == {
         "format": FORMAT,
-        "version": 1,
+        "version": 2,
         "n_entries": 3,
+        "n_failed": 0,
         "models": {"m": 2, "other": 1},
         "runs": {"ds/m/abc": 3},
     }
@@ -75,7 +84,43 @@ BAD = {
         "format",
         "not a hopbench reply file",
     ),
-    "newer version": ([_header(0, version=2)], 1, "version", "newer hopbench"),
+    "newer version": ([_header(0, version=3)], 1, "version", "newer hopbench"),
+    "no failed count (version 2)": (
+        [{k: v for k, v in _header(0).items() if k != "n_failed"}],
+        1,
+        "n_failed",
+        "expected a count",
+    ),
+    "a failed flag in version 1": (
+        [_header(1, version=1), _entry(1, failed=True, truncated=False)],
+        2,
+        "failed",
+        "unknown field",
+    ),
+    "failed without truncated": (
+        [_header(1, n_failed=1), _entry(1, failed=True)],
+        2,
+        "truncated",
+        "missing",
+    ),
+    "failed not a boolean": (
+        [_header(1, n_failed=1), _entry(1, failed="yes", truncated=False)],
+        2,
+        "failed",
+        "true or false",
+    ),
+    "failed false": (
+        [_header(1), _entry(1, failed=False, truncated=False)],
+        2,
+        "failed",
+        "expected true",
+    ),
+    "failed count off": (
+        [_header(1, n_failed=1), _entry(1)],
+        1,
+        "n_failed",
+        "the header says 1 failed",
+    ),
     "version not a number": ([_header(0, version="1")], 1, "version", "expected an integer"),
     "bad key": ([_header(2), _entry(1), _entry(2, key="abc")], 3, "key", "64 lower-case hex"),
     "missing field": (
@@ -131,3 +176,23 @@ def test_an_uncompressed_copy_reads_the_same(tmp_path):
     plain = tmp_path / "r.jsonl"
     plain.write_bytes(gzip.decompress((tmp_path / "r.jsonl.gz").read_bytes()))
     assert read_reply_file(plain) == read_reply_file(tmp_path / "r.jsonl.gz")
+
+
+def test_failed_replies_round_trip_flagged(tmp_path):
+    ok, cut = (
+        _reply(1),
+        Reply(f"{2:064x}", "m", '{"answer": "Shakesp', 900, 4096, 1400.5, True, True),
+    )
+    head = write_reply_file(tmp_path / "r.jsonl.gz", [cut, ok], {"ds/m/abc": 2})
+    assert head["n_entries"] == 2 and head["n_failed"] == 1
+    _, got = read_reply_file(tmp_path / "r.jsonl.gz")
+    assert got == [ok, cut] and got[1].failed and got[1].truncated and not got[0].failed
+    lines = gzip.decompress((tmp_path / "r.jsonl.gz").read_bytes()).decode().splitlines()
+    assert "failed" not in json.loads(lines[1]) and json.loads(lines[2])["truncated"] is True
+
+
+def test_a_version_1_file_is_still_read(tmp_path):
+    v1 = {k: v for k, v in _header(2, version=1).items() if k != "n_failed"}
+    path = _write_lines(tmp_path / "r.jsonl.gz", [v1, _entry(1), _entry(2)])
+    head, got = read_reply_file(path)
+    assert head["version"] == 1 and got == [_reply(1), _reply(2)]

@@ -7,7 +7,9 @@
 Export writes the response cache entries (request key -> reply text, model, tokens and
 seconds when first made) that the named runs' rows used, as recorded in their `llm_keys`;
 without RUN_DIRs, every complete run under --runs-dir. Import loads such a file into the
-cache, so those runs recompute every LLM reply as a cache hit: no model, no server.
+cache, so those runs recompute every LLM reply as a cache hit: no model, no server. Replies
+that failed their check are carried too, flagged; runs replay them with llm.replay_failed=true
+(`hopbench paper` sets it), so a row that met a bad reply comes back identical.
 Exit code 2 for a key the cache lacks (export), a conflicting stored reply (import), or a
 file that is not a reply file.
 """
@@ -128,7 +130,8 @@ def _export(args) -> int:
     size = Path(args.out).stat().st_size
     models = ", ".join(f"{m} ({n})" for m, n in head["models"].items()) or "none"
     print(
-        f"wrote {args.out}: {head['n_entries']} replies used by {len(runs)} run(s), "
+        f"wrote {args.out}: {head['n_entries']} replies used by {len(runs)} run(s) "
+        f"({head['n_failed']} of them failed their check: replayed with llm.replay_failed=true), "
         f"{size:,} bytes; models: {models}"
     )
     n_missing = sum(map(len, result.missing.values()))

@@ -16,7 +16,10 @@ computed by the runner's own `semantic_config` and `config_hash`), whether it is
 runs_dir, and for LLM rows the calls and hours still to spend, from the LLM seconds per question
 that complete runs of the same method recorded (retrieval: same retriever; reading: same reader),
 else those of the committed reference leaderboard, else `paper.default_seconds_per_question`.
-Then: the committed reply file is imported into the response cache (if there is one), the CPU
+The LLM rows run with `llm.replay_failed=true` (not part of the config hash): a reply recorded
+as failed is replayed rather than asked again, so the reference rows regenerate exactly
+(`llm.replay_failed=false` asks the server again). Then: the committed reply file is imported
+into the response cache (if there is one), the CPU
 rows run, then the LLM rows cheapest first, each finished before the next starts, one
 `python -m hopbench.run` each. An LLM row starts only if its estimate fits in what is left of
 `paper.max_llm_hours`; when it does not, the command stops (exit 0) saying what is left: run the
@@ -501,6 +504,15 @@ def _import_replies(path: str, extra: list[str]) -> None:
     )
 
 
+def llm_overrides(words: list[str]) -> list[str]:
+    """The `llm.KEY=VALUE` words, for the LLM rows only; `llm.replay_failed=true` unless given, so
+    a row that met a bad reply comes back as it was computed."""
+    out = [w for w in words if w.startswith("llm.")]
+    if not any(w.startswith("llm.replay_failed=") for w in out):
+        out.append("llm.replay_failed=true")
+    return out
+
+
 def cli(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__.strip() + "\n\n" + USAGE)
@@ -526,7 +538,7 @@ def cli(argv: list[str]) -> int:
     settings = [w for w in words if w.startswith("paper.")]
     settings += [f"paper.llm={w.split('=', 1)[1]}" for w in words if w.startswith("llm=")]
     extra = [w for w in words if not w.startswith(("paper.", "llm=", "llm."))]
-    llm_extra = [w for w in words if w.startswith("llm.")]
+    llm_extra = llm_overrides(words)
     try:
         grid = load_grid(settings, grid_path)
         max_h = grid.paper.max_llm_hours

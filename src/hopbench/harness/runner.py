@@ -73,6 +73,7 @@ _LLM_RUNTIME_KEYS = (
     "n_threads",
     "verbosity",
     "cache",
+    "replay_failed",
 )
 
 

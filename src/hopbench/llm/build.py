@@ -15,7 +15,7 @@ from hopbench.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
-_COMMON = ("temperature", "seed", "max_tokens", "timeout", "strict_schema")
+_COMMON = ("temperature", "seed", "max_tokens", "timeout", "strict_schema", "replay_failed")
 
 
 def _as_dict(llm_cfg) -> dict:

@@ -7,7 +7,10 @@ own short transaction, and `INSERT OR IGNORE` makes two jobs racing on the same 
 the reply so a cached rerun still reports what the request cost when it was made.
 
 The cache stores what it is given; the client gives it only replies that passed their
-checks, and overwrites (`replace=True`) a stored reply that no longer does.
+checks, and overwrites (`replace=True`) a stored reply that no longer does. Replies that failed
+their checks are kept apart (`failed_replies`, with whether the server cut them off): a normal
+run never reads them, so a rerun asks the server again; a run with `llm.replay_failed=true`
+(`hopbench paper`) replays them, so a row computed with a failure regenerates identically.
 
 Each row's checksum (`hopbench.core.checksum.digest_text` of reply, tokens, latency) is kept in a
 table of its own (so versions without it still write rows): a row that does not match it is
@@ -46,6 +49,20 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     latency_s REAL NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+_FAILED = """
+CREATE TABLE IF NOT EXISTS failed_replies (
+    key TEXT PRIMARY KEY,
+    model_identity TEXT NOT NULL,
+    response_text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    truncated INTEGER NOT NULL,
     created_at REAL NOT NULL
 )
 """
@@ -121,6 +138,7 @@ class ResponseCache:
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         self._conn.execute(_SCHEMA)
         self._conn.execute(_CHECKSUMS)
+        self._conn.execute(_FAILED)
 
     @classmethod
     def in_dir(cls, cache_dir: str | Path) -> "ResponseCache":
@@ -201,6 +219,41 @@ class ResponseCache:
                 except sqlite3.Error:
                     pass  # nothing open (the failed statement ended it)
                 raise
+
+    def put_failed(self, key: str, model_identity: str, response: CachedResponse) -> None:
+        """Record a reply that failed its check, apart from the replies that passed; the latest
+        failure for a key wins (it is the one the latest run of that key saw)."""
+        with self._lock, self._readable():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO failed_replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model_identity,
+                    response.text,
+                    response.prompt_tokens,
+                    response.completion_tokens,
+                    response.latency_s,
+                    int(response.truncated),
+                    time.time(),
+                ),
+            )
+
+    def get_failed(self, key: str) -> tuple[str, CachedResponse] | None:
+        """(model identity, the recorded failed reply with its `truncated` flag), or None."""
+        with self._lock, self._readable():
+            row = self._conn.execute(
+                "SELECT model_identity, response_text, prompt_tokens, completion_tokens, latency_s, "
+                "truncated FROM failed_replies WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        identity, text, p, c, s, cut = row
+        return identity, CachedResponse(text, p, c, s, truncated=bool(cut))
+
+    def failed_count(self) -> int:
+        with self._lock, self._readable():
+            return self._conn.execute("SELECT COUNT(*) FROM failed_replies").fetchone()[0]
 
     def __len__(self) -> int:
         with self._lock, self._readable():

@@ -24,8 +24,10 @@ Accounting (summed per run into metrics.json by `stats_dict`):
 Only replies that passed their checks are cached (for a schema request: parses and matches
 the schema; for plain text: not empty), so a bad reply is asked again on the next run instead
 of being replayed; a cached reply that fails its check (a cache written before this rule) is
-treated as a miss and overwritten. Which failures abort a run and which fall back for one
-reply is decided in `hopbench.llm.policy`.
+treated as a miss and overwritten. A bad reply is recorded apart (`ResponseCache.put_failed`):
+with `replay_failed=True` a miss is answered from that record, so a run that met a failure
+(and the retries it led to) is regenerated exactly, with no server. Which failures abort a run
+and which fall back for one reply is decided in `hopbench.llm.policy`.
 """
 
 from __future__ import annotations
@@ -267,8 +269,10 @@ class LLMClient:
         strict_schema: bool = False,
         name: str = "server",
         api_key_env: str | None = None,
+        replay_failed: bool = False,
     ):
         self.name = name
+        self.replay_failed = replay_failed  # answer a miss from the recorded failed replies
         self.api_key_env = api_key_env  # only named in the message when the key is refused
         self.base_url = base_url
         self.model = model
@@ -350,6 +354,18 @@ class LLMClient:
                 return self._result(hit, schema, cached=True, key=key)
             stale = True  # a bad reply cached before replies were checked: ask again
             log.info("cached LLM reply %s fails its check; asking the server again", key[:12])
+        failed = (
+            self.cache.get_failed(key) if self.cache is not None and self.replay_failed else None
+        )
+        if failed is not None:  # the failure a recorded run met, replayed (see the docstring)
+            hit = failed[1]
+            self._count(
+                cache_hits=1,
+                prompt_tokens=hit.prompt_tokens,
+                completion_tokens=hit.completion_tokens,
+                cached_seconds=hit.latency_s,
+            )
+            return self._result(hit, schema, cached=True, key=key)
 
         reply = self._send(messages, params, schema, schema_name)
         self._count(
@@ -357,7 +373,10 @@ class LLMClient:
             completion_tokens=reply.completion_tokens,
             seconds=reply.latency_s,
         )
-        if self.cache is not None and reply_problem(reply.text, schema) is None:
+        problem = reply_problem(reply.text, schema) if self.cache is not None else None
+        if self.cache is not None and problem is not None:
+            self.cache.put_failed(key, self.identity, reply)
+        elif self.cache is not None:
             self.cache.put(
                 key,
                 self.identity,

@@ -59,9 +59,10 @@ def _gaps(missing: dict[str, list[str]], unrecorded: dict[str, int]) -> str:
 def export_replies(
     runs: list[RunKeys], cache: ResponseCache, out: str | Path, *, allow_missing: bool = False
 ) -> Export:
-    """Write the entries `runs` used to `out`. A key not in the cache (a reply that failed its
-    check is never cached; another machine's cache) raises `MissingReplies` naming the run and
-    key, and nothing is written, unless `allow_missing` (then it is counted in the result)."""
+    """Write the entries `runs` used to `out`, with the failed replies the cache recorded for
+    them (flagged). A key in neither (a failure met before failures were recorded; another
+    machine's cache) raises `MissingReplies` naming the run and key, and nothing is written,
+    unless `allow_missing` (then it is counted in the result)."""
     found: dict[str, Reply] = {}
     missing: dict[str, list[str]] = {}
     for run in runs:
@@ -70,12 +71,24 @@ def export_replies(
                 continue
             hit = cache.get(key)
             model = cache.model_identity(key) if hit is not None else None
-            if hit is None or model is None:
+            if hit is not None and model is not None:
+                found[key] = Reply(
+                    key, model, hit.text, hit.prompt_tokens, hit.completion_tokens, hit.latency_s
+                )
+            elif (failed := cache.get_failed(key)) is not None:
+                model, bad = failed
+                found[key] = Reply(
+                    key,
+                    model,
+                    bad.text,
+                    bad.prompt_tokens,
+                    bad.completion_tokens,
+                    bad.latency_s,
+                    failed=True,
+                    truncated=bad.truncated,
+                )
+            else:
                 missing.setdefault(run.label, []).append(key)
-                continue
-            found[key] = Reply(
-                key, model, hit.text, hit.prompt_tokens, hit.completion_tokens, hit.latency_s
-            )
     unrecorded = {r.label: r.unrecorded_rows for r in runs if r.unrecorded_rows}
     if (missing or unrecorded) and not allow_missing:
         raise MissingReplies(
@@ -93,6 +106,9 @@ def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = Fals
     result = Import()
     request = {"imported": f"{FORMAT} v{VERSION}"}  # the prompts are not in the file
     for r in replies:
+        if r.failed:
+            _import_failed(r, cache, result, force)
+            continue
         stored = cache.get(r.key)
         if stored is not None and stored.text == r.text:
             result.same += 1
@@ -112,3 +128,25 @@ def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = Fals
             replace=stored is not None,
         )
     return result
+
+
+def _import_failed(r: Reply, cache: ResponseCache, result: Import, force: bool) -> None:
+    """A failed reply goes to the cache's failed record (read only with `llm.replay_failed`)."""
+    stored = cache.get_failed(r.key)
+    if stored is not None and stored[1].text == r.text:
+        result.same += 1
+        return
+    if stored is not None:
+        result.conflicts.append((r, stored[1].text))
+        if not force:
+            return
+        result.replaced += 1
+    else:
+        result.added += 1
+    cache.put_failed(
+        r.key,
+        r.model,
+        CachedResponse(
+            r.text, r.prompt_tokens, r.completion_tokens, r.seconds, truncated=r.truncated
+        ),
+    )

@@ -8,12 +8,16 @@ SHA-256 of the model identity, messages, sampling parameters and schema
 (`hopbench.llm.cache.request_key`), so the run that asks again finds its reply. The cache keeps
 only the reply text (the parsed JSON is read from it), so that is what is stored.
 
-Format, version 1: gzip-compressed UTF-8 JSON lines.
+Format, version 2: gzip-compressed UTF-8 JSON lines.
 
-  line 1   {"format": "hopbench-llm-replies", "version": 1, "n_entries": N,
+  line 1   {"format": "hopbench-llm-replies", "version": 2, "n_entries": N, "n_failed": F,
             "models": {model identity: entries}, "runs": {"dataset/retriever/hash": keys used}}
   then     {"key", "model", "text", "prompt_tokens", "completion_tokens", "seconds"} per entry,
-           sorted by key, each key once
+           sorted by key, each key once; a reply that failed its check (the cache's
+           `failed_replies`: replayed by `llm.replay_failed=true`, so the row it gave comes
+           back) also has "failed": true and "truncated" (the server cut it off at max_tokens)
+
+Version 1 (no failed replies, no "n_failed") is still read.
 
 Written deterministically (no time or file name in the gzip header, sorted keys): the same
 entries give the same bytes. Read strictly: anything else is one `ReplyFileError` naming the
@@ -35,8 +39,10 @@ from hopbench.core.atomic import atomic_path
 from hopbench.core.errors import HopbenchError
 
 FORMAT = "hopbench-llm-replies"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
 FIELDS = ("key", "model", "text", "prompt_tokens", "completion_tokens", "seconds")
+FAILED_FIELDS = ("failed", "truncated")  # version 2, on failed replies only
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
@@ -51,6 +57,14 @@ class Reply:
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    failed: bool = False  # the reply failed its check (kept so a replay meets it again)
+    truncated: bool = False  # a failed reply the server cut off at max_tokens
+
+    def as_line(self) -> dict:
+        line = {f: getattr(self, f) for f in FIELDS}
+        if self.failed:
+            line.update(failed=True, truncated=self.truncated)
+        return line
 
 
 class ReplyFileError(HopbenchError):
@@ -74,6 +88,7 @@ def header(replies: list[Reply], runs: dict[str, int]) -> dict:
         "format": FORMAT,
         "version": VERSION,
         "n_entries": len(replies),
+        "n_failed": sum(r.failed for r in replies),
         "models": dict(sorted(models.items())),
         "runs": dict(sorted(runs.items())),
     }
@@ -97,7 +112,7 @@ def write_reply_file(path: str | Path, replies: Iterable[Reply], runs: dict[str,
     ):
         gz.write(_line(head))
         for r in entries:
-            gz.write(_line({f: getattr(r, f) for f in FIELDS}))
+            gz.write(_line(r.as_line()))
     return head
 
 
@@ -139,17 +154,19 @@ def _check_header(path: Path, head: dict) -> None:
     version = head.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise ReplyFileError(path, f"expected an integer, got {version!r}", 1, "version")
-    if version != VERSION:
+    if version not in READS:
         newer = " (written by a newer hopbench: update this one)" if version > VERSION else ""
         raise ReplyFileError(
             path,
-            f"version {version} is not read by this hopbench (it reads version {VERSION}){newer}",
+            f"version {version} is not read by this hopbench (it reads versions "
+            f"{', '.join(map(str, READS))}){newer}",
             1,
             "version",
         )
-    n = head.get("n_entries")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-        raise ReplyFileError(path, f"expected a count, got {n!r}", 1, "n_entries")
+    for name in ("n_entries", "n_failed") if version >= 2 else ("n_entries",):
+        n = head.get(name)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ReplyFileError(path, f"expected a count, got {n!r}", 1, name)
     for name in ("models", "runs"):
         if not isinstance(head.get(name), dict):
             raise ReplyFileError(path, f"expected an object, got {head.get(name)!r}", 1, name)
@@ -159,15 +176,28 @@ def _count(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _reply(path: Path, n: int, obj: dict) -> Reply:
+def _reply(path: Path, n: int, obj: dict, version: int) -> Reply:
     for f in FIELDS:
         if f not in obj:
             raise ReplyFileError(path, "missing", n, f)
-    extra = sorted(set(obj) - set(FIELDS))
+    known = FIELDS + FAILED_FIELDS if version >= 2 else FIELDS
+    extra = sorted(set(obj) - set(known))
     if extra:
         raise ReplyFileError(
-            path, f"unknown field (version {VERSION} has {', '.join(FIELDS)})", n, extra[0]
+            path, f"unknown field (version {version} has {', '.join(known)})", n, extra[0]
         )
+    if "failed" in obj or "truncated" in obj:
+        for f in FAILED_FIELDS:
+            if f not in obj:
+                raise ReplyFileError(
+                    path, "missing (a failed reply has failed and truncated)", n, f
+                )
+            if not isinstance(obj[f], bool):
+                raise ReplyFileError(path, f"expected true or false, got {obj[f]!r}", n, f)
+        if not obj["failed"]:
+            raise ReplyFileError(
+                path, "expected true (written only on failed replies)", n, "failed"
+            )
     checks = {
         "key": lambda v: isinstance(v, str) and _KEY.fullmatch(v) is not None,
         "model": lambda v: isinstance(v, str) and v != "",
@@ -197,6 +227,8 @@ def _reply(path: Path, n: int, obj: dict) -> Reply:
         obj["prompt_tokens"],
         obj["completion_tokens"],
         float(obj["seconds"]),
+        failed=bool(obj.get("failed", False)),
+        truncated=bool(obj.get("truncated", False)),
     )
 
 
@@ -215,7 +247,7 @@ def read_reply_file(path: str | Path) -> tuple[dict, list[Reply]]:
             _check_header(path, obj)
             head = obj
             continue
-        r = _reply(path, n, obj)
+        r = _reply(path, n, obj, head["version"])
         if replies and r.key <= replies[-1].key:
             raise ReplyFileError(
                 path,
@@ -233,5 +265,13 @@ def read_reply_file(path: str | Path) -> tuple[dict, list[Reply]]:
             f"{len(replies)} (cut short?)",
             1,
             "n_entries",
+        )
+    if head["version"] >= 2 and sum(r.failed for r in replies) != head["n_failed"]:
+        raise ReplyFileError(
+            path,
+            f"the header says {head['n_failed']} failed replies, the file has "
+            f"{sum(r.failed for r in replies)}",
+            1,
+            "n_failed",
         )
     return head, replies
