@@ -228,6 +228,29 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
 
 
 # ---- comparison -----------------------------------------------------------------------------------
+def compare_coref(official: list, ours: list, embeddings, top_k: int = 5) -> dict:
+    """Per phrase: the same near names in the same order, or a difference inside an exact tie
+    (names in one list only all have the cosine of the top_k-th nearest phrase, itself
+    included; names in another order have equal cosines: which of tied names makes faiss's cut,
+    and in which order, is faiss's choice), or a difference."""
+    emb = np.array(embeddings, dtype=np.float32, copy=True)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    counts = {"identical": 0, "ties": 0, "different": 0}
+    for i, (a, b) in enumerate(zip(official, ours)):
+        if list(a) == list(b):
+            counts["identical"] += 1
+            continue
+        cos = emb @ emb[i]
+        if set(a) == set(b):  # the same names in another order: swapped names score the same
+            tied = all(abs(cos[j] - cos[k]) < 1e-6 for j, k in zip(a, b))
+        else:  # names in one list only: each at the cut
+            cut = np.sort(cos)[-top_k]
+            tied = all(abs(cos[j] - cut) < 1e-6 for j in set(a) ^ set(b))
+        counts["ties" if tied else "different"] += 1
+    counts["different"] += abs(len(official) - len(ours))
+    return counts
+
+
 def classify(hb: dict, off: dict) -> dict:
     if "top" not in off:
         return {
@@ -250,9 +273,9 @@ def main() -> int:
     ap.add_argument("--official-src", required=True, type=Path)
     ap.add_argument(
         "--run",
-        required=True,
         type=Path,
         action="append",
+        default=[],
         help="a run with the local model's replies (the first one gives the fixture)",
     )
     ap.add_argument(
@@ -285,6 +308,8 @@ def main() -> int:
         help="what else ran on the machine (for the md)",
     )
     args = ap.parse_args()
+    if not args.run and not args.synthetic:
+        ap.error("give at least one --run or --synthetic")
     py = ensure_venv(args.venv)
     results = {
         "official_src_commit": official_commit(args.official_src),
@@ -380,6 +405,7 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
             }
         )
     coref_same = off["coref"] == retriever.coref_others  # sets and their order
+    coref_counts = compare_coref(off["coref"], retriever.coref_others, kg.entity_embeddings)
     counts = {
         s: sum(q["status"] == s for q in per_q)
         for s in ("identical", "ties", "different", "official_failed")
@@ -388,11 +414,13 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
     res = {
         "run": str(run),
         "config_hash": run.name,
+        "dataset": cfg.dataset.name,
         "retriever": cfg.retriever.name,
         "settings": settings,
         "n_questions": len(per_q),
         "counts": counts,
         "coreference_sets_identical": coref_same,
+        "coreference_sets": coref_counts,
         "replay_same_as_run": sum(q["replay_same_as_run"] for q in per_q),
         "hopbench_ms_p50": float(np.median([q["hopbench_ms"] for q in per_q])),
         "official_ms_p50": float(np.median([q["official_ms"] for q in per_q])),
@@ -460,8 +488,8 @@ def markdown(results: dict) -> str:
         "# hopbench NeuroPath vs the authors' NeuroPath class (identical inputs)",
         "",
         f"Official code: KennyCaty/NeuroPath at `{results['official_src_commit']}` (kept outside the "
-        "repository), run in /work/venvs/official-neuropath; hopbench's spaCy MuSiQue graph exported "
-        "in its index format, hopbench's all-MiniLM-L6-v2 vectors as its encoder, and the local "
+        "repository), run in /work/venvs/official-neuropath; hopbench's spaCy graph of each run's "
+        "dataset exported in its index format, hopbench's all-MiniLM-L6-v2 vectors as its encoder, and the local "
         "model's recorded replies (Qwen2.5-Coder-1.5B) fed to both sides, path ids renumbered by text.",
         "",
         "Replaced on the official side, and only that: its LLM client (answers with the recorded "
@@ -484,13 +512,22 @@ def markdown(results: dict) -> str:
             else "the local model's recorded replies"
         )
         out += [
-            f"## {r['retriever']} ({r['config_hash']}, {r['n_questions']} questions, {source})",
+            f"## {r.get('dataset', 'musique')} / {r['retriever']} ({r['config_hash']}, "
+            f"{r['n_questions']} questions, {source})",
             "",
             "| identical top-10 | differ only inside exact ties | other differences | official side failed |",
             "|---|---|---|---|",
             f"| {c['identical']} | {c['ties']} | {c['different']} | {c['official_failed']} |",
             "",
-            f"- coreference sets identical: {r['coreference_sets_identical']}; hopbench replay gives "
+            f"- coreference sets identical: {r['coreference_sets_identical']}"
+            + (
+                f" ({r['coreference_sets']['identical']:,} phrases identical, "
+                f"{r['coreference_sets']['ties']} differ only inside exact ties of the cosine, "
+                f"{r['coreference_sets']['different']} otherwise)"
+                if "coreference_sets" in r
+                else ""
+            )
+            + "; hopbench replay gives "
             f"the run's own top-10 on {r['replay_same_as_run']}/{r['n_questions']} questions",
             f"- time per query (retrieval only, replies replayed, p50): hopbench "
             f"{r['hopbench_ms_p50']:.1f} ms, official {r['official_ms_p50']:.1f} ms "
