@@ -30,9 +30,11 @@ first --fixture-n questions for tests/retrieve/test_neuropath_parity.py.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import pickle
+import sqlite3
 import subprocess
 import sys
 import time
@@ -228,6 +230,43 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
 
 
 # ---- comparison -----------------------------------------------------------------------------------
+def recorded_requests(cache_dir: Path, rows: list[dict]) -> dict[str, list[tuple[str, list]]]:
+    """Per question, (schema name, message texts) of each retrieval call in order, from the
+    requests the response cache stored under the row's `llm_keys` (None: not stored, e.g. a reply
+    that failed its check)."""
+    db = sqlite3.connect(f"file:{cache_dir / 'llm' / 'responses.sqlite'}?mode=ro", uri=True)
+    out = {}
+    try:
+        for row in rows:
+            calls = []
+            for call, key in zip(
+                row["trace"].get("llm_calls", []), row["trace"].get("llm_keys", [])
+            ):
+                hit = db.execute("SELECT request FROM responses WHERE key = ?", (key,)).fetchone()
+                msgs = json.loads(hit[0]).get("messages") if hit else None
+                calls.append((call.get("schema"), [m["content"] for m in msgs] if msgs else None))
+            out[row["id"]] = calls
+    finally:
+        db.close()
+    return out
+
+
+def same_prompts(official_calls: list[dict], ours: list[tuple[str, list]]) -> dict:
+    """How many of the official side's calls got exactly the message texts hopbench sent."""
+    ner = [m for s, m in ours if s == "neuropath_ner"]
+    tracker = [m for s, m in ours if s == "neuropath_tracker"]
+    out = {"same": 0, "different": 0, "not_recorded": 0}
+    for call in official_calls:
+        pool, i = (ner, 0) if call["call"] == "ner" else (tracker, call.get("hop", 1) - 1)
+        msgs = pool[i] if i < len(pool) else None
+        if msgs is None or "prompt_sha" not in call:
+            out["not_recorded"] += 1
+        else:
+            digest = hashlib.sha256("\x00".join(msgs).encode("utf-8")).hexdigest()
+            out["same" if digest == call["prompt_sha"] else "different"] += 1
+    return out
+
+
 def compare_coref(official: list, ours: list, embeddings, top_k: int = 5) -> dict:
     """Per phrase: the same near names in the same order, or a difference inside an exact tie
     (names in one list only all have the cosine of the top_k-th nearest phrase, itself
@@ -388,9 +427,11 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
             flush=True,
         )
         table.update(zip(missing, retriever.services.encoder.encode(missing)))
+    requests = recorded_requests(Path(args.cache_dir), rows)
     per_q = []
     for h, o, row in zip(hb, off["rows"], rows):
         c = classify(h, o)
+        prompts = same_prompts(o.get("calls") or [], requests.get(row["id"], []))
         per_q.append(
             {
                 "id": h["id"],
@@ -401,10 +442,14 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
                 "official_ms": 1000 * o["seconds"],
                 "replay_same_as_run": h["same_as_run"],
                 "calls": o.get("calls"),
+                "prompts": prompts,
                 "hop_stats": row["trace"].get("hop_stats"),
             }
         )
     coref_same = off["coref"] == retriever.coref_others  # sets and their order
+    prompt_counts = {
+        k: sum(q["prompts"][k] for q in per_q) for k in ("same", "different", "not_recorded")
+    }
     coref_counts = compare_coref(off["coref"], retriever.coref_others, kg.entity_embeddings)
     counts = {
         s: sum(q["status"] == s for q in per_q)
@@ -421,6 +466,7 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
         "counts": counts,
         "coreference_sets_identical": coref_same,
         "coreference_sets": coref_counts,
+        "prompts": prompt_counts,
         "replay_same_as_run": sum(q["replay_same_as_run"] for q in per_q),
         "hopbench_ms_p50": float(np.median([q["hopbench_ms"] for q in per_q])),
         "official_ms_p50": float(np.median([q["official_ms"] for q in per_q])),
@@ -525,6 +571,13 @@ def markdown(results: dict) -> str:
                 f"{r['coreference_sets']['ties']} differ only inside exact ties of the cosine, "
                 f"{r['coreference_sets']['different']} otherwise)"
                 if "coreference_sets" in r
+                else ""
+            )
+            + (
+                f"; prompt texts (system and user messages) byte-identical to the official "
+                f"side's on {r['prompts']['same']} LLM calls, different on "
+                f"{r['prompts']['different']}, not recorded on {r['prompts']['not_recorded']}"
+                if "prompts" in r
                 else ""
             )
             + "; hopbench replay gives "

@@ -24,6 +24,7 @@ Everything else, from ``NeuroPath.__init__`` to ``rank_docs``, is the authors' c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -93,8 +94,9 @@ class RecordedClient:
     def invoke(self, messages, **kwargs):
         human = messages[-1].content
         system = messages[0].content
+        digest = prompt_digest([m.content for m in messages])
         if not human.startswith("Query: "):  # query NER
-            self.log.append({"call": "ner", "system_len": len(system)})
+            self.log.append({"call": "ner", "system_len": len(system), "prompt_sha": digest})
             return Reply(self.q["ner_reply"])
         hops = self.q["hops"]
         if self.hop >= len(hops):
@@ -115,9 +117,16 @@ class RecordedClient:
                 "n_hopbench": len(rec["paths"]),
                 "remap": note,
                 "system_len": len(system),
+                "prompt_sha": digest,
             }
         )
         return Reply(text)
+
+
+def prompt_digest(contents: list[str]) -> str:
+    """sha256 of a request's message texts in order (compare_official_neuropath computes the same
+    from the requests hopbench's cache recorded, to check `prompts: official` sends their text)."""
+    return hashlib.sha256("\x00".join(contents).encode("utf-8")).hexdigest()
 
 
 def remap(text, hb_paths, off_paths):
