@@ -232,10 +232,12 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
 # ---- comparison -----------------------------------------------------------------------------------
 def recorded_requests(cache_dir: Path, rows: list[dict]) -> dict[str, list[tuple[str, list]]]:
     """Per question, (schema name, message texts) of each retrieval call in order, from the
-    requests the response cache stored under the row's `llm_keys` (None: not stored, e.g. a reply
-    that failed its check)."""
+    requests the response cache stored under the row's `llm_keys`, passed or failed (None: not
+    stored, e.g. a reply that failed its check before failed requests were kept)."""
     db = sqlite3.connect(f"file:{cache_dir / 'llm' / 'responses.sqlite'}?mode=ro", uri=True)
     out = {}
+    tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    failed_requests = "failed_requests" in tables  # failed replies' requests (newer caches)
     try:
         for row in rows:
             calls = []
@@ -243,6 +245,10 @@ def recorded_requests(cache_dir: Path, rows: list[dict]) -> dict[str, list[tuple
                 row["trace"].get("llm_calls", []), row["trace"].get("llm_keys", [])
             ):
                 hit = db.execute("SELECT request FROM responses WHERE key = ?", (key,)).fetchone()
+                if hit is None and failed_requests:
+                    hit = db.execute(
+                        "SELECT request FROM failed_requests WHERE key = ?", (key,)
+                    ).fetchone()
                 msgs = json.loads(hit[0]).get("messages") if hit else None
                 calls.append((call.get("schema"), [m["content"] for m in msgs] if msgs else None))
             out[row["id"]] = calls

@@ -141,6 +141,7 @@ def test_a_failed_reply_is_recorded_apart_and_replayed_only_with_replay_failed(
     offline = make_client(closed_port_url, replay_failed=True)  # same cache file, no server
     again = offline.chat(MSGS, schema=SCHEMA)
     assert len(offline.cache) == 0 and offline.cache.failed_count() == 1
+    assert offline.cache.request(again.key)["messages"] == MSGS  # kept for audits
     assert (again.text, again.error, again.cached) == (bad.text, bad.error, True)
     assert again.usage == {"prompt_tokens": 7, "completion_tokens": 3}
     s = offline.stats_dict()

@@ -8,7 +8,8 @@ the reply so a cached rerun still reports what the request cost when it was made
 
 The cache stores what it is given; the client gives it only replies that passed their
 checks, and overwrites (`replace=True`) a stored reply that no longer does. Replies that failed
-their checks are kept apart (`failed_replies`, with whether the server cut them off): a normal
+their checks are kept apart (`failed_replies`, with whether the server cut them off, and their
+requests in `failed_requests`): a normal
 run never reads them, so a rerun asks the server again; a run with `llm.replay_failed=true`
 (`hopbench paper`) replays them, so a row computed with a failure regenerates identically.
 
@@ -66,6 +67,13 @@ CREATE TABLE IF NOT EXISTS failed_replies (
     created_at REAL NOT NULL
 )
 """
+
+
+# the request of a failed reply (for audits), in a table of its own so that versions that record
+# failed replies without it still write theirs
+_FAILED_REQUESTS = (
+    "CREATE TABLE IF NOT EXISTS failed_requests (key TEXT PRIMARY KEY, request TEXT NOT NULL)"
+)
 
 
 def request_key(
@@ -139,6 +147,7 @@ class ResponseCache:
         self._conn.execute(_SCHEMA)
         self._conn.execute(_CHECKSUMS)
         self._conn.execute(_FAILED)
+        self._conn.execute(_FAILED_REQUESTS)
 
     @classmethod
     def in_dir(cls, cache_dir: str | Path) -> "ResponseCache":
@@ -220,10 +229,18 @@ class ResponseCache:
                     pass  # nothing open (the failed statement ended it)
                 raise
 
-    def put_failed(self, key: str, model_identity: str, response: CachedResponse) -> None:
-        """Record a reply that failed its check, apart from the replies that passed; the latest
-        failure for a key wins (it is the one the latest run of that key saw)."""
+    def put_failed(
+        self, key: str, model_identity: str, response: CachedResponse, request: dict | None = None
+    ) -> None:
+        """Record a reply that failed its check (and its request, when given), apart from the
+        replies that passed; the latest failure for a key wins (it is the one the latest run of
+        that key saw)."""
         with self._lock, self._readable():
+            if request is not None:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO failed_requests VALUES (?, ?)",
+                    (key, json.dumps(request, sort_keys=True, ensure_ascii=False)),
+                )
             self._conn.execute(
                 "INSERT OR REPLACE INTO failed_replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -250,6 +267,16 @@ class ResponseCache:
             return None
         identity, text, p, c, s, cut = row
         return identity, CachedResponse(text, p, c, s, truncated=bool(cut))
+
+    def request(self, key: str) -> dict | None:
+        """The request stored with a reply, passed or failed (None: not stored)."""
+        with self._lock, self._readable():
+            row = self._conn.execute(
+                "SELECT request FROM responses WHERE key = ? UNION ALL "
+                "SELECT request FROM failed_requests WHERE key = ?",
+                (key, key),
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def failed_count(self) -> int:
         with self._lock, self._readable():

@@ -373,22 +373,17 @@ class LLMClient:
             completion_tokens=reply.completion_tokens,
             seconds=reply.latency_s,
         )
+        request = {
+            "messages": messages,
+            "params": params,
+            "schema_name": schema_name,
+            "schema": schema,
+        }
         problem = reply_problem(reply.text, schema) if self.cache is not None else None
         if self.cache is not None and problem is not None:
-            self.cache.put_failed(key, self.identity, reply)
+            self.cache.put_failed(key, self.identity, reply, request)
         elif self.cache is not None:
-            self.cache.put(
-                key,
-                self.identity,
-                {
-                    "messages": messages,
-                    "params": params,
-                    "schema_name": schema_name,
-                    "schema": schema,
-                },
-                reply,
-                replace=stale,
-            )
+            self.cache.put(key, self.identity, request, reply, replace=stale)
         return self._result(reply, schema, cached=False, key=key)
 
     def _result(
