@@ -90,7 +90,9 @@ def main() -> int:
             ],
         )
     dataset, enc = build_dataset(cfg), build_encoder(cfg)
-    kg = load_or_build(dataset, cfg.graph, encoder=enc, cache_dir=cfg.paths.cache_dir)
+    kg = load_or_build(
+        dataset, cfg.graph, encoder=enc, cache_dir=cfg.paths.cache_dir, descriptions=False
+    )  # NeuroPath reads no description vectors
     llm = ScriptedTracker()
     r = NeuroPathRetriever(handling=cfg.retriever.handling, prompts=cfg.retriever.prompts)
     r.prepare(kg, Services(dataset=dataset, encoder=enc, llm=llm, graphdb=None))
