@@ -244,3 +244,19 @@ def test_an_update_keeps_the_breakdown_of_every_row_it_keeps(reference, tmp_path
     assert set(pd.read_parquet(reference / "breakdown.parquet")["config_hash"]) == set(
         new["config_hash"]
     )
+
+
+def test_an_update_without_the_baseline_run_says_its_row_is_unpaired(
+    reference, tmp_path, run_factory, caplog
+):
+    make_run, DENSE = run_factory
+    runs = tmp_path / "new-runs"
+    make_run(runs, "musique_toy", "spreading_activation", "5a0000000002", DENSE)
+    with caplog.at_level("WARNING", logger="hopbench.report.collect"):
+        _update_reference(runs, reference)
+    assert "musique_toy / spreading_activation / 5a0000000002: no dense run" in caplog.text
+    make_run(runs, "musique_toy", "dense", "d0000000000b", DENSE)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="hopbench.report.collect"):
+        _update_reference(runs, reference)
+    assert "no dense run" not in caplog.text

@@ -22,7 +22,7 @@ from hopbench.core.atomic import atomic_path, write_text
 from hopbench.core.errors import HopbenchError
 from hopbench.core.locks import exclusive
 from hopbench.report.breakdown import breakdown, breakdown_markdown
-from hopbench.report.leaderboard import finish_table, leaderboard, long_table
+from hopbench.report.leaderboard import choose_baseline, finish_table, leaderboard, long_table
 from hopbench.report.markdown import LEADERBOARD_HEADER, leaderboard_markdown
 from hopbench.report.paper_tables import PAPER_TABLES, write_paper_tables
 from hopbench.report.reference import (
@@ -149,6 +149,7 @@ def write_everything(
         with exclusive(
             results_lock_path(reference_dir), f"the reference results in {reference_dir}"
         ):
+            warn_unpaired(runs, baseline, runs_dir)
             old, retired = retire_rows(load_table(reference_dir, "leaderboard"), retire or [])
             for row in retired.itertuples():
                 log.warning(
@@ -169,6 +170,24 @@ def write_everything(
         reference = beside(load_table(reference_dir, "leaderboard"), df["dataset"].unique())
     with exclusive(results_lock_path(results_dir), f"the report in {results_dir}"):
         return df, _write_all(df, bd, Path(results_dir), baseline, reference, figures)
+
+
+def warn_unpaired(runs, baseline: str, runs_dir) -> None:
+    """A run is paired only with a baseline run read from the same runs dir; a reference row
+    merged without one has no paired test, which the table shows only as dashes: say so."""
+    for run in runs:
+        if run.retriever != baseline and choose_baseline(run, runs, baseline) is None:
+            log.warning(
+                "%s / %s / %s: no %s run of %s in %s to pair with, so its reference row has no "
+                "paired test (put the %s run folder beside it and update again)",
+                run.dataset,
+                run.retriever,
+                run.config_hash,
+                baseline,
+                run.dataset,
+                runs_dir,
+                baseline,
+            )
 
 
 def results_lock_path(results_dir) -> Path:
