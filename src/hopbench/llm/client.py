@@ -345,27 +345,14 @@ class LLMClient:
         stale = False
         if hit is not None:
             if reply_problem(hit.text, schema) is None:
-                self._count(
-                    cache_hits=1,
-                    prompt_tokens=hit.prompt_tokens,
-                    completion_tokens=hit.completion_tokens,
-                    cached_seconds=hit.latency_s,
-                )
-                return self._result(hit, schema, cached=True, key=key)
+                return self._replayed(hit, schema, key)
             stale = True  # a bad reply cached before replies were checked: ask again
             log.info("cached LLM reply %s fails its check; asking the server again", key[:12])
         failed = (
             self.cache.get_failed(key) if self.cache is not None and self.replay_failed else None
         )
         if failed is not None:  # the failure a recorded run met, replayed (see the docstring)
-            hit = failed[1]
-            self._count(
-                cache_hits=1,
-                prompt_tokens=hit.prompt_tokens,
-                completion_tokens=hit.completion_tokens,
-                cached_seconds=hit.latency_s,
-            )
-            return self._result(hit, schema, cached=True, key=key)
+            return self._replayed(failed[1], schema, key)
 
         reply = self._send(messages, params, schema, schema_name)
         self._count(
@@ -385,6 +372,16 @@ class LLMClient:
         elif self.cache is not None:
             self.cache.put(key, self.identity, request, reply, replace=stale)
         return self._result(reply, schema, cached=False, key=key)
+
+    def _replayed(self, hit: CachedResponse, schema: dict | None, key: str) -> LLMResult:
+        """A stored reply as the result, counted as a cache hit with the cost it had."""
+        self._count(
+            cache_hits=1,
+            prompt_tokens=hit.prompt_tokens,
+            completion_tokens=hit.completion_tokens,
+            cached_seconds=hit.latency_s,
+        )
+        return self._result(hit, schema, cached=True, key=key)
 
     def _result(
         self, reply: CachedResponse, schema: dict | None, *, cached: bool, key: str

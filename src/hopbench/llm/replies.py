@@ -110,16 +110,8 @@ def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = Fals
             _import_failed(r, cache, result, force)
             continue
         stored = cache.get(r.key)
-        if stored is not None and stored.text == r.text:
-            result.same += 1
+        if not _admit(r, None if stored is None else stored.text, result, force):
             continue
-        if stored is not None:
-            result.conflicts.append((r, stored.text))
-            if not force:
-                continue
-            result.replaced += 1
-        else:
-            result.added += 1
         cache.put(
             r.key,
             r.model,
@@ -133,16 +125,8 @@ def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = Fals
 def _import_failed(r: Reply, cache: ResponseCache, result: Import, force: bool) -> None:
     """A failed reply goes to the cache's failed record (read only with `llm.replay_failed`)."""
     stored = cache.get_failed(r.key)
-    if stored is not None and stored[1].text == r.text:
-        result.same += 1
+    if not _admit(r, None if stored is None else stored[1].text, result, force):
         return
-    if stored is not None:
-        result.conflicts.append((r, stored[1].text))
-        if not force:
-            return
-        result.replaced += 1
-    else:
-        result.added += 1
     cache.put_failed(
         r.key,
         r.model,
@@ -150,3 +134,19 @@ def _import_failed(r: Reply, cache: ResponseCache, result: Import, force: bool) 
             r.text, r.prompt_tokens, r.completion_tokens, r.seconds, truncated=r.truncated
         ),
     )
+
+
+def _admit(r: Reply, stored: str | None, result: Import, force: bool) -> bool:
+    """Whether the file's reply is written, counted in `result`: yes when nothing is stored, no
+    when the same text is, and for a different text (a conflict) only with `force`."""
+    if stored == r.text:
+        result.same += 1
+        return False
+    if stored is not None:
+        result.conflicts.append((r, stored))
+        if not force:
+            return False
+        result.replaced += 1
+    else:
+        result.added += 1
+    return True
