@@ -314,8 +314,16 @@ def classify(hb: dict, off: dict) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--official-src", required=True, type=Path)
+    ap = argparse.ArgumentParser(
+        description="Run the authors' NeuroPath class on hopbench's graph, vectors and recorded "
+        "replies, and compare each question's top-10 with the hopbench run's."
+    )
+    ap.add_argument(
+        "--official-src",
+        required=True,
+        type=Path,
+        help="a checkout of KennyCaty/NeuroPath outside the repository (its commit is recorded)",
+    )
     ap.add_argument(
         "--run",
         type=Path,
@@ -331,22 +339,40 @@ def main() -> int:
         help="a run made with scripted replies that walk the reference's branches "
         "(second hops, bad ids, missing keys): reported apart, never a fixture",
     )
-    ap.add_argument("--venv", type=Path, default=Path("/work/venvs/official-neuropath"))
     ap.add_argument(
-        "--work", type=Path, default=Path.home() / ".cache" / "hopbench" / "official-neuropath"
+        "--venv",
+        type=Path,
+        default=Path("/work/venvs/official-neuropath"),
+        help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument(
-        "--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "/work/shared/datasets")
+        "--work",
+        type=Path,
+        default=Path.home() / ".cache" / "hopbench" / "official-neuropath",
+        help="where the index files in the official format are written",
+    )
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", "/work/shared/datasets"),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
     )
     ap.add_argument(
         "--cache-dir",
         default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+        help="hopbench's cache (graphs, vectors, LLM replies)",
     )
     ap.add_argument(
-        "--out", type=Path, default=REPO / "benchmarks" / "results" / "official_neuropath"
+        "--out",
+        type=Path,
+        default=REPO / "benchmarks" / "results" / "official_neuropath",
+        help="writes OUT.json and OUT.md",
     )
-    ap.add_argument("--fixture", type=Path)
-    ap.add_argument("--fixture-n", type=int, default=10)
+    ap.add_argument(
+        "--fixture", type=Path, help="write the official top-10 of a sample here, for the CI test"
+    )
+    ap.add_argument(
+        "--fixture-n", type=int, default=10, help="questions per run in the fixture sample"
+    )
     ap.add_argument(
         "--beside",
         default="nothing else recorded",
