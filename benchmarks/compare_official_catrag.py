@@ -214,16 +214,38 @@ def main() -> int:
         type=Path,
         help="folder holding catrag/CatRAG.py (ce06b459)",
     )
-    ap.add_argument("--venv", type=Path, default=Path("/work/venvs/official-catrag"))
-    ap.add_argument("--graph", default="spacy")
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
+    ap.add_argument(
+        "--venv",
+        type=Path,
+        default=Path("/work/venvs/official-catrag"),
+        help="the official side's virtual environment (made on first use)",
+    )
+    ap.add_argument("--graph", default="spacy", help="hopbench graph the run used (spacy, openie)")
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
+    )
     ap.add_argument(
         "--cache-dir",
         default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
     )
-    ap.add_argument("--work-dir", type=Path, default=None)
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "official_catrag")
-    ap.add_argument("--fixture", type=Path, default=None)
+    ap.add_argument(
+        "--work-dir", type=Path, default=None, help="inputs and outputs of the official side"
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=HERE / "results" / "official_catrag",
+        help="writes OUT.json and OUT.md",
+    )
+    ap.add_argument(
+        "--fixture",
+        type=Path,
+        default=None,
+        help="write the official top-10 of a sample here, for the CI test",
+    )
     args = ap.parse_args()
 
     from hopbench.harness.compose import build_dataset, build_encoder

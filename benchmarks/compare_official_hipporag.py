@@ -635,22 +635,39 @@ def _n(v) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", default="musique")
-    ap.add_argument("--graphs", default="spacy,openie")
-    ap.add_argument("--venv", default=str(REPO / ".cache" / "official-hipporag"))
+    ap.add_argument("--dataset", default="musique", help="the dataset to compare on")
+    ap.add_argument("--graphs", default="spacy,openie", help="comma-separated graphs to compare on")
+    ap.add_argument(
+        "--venv",
+        default=str(REPO / ".cache" / "official-hipporag"),
+        help="the official package's virtual environment (made on first use)",
+    )
     ap.add_argument(
         "--work-dir",
         default=None,
         help="inputs and outputs of the official package (default <cache-dir>/official-hipporag: "
         "they hold corpus text, so not in the repository)",
     )
-    ap.add_argument("--hash-seeds", default="0,1")
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
+    ap.add_argument(
+        "--hash-seeds",
+        default="0,1",
+        help="comma-separated PYTHONHASHSEED values the official side is run with",
+    )
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
+    )
     ap.add_argument(
         "--cache-dir",
         default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
     )
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_hipporag"))
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "benchmarks" / "results" / "official_hipporag"),
+        help="writes OUT.json and OUT.md",
+    )
     ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
     args = ap.parse_args()
     out = Path(args.out)

@@ -437,16 +437,37 @@ def markdown(res: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--official-src", required=True)
-    ap.add_argument("--runs", default="musique:spacy:100,2wikimultihopqa:spacy:200")
-    ap.add_argument("--venv", default="/work/venvs/official-qafd")
-    ap.add_argument("--work-dir", default=None)
-    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
+    ap.add_argument(
+        "--official-src",
+        required=True,
+        help="a checkout of Tarzanagh/QAFD-RAG outside the repository (its commit is recorded)",
+    )
+    ap.add_argument(
+        "--runs",
+        default="musique:spacy:100,2wikimultihopqa:spacy:200",
+        help="comma-separated dataset:graph:questions to compare",
+    )
+    ap.add_argument(
+        "--venv",
+        default="/work/venvs/official-qafd",
+        help="the official side's virtual environment (made on first use)",
+    )
+    ap.add_argument("--work-dir", default=None, help="inputs and outputs of the official side")
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
+    )
     ap.add_argument(
         "--cache-dir",
         default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
     )
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_qafd"))
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "benchmarks" / "results" / "official_qafd"),
+        help="writes OUT.json and OUT.md",
+    )
     ap.add_argument(
         "--fixture-run",
         default="musique_sub:spacy:3",
@@ -455,8 +476,9 @@ def main() -> int:
     ap.add_argument(
         "--fixture",
         default=str(REPO / "tests" / "retrieve" / "data" / "official_qafd_musique_sub.json"),
+        help="where the fixture run's official outputs are written, for the CI test",
     )
-    ap.add_argument("--render-only", action="store_true")
+    ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
     ap.add_argument(
         "--reuse-official",
         action="store_true",

@@ -448,20 +448,48 @@ def markdown(res: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--official-src", required=True)
-    ap.add_argument("--venv", default="/work/venvs/official-qasa")
-    ap.add_argument("--datasets", default="musique,2wiki")
-    ap.add_argument("--limit-2wiki", type=int, default=200)
-    ap.add_argument("--depths", default="1,2,3,4")
-    ap.add_argument("--keep-maps", type=int, default=3)
+    ap.add_argument(
+        "--official-src",
+        required=True,
+        help="a checkout of kinfi4/qasa-graph-rag outside the repository (its commit is recorded)",
+    )
+    ap.add_argument(
+        "--venv",
+        default="/work/venvs/official-qasa",
+        help="the official side's virtual environment (made on first use)",
+    )
+    ap.add_argument("--datasets", default="musique,2wiki", help="comma-separated datasets")
+    ap.add_argument(
+        "--limit-2wiki", type=int, default=200, help="2Wiki questions to compare (its first N)"
+    )
+    ap.add_argument("--depths", default="1,2,3,4", help="comma-separated traversal depths")
+    ap.add_argument(
+        "--keep-maps",
+        type=int,
+        default=3,
+        help="the depth whose full activation maps are compared and kept",
+    )
     ap.add_argument(
         "--cache-dir",
         type=Path,
         default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
+        help="hopbench's cache (graphs, vectors; default $HOPBENCH_CACHE_DIR)",
     )
-    ap.add_argument("--work", default=str(Path.home() / ".cache" / "hopbench" / "official-qasa"))
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "official_qasa"))
-    ap.add_argument("--fixture", default=None)
+    ap.add_argument(
+        "--work",
+        default=str(Path.home() / ".cache" / "hopbench" / "official-qasa"),
+        help="inputs and outputs of the official side",
+    )
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "benchmarks" / "results" / "official_qasa"),
+        help="writes OUT.json and OUT.md",
+    )
+    ap.add_argument(
+        "--fixture",
+        default=None,
+        help="write the official results of a sample here, for the CI test",
+    )
     ap.add_argument(
         "--only", default=None, help="comma-separated question ids (e.g. to recheck a few)"
     )
