@@ -46,6 +46,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import compare_official_hipporag as coh  # noqa: E402
+import official_args  # noqa: E402
 
 WORKER = HERE / "official_catrag_worker.py"
 CATRAG_COMMIT = "ce06b459e2987a47342dfd23c71246c70d6de273"
@@ -221,16 +222,7 @@ def main() -> int:
         help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument("--graph", default="spacy", help="hopbench graph the run used (spacy, openie)")
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
-        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
-    )
+    official_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--work-dir", type=Path, default=None, help="inputs and outputs of the official side"
     )

@@ -54,6 +54,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import official_args  # noqa: E402
 import official_venv  # noqa: E402
 
 from hopbench.report.leaderboard import stable_seed  # noqa: E402
@@ -653,16 +654,7 @@ def main() -> int:
         default="0,1",
         help="comma-separated PYTHONHASHSEED values the official side is run with",
     )
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
-        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
-    )
+    official_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--out",
         default=str(REPO / "benchmarks" / "results" / "official_hipporag"),

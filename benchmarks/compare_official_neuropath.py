@@ -47,6 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import official_args  # noqa: E402
 import official_venv  # noqa: E402
 
 PINS = [
@@ -351,16 +352,7 @@ def main() -> int:
         default=Path.home() / ".cache" / "hopbench" / "official-neuropath",
         help="where the index files in the official format are written",
     )
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", "/work/shared/datasets"),
-        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-        help="hopbench's cache (graphs, vectors, LLM replies)",
-    )
+    official_args.add_data_and_cache_args(ap, data_default="/work/shared/datasets")
     ap.add_argument(
         "--out",
         type=Path,

@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import official_args  # noqa: E402
 import official_venv  # noqa: E402
 from compare_official_hipporag import compose, pct  # noqa: E402
 
@@ -453,16 +454,7 @@ def main() -> int:
         help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument("--work-dir", default=None, help="inputs and outputs of the official side")
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
-        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
-    )
+    official_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--out",
         default=str(REPO / "benchmarks" / "results" / "official_qafd"),

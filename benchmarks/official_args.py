@@ -1,0 +1,25 @@
+"""The input flags every compare_official_*.py benchmark shares, declared once so their defaults
+and help read the same everywhere."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+
+def add_data_and_cache_args(
+    ap: argparse.ArgumentParser, data_default: str = "../shared/datasets"
+) -> None:
+    """--data-dir (the benchmark files) and --cache-dir (hopbench's cache), both overridable
+    from the environment as the harness itself is."""
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", data_default),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
+        help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
+    )
