@@ -4,6 +4,7 @@ the budget orders the work and stops cleanly, and the reference rows the grid do
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -231,7 +232,6 @@ def test_a_failed_run_is_reported_and_the_next_goes_on_an_interrupt_stops():
 def test_costs_come_from_complete_runs_of_the_same_method_else_the_reference_else_the_default(
     tmp_path,
 ):
-    import json
 
     for i, (retr, reader, rs, ds) in enumerate(
         [("catrag", "qa", 40.0, 10.0), ("catrag", "none", 20.0, None), ("dense", "qa", None, 6.0)]
@@ -261,6 +261,58 @@ def test_costs_come_from_complete_runs_of_the_same_method_else_the_reference_els
     assert costs.estimate("neuropath", "qa", True) == (100.0, 3.0, "reference")
     assert costs.estimate("oracle", "verify", False)[:2] == (50.0, 1.0)
     assert costs.estimate("neuropath", "verify", True) == (60.0, 5.0, "default")
+
+
+def test_cost_estimates_count_a_run_still_going_from_its_rows(tmp_path):
+    """A run without metrics.json (still going) gives its method's estimate from its rows once it
+    has `min_partial` questions; below that it is ignored."""
+
+    def row(s, cached, reader_s):
+        return {
+            "trace": {
+                "llm_cost": {"llm_calls": 10, "llm_seconds": s, "llm_cached_seconds": cached}
+            },
+            "reader_trace": {"reader": "qa", "llm_cost": {"llm_calls": 1, "llm_seconds": reader_s}},
+        }
+
+    going = tmp_path / "runs" / "musique" / "catrag" / "h1"
+    going.mkdir(parents=True)
+    rows = [row(100.0, 20.0, 5.0), row(80.0, 0.0, 7.0)]
+    (going / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut")
+    few = tmp_path / "runs" / "musique" / "neuropath" / "h2"
+    few.mkdir(parents=True)
+    (few / "predictions.jsonl").write_text(json.dumps(row(1.0, 0.0, 1.0)) + "\n")
+    costs = paper.Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
+    assert costs.estimate("catrag", "qa", True) == (100.0 + 6.0, 11.0, "runs")
+    assert costs.estimate("neuropath", "qa", True) == (60.0, 5.0, "default")
+    (going / "config.yaml").write_text("concurrency: 2\n")
+    costs = paper.Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
+    assert costs.estimate("catrag", "qa", True) == (53.0, 11.0, "runs")
+
+
+def test_cost_estimates_are_wall_clock_at_the_recorded_concurrency(tmp_path):
+    """Seconds recorded at concurrency c (each request waiting for the others) count 1/c."""
+    d = tmp_path / "runs" / "musique" / "neuropath" / "h"
+    d.mkdir(parents=True)
+    m = {"retriever": "neuropath", "reader": "qa", "concurrency": 4}
+    m |= {
+        "retrieval_llm_seconds_uncached_per_question": 40.0,
+        "retrieval_llm_calls_per_question": 3,
+    }
+    m |= {"reader_llm_seconds_uncached_per_question": 8.0, "reader_llm_calls_per_question": 1}
+    (d / "metrics.json").write_text(json.dumps(m))
+    ref = tmp_path / "lb.csv"
+    ref.write_text(
+        "dataset,retriever,reader,config_hash,llm_seconds_per_q,llm_calls_per_q,concurrency\n"
+        "musique,catrag,qa,aaa,100,12,2\nmusique,dense,qa,bbb,30,1,\n"
+    )
+    costs = paper.Costs.from_runs(tmp_path / "runs", ref)
+    assert costs.estimate("neuropath", "qa", True) == (12.0, 4.0, "runs")
+    assert costs.estimate("catrag", "verify", True)[:2] == (60.0, 5.0)
+    assert costs.estimate("catrag", "none", True)[:2] == (60.0, 5.0)
+    costs = paper.Costs.from_runs(tmp_path / "nothing", ref)
+    assert costs.estimate("catrag", "qa", True) == (50.0, 12.0, "reference")
+    assert costs.estimate("oracle", "qa", False) == (30.0, 1.0, "reference (dense's reading)")
 
 
 # ---- unmatched reference rows ---------------------------------------------------------------------

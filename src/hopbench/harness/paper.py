@@ -14,8 +14,11 @@ run (paths.data_dir=..., concurrency=32).
 Before anything runs it prints the plan: each run (dataset, retriever, overrides, config hash,
 computed by the runner's own `semantic_config` and `config_hash`), whether it is complete in
 runs_dir, and for LLM rows the calls and hours still to spend, from the LLM seconds per question
-that complete runs of the same method recorded (retrieval: same retriever; reading: same reader),
-else those of the committed reference leaderboard, else `paper.default_seconds_per_question`.
+that runs of the same method recorded (retrieval: same retriever; reading: same reader; complete
+runs, and runs still going with 5 or more questions), else those of the committed reference
+leaderboard, else `paper.default_seconds_per_question`; each divided by the concurrency it was
+recorded at (a request's seconds include the wait for the other questions in flight), so the
+hours are wall-clock hours on a server as busy as then.
 The LLM rows run with `llm.replay_failed=true` (not part of the config hash): a reply recorded
 as failed is replayed rather than asked again, so the reference rows regenerate exactly
 (`llm.replay_failed=false` asks the server again). Then: the committed reply file is imported
@@ -38,7 +41,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from omegaconf import OmegaConf
 
@@ -291,26 +294,21 @@ class Costs:
         runs_dir: str | Path,
         leaderboard: str | Path | None = None,
         default: tuple[float, float] = (60.0, 5.0),
+        min_partial: int = 5,
     ) -> "Costs":
-        from hopbench.core.metrics_file import read_metrics
-
         ret: dict[str, list] = {}
         rea: dict[str, list] = {}
-        for f in (
-            sorted(Path(runs_dir).glob("*/*/*/metrics.json")) if Path(runs_dir).is_dir() else ()
-        ):
-            m = read_metrics(f)
-            if not m:
-                continue
+        for m in _run_costs(runs_dir, min_partial):
+            c = _in_flight(m.get("concurrency"))
             s = m.get("retrieval_llm_seconds_uncached_per_question")
             if s is not None:
                 ret.setdefault(m.get("retriever"), []).append(
-                    (s, m.get("retrieval_llm_calls_per_question", 0))
+                    (s / c, m.get("retrieval_llm_calls_per_question", 0))
                 )
             s = m.get("reader_llm_seconds_uncached_per_question")
             if s is not None:
                 rea.setdefault(m.get("reader"), []).append(
-                    (s, m.get("reader_llm_calls_per_question", 0))
+                    (s / c, m.get("reader_llm_calls_per_question", 0))
                 )
         rows: dict[tuple[str, str], list] = {}
         if leaderboard and Path(leaderboard).is_file():
@@ -318,7 +316,10 @@ class Costs:
                 for r in csv.DictReader(fh):
                     if r.get("llm_seconds_per_q"):
                         rows.setdefault((r["retriever"], r["reader"]), []).append(
-                            (float(r["llm_seconds_per_q"]), float(r.get("llm_calls_per_q") or 0))
+                            (
+                                float(r["llm_seconds_per_q"]) / _in_flight(r.get("concurrency")),
+                                float(r.get("llm_calls_per_q") or 0),
+                            )
                         )
         return cls(_means(ret), _means(rea), _means(rows), default)
 
@@ -337,6 +338,64 @@ class Costs:
             s, c = self.rows[("dense", reader)]
             return s, c, "reference (dense's reading)"
         return *self.default, "default"
+
+
+def _in_flight(concurrency) -> float:
+    """A run's questions in flight. Its LLM seconds per question are each request's latency, which
+    at `concurrency` c on a saturated server (the local model) includes waiting for the c-1 others:
+    c questions finish per latency, so the wall-clock cost of a question is seconds / c."""
+    try:
+        return max(1.0, float(concurrency))
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def _run_costs(runs_dir: str | Path, min_partial: int) -> Iterator[dict]:
+    """metrics.json of every complete run; for a run still going (predictions, no metrics.json)
+    with at least `min_partial` questions, the same cost keys summed from its rows, so the
+    estimate of a method being run for the first time is its own recorded cost, not a guess."""
+    from hopbench.core.metrics_file import read_metrics
+    from hopbench.evaluate.costs import cost_summary
+
+    root = Path(runs_dir)
+    if not root.is_dir():
+        return
+    for d in sorted(p for p in root.glob("*/*/*") if p.is_dir()):
+        m = read_metrics(d / "metrics.json") if (d / "metrics.json").is_file() else None
+        if m:
+            yield m
+            continue
+        rows = _read_rows(d / "predictions.jsonl")
+        if len(rows) >= min_partial:
+            yield {
+                "retriever": d.parent.name,
+                "reader": _reader_of(rows),
+                "concurrency": _config_concurrency(d / "config.yaml"),
+                **cost_summary(rows),
+            }
+
+
+def _config_concurrency(path: Path):
+    if not path.is_file():
+        return None
+    return OmegaConf.select(OmegaConf.load(path), "concurrency", default=None)
+
+
+def _read_rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:  # a line cut by a kill: the run rewrites it on resume
+                continue
+    return out
+
+
+def _reader_of(rows: list[dict]) -> str:
+    return ((rows[0].get("reader_trace") or {}).get("reader")) or "none"
 
 
 def _means(d: dict) -> dict:
@@ -569,8 +628,8 @@ def cli(argv: list[str]) -> int:
         ),
     )
     print(
-        f"hopbench paper: runs_dir {runs_dir}; LLM cost estimates from complete runs of the same "
-        f"method there, else the reference leaderboard, else "
+        f"hopbench paper: runs_dir {runs_dir}; LLM cost estimates from runs of the same "
+        f"method there (complete, or 5+ questions done), else the reference leaderboard, else "
         f"{float(grid.paper.default_seconds_per_question):g} s and "
         f"{float(grid.paper.default_calls_per_question):g} calls per question (default)"
     )
