@@ -310,6 +310,10 @@ def test_cost_estimates_are_wall_clock_at_the_recorded_concurrency(tmp_path):
     assert costs.estimate("neuropath", "qa", True) == (12.0, 4.0, "runs")
     assert costs.estimate("catrag", "verify", True)[:2] == (60.0, 5.0)
     assert costs.estimate("catrag", "none", True)[:2] == (60.0, 5.0)
+    m["question_concurrency"] = {"1": 1, "4": 3, "unrecorded": 6}  # mean over recorded: 3.25
+    (d / "metrics.json").write_text(json.dumps(m))
+    costs = paper.Costs.from_runs(tmp_path / "runs", ref)
+    assert costs.estimate("neuropath", "qa", True)[0] == 48.0 / 3.25
     costs = paper.Costs.from_runs(tmp_path / "nothing", ref)
     assert costs.estimate("catrag", "qa", True) == (50.0, 12.0, "reference")
     assert costs.estimate("oracle", "qa", False) == (30.0, 1.0, "reference (dense's reading)")

@@ -118,6 +118,8 @@ def test_a_run_at_concurrency_4_equals_concurrency_1(tmp_path, data_dir):
     (m1, rows1, req1), (m4, rows4, req4) = out[1], out[4]
     assert req1 == req4 and len(req1) == 12  # same requests, hence the same cache keys
     assert m4["concurrency"] == 4 and m1["concurrency"] == 1
+    assert m4["question_concurrency"] == {"4": 12} and m1["question_concurrency"] == {"1": 12}
+    assert {r["trace"]["llm_cost"]["concurrency"] for r in rows4.values()} == {4}
     assert rows1.keys() == rows4.keys()
     for qid, r in rows1.items():
         s = rows4[qid]

@@ -61,6 +61,8 @@ EVENT_KEYS = (
     "llm_bad_responses",
     "llm_server_errors",
 )
+# a retrieval `llm_cost` also holds the questions in flight when it was made
+QUESTION_CONCURRENCY = "concurrency"
 # derived in metrics.json's per-question summary
 LLM_TOKENS = "llm_tokens"  # prompt + completion
 LLM_SECONDS_UNCACHED = "llm_seconds_uncached"  # seconds + cached seconds: an uncached run's cost

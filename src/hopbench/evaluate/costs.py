@@ -16,6 +16,7 @@ from hopbench.core.records import (
     LLM_SECONDS,
     LLM_SECONDS_UNCACHED,
     LLM_TOKENS,
+    QUESTION_CONCURRENCY,
     per_question,
 )
 
@@ -40,6 +41,21 @@ def cost_summary(rows: list[dict]) -> dict:
             out[per_question(part, LLM_SECONDS)] + out[per_question(part, LLM_CACHED_SECONDS)]
         )
     return out
+
+
+def concurrency_counts(rows: list[dict]) -> dict:
+    """{"question_concurrency": {"2": 67, "1": 33}}: how many questions were in flight when each
+    row's LLM calls were made (rows written before it was recorded: "unrecorded"); nothing
+    for a run without an LLM. metrics.json's `concurrency` is only the last process's."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        cost = (r.get("trace") or {}).get("llm_cost")
+        if cost is None:
+            continue
+        c = cost.get(QUESTION_CONCURRENCY)
+        key = str(c) if c is not None else "unrecorded"
+        counts[key] = counts.get(key, 0) + 1
+    return {"question_concurrency": dict(sorted(counts.items()))} if counts else {}
 
 
 def llm_totals(rows: list[dict]) -> dict:

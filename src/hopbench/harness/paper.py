@@ -299,7 +299,7 @@ class Costs:
         ret: dict[str, list] = {}
         rea: dict[str, list] = {}
         for m in _run_costs(runs_dir, min_partial):
-            c = _in_flight(m.get("concurrency"))
+            c = _in_flight(m)
             s = m.get("retrieval_llm_seconds_uncached_per_question")
             if s is not None:
                 ret.setdefault(m.get("retriever"), []).append(
@@ -317,7 +317,7 @@ class Costs:
                     if r.get("llm_seconds_per_q"):
                         rows.setdefault((r["retriever"], r["reader"]), []).append(
                             (
-                                float(r["llm_seconds_per_q"]) / _in_flight(r.get("concurrency")),
+                                float(r["llm_seconds_per_q"]) / _in_flight(r),
                                 float(r.get("llm_calls_per_q") or 0),
                             )
                         )
@@ -340,14 +340,24 @@ class Costs:
         return *self.default, "default"
 
 
-def _in_flight(concurrency) -> float:
+def _in_flight(m: dict) -> float:
     """A run's questions in flight. Its LLM seconds per question are each request's latency, which
     at `concurrency` c on a saturated server (the local model) includes waiting for the c-1 others:
-    c questions finish per latency, so the wall-clock cost of a question is seconds / c."""
+    c questions finish per latency, so the wall-clock cost of a question is seconds / c. The mean
+    over the questions that recorded it (`question_concurrency`), else the run's `concurrency`."""
+    counts = {float(k): n for k, n in (m.get("question_concurrency") or {}).items() if _number(k)}
+    if counts:
+        return max(1.0, sum(k * n for k, n in counts.items()) / sum(counts.values()))
+    c = m.get("concurrency")
+    return max(1.0, float(c)) if _number(c) else 1.0
+
+
+def _number(v) -> bool:
     try:
-        return max(1.0, float(concurrency))
+        float(v)
     except (TypeError, ValueError):
-        return 1.0
+        return False
+    return True
 
 
 def _run_costs(runs_dir: str | Path, min_partial: int) -> Iterator[dict]:
@@ -355,7 +365,7 @@ def _run_costs(runs_dir: str | Path, min_partial: int) -> Iterator[dict]:
     with at least `min_partial` questions, the same cost keys summed from its rows, so the
     estimate of a method being run for the first time is its own recorded cost, not a guess."""
     from hopbench.core.metrics_file import read_metrics
-    from hopbench.evaluate.costs import cost_summary
+    from hopbench.evaluate.costs import concurrency_counts, cost_summary
 
     root = Path(runs_dir)
     if not root.is_dir():
@@ -372,6 +382,7 @@ def _run_costs(runs_dir: str | Path, min_partial: int) -> Iterator[dict]:
                 "reader": _reader_of(rows),
                 "concurrency": _config_concurrency(d / "config.yaml"),
                 **cost_summary(rows),
+                **concurrency_counts(rows),
             }
 
 

@@ -22,7 +22,7 @@ from tqdm import tqdm
 from hopbench.core.concurrency import completed
 from hopbench.core.errors import HopbenchError
 from hopbench.core.progress import LLMProgress
-from hopbench.core.records import COST_KEYS, EVENT_KEYS, LLM_KEYS, Row
+from hopbench.core.records import COST_KEYS, EVENT_KEYS, LLM_KEYS, QUESTION_CONCURRENCY, Row
 from hopbench.evaluate.score import score_question
 
 
@@ -46,9 +46,11 @@ def run_questions(
     return time.perf_counter() - start
 
 
-def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
+def answer(question, *, retriever, reader, dataset, llm, top_k: int, concurrency: int = 1) -> Row:
     """One question: retrieve (timed), read (when a reader is set), score; each part's LLM cost
-    goes into its trace as `llm_cost`, and the request keys of its calls as `llm_keys`."""
+    goes into its trace as `llm_cost`, and the request keys of its calls as `llm_keys`. The
+    retrieval's `llm_cost` also says how many questions were in flight (`concurrency`): a
+    request's seconds include the wait for the others, and a resumed run may change it."""
     with cost_scope(llm) as retrieval_scope:
         start = time.perf_counter()
         result = retriever.retrieve(question, top_k)
@@ -68,7 +70,7 @@ def answer(question, *, retriever, reader, dataset, llm, top_k: int) -> Row:
             {**(out.trace or {}), "llm_cost": llm_cost(reader_scope), **llm_keys(reader_scope)},
         )
     if retrieval_scope is not None:
-        result.trace["llm_cost"] = llm_cost(retrieval_scope)
+        result.trace["llm_cost"] = {**llm_cost(retrieval_scope), QUESTION_CONCURRENCY: concurrency}
         result.trace.update(llm_keys(retrieval_scope))
     return Row.of(
         question,

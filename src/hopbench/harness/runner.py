@@ -31,7 +31,7 @@ from hopbench.core.provenance import software_versions
 from hopbench.core.records import Row
 from hopbench.core.storage import warn_once
 from hopbench.data.schema import Dataset, Question
-from hopbench.evaluate.costs import cost_summary, llm_totals
+from hopbench.evaluate.costs import concurrency_counts, cost_summary, llm_totals
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
 from hopbench.evaluate.score import aggregate
 from hopbench.harness.compose import (
@@ -207,6 +207,7 @@ def loop(job: Job) -> None:
         dataset=p.dataset,
         llm=job.llm,
         top_k=cfg.top_k,
+        concurrency=n,
     )
     try:
         cpu0 = time.process_time()
@@ -283,6 +284,7 @@ def run_metrics(job: Job) -> dict:
     if job.llm is not None:
         metrics.update(llm_totals(done))  # every row's, not this process's (a resumed run)
     metrics.update(cost_summary(done))
+    metrics.update(concurrency_counts(done))
     metrics.update(fallback_summary(done))
     if warning := fallback_warning(metrics):
         log.warning("%s", warning)
