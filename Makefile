@@ -46,8 +46,8 @@ paper:           ## the whole comparison (configs/paper.yaml): plan, runs within
 report:          ## collect every complete run into results/ (leaderboard, breakdowns, figures)
 	$(PYTHON) -m hopbench.cli report
 
-replies-export:  ## the LLM replies the reference runs used -> $(REPLIES) (`hopbench replies import` loads them)
-	$(PYTHON) -m hopbench.cli replies export --reference results/reference/leaderboard.csv --out $(REPLIES)
+replies-export:  ## add the LLM replies the reference runs here used to $(REPLIES) (`hopbench replies import` loads them)
+	$(PYTHON) -m hopbench.cli replies export --update --reference results/reference/leaderboard.csv --out $(REPLIES)
 
 bench:           ## speed measurements (benchmarks/, not tests)
 	$(PYTHON) benchmarks/bench_dense.py --data-dir $(DATA_DIR)

@@ -17,6 +17,7 @@ from hopbench.core.errors import HopbenchError
 from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 from hopbench.llm.cache import CachedResponse, ResponseCache
+from hopbench.llm.reply_file import Reply, read_reply_file, write_reply_file
 from hopbench.llm.reply_keys import run_keys
 from tests.helpers.scripted_llm_server import ScriptedServer, error, reply
 
@@ -281,3 +282,41 @@ def test_a_failed_first_attempt_travels_flagged_and_its_row_regenerates_with_no_
         q: (r["answer"], r["metrics"]) for q, r in second.items()
     }
     assert next((tmp_path / "again").glob("musique_sub/oracle/*/")).name == run.name
+
+
+def test_update_keeps_the_entries_of_runs_whose_folders_are_gone(made, tmp_path, capsys):
+    runs, cache, _ = made
+    out = tmp_path / "r.jsonl.gz"
+    assert _export(runs, cache, out) == 0
+    run = next(runs.glob("musique_sub/oracle/*/"))
+    label = f"musique_sub/oracle/{run.name}"
+    # an entry of another run, whose folder is gone, already in the file
+    other = Reply("f" * 64, "m", '{"answer": "x"}', 5, 2, 1.5)
+    _, mine = read_reply_file(out)
+    write_reply_file(out, [*mine, other], {label: 3, "musique/gone/0123456789ab": 1})
+    fresh = tmp_path / "fresh-cache"
+    assert _import(out, fresh) == 0
+    capsys.readouterr()
+    # without --update the file is rewritten from the runs given: the gone run's entry is lost
+    replaced = tmp_path / "replaced.jsonl.gz"
+    shutil.copy(out, replaced)
+    assert _export(runs, cache, replaced) == 0
+    head, entries = read_reply_file(replaced)
+    assert other.key not in {e.key for e in entries} and list(head["runs"]) == [label]
+    # with --update it stays, the run given is added once
+    assert _export(runs, cache, out, "--update") == 0
+    assert "4 replies used by 2 run(s)" in capsys.readouterr().out
+    head, entries = read_reply_file(out)
+    assert head["runs"] == {label: 3, "musique/gone/0123456789ab": 1}
+    assert {e.key for e in entries} == {*_keys_in(cache), other.key}
+    # a key whose reply differs between the file and the cache: nothing written
+    key = _keys_in(cache)[0]
+    write_reply_file(
+        out,
+        [e if e.key != key else Reply(key, e.model, "changed", 1, 1, 0.1) for e in entries],
+        head["runs"],
+    )
+    before = out.read_bytes()
+    assert _export(runs, cache, out, "--update") == 2
+    assert f"key {key} has another reply in the file" in capsys.readouterr().err
+    assert out.read_bytes() == before

@@ -6,7 +6,8 @@
 
 Export writes the response cache entries (request key -> reply text, model, tokens and
 seconds when first made) that the named runs' rows used, as recorded in their `llm_keys`;
-without RUN_DIRs, every complete run under --runs-dir. Import loads such a file into the
+without RUN_DIRs, every complete run under --runs-dir; with --update, beside what the file
+already holds (the replies of runs whose folders are gone stay). Import loads such a file into the
 cache, so those runs recompute every LLM reply as a cache hit: no model, no server. Replies
 that failed their check are carried too, flagged; runs replay them with llm.replay_failed=true
 (`hopbench paper` sets it), so a row that met a bad reply comes back identical.
@@ -74,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the file even if the cache lacks keys the runs used (counted)",
     )
+    ex.add_argument(
+        "--update",
+        action="store_true",
+        help="keep the entries and runs already in --out and add these runs' (for runs whose "
+        "folders are gone); a key with another reply than the cache's is an error",
+    )
     im = sub.add_parser(
         "import",
         help="load a reply file into the response cache",
@@ -123,14 +130,16 @@ def _export(args) -> int:
             )
     cache = ResponseCache.in_dir(args.cache_dir)
     try:
-        result = export_replies(runs, cache, args.out, allow_missing=args.allow_missing)
+        result = export_replies(
+            runs, cache, args.out, allow_missing=args.allow_missing, update=args.update
+        )
     finally:
         cache.close()
     head = result.header
     size = Path(args.out).stat().st_size
     models = ", ".join(f"{m} ({n})" for m, n in head["models"].items()) or "none"
     print(
-        f"wrote {args.out}: {head['n_entries']} replies used by {len(runs)} run(s) "
+        f"wrote {args.out}: {head['n_entries']} replies used by {len(head['runs'])} run(s) "
         f"({head['n_failed']} of them failed their check: replayed with llm.replay_failed=true), "
         f"{size:,} bytes; models: {models}"
     )

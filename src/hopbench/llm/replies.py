@@ -56,13 +56,24 @@ def _gaps(missing: dict[str, list[str]], unrecorded: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+class ConflictingReplies(HopbenchError):
+    """`--update`: the file holds a different reply for a key than the cache."""
+
+
 def export_replies(
-    runs: list[RunKeys], cache: ResponseCache, out: str | Path, *, allow_missing: bool = False
+    runs: list[RunKeys],
+    cache: ResponseCache,
+    out: str | Path,
+    *,
+    allow_missing: bool = False,
+    update: bool = False,
 ) -> Export:
     """Write the entries `runs` used to `out`, with the failed replies the cache recorded for
     them (flagged). A key in neither (a failure met before failures were recorded; another
     machine's cache) raises `MissingReplies` naming the run and key, and nothing is written,
-    unless `allow_missing` (then it is counted in the result)."""
+    unless `allow_missing` (then it is counted in the result). With `update`, the entries and
+    runs already in `out` are kept beside them: run folders are disposable, the file is not."""
+    kept, kept_runs = _kept(out) if update else ({}, {})
     found: dict[str, Reply] = {}
     missing: dict[str, list[str]] = {}
     for run in runs:
@@ -95,8 +106,25 @@ def export_replies(
             f"the cache {cache.path} cannot reproduce these runs (--allow-missing "
             f"writes the file anyway):\n{_gaps(missing, unrecorded)}"
         )
-    head = write_reply_file(out, found.values(), {r.label: len(r.keys) for r in runs})
+    for key, old in kept.items():
+        new = found.setdefault(key, old)
+        if (new.text, new.failed) != (old.text, old.failed):
+            raise ConflictingReplies(
+                f"{out}: key {key} has another reply in the file than in the cache "
+                f"{cache.path}; nothing written (export without --update replaces the file)"
+            )
+    head = write_reply_file(
+        out, found.values(), {**kept_runs, **{r.label: len(r.keys) for r in runs}}
+    )
     return Export(head, missing, unrecorded)
+
+
+def _kept(out: str | Path) -> tuple[dict[str, Reply], dict[str, int]]:
+    """The entries and runs of an existing reply file (none if there is no file yet)."""
+    if not Path(out).exists():
+        return {}, {}
+    head, replies = read_reply_file(out)
+    return {r.key: r for r in replies}, dict(head["runs"])
 
 
 def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = False) -> Import:
