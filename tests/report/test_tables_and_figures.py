@@ -271,6 +271,12 @@ def test_figures_are_saved_as_png_and_pdf_at_column_width(sweep_runs, tmp_path):
         assert abs(width - COLUMN_WIDTH * DPI) < 0.1 * COLUMN_WIDTH * DPI, (p.name, width)
         assert height < 3 * width
         assert p.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
+        assert b"/CreationDate" not in p.with_suffix(".pdf").read_bytes()
+    # the same figures again are the same bytes (no creation date): a reference update
+    # rewrites only the figures whose plot changed
+    write_everything(sweep_runs, tmp_path / "again", n_resamples=200)
+    for p in sorted(figures.iterdir()):
+        assert (tmp_path / "again" / "figures" / p.name).read_bytes() == p.read_bytes(), p.name
 
 
 def test_sensitivity_uses_matching_runs_only_with_dodged_bars_and_integer_ticks(sweep_runs):

@@ -211,13 +211,25 @@ def _legend_below(fig, handles, labels, ncol: int = 2) -> None:
         )
 
 
+# no creation date in a PDF: the same figure gives the same bytes, so a reference update
+# changes only the figures whose plot changed
+_METADATA = {"pdf": {"CreationDate": None}, "png": {}}
+
+
 def _save(fig, stem: Path) -> list[Path]:
     """stem.png (DPI) and stem.pdf, each written atomically."""
     paths = []
     for fmt in FORMATS:
         path = stem.with_name(stem.name + f".{fmt}")
         with atomic_path(path, suffix=f".{fmt}") as tmp:
-            fig.savefig(tmp, format=fmt, dpi=DPI, bbox_inches="tight", pad_inches=0.02)
+            fig.savefig(
+                tmp,
+                format=fmt,
+                dpi=DPI,
+                bbox_inches="tight",
+                pad_inches=0.02,
+                metadata=_METADATA.get(fmt),
+            )
         paths.append(path)
     plt.close(fig)
     return paths
