@@ -317,6 +317,15 @@ def test_cost_estimates_are_wall_clock_at_the_recorded_concurrency(tmp_path):
     costs = paper.Costs.from_runs(tmp_path / "nothing", ref)
     assert costs.estimate("catrag", "qa", True) == (50.0, 12.0, "reference")
     assert costs.estimate("oracle", "qa", False) == (30.0, 1.0, "reference (dense's reading)")
+    # a leaderboard row holds question_concurrency as JSON text (the CSV's cell)
+    ref.write_text(
+        "dataset,retriever,reader,config_hash,llm_seconds_per_q,llm_calls_per_q,concurrency,"
+        'question_concurrency\nmusique,catrag,qa,aaa,100,12,2,"{""4"": 10}"\n'
+        "musique,dense,qa,bbb,30,1,,\n"
+    )
+    costs = paper.Costs.from_runs(tmp_path / "nothing", ref)
+    assert costs.estimate("catrag", "qa", True) == (25.0, 12.0, "reference")
+    assert costs.estimate("dense", "qa", True)[:2] == (30.0, 1.0)
 
 
 # ---- unmatched reference rows ---------------------------------------------------------------------

@@ -344,8 +344,17 @@ def _in_flight(m: dict) -> float:
     """A run's questions in flight. Its LLM seconds per question are each request's latency, which
     at `concurrency` c on a saturated server (the local model) includes waiting for the c-1 others:
     c questions finish per latency, so the wall-clock cost of a question is seconds / c. The mean
-    over the questions that recorded it (`question_concurrency`), else the run's `concurrency`."""
-    counts = {float(k): n for k, n in (m.get("question_concurrency") or {}).items() if _number(k)}
+    over the questions that recorded it (`question_concurrency`: a dict in metrics.json, its JSON
+    text in a leaderboard CSV), else the run's `concurrency`."""
+    recorded = m.get("question_concurrency")
+    if isinstance(recorded, str):
+        try:
+            recorded = json.loads(recorded)
+        except ValueError:
+            recorded = None
+    if not isinstance(recorded, dict):
+        recorded = {}
+    counts = {float(k): n for k, n in recorded.items() if _number(k)}
     if counts:
         return max(1.0, sum(k * n for k, n in counts.items()) / sum(counts.values()))
     c = m.get("concurrency")
