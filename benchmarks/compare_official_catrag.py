@@ -161,15 +161,28 @@ def replay_hopbench(cfg, dataset, kg, encoder, decisions) -> dict:
     }
 
 
-def classify(hop_trace: dict, off: dict, fact_passages: dict) -> str:
+def anchor_tie(hop_trace: dict, off: dict, vectors: dict) -> bool:
+    """The two sides linked a question entity to different nodes whose vectors are bit-equal
+    (e.g. "kim jong il" and "kim jong   il": the same tokens), an exact tie in ner_query's argmax."""
+    ours, theirs = set(hop_trace.get("linked_nodes", [])), set(off.get("anchors", []))
+    if ours == theirs or not all(n in vectors for n in ours | theirs):
+        return False
+    return {vectors[n].tobytes() for n in ours} == {vectors[n].tobytes() for n in theirs}
+
+
+def classify(hop_trace: dict, off: dict, fact_passages: dict, vectors: dict) -> str:
     """What differs first between the two sides on one question (both ran the same decisions)."""
     from hopbench.kg.graph import ENTITY_PREFIX
 
     if [str(tuple(f)) for f in hop_trace.get("facts", [])] != off["facts"]:
         return "kept facts differ"
+    if anchor_tie(hop_trace, off, vectors):
+        return "anchor tie: a question entity's nearest nodes have identical vectors, each side links another"
     hop_w = {s[0][len(ENTITY_PREFIX) :]: s[1] for s in hop_trace.get("seeds", [])}
     off_w = off["seeds"]
     if set(hop_w) != set(off_w):
+        if len(hop_w) != len(off_w):
+            return f"seeds differ: {len(hop_w)} on hopbench's side, {len(off_w)} on the code's"
         if np.allclose(sorted(hop_w.values()), sorted(off_w.values()), rtol=1e-5, atol=0):
             return "seed tie: entities of equal weight at the 5-seed cut, each side keeps another"
         return "seeds differ"
@@ -187,6 +200,12 @@ def classify(hop_trace: dict, off: dict, fact_passages: dict) -> str:
     if any(len(fact_passages.get(f, ())) > 1 for f in off["facts"]):
         return "a kept fact found verbatim in several passages: the code boosts each, hopbench the first"
     return "same decisions, seeds and nodes; the adapted edge weights differ"
+
+
+def vectors_of(work: Path) -> dict:
+    """{text: vector} of the vectors both sides were given."""
+    z = np.load(work / "vectors.npz", allow_pickle=False)
+    return {str(t): v for t, v in zip(z["texts"], z["vectors"], strict=True)}
 
 
 def fact_passages_of(work: Path) -> dict:
@@ -274,6 +293,7 @@ def main() -> int:
     rep_top = [r["top"][:K] for r in hop["rows"]]
     off_top = [r["top"][:K] for r in off["questions"]]
     fact_passages = fact_passages_of(work)
+    vectors = vectors_of(work)
     per_q = []
     for i, q in enumerate(questions):
         same = run_top[i] == off_top[i]
@@ -290,7 +310,7 @@ def main() -> int:
             )
             row["max_abs_score_diff"] = float(np.max(np.abs(ours - np.array(o["scores"][:K]))))
         if not same:
-            row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages)
+            row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages, vectors)
             s = o["scores"][: K + 1]
             row["official_scores_tied"] = len(set(np.round(s, 15))) < len(s)
             row["first_difference"] = next(j for j in range(K) if run_top[i][j] != off_top[i][j])

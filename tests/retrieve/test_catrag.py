@@ -205,9 +205,10 @@ def test_anchor_adds_epsilon_over_passage_count_only_for_new_seeds(
     w = r.anchor(q, w0, trace)
     e = kg.entity_index(title)
     assert w0[e] == 0 and w[e] > 0
-    if True:
-        assert w[e] == pytest.approx(0.2 / len(kg.passages_of_entity(e)))
-        assert trace["anchors"] == [[title, title, w[e]]]
+    assert w[e] == pytest.approx(0.2 / len(kg.passages_of_entity(e)))
+    assert trace["anchors"] == [[title, title, w[e]]]
+    # every linked node is recorded, the seed the first mention linked to included
+    assert trace["linked_nodes"] == [seed_name, title]
     np.testing.assert_array_equal(
         np.delete(w, e), np.delete(w0, e)
     )  # the existing seed is unchanged

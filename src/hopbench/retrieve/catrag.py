@@ -315,7 +315,7 @@ class CatRAGRetriever(HippoRAGRetriever):
 
             mentions = [m for m in (text_processing(x) for x in mentions) if m]
         w = w.copy()
-        anchors = []
+        anchors, linked = [], []
         if mentions and len(self.kg.entity_embeddings):
             linked = [
                 int(e) for e in nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)
@@ -341,6 +341,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                 anchors.append([m, self.kg.entity_names[e], float(w[e])])
                 prev = e
         trace["linked_mentions"] = mentions
+        trace["linked_nodes"] = [self.kg.entity_names[e] for e in linked]
         trace["anchors"] = anchors
         return w
 
