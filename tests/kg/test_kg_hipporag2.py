@@ -17,7 +17,13 @@ from hopbench.data.schema import Passage
 from hopbench.kg.assembly import assemble_graph
 from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction import PassageExtraction
-from hopbench.kg.hipporag2 import directed_synonyms, split_weights, text_processing, valid_triples
+from hopbench.kg.hipporag2 import (
+    directed_synonyms,
+    own_direction_weights,
+    split_weights,
+    text_processing,
+    valid_triples,
+)
 from hopbench.kg.settings import graph_label, resolve_settings, semantic_settings
 
 ATOL = 1e-6
@@ -175,6 +181,7 @@ def test_fact_sources_survive_saving_and_are_derived_for_graphs_saved_without_th
     save_graph(kg, root / "graphs" / "g")
     again = load_graph(root / "graphs" / "g")
     assert (again.fact_sources != kg.fact_sources).nnz == 0
+    assert (again.relation_own_direction != kg.relation_own_direction).nnz == 0
 
     kg_old = load_graph(root / "graphs" / "g")
     kg_old.fact_sources = None  # a graph saved before the matrix existed
@@ -264,6 +271,30 @@ def test_synonym_neighbour_cap_and_eligibility():
     small = directed_synonyms(emb, names, threshold=0.8, max_neighbors=2)
     assert np.bincount([u for u, _ in small], minlength=len(names))[:150].tolist() == [3] * 150
     assert directed_synonyms(emb, names, threshold=1.01) == {}
+
+
+def test_own_direction_weights_drop_the_fact_direction_a_synonym_overwrote(kg):
+    """CatRAG's add_fact_edges adds 2 to (subject, object) only, and add_synonymy_edges then
+    overwrites that entry: "barack h  obama" -> "u s" is both the fact's direction and the only
+    synonym entry ("u s" has 2 alphanumerics), so the fact weighs nothing there; HippoRAG 2 adds 1
+    to both directions, and `relation` keeps the half the synonym left."""
+    idx = {n: i for i, n in enumerate(kg.entity_names)}
+    own, rel = kg.relation_own_direction.toarray(), kg.relation.toarray()
+    b, u = idx["barack h  obama"], idx["u s"]
+    assert rel[b, u] == rel[u, b] == 0.5 and own[b, u] == own[u, b] == 0
+    rest = np.ones(own.shape, dtype=bool)
+    rest[b, u] = rest[u, b] = False
+    np.testing.assert_array_equal(own[rest], rel[rest])
+    assert own[idx["barack obama"], idx["hawaii"]] == 3
+
+
+def test_own_direction_weights_keep_the_facts_running_the_other_way():
+    directed = {(0, 1): 2, (1, 0): 1, (1, 2): 4}
+    syn = {(0, 1): 0.9, (2, 1): 0.8}
+    own = own_direction_weights(directed, syn, 3).toarray()
+    np.testing.assert_array_equal(own, [[0, 1, 0], [1, 0, 4], [0, 4, 0]])
+    rel, _, _ = split_weights({(0, 1): 3, (1, 2): 4}, syn, 3)
+    np.testing.assert_allclose(rel.toarray(), [[0, 1.5, 0], [1.5, 0, 2], [0, 2, 0]])
 
 
 def test_split_weights_doubles_back_to_the_directed_sum():

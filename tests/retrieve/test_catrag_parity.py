@@ -79,3 +79,21 @@ def test_the_paper_constants_rank_differently_from_the_official_code(
         for fq in fixture["questions"]
     ]
     assert max(diffs) > 100 * SCORE_TOL
+
+
+def test_fact_edges_are_the_codes_own_direction_weights(hipporag2_sub_kg, services):
+    """CatRAG's fact edges come from `relation_own_direction` (kg/hipporag2.py), not HippoRAG
+    2's `relation`: with every own-direction weight removed, only synonym and passage edges stay."""
+    import copy
+
+    import scipy.sparse as sp
+
+    kg = copy.copy(hipporag2_sub_kg)
+    E = kg.n_entities
+    r = _catrag_code(None)
+    r.prepare(kg, services)
+    want = 2.0 * kg.relation_own_direction + 6.0 * kg.synonym
+    np.testing.assert_allclose(r.base[:E, :E].toarray(), want.toarray(), rtol=1e-6)
+    kg.relation_own_direction = sp.csr_matrix(kg.relation.shape, dtype=np.float32)
+    r.prepare(kg, services)
+    np.testing.assert_allclose(r.base[:E, :E].toarray(), 6.0 * kg.synonym.toarray(), rtol=1e-6)

@@ -19,6 +19,7 @@ from hopbench.kg.llm_extractor import client_identity
 from hopbench.kg.store import FORMAT_VERSION
 
 BUILD_VERSION = 1  # bump when assembly changes what a graph contains
+HIPPORAG2_VERSION = 2  # hipporag2 graphs only; 2: relation_own_direction stored
 
 
 def sha_json(obj) -> str:
@@ -67,6 +68,8 @@ def cache_keys(
         }
     if settings["construction"] != "hopbench":  # graphs of the default keep their hash
         inputs["construction"] = settings["construction"]
+    if settings["construction"] == "hipporag2":
+        inputs["hipporag2_version"] = HIPPORAG2_VERSION
     if settings["description"]["source"] == "llm":
         inputs["description_llm"] = client_identity(llm) if llm is not None else None
     extraction_key = sha_json({"corpus": inputs["corpus"], "extractor": inputs["extractor"]})[:24]

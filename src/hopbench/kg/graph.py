@@ -57,6 +57,9 @@ class KnowledgeGraph:
     # (F, P) 1 where the passage states the fact: only graphs whose facts are deduplicated over
     # the corpus (graph.construction=hipporag2) have it; elsewhere a fact has one passage
     fact_sources: sp.csr_matrix | None = None
+    # (E, E) hipporag2 graphs: fact occurrences per pair counted in their own direction, less
+    # the directions a synonym entry overwrote (CatRAG's add_fact_edges; kg/hipporag2.py)
+    relation_own_direction: sp.csr_matrix | None = None
 
     def __post_init__(self) -> None:
         self._entity_index = {n: i for i, n in enumerate(self.entity_names)}

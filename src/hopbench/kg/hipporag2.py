@@ -166,6 +166,7 @@ def assemble_hipporag2(
     n_ent, n_pas = len(names), len(corpus)
     facts: dict[tuple[str, str, str], int] = {}  # processed tuple -> first passage
     counts: dict[tuple[int, int], int] = {}
+    directed: dict[tuple[int, int], int] = {}  # (subject, object) -> occurrences
     ctx_rows, ctx_cols = [], []
     for p_idx, rows in enumerate(chunk_triples):
         ents: set[int] = set()
@@ -176,6 +177,7 @@ def assemble_hipporag2(
             if si != oi:
                 key = (min(si, oi), max(si, oi))
                 counts[key] = counts.get(key, 0) + 1
+                directed[(si, oi)] = directed.get((si, oi), 0) + 1
         for e in sorted(ents):
             ctx_rows.append(p_idx)
             ctx_cols.append(e)
@@ -220,6 +222,7 @@ def assemble_hipporag2(
             min_alnum_chars=int(syn_cfg["min_alnum_chars"]),
         )
     relation, synonym, overwritten = split_weights(counts, syn, n_ent)
+    own_direction = own_direction_weights(directed, syn, n_ent)
 
     title_entity = np.array(
         [index.get(text_processing(p.title), -1) for p in corpus], dtype=np.int64
@@ -269,6 +272,7 @@ def assemble_hipporag2(
         failed_passages=failed,
         manifest=manifest,
         fact_sources=sources,
+        relation_own_direction=own_direction,
     )
 
 
@@ -307,6 +311,34 @@ def fact_sources_from_records(
         )
     index = {kg.fact_triple(i): i for i in range(kg.n_facts)}
     return fact_source_matrix(chunk_triples, index)
+
+
+def own_direction_weights(
+    directed: dict[tuple[int, int], int], syn: dict[tuple[int, int], float], n: int
+) -> sp.csr_matrix:
+    """CatRAG's fact weights (its ``add_fact_edges`` adds 2 to the fact's own direction only,
+    where HippoRAG 2 adds 1 to both): per pair, the occurrences of the pair's facts in each
+    direction that no synonym entry overwrote, symmetric. Equals `relation` for every pair
+    except those a synonym overwrote from one side only: there `relation` keeps half of the
+    pair's count whichever way its facts run, this the count of the direction left."""
+    w: dict[tuple[int, int], float] = {}
+    for (s, o), c in directed.items():
+        if (s, o) not in syn:
+            key = (min(s, o), max(s, o))
+            w[key] = w.get(key, 0.0) + c
+    if not w:
+        return sp.csr_matrix((n, n), dtype=np.float32)
+    keys = np.array(list(w), dtype=np.int64)
+    vals = np.array(list(w.values()), dtype=np.float32)
+    m = sp.csr_matrix(
+        (
+            np.concatenate([vals, vals]),
+            (np.concatenate([keys[:, 0], keys[:, 1]]), np.concatenate([keys[:, 1], keys[:, 0]])),
+        ),
+        shape=(n, n),
+    )
+    m.sort_indices()
+    return m
 
 
 def split_weights(

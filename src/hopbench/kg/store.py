@@ -69,6 +69,12 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
             arrays["fact_sources_indices"] = m.indices.astype(np.int32)
             arrays["fact_sources_indptr"] = m.indptr.astype(np.int64)
             arrays["fact_sources_shape"] = np.array(m.shape, dtype=np.int64)
+        if kg.relation_own_direction is not None:
+            m = kg.relation_own_direction.tocsr()
+            arrays["relation_own_direction_data"] = m.data.astype(np.float32)
+            arrays["relation_own_direction_indices"] = m.indices.astype(np.int32)
+            arrays["relation_own_direction_indptr"] = m.indptr.astype(np.int64)
+            arrays["relation_own_direction_shape"] = np.array(m.shape, dtype=np.int64)
         with open(tmp / ARRAYS, "wb") as fh:
             np.savez(fh, **arrays)
         pd.DataFrame(
@@ -154,6 +160,16 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
             (np.ones(len(idx), dtype=np.float32), idx, arrays["fact_sources_indptr"]),
             shape=tuple(int(x) for x in arrays["fact_sources_shape"]),
         )
+    own = None
+    if "relation_own_direction_indptr" in arrays:
+        own = sp.csr_matrix(
+            (
+                arrays["relation_own_direction_data"],
+                arrays["relation_own_direction_indices"],
+                arrays["relation_own_direction_indptr"],
+            ),
+            shape=tuple(int(x) for x in arrays["relation_own_direction_shape"]),
+        )
     kg = KnowledgeGraph(
         entity_names=ents["name"].tolist(),
         entity_labels=ents["label"].tolist(),
@@ -174,6 +190,7 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         failed_passages=list(manifest.get("failed_passages", [])),
         manifest={k: v for k, v in manifest.items() if k != "checksums"},
         fact_sources=sources,
+        relation_own_direction=own,
     )
     if sources is None and manifest.get("construction") == "hipporag2":
         kg.fact_sources = _fact_sources_of_older_graph(folder, kg)

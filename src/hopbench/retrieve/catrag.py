@@ -193,7 +193,10 @@ class CatRAGRetriever(HippoRAGRetriever):
         r, s, c = self.relation_weight, self.synonym_weight, self.context_weight
         zero_pp = sp.csr_matrix((P, P))
         zero_ep = sp.csr_matrix((E, P))
-        rel = sp.csr_matrix(kg.relation, dtype=np.float64) * r
+        # the code's fact edges (own direction, less what a synonym overwrote) on its graph
+        # construction; hopbench's construction has no overwritten directions
+        facts = kg.relation if kg.relation_own_direction is None else kg.relation_own_direction
+        rel = sp.csr_matrix(facts, dtype=np.float64) * r
         syn = sp.csr_matrix(kg.synonym, dtype=np.float64) * s
         ctx = sp.csr_matrix(kg.context, dtype=np.float64) * c
         self.relation_part = sp.bmat([[rel, zero_ep], [zero_ep.T, zero_pp]], format="csr")
