@@ -32,6 +32,10 @@ sum: with `KnowledgeGraph.adjacency(relation=2, synonym=2, context=1)` (the hipp
 weights) the matrix is HippoRAG's. For a pair without synonym entries relation = the fact
 count; for a pair found from both sides synonym = the cosine; a synonym found from one side
 only (the other name too short) gives cosine / 2 and keeps half the fact count.
+
+CatRAG, HippoRAG 2's fork, counts a fact on its own direction only (``+= 2`` on (s, o) where
+HippoRAG 2 adds 1 to both), so a one-sided synonym there erases the fact weight of that
+direction and keeps the other: `relation_own_direction` holds those counts (`own_direction_weights`).
 """
 
 from __future__ import annotations
