@@ -330,17 +330,18 @@ def own_direction_weights(
         if (s, o) not in syn:
             key = (min(s, o), max(s, o))
             w[key] = w.get(key, 0.0) + c
-    if not w:
+    return symmetric(w, n)
+
+
+def symmetric(d: dict[tuple[int, int], float], n: int) -> sp.csr_matrix:
+    """(n, n) float32 with d[(a, b)] at (a, b) and (b, a)."""
+    if not d:
         return sp.csr_matrix((n, n), dtype=np.float32)
-    keys = np.array(list(w), dtype=np.int64)
-    vals = np.array(list(w.values()), dtype=np.float32)
-    m = sp.csr_matrix(
-        (
-            np.concatenate([vals, vals]),
-            (np.concatenate([keys[:, 0], keys[:, 1]]), np.concatenate([keys[:, 1], keys[:, 0]])),
-        ),
-        shape=(n, n),
-    )
+    keys = np.array(list(d), dtype=np.int64)
+    vals = np.array(list(d.values()), dtype=np.float32)
+    rows = np.concatenate([keys[:, 0], keys[:, 1]])
+    cols = np.concatenate([keys[:, 1], keys[:, 0]])
+    m = sp.csr_matrix((np.concatenate([vals, vals]), (rows, cols)), shape=(n, n))
     m.sort_indices()
     return m
 
@@ -362,16 +363,4 @@ def split_weights(
     for (u, v), score in syn.items():
         key = (min(u, v), max(u, v))
         syn_w[key] = syn_w.get(key, 0.0) + score / 2.0
-
-    def sym(d: dict[tuple[int, int], float]) -> sp.csr_matrix:
-        if not d:
-            return sp.csr_matrix((n, n), dtype=np.float32)
-        keys = np.array(list(d), dtype=np.int64)
-        vals = np.array(list(d.values()), dtype=np.float32)
-        rows = np.concatenate([keys[:, 0], keys[:, 1]])
-        cols = np.concatenate([keys[:, 1], keys[:, 0]])
-        m = sp.csr_matrix((np.concatenate([vals, vals]), (rows, cols)), shape=(n, n))
-        m.sort_indices()
-        return m
-
-    return sym(rel_w), sym(syn_w), overwritten
+    return symmetric(rel_w, n), symmetric(syn_w, n), overwritten

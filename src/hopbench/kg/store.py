@@ -44,6 +44,25 @@ _MATRICES = ("relation", "synonym", "context")
 _FILES = (ARRAYS, "entities.parquet", "passages.parquet", "facts.parquet")
 
 
+def _put_csr(arrays: dict, name: str, m: sp.spmatrix, values: bool = True) -> None:
+    m = m.tocsr()
+    if values:
+        arrays[f"{name}_data"] = m.data.astype(np.float32)
+    arrays[f"{name}_indices"] = m.indices.astype(np.int32)
+    arrays[f"{name}_indptr"] = m.indptr.astype(np.int64)
+    arrays[f"{name}_shape"] = np.array(m.shape, dtype=np.int64)
+
+
+def _get_csr(arrays, name: str) -> sp.csr_matrix | None:
+    """The matrix `_put_csr` stored (ones where it stored no values), None if absent."""
+    if f"{name}_indptr" not in arrays:
+        return None
+    idx = arrays[f"{name}_indices"]
+    data = arrays[f"{name}_data"] if f"{name}_data" in arrays else np.ones(len(idx), np.float32)
+    shape = tuple(int(x) for x in arrays[f"{name}_shape"])
+    return sp.csr_matrix((data, idx, arrays[f"{name}_indptr"]), shape=shape)
+
+
 def is_complete(folder: str | Path) -> bool:
     return (Path(folder) / MANIFEST).exists()
 
@@ -58,23 +77,12 @@ def save_graph(kg: KnowledgeGraph, folder: str | Path) -> Path:
             name: getattr(kg, name) for name in _EMBEDDINGS if getattr(kg, name) is not None
         }
         for name in _MATRICES:
-            m: sp.csr_matrix = getattr(kg, name).tocsr()
-            arrays[f"{name}_data"] = m.data.astype(np.float32)
-            arrays[f"{name}_indices"] = m.indices.astype(np.int32)
-            arrays[f"{name}_indptr"] = m.indptr.astype(np.int64)
-            arrays[f"{name}_shape"] = np.array(m.shape, dtype=np.int64)
+            _put_csr(arrays, name, getattr(kg, name))
         arrays["passage_title_entity"] = kg.passage_title_entity.astype(np.int64)
-        if kg.fact_sources is not None:
-            m = kg.fact_sources.tocsr()
-            arrays["fact_sources_indices"] = m.indices.astype(np.int32)
-            arrays["fact_sources_indptr"] = m.indptr.astype(np.int64)
-            arrays["fact_sources_shape"] = np.array(m.shape, dtype=np.int64)
+        if kg.fact_sources is not None:  # all ones: no data array
+            _put_csr(arrays, "fact_sources", kg.fact_sources, values=False)
         if kg.relation_own_direction is not None:
-            m = kg.relation_own_direction.tocsr()
-            arrays["relation_own_direction_data"] = m.data.astype(np.float32)
-            arrays["relation_own_direction_indices"] = m.indices.astype(np.int32)
-            arrays["relation_own_direction_indptr"] = m.indptr.astype(np.int64)
-            arrays["relation_own_direction_shape"] = np.array(m.shape, dtype=np.int64)
+            _put_csr(arrays, "relation_own_direction", kg.relation_own_direction)
         with open(tmp / ARRAYS, "wb") as fh:
             np.savez(fh, **arrays)
         pd.DataFrame(
@@ -146,30 +154,9 @@ def load_graph(folder: str | Path) -> KnowledgeGraph:
         ) from None
     if sums is None:
         _add_checksums(folder, manifest)
-    mats = {}
-    for name in _MATRICES:
-        shape = tuple(int(x) for x in arrays[f"{name}_shape"])
-        mats[name] = sp.csr_matrix(
-            (arrays[f"{name}_data"], arrays[f"{name}_indices"], arrays[f"{name}_indptr"]),
-            shape=shape,
-        )
-    sources = None
-    if "fact_sources_indptr" in arrays:
-        idx = arrays["fact_sources_indices"]
-        sources = sp.csr_matrix(
-            (np.ones(len(idx), dtype=np.float32), idx, arrays["fact_sources_indptr"]),
-            shape=tuple(int(x) for x in arrays["fact_sources_shape"]),
-        )
-    own = None
-    if "relation_own_direction_indptr" in arrays:
-        own = sp.csr_matrix(
-            (
-                arrays["relation_own_direction_data"],
-                arrays["relation_own_direction_indices"],
-                arrays["relation_own_direction_indptr"],
-            ),
-            shape=tuple(int(x) for x in arrays["relation_own_direction_shape"]),
-        )
+    mats = {name: _get_csr(arrays, name) for name in _MATRICES}
+    sources = _get_csr(arrays, "fact_sources")
+    own = _get_csr(arrays, "relation_own_direction")
     kg = KnowledgeGraph(
         entity_names=ents["name"].tolist(),
         entity_labels=ents["label"].tolist(),
