@@ -319,10 +319,8 @@ class CatRAGRetriever(HippoRAGRetriever):
             mentions = [m for m in (text_processing(x) for x in mentions) if m]
         w = w.copy()
         anchors, linked = [], []
-        if mentions and len(self.kg.entity_embeddings):
-            linked = [
-                int(e) for e in nearest_entities(self.vectors(mentions), self.kg.entity_embeddings)
-            ]
+        if mentions and len(self.entity_emb):
+            linked = [int(e) for e in nearest_entities(self.vectors(mentions), self.entity_emb)]
             if self.anchor_divisor == "code":
                 first = {}
                 for m, e in zip(mentions, linked, strict=True):

@@ -155,6 +155,8 @@ class HippoRAGSeeding(Configurable):
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.passage_counts = kg.entity_passage_counts()
         self.fact_emb = np.asarray(kg.fact_embeddings, dtype=np.float64)
+        # float64 once: linking a mention (kg/linking.py) would otherwise convert it per question
+        self.entity_emb = np.asarray(kg.entity_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
         self.E = kg.n_entities
         if self.seeding == "hipporag1":  # load spaCy and the encoder outside any timed retrieval
@@ -209,7 +211,7 @@ class HippoRAGSeeding(Configurable):
         if self.seeding == "hipporag1":
             mentions = question_mentions(question.text)
             w, linked = specificity_seed_weights(
-                self.vectors(mentions), kg.entity_embeddings, self.passage_counts
+                self.vectors(mentions), self.entity_emb, self.passage_counts
             )
             trace["mentions"] = mentions
             trace["linked"] = [kg.entity_names[e] for e in linked]
