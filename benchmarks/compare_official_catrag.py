@@ -119,8 +119,7 @@ def run_worker(py: Path, work: Path, src: Path, hash_seed: str = "0") -> dict:
 
 def add_vectors(work: Path, texts: list[str], encoder) -> None:
     """Adds the vectors of the processed NER strings the official ner_query embeds."""
-    z = np.load(work / "vectors.npz", allow_pickle=False)
-    table = {str(t): v for t, v in zip(z["texts"], z["vectors"], strict=True)}
+    table = vectors_of(work)
     new = sorted({t for t in texts if t and t not in table})
     if new:
         for t, v in zip(new, encoder.encode(new), strict=True):
