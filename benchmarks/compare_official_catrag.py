@@ -330,6 +330,7 @@ def main() -> int:
         "n_questions": len(questions),
         "run": str(args.run),
         "run_config_hash": args.run.name,
+        "decisions": decision_source(run_cfg),
         "official_commit": CATRAG_COMMIT,
         "official_src": str(args.official_src),
         "top10_identical": sum(r["identical"] for r in per_q),
@@ -385,6 +386,14 @@ def main() -> int:
     return 0
 
 
+def decision_source(run_cfg: dict) -> str:
+    """Who made the run's decisions: its LLM's model, or the scripted rules of catrag_scripted_run.py."""
+    model = (run_cfg.get("llm") or {}).get("model")
+    if model:
+        return f"LLM {model}"
+    return "scripted rule-based decisions of benchmarks/catrag_scripted_run.py, no model"
+
+
 def markdown(res: dict) -> str:
     n = res["n_questions"]
     lines = [
@@ -393,7 +402,7 @@ def markdown(res: dict) -> str:
         f"Official code: kwunhang/CatRAG `{res['official_commit'][:8]}` (`CatRAG.py`, `rerank.py`, "
         "`config_utils.py`, kept outside the repository) on hipporag 2.0.0a4's modules; both sides on the "
         "same OpenIE triples and all-MiniLM-L6-v2 vectors, and the same LLM decisions: those of the "
-        f"hopbench run `{res['run_config_hash']}` (retriever=catrag_code, local model), written in the "
+        f"hopbench run `{res['run_config_hash']}` (retriever=catrag_code, {res['decisions']}), written in the "
         "official reply formats for the authors' parsers.",
         "",
         "| | count |",
