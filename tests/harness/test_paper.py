@@ -200,9 +200,9 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
     now = [0.0]
     launched = []
 
-    def run(row):  # each run takes its estimated time on a fake clock
+    def run(row):  # an LLM run takes its estimated time on a fake clock, a CPU run 15 min
         launched.append(row.retriever)
-        now[0] += next(p.hours_left for p in planned if p.row is row) * 3600
+        now[0] += (next(p.hours_left for p in planned if p.row is row) or 0.25) * 3600
         return 0
 
     out = paper.execute_plan(
@@ -211,6 +211,8 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
     assert launched == ["cpu_a", "cpu_b", "llm_1h", "llm_2h"]  # the complete row is skipped
     assert [p.config_hash for p in out.left] == ["llm_3h"]  # 3 h more would pass 3.5 h: stop
     assert out.llm_hours_spent == pytest.approx(3.0) and not out.failed
+    assert out.cpu_hours_spent == pytest.approx(0.5)
+    assert out.timing().endswith("2 CPU-only run(s) 0.50 h, 2 LLM run(s) 3.00 h")
 
     launched.clear()
     out = paper.execute_plan(

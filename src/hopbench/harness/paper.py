@@ -26,8 +26,8 @@ into the response cache (if there is one), the CPU
 rows run, then the LLM rows cheapest first, each finished before the next starts, one
 `python -m hopbench.run` each. An LLM row starts only if its estimate fits in what is left of
 `paper.max_llm_hours`; when it does not, the command stops (exit 0) saying what is left: run the
-same command again to go on (complete runs are skipped, a killed one resumes). Last, `hopbench
-report`. Exit code 2 for a grid or setting that does not compose, 1 when a run failed.
+same command again to go on (complete runs are skipped, a killed one resumes). Then it prints
+the wall-clock hours of the CPU-only and of the LLM runs it made, and last runs `hopbench report`. Exit code 2 for a grid or setting that does not compose, 1 when a run failed.
 """
 
 from __future__ import annotations
@@ -506,7 +506,17 @@ class Outcome:
     failed: list[Planned] = field(default_factory=list)
     left: list[Planned] = field(default_factory=list)
     llm_hours_spent: float = 0.0
+    cpu_hours_spent: float = 0.0  # wall-clock of the CPU-only rows run (README's timing, #29)
     interrupted: bool = False
+
+    def timing(self) -> str:
+        """One line: how many rows of each kind ran and their wall-clock hours."""
+        n_cpu = sum(not p.needs_llm for p in self.ran + self.failed)
+        n_llm = len(self.ran) + len(self.failed) - n_cpu
+        return (
+            f"hopbench paper: wall-clock: {n_cpu} CPU-only run(s) {self.cpu_hours_spent:.2f} h, "
+            f"{n_llm} LLM run(s) {self.llm_hours_spent:.2f} h"
+        )
 
 
 def execute_plan(
@@ -534,8 +544,11 @@ def execute_plan(
         )
         started = clock()
         rc = run(p.row)
+        hours = (clock() - started) / 3600
         if p.needs_llm:
-            out.llm_hours_spent += (clock() - started) / 3600
+            out.llm_hours_spent += hours
+        else:
+            out.cpu_hours_spent += hours
         (out.ran if rc == 0 else out.failed).append(p)
         if rc == 130:  # interrupted: stop here, as the run did
             out.interrupted = True
@@ -660,6 +673,7 @@ def cli(argv: list[str]) -> int:
     if replies and Path(replies).is_file():
         _import_replies(replies, extra)
     out = execute_plan(planned, max_h)
+    print(out.timing())
     status = 0
     if out.interrupted:
         print(
