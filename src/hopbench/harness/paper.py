@@ -27,7 +27,8 @@ rows run, then the LLM rows cheapest first, each finished before the next starts
 `python -m hopbench.run` each. An LLM row starts only if its estimate fits in what is left of
 `paper.max_llm_hours`; when it does not, the command stops (exit 0) saying what is left: run the
 same command again to go on (complete runs are skipped, a killed one resumes). Then it prints
-the wall-clock hours of the CPU-only and of the LLM runs it made, and last runs `hopbench report`. Exit code 2 for a grid or setting that does not compose, 1 when a run failed.
+the wall-clock hours of the CPU-only and of the LLM runs it made, and last runs `hopbench
+report`. Exit code 2 for a grid or setting that does not compose, 1 when a run failed.
 """
 
 from __future__ import annotations
