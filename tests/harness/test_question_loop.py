@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -145,7 +146,17 @@ def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_onl
     """SIGINT to a run at concurrency 2: the two questions at the server are finished and kept,
     the queued ones never start, the exit is 130 with the run folder named and no traceback;
     the same command then computes only the questions without a row."""
-    srv = ScriptedServer(respond=_answer_after(0.5))
+    signalled = threading.Event()
+    answer = _answer_after(0.5)
+
+    def respond(body):
+        # no reply to a 5th request before the SIGINT is sent: however slow this process is to
+        # send it, the run cannot have finished every question first (and then exit 0)
+        if len(srv.requests) > 4:
+            signalled.wait(300)
+        return answer(body)
+
+    srv = ScriptedServer(respond=respond)
     overrides = _overrides(
         tmp_path, data_dir, tmp_path / "cache", f"llm.base_url={srv.base_url}", "concurrency=2"
     )
@@ -163,6 +174,7 @@ def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_onl
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read()[-2000:]
         proc.send_signal(signal.SIGINT)
+        signalled.set()
         out, err = proc.communicate(timeout=120)
         answered = len(srv.requests)
         assert proc.returncode == 130, err[-2000:]
@@ -183,6 +195,7 @@ def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_onl
             )
         )
     finally:
+        signalled.set()
         srv.close()
     assert m["n_questions"] == 12 and len(_rows(tmp_path)) == 12
     assert len(srv.requests) == 12  # the kept rows were not asked again
