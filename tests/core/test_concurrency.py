@@ -9,6 +9,7 @@ import time
 import pytest
 
 from hopbench.core.concurrency import completed
+from tests.helpers.signals import sigint_as_default
 
 
 def test_every_item_once_at_most_n_running(in_flight):
@@ -65,7 +66,7 @@ def test_a_consumer_that_stops_early_leaves_the_queued_items_unstarted():
 
 CTRL_C = """
 import faulthandler, os, signal, sys, threading, time
-faulthandler.dump_traceback_later(100)  # a hang prints every thread's stack before the timeout
+faulthandler.dump_traceback_later(25)  # a hang prints every thread's stack before the timeout
 from hopbench.core.concurrency import completed
 started, got = [], []
 def fn(x):
@@ -87,9 +88,13 @@ def test_ctrl_c_keeps_the_running_items_and_starts_no_more(child_env):
     import subprocess
     import sys
 
-    # generous: a child's start-up alone took more than 30 s on a machine busy installing packages
     out = subprocess.run(
-        [sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=120, env=child_env
+        [sys.executable, "-c", CTRL_C],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=child_env,
+        preexec_fn=sigint_as_default,  # also when the tests run as a background job
     )
     assert "interrupted" in out.stdout, out.stderr
     assert "finishing the 3 worker(s) still running" in out.stderr

@@ -17,6 +17,7 @@ from hopbench.harness.compose import load_config
 from hopbench.harness.question_loop import run_questions
 from hopbench.harness.runner import execute
 from tests.helpers.scripted_llm_server import ScriptedServer, completion
+from tests.helpers.signals import sigint_as_default
 
 
 def test_concurrent_loop_keeps_every_row_once_and_overlaps(in_flight):
@@ -168,6 +169,7 @@ def test_ctrl_c_keeps_the_rows_in_flight_exits_130_and_the_relaunch_computes_onl
             stderr=subprocess.PIPE,
             text=True,
             env=child_env,
+            preexec_fn=sigint_as_default,  # also when the tests run as a background job
         )
         deadline = time.monotonic() + 300
         while len(srv.requests) < 4 and proc.poll() is None and time.monotonic() < deadline:
