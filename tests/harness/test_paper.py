@@ -12,8 +12,10 @@ import pytest
 from hopbench.harness import paper
 from hopbench.harness.compose import load_config
 from hopbench.harness.runner import plan as runner_plan
+from hopbench.llm.reply_file import read_reply_file
 
 AWAITING = Path(paper.REFERENCE_LEADERBOARD).with_name("awaiting_rerun.csv")
+REPLY_FILE = Path(paper.REFERENCE_LEADERBOARD).with_name("llm_replies.jsonl.gz")
 
 TINY_GRID = """
 paper: {llm_questions: 2, llm: local, max_llm_hours: null, default_seconds_per_question: 60,
@@ -96,11 +98,16 @@ def test_the_plans_hash_is_the_runners(default_plan):
 def test_the_reference_rows_the_grid_does_not_make_are_exactly_those_awaiting_a_rerun(
     default_plan,
 ):
-    """Issue #29 item 2: every reference row is one `make paper` produces, or is listed in
-    results/reference/awaiting_rerun.csv with why and what replaces it. A new row of older code
-    fails here, and so does a listed row that is gone or that the grid now produces."""
+    """Issue #29 items 2 and 4: every reference row is one `make paper` produces, with its LLM
+    replies in the committed reply file, or is listed in results/reference/awaiting_rerun.csv with
+    why and what replaces it. A new row of older code fails here, so does an LLM row whose replies
+    were not exported, and so does a listed row that is gone or that is now made and exported."""
     _, planned = default_plan
+    head, _ = read_reply_file(REPLY_FILE)
     missing = paper.unmatched_reference(paper.REFERENCE_LEADERBOARD, planned)
+    missing += paper.reference_without_replies(
+        paper.REFERENCE_LEADERBOARD, planned, set(head["runs"])
+    )
     with open(AWAITING, newline="", encoding="utf-8") as fh:
         awaiting = list(csv.DictReader(fh))
     assert all(r["why"] and r["replaced_by"] for r in awaiting)
@@ -404,3 +411,21 @@ def test_llm_settings_go_to_the_llm_rows_only():
     )
     assert all("concurrency=4" in r.overrides for r in rows)
     assert {("llm.timeout=600" in r.overrides) == (r.kind == "llm") for r in rows} == {True}
+
+
+def test_reference_without_replies_lists_the_llm_rows_the_reply_file_lacks(tmp_path):
+    planned = [
+        _planned("cpu000cpu000", False),
+        _planned("llm111llm111", True, 1),
+        _planned("llm222llm222", True, 1),
+    ]
+    ref = tmp_path / "leaderboard.csv"
+    with open(ref, "w", newline="") as fh:
+        w = csv.DictWriter(fh, ["dataset", "retriever", "config_hash"])
+        w.writeheader()
+        for name in ("cpu000cpu000", "llm111llm111", "llm222llm222", "0ld0ld0ld0ld"):
+            w.writerow({"dataset": "d", "retriever": name, "config_hash": name})
+    exported = {"d/llm111llm111/llm111llm111"}
+    missing = paper.reference_without_replies(ref, planned, exported)
+    # the CPU row needs no reply and the unplanned row is unmatched_reference's business
+    assert [r["config_hash"] for r in missing] == ["llm222llm222"]

@@ -567,6 +567,19 @@ def unmatched_reference(reference_csv: str | Path, planned: list[Planned]) -> li
     return [r for r in rows if (r["dataset"], r["retriever"], r["config_hash"]) not in made]
 
 
+def reference_without_replies(
+    reference_csv: str | Path, planned: list[Planned], reply_runs: set[str]
+) -> list[dict]:
+    """The rows of a leaderboard that a planned LLM run makes but whose replies are not in the
+    reply file (`reply_runs`: its header's `dataset/retriever/hash` labels). A fresh clone could
+    not bring such a row back without the model: it waits for a rerun and an export."""
+    llm = {(p.row.dataset, p.row.retriever, p.config_hash) for p in planned if p.needs_llm}
+    with open(reference_csv, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    key = lambda r: (r["dataset"], r["retriever"], r["config_hash"])  # noqa: E731
+    return [r for r in rows if key(r) in llm and "/".join(key(r)) not in reply_runs]
+
+
 # ---- the command -------------------------------------------------------------------------------
 USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--grid FILE] [paper.KEY=VALUE ...] [llm=X] [KEY=VALUE ...]
 
