@@ -562,9 +562,7 @@ def execute_plan(
 def unmatched_reference(reference_csv: str | Path, planned: list[Planned]) -> list[dict]:
     """The rows of a leaderboard (dataset, retriever, config_hash) that no planned run produces."""
     made = {(p.row.dataset, p.row.retriever, p.config_hash) for p in planned if p.config_hash}
-    with open(reference_csv, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    return [r for r in rows if (r["dataset"], r["retriever"], r["config_hash"]) not in made]
+    return [r for r in _reference_rows(reference_csv) if _row_key(r) not in made]
 
 
 def reference_without_replies(
@@ -574,10 +572,21 @@ def reference_without_replies(
     reply file (`reply_runs`: its header's `dataset/retriever/hash` labels). A fresh clone could
     not bring such a row back without the model: it waits for a rerun and an export."""
     llm = {(p.row.dataset, p.row.retriever, p.config_hash) for p in planned if p.needs_llm}
+    return [
+        r
+        for r in _reference_rows(reference_csv)
+        if _row_key(r) in llm and "/".join(_row_key(r)) not in reply_runs
+    ]
+
+
+def _reference_rows(reference_csv: str | Path) -> list[dict]:
     with open(reference_csv, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    key = lambda r: (r["dataset"], r["retriever"], r["config_hash"])  # noqa: E731
-    return [r for r in rows if key(r) in llm and "/".join(key(r)) not in reply_runs]
+        return list(csv.DictReader(fh))
+
+
+def _row_key(r: dict) -> tuple[str, str, str]:
+    """A leaderboard row's run: (dataset, retriever, config_hash), as a planned run names it."""
+    return r["dataset"], r["retriever"], r["config_hash"]
 
 
 # ---- the command -------------------------------------------------------------------------------
