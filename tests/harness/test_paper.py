@@ -429,3 +429,105 @@ def test_reference_without_replies_lists_the_llm_rows_the_reply_file_lacks(tmp_p
     missing = paper.reference_without_replies(ref, planned, exported)
     # the CPU row needs no reply and the unplanned row is unmatched_reference's business
     assert [r["config_hash"] for r in missing] == ["llm222llm222"]
+
+
+# ---- rows the reply file carries: 0 h, run whatever the budget, no model (issue #29) ----------
+def test_rows_the_reply_file_carries_cost_nothing_and_run_whatever_the_budget():
+    planned = [
+        _planned("cpu_a", False),
+        _planned("llm_1h", True, 1),
+        _planned("filed_a", True, 2),
+        _planned("filed_b", True, 3),
+    ]
+    paper.add_committed_replies(planned, {"d/filed_a/filed_a", "d/filed_b/filed_b", "d/x/y"})
+    assert [(p.hours_left, p.cost_source) for p in planned[2:]] == [(0, "reply file")] * 2
+    assert planned[1].hours_left == pytest.approx(1.0) and planned[3].calls_left == 200
+    now, launched = [0.0], []
+
+    def run(row):  # every run takes 10 minutes of wall-clock
+        launched.append(row.retriever)
+        now[0] += 600
+        return 0
+
+    out = paper.execute_plan(planned, 0, run=run, clock=lambda: now[0], say=lambda s: None)
+    assert launched == ["cpu_a", "filed_a", "filed_b"]  # after the first, the budget is spent
+    assert [p.config_hash for p in out.left] == ["llm_1h"]
+    assert "1 of those LLM runs" not in paper.format_plan(planned, 0)
+    assert "2 of those LLM runs are answered by the committed reply file" in paper.format_plan(
+        planned, 0
+    )
+
+
+def test_a_fresh_cache_regenerates_a_filed_row_with_no_model_and_leaves_the_rest(
+    tmp_path, data_dir, cache_dir, capsys
+):
+    """The "done when" of #29 in small: a row made by a (scripted) server, its replies exported;
+    then `hopbench paper paper.max_llm_hours=0 llm.cache_only=true` from an empty response cache
+    and runs folder, with the server gone, imports the file, makes that row again identical
+    (same folder name, same answers) and leaves the row whose replies the file lacks."""
+    from hopbench.cli import main
+    from tests.helpers.scripted_llm_server import ScriptedServer, reply
+
+    def respond(body):
+        question = body["messages"][-1]["content"].rsplit("Question: ", 1)[1]
+        return reply(json.dumps({"reasoning": "r", "answer": question[:12]}))
+
+    filed = tmp_path / "replies.jsonl.gz"
+    grid_file = tmp_path / "grid.yaml"
+    grid_file.write_text(
+        TINY_GRID.replace("cpu:\n  - retriever: dense\n  - retriever: spreading_activation\n", "")
+        .replace("llm: local", "llm: server")
+        .replace("replies: null", f"replies: {filed}")
+        .replace("llm: []", "cpu: []\nllm:\n  - {retriever: oracle, reader: dataset}")
+    )
+    srv = ScriptedServer(respond=respond)
+    url = srv.base_url
+    llm = [f"llm.base_url={url}", "llm.model=scripted"]
+
+    def extra(name):
+        return [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={tmp_path / name / 'runs'}",
+            f"paths.cache_dir={tmp_path / name / 'cache'}",
+            "progress=false",
+        ]
+
+    try:
+        assert paper.cli(["--grid", str(grid_file), "--no-report", *llm, *extra("live")]) == 0
+    finally:
+        srv.close()
+    live = next((tmp_path / "live" / "runs").glob("musique_sub/oracle/*/"))
+    export = ["replies", "export", "--runs-dir", str(tmp_path / "live" / "runs")]
+    export += ["--cache-dir", str(tmp_path / "live" / "cache"), "--out", str(filed)]
+    assert main(export) == 0
+    grid_file.write_text(
+        grid_file.read_text().replace(
+            "llm:\n  - {retriever: oracle, reader: dataset}",
+            "llm:\n  - {retriever: oracle, reader: dataset}\n  - {retriever: dense, reader: dataset}",
+        )
+    )
+    capsys.readouterr()
+    words = ["paper.max_llm_hours=0", "llm.cache_only=true", *llm, *extra("cold")]
+    assert paper.cli(["--grid", str(grid_file), "--no-report", *words]) == 0
+    out = capsys.readouterr().out
+    assert "1 of those LLM runs are answered by the committed reply file" in out
+    assert "[reply file: 0.0 s/q]" in out and "stopped with 1 run(s) left" in out
+    again = tmp_path / "cold" / "runs" / "musique_sub" / "oracle" / live.name
+    assert json.loads((again / "metrics.json").read_text())["llm_cache_hits"] == 2
+    assert not (tmp_path / "cold" / "runs" / "musique_sub" / "dense").exists()
+
+    def answers(run):
+        rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+        return {r["id"]: (r["answer"], r["metrics"]) for r in rows}
+
+    assert answers(again) == answers(live) and len(answers(live)) == 2
+    # and the report says so: the live run made the reference, the cold one is checked against it
+    ref, report = tmp_path / "reference", ["report", "--no-figures", "--resamples", "200"]
+    update = [*report, "--runs-dir", str(tmp_path / "live" / "runs"), "--reference-dir", str(ref)]
+    assert main([*update, "--update-reference"]) == 0
+    check = [*report, "--runs-dir", str(tmp_path / "cold" / "runs"), "--reference-dir", str(ref)]
+    capsys.readouterr()
+    assert main([*check, "--results-dir", str(tmp_path / "results"), "--check-reference"]) == 0
+    assert "reference check: 1 of your 1 run(s) are reference rows; 1 identical, 0 differ" in (
+        capsys.readouterr().out
+    )

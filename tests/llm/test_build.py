@@ -44,3 +44,29 @@ def test_server_needs_base_url_and_model(tmp_path):
 def test_every_llm_config_has_a_name():
     for name in ("none", "local", "openai", "server"):
         assert _cfg(name).name == name
+
+
+def test_cache_only_local_loads_no_model_and_starts_no_server(tmp_path, monkeypatch):
+    """llm=local llm.cache_only=true: the GGUF is never assembled nor served; same identity, so
+    the cache keys are those of the model's own runs."""
+    import hopbench.llm.local_model as local_model
+    import hopbench.llm.local_server as local_server
+
+    def refuse(*a, **k):
+        raise AssertionError("cache_only must not touch the model")
+
+    monkeypatch.setattr(local_model, "ensure_model", refuse)
+    monkeypatch.setattr(local_server, "shared_server", refuse)
+    llm = build_client(_cfg("local", cache_only=True), tmp_path)
+    assert llm.identity == f"gguf-sha256:{local_model.QWEN_CODER_1_5B.sha256}"
+    assert llm.cache_only and llm.cache is not None
+    llm.close()
+    with pytest.raises(HopbenchError, match="llm.cache_only=true needs the response cache"):
+        build_client(_cfg("local", cache_only=True, cache=False), tmp_path)
+
+
+def test_cache_only_openai_needs_no_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    llm = build_client(_cfg("openai", cache_only=True), tmp_path)
+    assert llm.identity == "openai:https://api.openai.com/v1:gpt-4o-mini" and llm.cache_only
+    llm.close()

@@ -8,7 +8,8 @@ import pytest
 
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.client import LLMClient
-from hopbench.llm.errors import LLMFormatError
+from hopbench.llm.errors import LLMCacheMissError, LLMFormatError
+from hopbench.llm.policy import is_recoverable
 from tests.helpers.scripted_llm_server import completion, reply
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -194,3 +195,27 @@ def test_bad_reply_in_an_old_cache_is_a_miss_and_is_overwritten(scripted, make_c
     assert llm.chat(MSGS, schema=SCHEMA).cached and len(srv.requests) == 1
     s = llm.stats_dict()
     assert s["llm_cache_hits"] == 1 and s["llm_prompt_tokens"] == 10  # the stale row cost nothing
+
+
+# ---- cache_only: every reply from the cache, a miss an error, no server (issue #29) -----------
+def test_cache_only_answers_hits_and_replayed_failures_and_refuses_a_miss(scripted, make_client):
+    srv = scripted([reply('{"answer": "Shakespeare"}'), reply("not json")])
+    live = make_client(srv.base_url)
+    good = live.chat(MSGS, schema=SCHEMA)
+    other = [{"role": "user", "content": "Who wrote Faust?"}]
+    live.chat(other, schema=SCHEMA)  # fails its check: recorded apart
+    offline = make_client("", cache_only=True, replay_failed=True)  # no server URL at all
+    assert offline.chat(MSGS, schema=SCHEMA).text == good.text
+    assert offline.chat(other, schema=SCHEMA).error is not None  # the recorded failure, replayed
+    with pytest.raises(LLMCacheMissError, match="not in the response cache.*llm.cache_only=true"):
+        offline.chat([{"role": "user", "content": "Who wrote Ulysses?"}], schema=SCHEMA)
+    strict = make_client("", cache_only=True)  # without replay_failed the failure is a miss
+    with pytest.raises(LLMCacheMissError):
+        strict.chat(other, schema=SCHEMA)
+    assert len(srv.requests) == 2
+    s = offline.stats_dict()
+    assert s["llm_cache_hits"] == 2 and s["llm_seconds"] == 0
+
+
+def test_a_cache_miss_under_cache_only_aborts_rather_than_falls_back():
+    assert not is_recoverable(LLMCacheMissError("miss"))

@@ -72,7 +72,18 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="also print the published-vs-ours view (always written to published_vs_ours.md)",
     )
+    parser.add_argument(
+        "--check-reference",
+        action="store_true",
+        help="compare your runs that are reference rows (same dataset, retriever, config hash) "
+        "with the reference: question counts and metrics must be identical (exit code 1 if not)",
+    )
     args = parser.parse_args(argv)
+    if args.check_reference and (args.update_reference or args.no_reference):
+        parser.error(
+            "--check-reference compares with the reference: not with --update-reference "
+            "or --no-reference"
+        )
     reference_dir = None if args.no_reference and not args.update_reference else args.reference_dir
     if reference_dir is not None and not Path(reference_dir).exists() and not args.update_reference:
         reference_dir = None  # an installed copy without the repository's results/
@@ -105,4 +116,18 @@ def main(argv: list[str]) -> int:
             f"difference to {args.baseline}): {paper}"
         )
     print("wrote " + ", ".join(str(p) for p in paths))
+    if args.check_reference:
+        return _check_reference(df, reference_dir)
     return 0
+
+
+def _check_reference(df, reference_dir) -> int:
+    from hopbench.report.reference import load_table
+    from hopbench.report.reference_check import compare, summary
+
+    if reference_dir is None:
+        print("hopbench report: error: no reference results to check against", file=sys.stderr)
+        return 2
+    comparisons = compare(df, load_table(reference_dir, "leaderboard"))
+    print("\n".join(summary(comparisons, len(df))))
+    return 0 if all(c.identical for c in comparisons) else 1

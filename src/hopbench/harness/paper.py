@@ -18,7 +18,10 @@ that runs of the same method recorded (retrieval: same retriever; reading: same 
 runs, and runs still going with 5 or more questions), else those of the committed reference
 leaderboard, else `paper.default_seconds_per_question`; each divided by the concurrency it was
 recorded at (a request's seconds include the wait for the other questions in flight), so the
-hours are wall-clock hours on a server as busy as then.
+hours are wall-clock hours on a server as busy as then. A row whose replies the committed reply
+file carries (its header's `runs`) costs 0 h: it is imported first, so every call is a cache hit,
+and such a row runs whatever the budget (`paper.max_llm_hours=0`: everything that needs no
+model; add `llm.cache_only=true` to make a miss an error instead of a model call).
 The LLM rows run with `llm.replay_failed=true` (not part of the config hash): a reply recorded
 as failed is replayed rather than asked again, so the reference rows regenerate exactly
 (`llm.replay_failed=false` asks the server again). Then: the committed reply file is imported
@@ -46,6 +49,7 @@ from typing import Callable, Iterable, Iterator
 
 from omegaconf import OmegaConf
 
+from hopbench.core.errors import HopbenchError
 from hopbench.core.paths import CONFIG_DIR, REPO_REFERENCE
 
 GRID_PATH = Path(CONFIG_DIR) / "paper.yaml"
@@ -435,6 +439,29 @@ def add_costs(planned: list[Planned], costs: Costs) -> None:
             )
 
 
+def run_label(p: Planned) -> str:
+    """A planned run as reply files and the reference name it: `dataset/retriever/config_hash`."""
+    return f"{p.row.dataset}/{p.row.retriever}/{p.config_hash}"
+
+
+def add_committed_replies(planned: list[Planned], reply_runs: set[str]) -> None:
+    """An LLM row whose replies the reply file carries (`reply_runs`: its header's run labels)
+    costs no model time: once the file is imported, every call is a cache hit. Its estimate
+    becomes 0 h (calls stay: they are made, and answered from the cache)."""
+    for p in planned:
+        if p.needs_llm and p.config_hash and run_label(p) in reply_runs:
+            p.seconds_per_q, p.cost_source = 0.0, "reply file"
+
+
+def reply_runs_of(path: str | Path | None) -> set[str]:
+    """The run labels a reply file carries; none when there is no such file."""
+    if not path or not Path(path).is_file():
+        return set()
+    from hopbench.llm.reply_file import read_reply_header
+
+    return set(read_reply_header(path)["runs"])
+
+
 def work_order(planned: list[Planned]) -> list[Planned]:
     """CPU runs first (grid order), then LLM runs cheapest first; rows that do not compose last."""
     ok = [p for p in planned if p.config_hash]
@@ -482,6 +509,11 @@ def format_plan(planned: list[Planned], max_llm_hours: float | None) -> str:
         f"calls, ~{sum(p.hours_left for p in llm_left):.1f} h in {len(llm_left)} runs "
         f"(budget paper.max_llm_hours: {budget})"
     )
+    if from_file := sum(p.cost_source == "reply file" for p in llm_left):
+        lines.append(
+            f"{from_file} of those LLM runs are answered by the committed reply file (0 h: no "
+            "model time; they run whatever the budget)"
+        )
     if errors := [p for p in planned if p.error]:
         lines.append(f"{len(errors)} row(s) do not compose and are not run (shown as ERROR)")
     return "\n".join(lines)
@@ -532,9 +564,10 @@ def execute_plan(
     out = Outcome()
     todo = [p for p in work_order(planned) if not p.complete]
     for i, p in enumerate(todo):
-        if (
+        if (  # a row answered by the reply file (0 h) costs no model time: it always runs
             p.needs_llm
             and max_llm_hours is not None
+            and p.hours_left > 0
             and out.llm_hours_spent + p.hours_left > max_llm_hours
         ):
             out.left = todo[i:]
@@ -683,6 +716,12 @@ def cli(argv: list[str]) -> int:
             ),
         ),
     )
+    replies = grid.paper.get("replies")
+    try:
+        add_committed_replies(planned, reply_runs_of(replies))
+    except HopbenchError as exc:  # a damaged reply file: one line naming it
+        print(f"hopbench paper: error: {exc}", file=sys.stderr)
+        return 2
     print(
         f"hopbench paper: runs_dir {runs_dir}; LLM cost estimates from runs of the same "
         f"method there (complete, or 5+ questions done), else the reference leaderboard, else "
@@ -692,7 +731,6 @@ def cli(argv: list[str]) -> int:
     print(format_plan(planned, max_h))
     if "--plan-only" in flags:
         return 0
-    replies = grid.paper.get("replies")
     if replies and Path(replies).is_file():
         _import_replies(replies, extra)
     out = execute_plan(planned, max_h)

@@ -74,6 +74,7 @@ _LLM_RUNTIME_KEYS = (
     "verbosity",
     "cache",
     "replay_failed",
+    "cache_only",
 )
 
 

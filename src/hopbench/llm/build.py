@@ -15,7 +15,15 @@ from hopbench.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
-_COMMON = ("temperature", "seed", "max_tokens", "timeout", "strict_schema", "replay_failed")
+_COMMON = (
+    "temperature",
+    "seed",
+    "max_tokens",
+    "timeout",
+    "strict_schema",
+    "replay_failed",
+    "cache_only",
+)
 
 
 def _as_dict(llm_cfg) -> dict:
@@ -45,6 +53,17 @@ def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMCli
         from hopbench.llm.local_model import QWEN_CODER_1_5B, ensure_model
         from hopbench.llm.local_server import shared_server
 
+        if cfg.get("cache_only"):  # every reply from the cache: no model file, no server
+            if not cfg.get("cache", True):
+                raise HopbenchError("llm.cache_only=true needs the response cache (llm.cache=true)")
+            return LLMClient(
+                name="local",
+                base_url="",
+                model=str(cfg.get("model") or "local"),
+                identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}",
+                cache=_cache(cfg, cache_dir),
+                **_common(cfg),
+            )
         path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
         slots = local_slots(cfg, concurrency)
         if slots > 1:
@@ -75,7 +94,7 @@ def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMCli
     if name in ("openai", "server"):
         key_env = cfg.get("api_key_env") or ("OPENAI_API_KEY" if name == "openai" else None)
         api_key = os.environ.get(key_env) if key_env else None
-        if name == "openai" and not api_key:
+        if name == "openai" and not api_key and not cfg.get("cache_only"):
             raise HopbenchError(
                 f"llm=openai needs an API key in the environment variable {key_env}"
             )

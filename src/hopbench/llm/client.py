@@ -26,7 +26,8 @@ the schema; for plain text: not empty), so a bad reply is asked again on the nex
 of being replayed; a cached reply that fails its check (a cache written before this rule) is
 treated as a miss and overwritten. A bad reply is recorded apart (`ResponseCache.put_failed`):
 with `replay_failed=True` a miss is answered from that record, so a run that met a failure
-(and the retries it led to) is regenerated exactly, with no server. Which failures abort a run
+(and the retries it led to) is regenerated exactly, with no server; with `cache_only=True` a
+miss is an error (LLMCacheMissError) and no server is ever asked. Which failures abort a run
 and which fall back for one reply is decided in `hopbench.llm.policy`.
 """
 
@@ -57,6 +58,7 @@ from hopbench.core.records import (
 from hopbench.llm.cache import CachedResponse, ResponseCache, request_key
 from hopbench.llm.errors import (
     LLMAuthError,
+    LLMCacheMissError,
     LLMContextOverflowError,
     LLMFormatError,
     LLMRateLimitError,
@@ -270,8 +272,10 @@ class LLMClient:
         name: str = "server",
         api_key_env: str | None = None,
         replay_failed: bool = False,
+        cache_only: bool = False,
     ):
         self.name = name
+        self.cache_only = cache_only  # a miss raises LLMCacheMissError; no server is ever asked
         self.replay_failed = replay_failed  # answer a miss from the recorded failed replies
         self.api_key_env = api_key_env  # only named in the message when the key is refused
         self.base_url = base_url
@@ -289,7 +293,7 @@ class LLMClient:
         self.stats = LLMStats()
         self._lock = threading.Lock()
         self._scopes = threading.local()
-        self._http = ChatTransport(base_url, api_key, timeout)
+        self._http = None if cache_only else ChatTransport(base_url, api_key, timeout)
         self._checked_schemas: set[str] = set()
 
     # ---- the request ---------------------------------------------------------------------
@@ -353,6 +357,13 @@ class LLMClient:
         )
         if failed is not None:  # the failure a recorded run met, replayed (see the docstring)
             return self._replayed(failed[1], schema, key)
+        if self.cache_only:
+            raise LLMCacheMissError(
+                f"LLM request {key[:16]} is not in the response cache"
+                + ("" if self.cache is not None else " (llm.cache=false)")
+                + " and llm.cache_only=true forbids asking a model: import the reply file that "
+                "holds this run's replies (hopbench replies import FILE), or drop llm.cache_only"
+            )
 
         reply = self._send(messages, params, schema, schema_name)
         self._count(
@@ -627,6 +638,7 @@ class LLMClient:
             return self.stats.as_dict()
 
     def close(self) -> None:
-        self._http.close()
+        if self._http is not None:
+            self._http.close()
         if self.cache is not None:
             self.cache.close()

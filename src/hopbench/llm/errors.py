@@ -13,6 +13,11 @@ class LLMUnavailableError(LLMError):
     """The server could not be reached (not started, wrong base_url, network down)."""
 
 
+class LLMCacheMissError(LLMError):
+    """`llm.cache_only=true` and a request the response cache does not hold: the run was meant to
+    come back from recorded replies alone (a reply file imported), with no model asked."""
+
+
 class LLMTimeoutError(LLMError):
     """The server accepted the request but did not answer within the configured timeout."""
 

@@ -232,6 +232,19 @@ def _reply(path: Path, n: int, obj: dict, version: int) -> Reply:
     )
 
 
+def read_reply_header(path: str | Path) -> dict:
+    """The header line alone, checked: which runs and models a file carries, without reading its
+    entries (the paper plan asks it of every row)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReplyFileError(path, "no such file")
+    for n, raw in _lines(path):
+        head = _json(path, n, raw)
+        _check_header(path, head)
+        return head
+    raise ReplyFileError(path, "empty: no header line", 1)
+
+
 def read_reply_file(path: str | Path) -> tuple[dict, list[Reply]]:
     """(header, entries) of a reply file, every line checked (see the module's docstring)."""
     path = Path(path)
