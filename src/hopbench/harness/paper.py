@@ -631,6 +631,8 @@ USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--grid FILE] [pape
   paper.llm_questions=N    questions per set for the LLM rows (default 100)
   paper.max_llm_hours=H    LLM budget for this invocation (default: no limit)
   llm=X                    the LLM of the LLM rows (default local); llm.KEY=VALUE: theirs only
+  llm.cache_only=true      every LLM reply from the response cache (a miss is an error): with
+                           paper.max_llm_hours=0, what the reply file brings back, no model
   KEY=VALUE                passed to every run (paths.data_dir=DIR, concurrency=32, ...)
 """
 
