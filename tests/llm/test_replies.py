@@ -160,6 +160,12 @@ def test_a_key_the_cache_lacks_names_the_run_and_key(made, tmp_path, capsys):
     assert _export(runs, partial, out, "--allow-missing") == 0
     cap = capsys.readouterr()
     assert "2 replies" in cap.out and "1 key(s) not in the cache" in cap.err
+    label = f"musique_sub/oracle/{run.name}"
+    head, _ = read_reply_file(out)  # a run the file cannot bring back is not among its runs
+    assert head["runs"] == {} and head["incomplete_runs"] == {label: 1}
+    assert _export(runs, cache, out, "--update") == 0  # complete again: back among the runs
+    head, _ = read_reply_file(out)
+    assert head["runs"] == {label: 3} and "incomplete_runs" not in head
 
 
 def test_rows_without_recorded_keys_are_an_error(made, tmp_path, capsys):

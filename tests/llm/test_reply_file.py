@@ -10,7 +10,14 @@ import json
 import pytest
 
 from hopbench.cli import main
-from hopbench.llm.reply_file import FORMAT, Reply, ReplyFileError, read_reply_file, write_reply_file
+from hopbench.llm.reply_file import (
+    FORMAT,
+    Reply,
+    ReplyFileError,
+    read_reply_file,
+    read_reply_header,
+    write_reply_file,
+)
 
 
 def _reply(i: int, text: str = "reply", model: str = "m") -> Reply:
@@ -70,6 +77,14 @@ def test_the_same_entries_give_the_same_bytes_in_any_order(tmp_path):
     assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
 
 
+def test_a_run_complete_and_incomplete_at_once_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="complete and as incomplete"):
+        write_reply_file(tmp_path / "r.jsonl.gz", [_reply(1)], {"d/r/h": 1}, {"d/r/h": 1})
+    head = write_reply_file(tmp_path / "r.jsonl.gz", [_reply(1)], {"d/r/h": 1}, {"d/x/h": 2})
+    assert read_reply_header(tmp_path / "r.jsonl.gz") == head
+    assert head["incomplete_runs"] == {"d/x/h": 2}
+
+
 def test_a_key_given_twice_is_refused(tmp_path):
     with pytest.raises(ValueError, match="twice"):
         write_reply_file(tmp_path / "r.jsonl.gz", [_reply(1), _reply(1)], {})
@@ -120,6 +135,12 @@ BAD = {
         1,
         "n_failed",
         "the header says 1 failed",
+    ),
+    "incomplete runs not an object": (
+        [_header(0, incomplete_runs=["musique/catrag/abc"])],
+        1,
+        "incomplete_runs",
+        "expected an object",
     ),
     "version not a number": ([_header(0, version="1")], 1, "version", "expected an integer"),
     "bad key": ([_header(2), _entry(1), _entry(2, key="abc")], 3, "key", "64 lower-case hex"),

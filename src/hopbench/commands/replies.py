@@ -148,7 +148,8 @@ def _export(args) -> int:
         print(
             f"hopbench replies: {n_missing} key(s) not in the cache and "
             f"{sum(result.unrecorded.values())} row(s) without keys were left out "
-            "(--allow-missing)",
+            "(--allow-missing); the file lists their runs apart (incomplete_runs): it cannot "
+            "bring them back alone",
             file=sys.stderr,
         )
     return 0

@@ -73,7 +73,7 @@ def export_replies(
     machine's cache) raises `MissingReplies` naming the run and key, and nothing is written,
     unless `allow_missing` (then it is counted in the result). With `update`, the entries and
     runs already in `out` are kept beside them: run folders are disposable, the file is not."""
-    kept, kept_runs = _kept(out) if update else ({}, {})
+    kept, kept_runs = _kept(out) if update else ({}, ({}, {}))
     found: dict[str, Reply] = {}
     missing: dict[str, list[str]] = {}
     for run in runs:
@@ -113,18 +113,33 @@ def export_replies(
                 f"{out}: key {key} has another reply in the file than in the cache "
                 f"{cache.path}; nothing written (export without --update replaces the file)"
             )
-    head = write_reply_file(
-        out, found.values(), {**kept_runs, **{r.label: len(r.keys) for r in runs}}
-    )
+    gaps = {
+        r.label: len(missing.get(r.label, ())) + unrecorded.get(r.label, 0)
+        for r in runs
+        if r.label in missing or r.label in unrecorded
+    }
+    complete, incomplete = kept_runs
+    for r in runs:  # this export's word on a run replaces the file's
+        complete.pop(r.label, None)
+        incomplete.pop(r.label, None)
+        if r.label in gaps:
+            incomplete[r.label] = gaps[r.label]
+        else:
+            complete[r.label] = len(r.keys)
+    head = write_reply_file(out, found.values(), complete, incomplete)
     return Export(head, missing, unrecorded)
 
 
-def _kept(out: str | Path) -> tuple[dict[str, Reply], dict[str, int]]:
-    """The entries and runs of an existing reply file (none if there is no file yet)."""
+def _kept(out: str | Path) -> tuple[dict[str, Reply], tuple[dict[str, int], dict[str, int]]]:
+    """The entries, complete runs and incomplete runs of an existing reply file (none if there
+    is no file yet)."""
     if not Path(out).exists():
-        return {}, {}
+        return {}, ({}, {})
     head, replies = read_reply_file(out)
-    return {r.key: r for r in replies}, dict(head["runs"])
+    return {r.key: r for r in replies}, (
+        dict(head["runs"]),
+        dict(head.get("incomplete_runs", {})),
+    )
 
 
 def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = False) -> Import:

@@ -11,7 +11,10 @@ only the reply text (the parsed JSON is read from it), so that is what is stored
 Format, version 2: gzip-compressed UTF-8 JSON lines.
 
   line 1   {"format": "hopbench-llm-replies", "version": 2, "n_entries": N, "n_failed": F,
-            "models": {model identity: entries}, "runs": {"dataset/retriever/hash": keys used}}
+            "models": {model identity: entries}, "runs": {"dataset/retriever/hash": keys used},
+            and, when an export let some through (`--allow-missing`), "incomplete_runs":
+            {"dataset/retriever/hash": keys or rows it lacks}: those runs are not in "runs",
+            since the file alone cannot bring them back}
   then     {"key", "model", "text", "prompt_tokens", "completion_tokens", "seconds"} per entry,
            sorted by key, each key once; a reply that failed its check (the cache's
            `failed_replies`: replayed by `llm.replay_failed=true`, so the row it gave comes
@@ -80,11 +83,13 @@ class ReplyFileError(HopbenchError):
         self.path, self.line, self.field, self.problem = str(path), line, field, problem
 
 
-def header(replies: list[Reply], runs: dict[str, int]) -> dict:
+def header(
+    replies: list[Reply], runs: dict[str, int], incomplete: dict[str, int] | None = None
+) -> dict:
     models: dict[str, int] = {}
     for r in replies:
         models[r.model] = models.get(r.model, 0) + 1
-    return {
+    head = {
         "format": FORMAT,
         "version": VERSION,
         "n_entries": len(replies),
@@ -92,19 +97,29 @@ def header(replies: list[Reply], runs: dict[str, int]) -> dict:
         "models": dict(sorted(models.items())),
         "runs": dict(sorted(runs.items())),
     }
+    if incomplete:  # only when there are some: a complete file's bytes stay as they were
+        head["incomplete_runs"] = dict(sorted(incomplete.items()))
+    return head
 
 
 def _line(obj: dict) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def write_reply_file(path: str | Path, replies: Iterable[Reply], runs: dict[str, int]) -> dict:
+def write_reply_file(
+    path: str | Path,
+    replies: Iterable[Reply],
+    runs: dict[str, int],
+    incomplete: dict[str, int] | None = None,
+) -> dict:
     """Write the entries sorted by key (atomically: the file is whole or absent); return the header."""
     entries = sorted(replies, key=lambda r: r.key)
     for a, b in zip(entries, entries[1:]):
         if a.key == b.key:
             raise ValueError(f"reply {a.key} given twice")
-    head = header(entries, runs)
+    if both := set(runs) & set(incomplete or {}):
+        raise ValueError(f"run {sorted(both)[0]} given as complete and as incomplete")
+    head = header(entries, runs, incomplete)
     with (
         atomic_path(path, suffix=".gz") as tmp,
         open(tmp, "wb") as raw,
@@ -170,6 +185,10 @@ def _check_header(path: Path, head: dict) -> None:
     for name in ("models", "runs"):
         if not isinstance(head.get(name), dict):
             raise ReplyFileError(path, f"expected an object, got {head.get(name)!r}", 1, name)
+    if not isinstance(head.get("incomplete_runs", {}), dict):
+        raise ReplyFileError(
+            path, f"expected an object, got {head['incomplete_runs']!r}", 1, "incomplete_runs"
+        )
 
 
 def _count(v) -> bool:
