@@ -90,6 +90,7 @@ class SeedFlowDiffusion:
         a = adj.tocsr()
         a.sort_indices()
         self.indptr, self.indices = a.indptr, a.indices
+        self._distinct_neighbours = bool(a.has_canonical_format)  # no index twice in a row
         self.weight = np.asarray(a.data, dtype=np.float64)
         self.s = np.asarray(node_sim, dtype=np.float64)
         self.cap = capacities(a, capacity_total)
@@ -157,8 +158,11 @@ class SeedFlowDiffusion:
                 mass[to] += excess * qw[pos] / (w_sum + TINY)
                 new = to[~in_held[to]]
                 if len(new):
+                    if not self._distinct_neighbours:
+                        new = np.unique(new)
                     in_held[new] = True
-                    held = np.union1d(held, new)
+                    # both sorted and disjoint: a linear-time merge, not union1d's sort
+                    held = np.insert(held, np.searchsorted(held, new), new)
                 pushes += 1
             if iterations % 10 == 0:
                 if float(np.maximum(0.0, mass[held] - cap[held]).sum()) < eps:
