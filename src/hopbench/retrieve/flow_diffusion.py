@@ -37,6 +37,7 @@ from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.kernels.qafd_seed_flow import (
     SeedFlowDiffusion,
     keep_cluster,
+    node_norms_of,
     node_similarity,
 )
 from hopbench.retrieve.qafd_text_units import seed_text_units
@@ -135,6 +136,7 @@ class FlowDiffusionRetriever(Retriever):
             else kg.entity_embeddings
         )
         self.entity_emb = np.asarray(ent, dtype=np.float64)
+        self.entity_norms = node_norms_of(self.entity_emb)  # once, not per keyword string
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
         self.vectors.load_model()
@@ -206,7 +208,7 @@ class FlowDiffusionRetriever(Retriever):
         q = self.vectors([keyword_string])[0]
         fd = SeedFlowDiffusion(
             self.entity_graph,
-            node_similarity(self.entity_emb, q),
+            node_similarity(self.entity_emb, q, self.entity_norms),
             alpha=self.alpha,
             confidence=self.confidence,
             epsilon=self.epsilon,

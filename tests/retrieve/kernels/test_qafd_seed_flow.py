@@ -19,6 +19,7 @@ from hopbench.retrieve.kernels.qafd_seed_flow import (
     SeedFlowDiffusion,
     capacities,
     keep_cluster,
+    node_norms_of,
     node_similarity,
 )
 
@@ -173,3 +174,12 @@ def test_the_deduplicating_merge_gives_the_same_diffusions(graph_seed):
     dup = sp.csr_matrix((np.ones(8), indices, indptr), shape=(4, 4))
     assert not dup.has_canonical_format
     assert not SeedFlowDiffusion(dup, np.full(4, 0.5))._distinct_neighbours
+
+
+def test_norms_computed_once_give_the_same_similarities_bit_for_bit():
+    rng = np.random.default_rng(3)
+    emb = rng.normal(size=(50, 16)).astype(np.float32)
+    emb[7] = 0.0
+    q = rng.normal(size=16)
+    once = node_similarity(emb, q, node_norms_of(emb))
+    assert once.tobytes() == node_similarity(emb, q).tobytes() and once[7] == 0.0

@@ -51,16 +51,24 @@ class SeedFlow:
     converged: bool
 
 
-def node_similarity(node_emb: np.ndarray, query_emb: np.ndarray) -> np.ndarray:
-    """s_v = max(0, (cos(h_v, q) + 1) / 2) per node; 0 for a zero vector (the code's guard)."""
+def node_similarity(
+    node_emb: np.ndarray, query_emb: np.ndarray, node_norms: np.ndarray | None = None
+) -> np.ndarray:
+    """s_v = max(0, (cos(h_v, q) + 1) / 2) per node; 0 for a zero vector (the code's guard).
+    `node_norms`: `node_norms_of(node_emb)`, computed once per graph rather than per query."""
     e = np.asarray(node_emb, dtype=np.float64)
     q = np.asarray(query_emb, dtype=np.float64)
     qn = np.linalg.norm(q)
-    en = np.linalg.norm(e, axis=1)
+    en = node_norms_of(e) if node_norms is None else node_norms
     ok = (en > 0) & (qn > 0)
     cos = np.zeros(len(e))
     cos[ok] = (e[ok] @ q) / (en[ok] * qn)
     return np.where(ok, np.maximum(0.0, (cos + 1.0) / 2.0), 0.0)
+
+
+def node_norms_of(node_emb: np.ndarray) -> np.ndarray:
+    """The per-node L2 norms `node_similarity` divides by (float64)."""
+    return np.linalg.norm(np.asarray(node_emb, dtype=np.float64), axis=1)
 
 
 def capacities(adj: sp.csr_matrix, total: float = 10.0) -> np.ndarray:
