@@ -32,53 +32,9 @@ from hopbench.harness.runner import build_models, plan, prepare  # noqa: E402
 from hopbench.retrieve.kernels import qafd_seed_flow as k  # noqa: E402
 
 
-def union1d_run(self, source: int):
-    """`SeedFlowDiffusion.run` as it was before: `held = np.union1d(held, new)`."""
-    cap, eps = self.cap, self.epsilon
-    x = self._warm_start(source)
-    mass = np.zeros(len(cap))
-    mass[source] = self.alpha * self.total_cap * (1.0 + self.confidence)
-    held = np.array([source], dtype=np.int64)
-    in_held = np.zeros(len(cap), dtype=bool)
-    in_held[source] = True
-    import random
-
-    rng = random.Random(self.seed)
-    iterations = pushes = 0
-    converged = False
-    while iterations < self.max_iterations:
-        iterations += 1
-        over = held[mass[held] > cap[held] + eps]
-        if not len(over):
-            converged = True
-            break
-        v = int(rng.choice(over))
-        nbrs, qw, w_sum = self._weights(v)
-        excess = mass[v] - cap[v]
-        if len(nbrs) and w_sum != 0 and excess > 0:
-            x[v] = x.get(v, 0.0) + self.step_size * excess / (w_sum + k.TINY)
-            mass[v] = cap[v]
-            pos = qw > 0
-            to = nbrs[pos]
-            mass[to] += excess * qw[pos] / (w_sum + k.TINY)
-            new = to[~in_held[to]]
-            if len(new):
-                in_held[new] = True
-                held = np.union1d(held, new)
-            pushes += 1
-        if iterations % 10 == 0:
-            if float(np.maximum(0.0, mass[held] - cap[held]).sum()) < eps:
-                converged = True
-                break
-    support = sorted(((v, val) for v, val in x.items() if val > 0), key=lambda t: (-t[1], t[0]))
-    return k.SeedFlow(
-        source,
-        np.array([v for v, _ in support], dtype=np.int64),
-        np.array([val for _, val in support], dtype=np.float64),
-        iterations,
-        pushes,
-        converged,
-    )
+def union1d_merge(held: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The merge as it was before."""
+    return np.union1d(held, new)
 
 
 def main() -> int:
@@ -106,18 +62,20 @@ def main() -> int:
     llm, reader = build_models(p)
     job = prepare(p, llm, reader)
     questions = p.dataset.questions[: args.questions]
-    new_run = k.SeedFlowDiffusion.run
+    insert_merge = k.SeedFlowDiffusion._merge
     times = {"insert": [], "union1d": []}
     for i, q in enumerate(questions):
         got = {}
         for name in ("insert", "union1d") if i % 2 == 0 else ("union1d", "insert"):
-            k.SeedFlowDiffusion.run = new_run if name == "insert" else union1d_run
+            k.SeedFlowDiffusion._merge = staticmethod(
+                insert_merge if name == "insert" else union1d_merge
+            )
             t = time.perf_counter()
             r = job.plan.retriever.retrieve(q, 10)
             times[name].append(time.perf_counter() - t)
             trace = {key: v for key, v in r.trace.items() if key != "llm_cost"}  # timings
             got[name] = (r.passage_ids, r.scores, trace)
-        k.SeedFlowDiffusion.run = new_run
+        k.SeedFlowDiffusion._merge = staticmethod(insert_merge)
         a, b = got["insert"], got["union1d"]
         if repr(a) != repr(b):
             print(f"question {q.id}: the two kernels differ", file=sys.stderr)

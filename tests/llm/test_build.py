@@ -70,3 +70,5 @@ def test_cache_only_openai_needs_no_key(tmp_path, monkeypatch):
     llm = build_client(_cfg("openai", cache_only=True), tmp_path)
     assert llm.identity == "openai:https://api.openai.com/v1:gpt-4o-mini" and llm.cache_only
     llm.close()
+    with pytest.raises(HopbenchError, match="llm.cache_only=true needs the response cache"):
+        build_client(_cfg("openai", cache_only=True, cache=False), tmp_path)

@@ -46,46 +46,48 @@ def local_slots(cfg: dict, concurrency: int) -> int:
     return max(int(cfg.get("n_parallel", 1) or 1), int(concurrency))
 
 
+def _local_endpoint(cfg: dict, cache_dir, concurrency: int) -> tuple[str, str]:
+    """(base_url, model) of the in-process llama.cpp server, assembling the GGUF if needed."""
+    from hopbench.llm.local_model import QWEN_CODER_1_5B, ensure_model
+    from hopbench.llm.local_server import shared_server
+
+    path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
+    slots = local_slots(cfg, concurrency)
+    if slots > 1:
+        log.info(
+            "local LLM: %d parallel slots of %d tokens each (concurrency=%d); llama.cpp "
+            "rounds batched requests differently, so fresh replies can differ from "
+            "concurrency=1 (cached ones do not)",
+            slots,
+            cfg.get("n_ctx", 8192),
+            concurrency,
+        )
+    server = shared_server(
+        path,
+        n_ctx=cfg.get("n_ctx", 8192),
+        n_threads=cfg.get("n_threads", 2),
+        n_parallel=slots,
+        verbosity=cfg.get("verbosity", 0),
+    )
+    return server.base_url, path.name
+
+
 def build_client(llm_cfg, cache_dir: str | Path, concurrency: int = 1) -> LLMClient:
     cfg = _as_dict(llm_cfg)
     name = cfg.get("name", "none")
+    if cfg.get("cache_only") and not cfg.get("cache", True):
+        raise HopbenchError("llm.cache_only=true needs the response cache (llm.cache=true)")
     if name == "local":
-        from hopbench.llm.local_model import QWEN_CODER_1_5B, ensure_model
-        from hopbench.llm.local_server import shared_server
+        from hopbench.llm.local_model import QWEN_CODER_1_5B
 
         if cfg.get("cache_only"):  # every reply from the cache: no model file, no server
-            if not cfg.get("cache", True):
-                raise HopbenchError("llm.cache_only=true needs the response cache (llm.cache=true)")
-            return LLMClient(
-                name="local",
-                base_url="",
-                model=str(cfg.get("model") or "local"),
-                identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}",
-                cache=_cache(cfg, cache_dir),
-                **_common(cfg),
-            )
-        path = ensure_model(cache_dir, QWEN_CODER_1_5B, model_dir=cfg.get("model_dir"))
-        slots = local_slots(cfg, concurrency)
-        if slots > 1:
-            log.info(
-                "local LLM: %d parallel slots of %d tokens each (concurrency=%d); llama.cpp "
-                "rounds batched requests differently, so fresh replies can differ from "
-                "concurrency=1 (cached ones do not)",
-                slots,
-                cfg.get("n_ctx", 8192),
-                concurrency,
-            )
-        server = shared_server(
-            path,
-            n_ctx=cfg.get("n_ctx", 8192),
-            n_threads=cfg.get("n_threads", 2),
-            n_parallel=slots,
-            verbosity=cfg.get("verbosity", 0),
-        )
+            base_url, model = "", str(cfg.get("model") or "local")
+        else:
+            base_url, model = _local_endpoint(cfg, cache_dir, concurrency)
         return LLMClient(
             name="local",
-            base_url=server.base_url,
-            model=path.name,
+            base_url=base_url,
+            model=model,
             identity=f"gguf-sha256:{QWEN_CODER_1_5B.sha256}",
             cache=_cache(cfg, cache_dir),
             transient_retries=0,

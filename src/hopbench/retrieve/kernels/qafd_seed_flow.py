@@ -138,6 +138,11 @@ class SeedFlowDiffusion:
             x = combined
         return x
 
+    @staticmethod
+    def _merge(held: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """`held` and `new` sorted and disjoint: a linear-time merge, not union1d's sort."""
+        return np.insert(held, np.searchsorted(held, new), new)
+
     def run(self, source: int) -> SeedFlow:
         cap, eps = self.cap, self.epsilon
         x = self._warm_start(source)
@@ -169,8 +174,7 @@ class SeedFlowDiffusion:
                     if not self._distinct_neighbours:
                         new = np.unique(new)
                     in_held[new] = True
-                    # both sorted and disjoint: a linear-time merge, not union1d's sort
-                    held = np.insert(held, np.searchsorted(held, new), new)
+                    held = self._merge(held, new)
                 pushes += 1
             if iterations % 10 == 0:
                 if float(np.maximum(0.0, mass[held] - cap[held]).sum()) < eps:
