@@ -162,8 +162,26 @@ def test_a_key_the_cache_lacks_names_the_run_and_key(made, tmp_path, capsys):
     assert "2 replies" in cap.out and "1 key(s) not in the cache" in cap.err
     label = f"musique_sub/oracle/{run.name}"
     head, _ = read_reply_file(out)  # a run the file cannot bring back is not among its runs
-    assert head["runs"] == {} and head["incomplete_runs"] == {label: 1}
+    assert head["runs"] == {} and head["incomplete_runs"] == {label: 2}  # keys it holds
     assert _export(runs, cache, out, "--update") == 0  # complete again: back among the runs
+    head, _ = read_reply_file(out)
+    assert head["runs"] == {label: 3} and "incomplete_runs" not in head
+
+
+def test_a_run_not_finished_keeps_its_replies_but_is_listed_apart(made, tmp_path, capsys):
+    runs, cache, _ = made
+    unfinished = tmp_path / "runs"
+    shutil.copytree(runs, unfinished)
+    run = next(unfinished.glob("musique_sub/oracle/*/"))
+    (run / "metrics.json").unlink()  # as a run killed before its last question looks
+    label = f"musique_sub/oracle/{run.name}"
+    out = tmp_path / "r.jsonl.gz"
+    assert _export(unfinished, cache, out, str(run)) == 0
+    assert f"{label} is not complete" in capsys.readouterr().err
+    head, replies = read_reply_file(out)
+    assert len(replies) == 3  # its replies so far travel with the file
+    assert head["runs"] == {} and head["incomplete_runs"] == {label: 3}
+    assert _export(runs, cache, out, "--update") == 0  # finished: now among the runs
     head, _ = read_reply_file(out)
     assert head["runs"] == {label: 3} and "incomplete_runs" not in head
 

@@ -125,7 +125,8 @@ def _export(args) -> int:
         if not r.complete:
             print(
                 f"hopbench replies: note: {r.label} is not complete; its remaining questions' "
-                "replies are not in the file",
+                "replies are not in the file, which lists it apart (incomplete_runs) until an "
+                "export after it finishes",
                 file=sys.stderr,
             )
     cache = ResponseCache.in_dir(args.cache_dir)

@@ -71,8 +71,11 @@ def export_replies(
     """Write the entries `runs` used to `out`, with the failed replies the cache recorded for
     them (flagged). A key in neither (a failure met before failures were recorded; another
     machine's cache) raises `MissingReplies` naming the run and key, and nothing is written,
-    unless `allow_missing` (then it is counted in the result). With `update`, the entries and
-    runs already in `out` are kept beside them: run folders are disposable, the file is not."""
+    unless `allow_missing` (then it is counted in the result). A run the file cannot bring
+    back alone (such gaps, or a run not finished: its replies so far are kept, so an interrupted
+    row is not lost with its machine) is listed under `incomplete_runs`, not `runs`. With
+    `update`, the entries and runs already in `out` are kept beside them: run folders are
+    disposable, the file is not."""
     kept, kept_runs = _kept(out) if update else ({}, ({}, {}))
     found: dict[str, Reply] = {}
     missing: dict[str, list[str]] = {}
@@ -113,19 +116,15 @@ def export_replies(
                 f"{out}: key {key} has another reply in the file than in the cache "
                 f"{cache.path}; nothing written (export without --update replaces the file)"
             )
-    gaps = {
-        r.label: len(missing.get(r.label, ())) + unrecorded.get(r.label, 0)
-        for r in runs
-        if r.label in missing or r.label in unrecorded
-    }
     complete, incomplete = kept_runs
     for r in runs:  # this export's word on a run replaces the file's
         complete.pop(r.label, None)
         incomplete.pop(r.label, None)
-        if r.label in gaps:
-            incomplete[r.label] = gaps[r.label]
-        else:
-            complete[r.label] = len(r.keys)
+        held = len(r.keys) - len(missing.get(r.label, ()))
+        if r.complete and r.label not in missing and r.label not in unrecorded:
+            complete[r.label] = held
+        else:  # keys the cache lacks, rows without keys, or questions not yet asked
+            incomplete[r.label] = held
     head = write_reply_file(out, found.values(), complete, incomplete)
     return Export(head, missing, unrecorded)
 

@@ -12,9 +12,9 @@ Format, version 2: gzip-compressed UTF-8 JSON lines.
 
   line 1   {"format": "hopbench-llm-replies", "version": 2, "n_entries": N, "n_failed": F,
             "models": {model identity: entries}, "runs": {"dataset/retriever/hash": keys used},
-            and, when an export let some through (`--allow-missing`), "incomplete_runs":
-            {"dataset/retriever/hash": keys or rows it lacks}: those runs are not in "runs",
-            since the file alone cannot bring them back}
+            and "incomplete_runs": {"dataset/retriever/hash": keys the file holds for it} for
+            runs the file alone cannot bring back (keys let through by `--allow-missing`, or a
+            run exported before it finished): those are not in "runs"}
   then     {"key", "model", "text", "prompt_tokens", "completion_tokens", "seconds"} per entry,
            sorted by key, each key once; a reply that failed its check (the cache's
            `failed_replies`: replayed by `llm.replay_failed=true`, so the row it gave comes
