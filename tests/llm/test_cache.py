@@ -219,3 +219,49 @@ def test_cache_only_answers_hits_and_replayed_failures_and_refuses_a_miss(script
 
 def test_a_cache_miss_under_cache_only_aborts_rather_than_falls_back():
     assert not is_recoverable(LLMCacheMissError("miss"))
+
+
+def test_two_threads_asking_one_request_use_one_reply(scripted, make_client):
+    """Two questions in flight needing the same request (an entity summary both reach): the
+    server is asked once and both use that reply, since a rerun finds only one in the cache.
+    The server here answers each request differently, as llama.cpp can when it batches two."""
+    import itertools
+    import threading
+
+    count = itertools.count(1)
+    srv = scripted(respond=lambda body: (200, completion(f"reply {next(count)}"), 0.3))
+    llm = make_client(srv.base_url)
+    start, texts = threading.Barrier(2), []
+
+    def ask():
+        start.wait()
+        texts.append(llm.chat(MSGS).text)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert texts == ["reply 1", "reply 1"] and len(srv.requests) == 1
+    assert llm.stats_dict()["llm_calls"] == 2 and llm.stats_dict()["llm_cache_hits"] == 1
+    assert not llm._in_flight  # no lock left behind
+
+
+def test_a_reply_another_process_stored_first_is_the_one_used(scripted, make_client):
+    """Two runs (two clients on one cache file) racing on a request: the one that stores second
+    uses the reply stored first, so every row that used the key replays from the cache."""
+    other: list = []
+
+    def respond(body):
+        if not other:  # the first request: while it is out, another run asks and stores first
+            other.append(make_client(srv.base_url))
+            assert other[0].chat(MSGS).text == "first stored"
+            return reply("arrived second")
+        return reply("first stored")
+
+    srv = scripted(respond=respond)
+    late = make_client(srv.base_url)
+    result = late.chat(MSGS)
+    assert result.text == "first stored" and not result.cached
+    assert len(srv.requests) == 2
+    assert late.chat(MSGS).text == "first stored"  # and the cache holds it

@@ -2,8 +2,10 @@
 
 WAL mode (on a local disk; a rollback journal on a network file system, where WAL does
 not work: `hopbench.core.storage`) lets several Hydra jobs read while one writes; each insert is its
-own short transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless
-(at temperature 0 they produced the same reply anyway). Usage and latency are stored with
+own short transaction, and `INSERT OR IGNORE` makes two jobs racing on the same request harmless:
+the first reply stored wins and `put` hands it back, so the loser uses it too (at temperature 0
+two requests can still get different replies: llama.cpp decoding two sequences in one batch,
+or a server's nondeterministic kernels). Usage and latency are stored with
 the reply so a cached rerun still reports what the request cost when it was made.
 
 The cache stores what it is given; the client gives it only replies that passed their
@@ -193,9 +195,11 @@ class ResponseCache:
         request: dict,
         response: CachedResponse,
         replace: bool = False,
-    ) -> None:
+    ) -> CachedResponse:
         """Store a reply and its checksum; the first write wins unless `replace` (overwriting a
-        bad stored reply). The checksum is of the row stored, whichever process wrote it."""
+        bad stored reply). The checksum is of the row stored, whichever process wrote it.
+        Returns the reply stored: another process's, when it stored this key first (the caller
+        must use that one, so every use of a key is the reply a rerun will find)."""
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self._lock, self._readable():
             self._conn.execute("BEGIN IMMEDIATE")
@@ -228,6 +232,7 @@ class ResponseCache:
                 except sqlite3.Error:
                     pass  # nothing open (the failed statement ended it)
                 raise
+        return CachedResponse(*stored)
 
     def put_failed(
         self, key: str, model_identity: str, response: CachedResponse, request: dict | None = None
