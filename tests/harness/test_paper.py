@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -233,9 +235,27 @@ def test_a_failed_run_is_reported_and_the_next_goes_on_an_interrupt_stops():
     codes = {"cpu_a": 2, "cpu_b": 0, "llm_1h": 0}
     out = paper.execute_plan(planned, None, run=lambda r: codes[r.retriever], say=lambda s: None)
     assert [p.config_hash for p in out.failed] == ["cpu_a"] and len(out.ran) == 2
-    codes["cpu_b"] = 130
-    out = paper.execute_plan(planned, None, run=lambda r: codes[r.retriever], say=lambda s: None)
-    assert out.interrupted and [p.config_hash for p in out.left] == ["cpu_b", "llm_1h"]
+    for code in (130, -signal.SIGINT):  # its own handler's code, or killed during imports
+        codes["cpu_b"] = code
+        out = paper.execute_plan(
+            planned, None, run=lambda r: codes[r.retriever], say=lambda s: None
+        )
+        assert out.interrupted and [p.config_hash for p in out.left] == ["cpu_b", "llm_1h"]
+
+
+def test_a_ctrl_c_during_a_run_reaches_the_run_not_the_waiting_command():
+    # The child sends SIGINT to its parent (as a terminal's Ctrl-C reaches the whole group),
+    # reports whether it has Python's own handler (not an inherited SIG_IGN), and exits 130.
+    child = (
+        "import os, signal, sys, time\n"
+        "ok = signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "os.kill(os.getppid(), signal.SIGINT)\n"
+        "time.sleep(0.3)\n"
+        "sys.exit(130 if ok else 3)\n"
+    )
+    before = signal.getsignal(signal.SIGINT)
+    assert paper.run_child([sys.executable, "-c", child]) == 130
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_costs_come_from_complete_runs_of_the_same_method_else_the_reference_else_the_default(

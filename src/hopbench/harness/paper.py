@@ -40,6 +40,7 @@ import csv
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -530,7 +531,24 @@ def child_env() -> dict[str, str]:
 
 def launch(row: Row) -> int:
     """One run through the run entry point (a process of its own)."""
-    return subprocess.call([sys.executable, "-m", "hopbench.run", *row.overrides], env=child_env())
+    return run_child([sys.executable, "-m", "hopbench.run", *row.overrides], child_env())
+
+
+def run_child(argv: list[str], env: dict[str, str] | None = None) -> int:
+    """Run `argv` and return its exit code. A Ctrl-C reaches the child and this process alike
+    (one process group); the child's handler finishes its questions in flight and exits 130, so
+    here it is only noted, never raised mid-wait. A Python handler, unlike SIG_IGN, is not
+    inherited across exec, so the child keeps the default one."""
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        return subprocess.call(argv, env=env)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# A run stopped by Ctrl-C: 130 from its own handler, -SIGINT if the signal came before that
+# handler was installed (during imports).
+INTERRUPTED = (130, -int(signal.SIGINT))
 
 
 @dataclass
@@ -584,7 +602,7 @@ def execute_plan(
         else:
             out.cpu_hours_spent += hours
         (out.ran if rc == 0 else out.failed).append(p)
-        if rc == 130:  # interrupted: stop here, as the run did
+        if rc in INTERRUPTED:  # interrupted: stop here, as the run did
             out.interrupted = True
             out.left = todo[i:]
             return out
