@@ -62,12 +62,13 @@ class SpreadingActivationNeo4jRetriever(Retriever):
         #   portable: plain Cypher, no APOC
         seed_fallback_k: int = rules.SEED_FALLBACK_TOTAL,  # k = max(1, 5 // n_mentions)
         #   entities per unmatched mention
-        vector_candidates: int = 100,  # entity vector-index hits per unmatched mention (HNSW
-        #   is approximate: 50 missed 1 of 415 MuSiQue mentions) ...
+        vector_candidates: int = 1000,  # entity vector-index hits per unmatched mention (HNSW
+        #   is approximate: 100 missed the nearest entity of 2 of 1,000 2Wiki questions,
+        #   1,000 missed none; docs/methods/qasa.md) ...
         vector_rerank_margin: int = 10,  # ... of which the best k + margin are re-ranked by
         #   the exact cosine
-        dense_candidates: int = 100,  # passage vector-index hits for the dense fill (when
-        #   fewer than k passages are activated)
+        dense_candidates: int = 1000,  # passage vector-index hits for the dense fill (when
+        #   fewer than k passages are activated; 100 missed a 7th-nearest passage on HoVer)
         export_batch_size: int = 1000,  # rows per UNWIND write when the graph is exported
         seed_score: str = "index",  # as retriever=spreading_activation (activation_rules
         seed_norm: str = "all",  #   rule 2): the authors' seed scores and normalisation
