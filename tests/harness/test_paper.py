@@ -220,6 +220,7 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
     assert launched == ["cpu_a", "cpu_b", "llm_1h", "llm_2h"]  # the complete row is skipped
     assert [p.config_hash for p in out.left] == ["llm_3h"]  # 3 h more would pass 3.5 h: stop
     assert out.llm_hours_spent == pytest.approx(3.0) and not out.failed
+    assert out.budget_hours_spent == pytest.approx(3.0)
     assert out.cpu_hours_spent == pytest.approx(0.5)
     assert out.timing().endswith("2 CPU-only run(s) 0.50 h, 2 LLM run(s) 3.00 h")
 
@@ -472,6 +473,7 @@ def test_rows_the_reply_file_carries_cost_nothing_and_run_whatever_the_budget():
     out = paper.execute_plan(planned, 0, run=run, clock=lambda: now[0], say=lambda s: None)
     assert launched == ["cpu_a", "filed_a", "filed_b"]  # after the first, the budget is spent
     assert [p.config_hash for p in out.left] == ["llm_1h"]
+    assert out.llm_hours_spent == pytest.approx(1 / 3) and out.budget_hours_spent == 0
     assert "1 of those LLM runs" not in paper.format_plan(planned, 0)
     assert "2 of those LLM runs are answered by the committed reply file" in paper.format_plan(
         planned, 0
@@ -551,3 +553,20 @@ def test_a_fresh_cache_regenerates_a_filed_row_with_no_model_and_leaves_the_rest
     assert "reference check: 1 of your 1 run(s) are reference rows; 1 identical, 0 differ" in (
         capsys.readouterr().out
     )
+
+
+def test_the_reply_files_rows_spend_wall_clock_but_no_budget():
+    """A budget of 1 h after 2 h of reply-file rows still runs a 1 h row that needs the model."""
+    planned = [_planned("filed_a", True, 2), _planned("llm_1h", True, 1)]
+    paper.add_committed_replies(planned, {"d/filed_a/filed_a"})
+    now, launched = [0.0], []
+
+    def run(row):  # the filed row replays for 2 h of wall-clock, the other takes its hour
+        launched.append(row.retriever)
+        now[0] += 7200 if row.retriever == "filed_a" else 3600
+        return 0
+
+    out = paper.execute_plan(planned, 1, run=run, clock=lambda: now[0], say=lambda s: None)
+    assert launched == ["filed_a", "llm_1h"] and not out.left
+    assert out.llm_hours_spent == pytest.approx(3.0)
+    assert out.budget_hours_spent == pytest.approx(1.0)

@@ -556,8 +556,10 @@ class Outcome:
     ran: list[Planned] = field(default_factory=list)
     failed: list[Planned] = field(default_factory=list)
     left: list[Planned] = field(default_factory=list)
-    llm_hours_spent: float = 0.0
+    llm_hours_spent: float = 0.0  # wall-clock of every LLM row run (reply-file rows too)
     cpu_hours_spent: float = 0.0  # wall-clock of the CPU-only rows run (README's timing, #29)
+    budget_hours_spent: float = 0.0  # wall-clock of the LLM rows that needed the model: what
+    #   paper.max_llm_hours bounds (a row the reply file answers costs the budget nothing)
     interrupted: bool = False
 
     def timing(self) -> str:
@@ -586,7 +588,7 @@ def execute_plan(
             p.needs_llm
             and max_llm_hours is not None
             and p.hours_left > 0
-            and out.llm_hours_spent + p.hours_left > max_llm_hours
+            and out.budget_hours_spent + p.hours_left > max_llm_hours
         ):
             out.left = todo[i:]
             return out
@@ -599,6 +601,8 @@ def execute_plan(
         hours = (clock() - started) / 3600
         if p.needs_llm:
             out.llm_hours_spent += hours
+            if p.hours_left > 0:
+                out.budget_hours_spent += hours
         else:
             out.cpu_hours_spent += hours
         (out.ran if rc == 0 else out.failed).append(p)
@@ -772,7 +776,7 @@ def cli(argv: list[str]) -> int:
     if out.left:
         print(
             f"hopbench paper: stopped with {len(out.left)} run(s) left (~{sum(p.hours_left for p in out.left):.1f} "
-            f"LLM h estimated; {out.llm_hours_spent:.2f} h of the {max_h:g} h budget spent): run the same "
+            f"LLM h estimated; {out.budget_hours_spent:.2f} h of the {max_h:g} h budget spent): run the same "
             "command again to go on, or raise paper.max_llm_hours"
             if max_h is not None
             else f"hopbench paper: stopped with {len(out.left)} run(s) left: run the same command again to go on"
