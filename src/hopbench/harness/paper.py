@@ -205,6 +205,12 @@ class Planned:
         return self.n_left * self.seconds_per_q / 3600 if self.needs_llm else 0.0
 
     @property
+    def needs_model(self) -> bool:
+        """Model time is still to spend: what `paper.max_llm_hours` bounds. A row the reply file
+        answers (0 h) spends none, so it runs whatever the budget."""
+        return self.hours_left > 0
+
+    @property
     def calls_left(self) -> float:
         return self.n_left * self.calls_per_q if self.needs_llm else 0.0
 
@@ -558,8 +564,7 @@ class Outcome:
     left: list[Planned] = field(default_factory=list)
     llm_hours_spent: float = 0.0  # wall-clock of every LLM row run (reply-file rows too)
     cpu_hours_spent: float = 0.0  # wall-clock of the CPU-only rows run (README's timing, #29)
-    budget_hours_spent: float = 0.0  # wall-clock of the LLM rows that needed the model: what
-    #   paper.max_llm_hours bounds (a row the reply file answers costs the budget nothing)
+    budget_hours_spent: float = 0.0  # wall-clock of the rows that needed the model (needs_model)
     interrupted: bool = False
 
     def timing(self) -> str:
@@ -584,10 +589,9 @@ def execute_plan(
     out = Outcome()
     todo = [p for p in work_order(planned) if not p.complete]
     for i, p in enumerate(todo):
-        if (  # a row answered by the reply file (0 h) costs no model time: it always runs
-            p.needs_llm
+        if (
+            p.needs_model
             and max_llm_hours is not None
-            and p.hours_left > 0
             and out.budget_hours_spent + p.hours_left > max_llm_hours
         ):
             out.left = todo[i:]
@@ -601,7 +605,7 @@ def execute_plan(
         hours = (clock() - started) / 3600
         if p.needs_llm:
             out.llm_hours_spent += hours
-            if p.hours_left > 0:
+            if p.needs_model:
                 out.budget_hours_spent += hours
         else:
             out.cpu_hours_spent += hours
