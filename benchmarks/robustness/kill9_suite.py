@@ -1,6 +1,6 @@
 """kill -9 at seeded points, then relaunch: the results are those of an uninterrupted run (issue #28).
 
-    python benchmarks/kill9_suite.py --seed 0 --points 20 [--out benchmarks/results/kill9_suite.json]
+    python benchmarks/robustness/kill9_suite.py --seed 0 --points 20 [--out OUT.json]
 
 Four scenarios, each against a reference computed without interruption in folders of its own:
 
@@ -19,7 +19,8 @@ finish. Then its predictions (lines sorted) and metrics.json are compared, byte 
 the reference, after taking out what an interruption changes by design: timings, and which LLM
 calls were answered from the response cache (a reply the killed process received but did not
 write is a cache hit the second time). The report's tables are compared without their timing
-columns. Results go to --out (JSON) and a markdown beside it.
+columns. Results go to --out (JSON, default
+benchmarks/robustness/results/) and a markdown beside it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
 # what an interruption may change: timings, and cache hits instead of server calls
@@ -319,7 +320,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--points", type=int, default=20)
     ap.add_argument("--scenarios", default="llm-run,graph,report,multirun")
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "kill9_suite.json"))
+    ap.add_argument(
+        "--out", default=str(REPO / "benchmarks" / "robustness" / "results" / "kill9_suite.json")
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -366,7 +369,7 @@ def main() -> None:
     lines = [
         f"# kill -9 suite (seed {args.seed}, {args.points} points, {n_kills} kills landed)",
         "",
-        f"`python benchmarks/kill9_suite.py --seed {args.seed} --points {args.points} "
+        f"`python benchmarks/robustness/kill9_suite.py --seed {args.seed} --points {args.points} "
         f"--scenarios {args.scenarios}`; "
         f"{summary['minutes']} min, load average at the end {summary['load_average']}.",
         "",
