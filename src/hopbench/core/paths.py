@@ -32,5 +32,11 @@ def results_dir_default() -> str:
     return os.environ.get("HOPBENCH_RESULTS_DIR") or "results"
 
 
+def run_folder_cell(run_dir: str | Path) -> str:
+    """A run folder as the tables name it: relative to the runs folder, `<dataset>/<retriever>/<hash>`
+    (an absolute path would name the machine the report ran on)."""
+    return "/".join(Path(run_dir).parts[-3:])
+
+
 def reference_dir_default() -> Path:
     return Path(os.environ.get("HOPBENCH_REFERENCE_DIR") or REPO_REFERENCE)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from hopbench.core.param_values import diff_label, params_label
+from hopbench.core.paths import run_folder_cell
 from hopbench.core.records import (
     LLM_CALLS,
     LLM_COMPLETION_TOKENS,
@@ -254,7 +255,7 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     for metric in metrics():
         row[f"delta_{metric}"] = tests[metric][2] if paired else float("nan")
     row["n_paired"] = max(k for _, k, _ in tests.values()) if paired else None
-    row["run_dir"] = str(run.dir)
+    row["run_dir"] = run_folder_cell(run.dir)  # relative: no machine path in a table
     row["models"] = run.models
     for k, v in run.params.items():  # one column per hyper-parameter, for sweeps and plots
         row[f"param.{k}"] = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v

@@ -32,10 +32,13 @@ _LONG = 60  # a string field longer than this gets a line of its own
 
 # ---- locating the run and the question ------------------------------------------------------
 def find_run(run: str, runs_dir: str | Path = "runs") -> Path:
-    """A run folder given as a path, or as a config hash under runs_dir."""
+    """A run folder given as a path, as a table's `run_dir` cell (relative to runs_dir), or as a
+    config hash under runs_dir."""
     p = Path(run)
     if (p / "predictions.jsonl").exists():
         return p
+    if (Path(runs_dir) / p / "predictions.jsonl").exists():
+        return Path(runs_dir) / p
     hits = sorted(Path(runs_dir).glob(f"*/*/{run}*/predictions.jsonl"))
     if len(hits) == 1:
         return hits[0].parent
