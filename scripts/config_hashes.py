@@ -7,6 +7,7 @@ Run it with two checkouts' code and compare: a refactor of the configs must leav
 """
 
 import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -23,7 +24,10 @@ try:
 except ImportError:  # a checkout before the run/assembly split (hopbench.run held them)
     from hopbench.run import CONFIG_DIR, build_retriever, semantic_config
 
-DATA_DIR = "/work/shared/datasets"
+# as the Makefile's DATA_DIR: HOPBENCH_DATA_DIR, else shared/datasets beside the checkout
+DATA_DIR = os.environ.get("HOPBENCH_DATA_DIR") or str(
+    Path(CONFIG_DIR).parents[1] / "shared" / "datasets"
+)
 EXTRA = {
     "spreading_activation": ["retriever.decay=0.3", "retriever.depth=2"],
     "hipporag": ["retriever.damping=0.3", "retriever.filter=false"],

@@ -41,13 +41,13 @@ def test_the_mount_holding_a_path_is_the_deepest_one():
     assert storage.mount_of("/shared/old/cache", mounts)[1] == "nfs"
     assert storage.mount_of("/sharedX/a", mounts)[1] == "ext4"
     assert storage.mount_of("/mnt/my share/cache", mounts)[1] == "cifs"
-    assert storage.mount_of("/home/u/.cache", mounts)[1] == "ext4"
+    assert storage.mount_of("/var/u/.cache", mounts)[1] == "ext4"
 
 
 @pytest.mark.parametrize(
     "path, journal, warned",
     [
-        ("/home/u/.cache/hopbench", "WAL", None),
+        ("/var/u/.cache/hopbench", "WAL", None),
         ("/scratch/cache", "WAL", None),
         ("/shared/cache", "DELETE", None),  # NFSv4: flock is cluster-wide
         ("/shared/old/cache", "DELETE", "mounted with local_lock"),  # NFS with local locks
