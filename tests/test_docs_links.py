@@ -3,7 +3,7 @@ document that lives outside it.
 
 Read as text, nothing is imported. Checked: every `docs/....md` path written in src/, configs/,
 README.md, CONTRIBUTING.md or docs/ names a file of the checkout; every relative link of a
-docs/ page, and every results file it names (`benchmarks/results/...`, `results/reference/...`,
+docs/ page, and every results file it names (`benchmarks/<room>/results/...`, `results/reference/...`,
 where docs/findings.md points for its numbers), is a file of the checkout; and no file of the
 repository mentions the two design documents that were kept outside it (their names are
 spelled in pieces below, so this file does not count itself).
@@ -36,7 +36,7 @@ TEXT_SUFFIXES = {
 DOC_PATH = re.compile(r"(?<![\w/.-])docs/[\w./-]*\.md")
 # a results path relative to the repository root; `*` and `{a,b}` as the pages write them
 RESULTS_PATH = re.compile(
-    r"(?<![\w/.-])(?:benchmarks/results|results/reference)/[\w./*{},-]*[\w*}]"
+    r"(?<![\w/.-])(?:benchmarks/(?:[\w-]+/)*results|results/reference)/[\w./*{},-]*[\w*}]"
 )
 # a markdown link's target, without its #anchor
 MD_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")

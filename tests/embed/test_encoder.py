@@ -95,7 +95,7 @@ def test_fused_onnx_backends_match_torch(data_dir, tmp_path):
     """onnx-opt (ORT-fused graph, fp32) is torch's model; onnx-opt-int8 stays close to it.
 
     Thresholds: on 3,000 2Wiki entity names / facts / descriptions onnx-opt-int8 measured mean
-    cosine 0.992-0.994 and min 0.961-0.986 (benchmarks/results/kg_build.md); 0.95 / 0.985 leave
+    cosine 0.992-0.994 and min 0.961-0.986 (benchmarks/speed/results/kg_build.md); 0.95 / 0.985 leave
     room for other short texts, and are far above what per-tensor int8 (onnx-int8) gives."""
     texts = _short_texts(data_dir)
     ref = Encoder(cache_dir=tmp_path, show_progress=False).encode(texts)

@@ -189,7 +189,7 @@ def test_native_gate_agrees_to_float32_and_paths_follow_the_authors_rule(
 def test_exact_tie_does_not_feed_montana(exported, musique_dataset, musique_services):
     """Issue #27's case: without the gate, after step 3 "montana" and "south dakota" are equal in
     exact arithmetic (float sums one ulp apart); neither feeds the other at step 4. The authors'
-    QASARetriever, run by their code on this graph (benchmarks/official_qasa_worker.py, seed search
+    QASARetriever, run by their code on this graph (benchmarks/parity/qasa/worker.py, seed search
     wide), gave montana 3.5081301293 (float32 seed scores: within 1e-8 relative)."""
     q = next(q for q in musique_dataset.questions if q.id == "2hop__65690_85374")
     mem = SpreadingActivationRetriever(gate=False, depth=4, top_paths=0)

@@ -4,7 +4,7 @@ The rules of `hopbench.retrieve.activation_rules`, one after the other, with no 
 full E x d float64 products for the vector seeds and the gate, the P x E passage product, a
 full sort of the passages, and the trace paths by plain depth-first enumeration. The
 retriever must give the same ranking, activations and paths (tests/retrieve/
-test_sa_oracle.py); benchmarks/bench_retrievers.py times it beside the retriever.
+test_sa_oracle.py); benchmarks/speed/retrievers.py times it beside the retriever.
 """
 
 from __future__ import annotations

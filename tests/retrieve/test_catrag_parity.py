@@ -1,5 +1,5 @@
 """hopbench's catrag_code against the top-10 lists the authors' CatRAG code produced
-(benchmarks/compare_official_catrag.py, kwunhang/CatRAG ce06b459, fixture committed in
+(benchmarks/parity/catrag/compare.py, kwunhang/CatRAG ce06b459, fixture committed in
 tests/retrieve/data/official_catrag_top10.json): the same LLM decisions are replayed
 (`DecisionReplay`), so no model and none of the authors' code is needed here."""
 

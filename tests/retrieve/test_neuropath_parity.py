@@ -1,6 +1,6 @@
 """hopbench's NeuroPath against the authors' code, without their code: a committed sample of the
 top-10 lists their `NeuroPath.rank_docs` produced on hopbench's spaCy MuSiQue graph and vectors,
-fed the local model's recorded replies (benchmarks/compare_official_neuropath.py writes it).
+fed the local model's recorded replies (benchmarks/parity/neuropath/compare.py writes it).
 Replaying the same replies here must give the same lists."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 tests/retrieve/data/official_qasa_sample.json holds, for the first questions of the
 100-question MuSiQue subset, what kinfi4/qasa-graph-rag's `QASARetriever` returned on
-hopbench's graph (benchmarks/compare_official_qasa.py --seed-search wide --fixture ...): the
+hopbench's graph (benchmarks/parity/qasa/compare.py --seed-search wide --fixture ...): the
 mentions both sides were given, the seeds, the full activation map at depth 3, the top-30
 entities and the raw top-30 path rows, gated and ungated. Their gate and seed scores are
 float32 (Neo4j's built-in cosine, vector-index scores), so values agree to 1e-6, and lists are

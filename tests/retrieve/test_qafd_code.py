@@ -1,7 +1,7 @@
 """`flow_diffusion_code` against what QAFD-RAG's own code computed on the same inputs.
 
 tests/retrieve/data/official_qafd_musique_sub.json was written by
-benchmarks/compare_official_qafd.py: the authors' ``run_igraph_qafd`` (Tarzanagh/QAFD-RAG
+benchmarks/parity/qafd/compare.py: the authors' ``run_igraph_qafd`` (Tarzanagh/QAFD-RAG
 ``src/passage_entity/graph_adapter.py``, commit in the file) on the hipporag2 graph of the
 18-passage MuSiQue sub-corpus, hopbench's HippoRAG 2 seeds (fact filter off) and MiniLM vectors.
 Tolerance: the top-10 identical, x within a relative 1e-5 (absolute 1e-10) at every vertex. The

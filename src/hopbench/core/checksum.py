@@ -8,7 +8,7 @@ encoded again, a graph is refused with the file named, an LLM reply is asked aga
 
 128-bit XXH3 when the `xxhash` package is installed (tens of gigabytes a second: checking a
 graph costs a few percent of loading it), else BLAKE2b from the standard library (about fifty
-times slower: benchmarks/results/cache_checksums.md). A digest names its algorithm
+times slower: benchmarks/speed/results/cache_checksums.md). A digest names its algorithm
 ("xxh3_128:<hex>"; a bare hex digest is BLAKE2b), so either reads what the other wrote.
 """
 

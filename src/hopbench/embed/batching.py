@@ -4,7 +4,7 @@ Why: sentence-transformers (and our ONNX path before this) sort texts by charact
 For the short texts a graph build encodes most of (entity names, "subject relation object"
 facts) characters predict word pieces badly: on 6,000 2Wiki facts in batches of 64, sorting by
 characters padded the input to 1.55x its tokens, sorting by tokens to 1.02x, and the int8 ONNX
-forward pass took 4.84 s against 3.02 s (benchmarks/results/kg_build_fast.md).
+forward pass took 4.84 s against 3.02 s (benchmarks/speed/results/kg_build_fast.md).
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def export_fused(model_dir: Path, folder: Path, int8: bool = False) -> Path:
     of every MatMul (attention output, FFN), PER OUTPUT CHANNEL; the embedding tables stay
     fp32 (quantising them saves no time). Per-channel scales are what keeps the cosine to torch
     at ~0.99 mean / >= 0.97 min on 2Wiki names, facts and descriptions; per-tensor scales (the
-    plain `onnx-int8`, fused or not) give ~0.96 mean / 0.87 min (benchmarks/results/kg_build.md).
+    plain `onnx-int8`, fused or not) give ~0.96 mean / 0.87 min (benchmarks/speed/results/kg_build.md).
     """
     v = OPT_EXPORT_VERSION
     folder.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,7 @@ this process builds the rows; each vector index is created as soon as its nodes 
 the server populates it (on one thread, the longest step) while the rest is written; and a
 batch's repr is kept short (`_Rows`), because the driver formats every batch as text for its
 debug log. What was measured, and what was tried without gain: docs/findings.md, "Neo4j
-export", and benchmarks/results/neo4j_export.md.
+export", and benchmarks/speed/results/neo4j_export.md.
 """
 
 from __future__ import annotations

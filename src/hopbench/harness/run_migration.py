@@ -10,7 +10,7 @@
 
 Renamed methods. Before the faithful HippoRAG 2 graph (issue #15), ``retriever=hipporag`` ran on
 hopbench's graph construction: that computation is ``hipporag_hb`` today, the same settings
-plus ``graph_construction: hopbench`` (benchmarks/results/official_hipporag.md). Before QAFD's
+plus ``graph_construction: hopbench`` (benchmarks/parity/hipporag/results/official_hipporag.md). Before QAFD's
 answering pipeline (issue #32), ``flow_diffusion`` ranked passages by one joint diffusion: that
 is ``flow_diffusion_joint`` today, recognised by its ``variant`` setting.
 """

@@ -1,6 +1,6 @@
 """An LLM stand-in that answers CatRAG's prompts (``prompts: lines``) from recorded decisions.
 
-The parity check with the authors' code (benchmarks/compare_official_catrag.py) and its CI
+The parity check with the authors' code (benchmarks/parity/catrag/compare.py) and its CI
 fixture (tests/retrieve/test_catrag_parity.py) feed both sides the *decisions* a real run made,
 not its prompt bytes: per question, the facts the filter kept (in the reply's order), the
 entities the NER step named, and each (seed, neighbour) score. `decisions_from_trace` reads

@@ -4,7 +4,7 @@ standard library's `http.client` (and under every embedding request, to `<base_u
 Why not the `openai` SDK or httpx: with many questions in flight the client's own CPU per
 request, not the server, capped the harness (it gets one core's worth of Python under the GIL),
 and their layers (typed requests and responses, httpcore's state machines) cost two to three
-times what `http.client` does for the same POST (`benchmarks/results/concurrency_fake.md`).
+times what `http.client` does for the same POST (`benchmarks/speed/results/concurrency_fake.md`).
 What those added is kept: keep-alive connections (a connection the server closed while idle is
 reopened once), HTTPS, proxies from the environment (HTTP(S)_PROXY, NO_PROXY), the bearer key.
 Redirects are not followed: an

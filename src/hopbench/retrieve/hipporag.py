@@ -23,7 +23,7 @@ The graph: `retriever.graph_construction` says which construction the retriever 
 ``hipporag2``, the graph HippoRAG 2's code builds from the same triples (`hopbench.kg.hipporag2`:
 triple entities only, facts deduplicated over the corpus and embedded as the tuple's string,
 edge weights as its igraph's), so with the same triples and embeddings it ranks as the
-official package does (benchmarks/compare_official_hipporag.py). ``retriever=hipporag_hb`` is
+official package does (benchmarks/parity/hipporag/compare.py). ``retriever=hipporag_hb`` is
 the same retrieval on hopbench's construction (`hopbench.kg.assembly`: title and NER entities as
 nodes, a fact per passage embedded as "s r o"). A graph of another construction than the one
 asked for is refused (`prepare`).

@@ -13,7 +13,7 @@ same normalised name:
   `hopbench.kg.normalize_name`, empty ones dropped, de-duplicated keeping the first
   occurrence. A question with none of these falls back to all its non-pronoun noun chunks.
   Generic chunks ("who", "the director", "which film") are left out because, matched by
-  vector, they seed an arbitrary entity (benchmarks/results/mention_rules.md compares the
+  vector, they seed an arbitrary entity (benchmarks/studies/results/mention_rules.md compares the
   rules). Used by spreading activation (both versions), HippoRAG 1 seeding, CatRAG's
   ``ner: spacy`` anchoring and NeuroPath's ``ner: spacy``.
 - phrases (`question_phrases`): every named entity then every noun chunk, normalised and

@@ -22,7 +22,7 @@ computed only for nodes that could pass θ (`LazyGate`), passages scored from th
 entities' rows, dense cosines taken only where they decide the top k, and a pruned exact path
 search (`kernels.paths.top_paths`). `analyse` (question analysis: mentions, and the vectors
 of the ones no entity name matches) is split from `retrieve_with_mentions` (retrieval proper)
-so the benchmarks can time them apart (benchmarks/results/retrievers_*.md).
+so the benchmarks can time them apart (benchmarks/speed/results/retrievers_*.md).
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ class SpreadingActivationRetriever(Retriever):
             )
             trace["paths"] = [{"nodes": [names[v] for v in p], "weight": w} for p, w in paths]
             trace["paths_complete"] = complete
-        # timings of the last query's parts, for benchmarks/bench_retrievers.py
+        # timings of the last query's parts, for benchmarks/speed/retrievers.py
         self.last_parts.update(rank=t1 - t0, paths=time.perf_counter() - t1)
         # score shown: the activation score; passages with none show their dense cosine
         shown = scores[top] if dense is None else np.where(scores[top] > 0, scores[top], dense[top])

@@ -144,7 +144,7 @@ def personalized_pagerank_batch(
     slowest has converged, so each column equals `personalized_pagerank` of it within `tol`.
     `block` solves the columns in chunks of that many: on this machine scipy's mat-mat
     product gains little over mat-vecs while the (n, b) vector updates outgrow the cache,
-    so chunks (even block=1) can be faster; benchmarks/bench_kernels.py measures it.
+    so chunks (even block=1) can be faster; benchmarks/speed/kernels.py measures it.
     """
     resets = np.asarray(resets, dtype=np.float64)
     if resets.ndim != 2:

@@ -104,7 +104,7 @@ class Int8Rows:
 
     Why: `LazyGate.upper` reads a row of every node that might pass θ (~2,300 per 2Wiki
     question); int8 codes are a quarter of float32's bytes (timings:
-    benchmarks/results/retrieval_kernels.md). The bound: with x = s c + r,
+    benchmarks/speed/results/retrieval_kernels.md). The bound: with x = s c + r,
     <x, q> <= s <c, q> + |r| for a unit q, and the float32 dot over d integer-valued terms
     stays within (d + 2) 2^-23 |s c| of exact, far below UPPER_SLACK.
     """

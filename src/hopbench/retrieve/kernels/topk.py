@@ -71,7 +71,7 @@ class ExactTopK:
     ) -> None:
         """`shards`: the scan is split over this many faiss threads (default: the cores this
         process may use; only when each shard gets `min_rows_per_shard` rows). Timings by
-        shard count: benchmarks/results/retrieval_kernels.md."""
+        shard count: benchmarks/speed/results/retrieval_kernels.md."""
         self.exact = np.asarray(rows, dtype=np.float64)
         # the answer for a set of query vectors never changes, and mention sets recur
         self._memo: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}
