@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 that answers /v1/chat/completions from a script.
 
-The client under test talks to it over real HTTP (`hopbench.llm.transport`), so the plumbing
+The client under test talks to it over real HTTP (`hopbench.core.http_transport`), so the plumbing
 tests exercise the same request path as a real server: status codes, timeouts, JSON bodies.
 """
 

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from hopbench.core.http_transport import MAX_REPLY_BYTES
 from hopbench.llm.errors import LLMFormatError, LLMServerError, LLMTimeoutError
-from hopbench.llm.transport import MAX_REPLY_BYTES
 from tests.helpers.misbehaving_llm_server import MisbehavingServer, huge, trickle
 from tests.helpers.scripted_llm_server import completion, raw, reply
 

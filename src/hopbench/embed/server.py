@@ -2,7 +2,7 @@
 text-embeddings-inference), cached and normalised like the local encoder's.
 
 Why beside `Encoder` and not a backend of it: the model runs elsewhere, so what matters here is
-the request path, and that is the LLM's (`hopbench.llm.transport`, the same retry and failure
+the request path, and that is the LLM's (`hopbench.core.http_transport`, the same retry and failure
 policy as `hopbench.llm.client`). A server failure stops the run (exit 2, `hopbench.run`): an
 unreachable server, a refused key, 429/5xx or a body that is not an embeddings list after
 `transient_retries`, a wrong number of vectors or a wrong dimension (at once: retrying cannot
@@ -31,14 +31,14 @@ import numpy as np
 
 from hopbench.core import checksum
 from hopbench.core.errors import HopbenchError
-from hopbench.core.secret_values import redact_url, url_credentials_error
-from hopbench.llm.transport import (
+from hopbench.core.http_transport import (
     MAX_REPLY_BYTES,
     ChatTransport,
     ReplyTooLarge,
     Response,
     error_detail,
 )
+from hopbench.core.secret_values import redact_url, url_credentials_error
 
 log = logging.getLogger(__name__)
 

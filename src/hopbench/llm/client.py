@@ -51,6 +51,13 @@ from typing import Any, NoReturn
 import jsonschema
 
 from hopbench.core.errors import HopbenchError
+from hopbench.core.http_transport import (
+    ChatTransport,
+    HTTPStatusError,
+    ReplyTooLarge,
+    Response,
+    error_detail,
+)
 from hopbench.core.records import (
     LLM_CACHE_HITS,
     LLM_CACHED_SECONDS,
@@ -70,13 +77,6 @@ from hopbench.llm.errors import (
     LLMServerError,
     LLMTimeoutError,
     LLMUnavailableError,
-)
-from hopbench.llm.transport import (
-    ChatTransport,
-    HTTPStatusError,
-    ReplyTooLarge,
-    Response,
-    error_detail,
 )
 
 log = logging.getLogger(__name__)

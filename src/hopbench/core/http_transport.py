@@ -11,6 +11,9 @@ Redirects are not followed: an
 OpenAI-compatible endpoint answers where it is. Status codes are left to the caller
 (`hopbench.llm.client`), which maps them to its errors.
 
+Why in the foundation: the LLM client (`hopbench.llm.client`) and the embedding server's client
+(`hopbench.embed.server`) both send their requests through it, and neither may import the other.
+
 One connection per thread, so concurrent requests never wait on each other's connection; all
 share one TLS context (loading the CA store costs milliseconds).
 

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.llm.transport import ChatTransport, Response, error_detail
+from hopbench.core.http_transport import ChatTransport, Response, error_detail
 
 
 def _resp(status: int, body) -> Response:
