@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from hopbench.core.errors import DataError, HopbenchError
+from hopbench.core.hash_inputs import omit_defaults
 from hopbench.data.hotpotqa import load_context_format
 from hopbench.data.hover import load_hover
 from hopbench.data.hub import DEFAULT_REPO, fetch_hipporag_files
@@ -112,8 +113,9 @@ def load_dataset(
     if not questions:  # loaders reject an empty file; this guards any loader that filters
         raise DataError(questions_path, "-", None, "no questions to run")
     parts = [format, file_digest(questions_path), file_digest(corpus_path), str(limit)]
-    if sample_seed is not None:  # absent otherwise: fingerprints from before the setting stay
-        parts.append(f"sample_seed={sample_seed}")
+    # settings added after fingerprints existed: absent at their old default (hash_inputs)
+    added = omit_defaults({"sample_seed": sample_seed}, {"sample_seed": None})
+    parts += [f"{k}={v}" for k, v in added.items()]
     fp = hashlib.sha256("|".join(parts).encode()).hexdigest()
     notes = {
         "n_questions": len(questions),

@@ -48,6 +48,7 @@ from hopbench.harness.run_config import check_run_config, config_yaml
 from hopbench.harness.run_store import RunStore, config_hash
 from hopbench.kg.settings import graph_label
 from hopbench.retrieve.base import Retriever, Services
+from hopbench.retrieve.registry import registry_name
 
 log = logging.getLogger("hopbench.run")
 
@@ -79,13 +80,19 @@ _LLM_RUNTIME_KEYS = (
 
 
 def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> dict:
-    """Everything that determines the numbers, and nothing that only says where files live."""
+    """Everything that determines the numbers, and nothing that only says where files live.
+
+    The retriever's class enters by its registry name, not its `_target_` (a Python import
+    path): moving a class to another module changes no run hash (issue #58)."""
     c = OmegaConf.to_container(cfg, resolve=True)
     reader_on = c.get("reader", {}).get("name", "none") != "none"
     out = {
         "dataset": {k: v for k, v in c["dataset"].items() if k not in _DATASET_PATH_KEYS},
         "dataset_fingerprint": dataset.fingerprint,
-        "retriever": c["retriever"],
+        "retriever": {
+            **{k: v for k, v in c["retriever"].items() if k != "_target_"},
+            "class": registry_name(type(retriever)),
+        },
         "embedding": {k: v for k, v in c["embedding"].items() if k not in _EMBEDDING_RUNTIME_KEYS},
         "reader": c.get("reader", {"name": "none"}),
         "top_k": c["top_k"],

@@ -13,6 +13,7 @@ import hashlib
 import json
 
 from hopbench.core.errors import HopbenchError
+from hopbench.core.hash_inputs import omit_defaults
 from hopbench.data.schema import Passage
 from hopbench.kg.encoding import short_text_batches
 from hopbench.kg.llm_extractor import client_identity
@@ -20,6 +21,9 @@ from hopbench.kg.store import FORMAT_VERSION
 
 BUILD_VERSION = 1  # bump when assembly changes what a graph contains
 HIPPORAG2_VERSION = 2  # hipporag2 graphs only; 2: relation_own_direction stored
+# Graph settings added after graphs existed, with the value every graph had before them.
+ADDED_DEFAULTS = {"construction": "hopbench"}
+ADDED_DESCRIPTION_DEFAULTS = {"embedding": "text"}
 
 
 def sha_json(obj) -> str:
@@ -61,13 +65,9 @@ def cache_keys(
         # int8 backends: names and facts are batched differently from passages, and their
         # vectors depend on the batching (Encoder.identity); fp32 backends keep their hash
         inputs["embedding_short_texts"] = short_identity
-    if settings["description"]["embedding"] == "text":
-        # the default before the setting existed: graphs built then keep their hash
-        inputs["description"] = {
-            k: v for k, v in settings["description"].items() if k != "embedding"
-        }
-    if settings["construction"] != "hopbench":  # graphs of the default keep their hash
-        inputs["construction"] = settings["construction"]
+    # settings added after graphs existed: absent while at their old default (hash_inputs)
+    inputs["description"] = omit_defaults(settings["description"], ADDED_DESCRIPTION_DEFAULTS)
+    inputs.update(omit_defaults({"construction": settings["construction"]}, ADDED_DEFAULTS))
     if settings["construction"] == "hipporag2":
         inputs["hipporag2_version"] = HIPPORAG2_VERSION
     if settings["description"]["source"] == "llm":

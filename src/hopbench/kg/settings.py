@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from hopbench.core.errors import HopbenchError
+from hopbench.core.hash_inputs import omit_defaults
 
 # The one source of every graph setting and its default. configs/graph/*.yaml start from it
 # (``graph/schema/settings``, registered by `register_schema`) and hold only what differs.
@@ -150,9 +151,7 @@ def semantic_settings(settings: dict) -> dict:
         out["openie"] = {"sha256": file_sha256(out["openie"]["path"])}
     else:
         out.pop("openie", None)
-    if out.get("construction") == DEFAULTS["construction"]:
-        out.pop("construction")
-    return out
+    return omit_defaults(out, {"construction": DEFAULTS["construction"]})
 
 
 def graph_label(graph: dict) -> str:

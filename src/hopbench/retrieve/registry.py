@@ -99,6 +99,16 @@ def configurable_classes(package: str = "hopbench.retrieve") -> list[type]:
     return [found[k] for k in sorted(found)]
 
 
+def registry_name(cls: type) -> str:
+    """The name a retriever class is registered under (``retriever/schema/<name>``): what a run
+    hash records of its class, so moving the class to another module changes no hash. A class
+    that is not registered (a user's own, outside hopbench.retrieve) is named by its import path."""
+    registered = {c.__name__: c for c in configurable_classes()}
+    if registered.get(cls.__name__) is cls:
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def register_configs() -> None:
     """Store ``retriever/schema/<ClassName>`` (the class's `settings`) for every class."""
     from hydra.core.config_store import ConfigStore
