@@ -12,6 +12,7 @@ import json
 import pytest
 import yaml
 
+from hopbench.core.question_set import QUESTION_SET_DIGEST, question_set_digest, row_gold
 from hopbench.data.schema import Question
 from hopbench.evaluate.score import aggregate, score_question
 from hopbench.harness.method_info import method_record
@@ -135,6 +136,7 @@ def make_run(
             reader=reader,
             config_hash=h,
             finished_at="2026-11-30T10:00:00+0000",
+            **{QUESTION_SET_DIGEST: question_set_digest(map(row_gold, rows))},
             **(llm or {}),
         )
         m["method"] = method_record(

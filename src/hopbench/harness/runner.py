@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.core.errors import HopbenchError
 from hopbench.core.private import private_umask
 from hopbench.core.provenance import software_versions
+from hopbench.core.question_set import QUESTION_SET_DIGEST, question_gold, question_set_digest
 from hopbench.core.records import Row
 from hopbench.core.storage import warn_once
 from hopbench.data.schema import Dataset, Question
@@ -279,6 +280,8 @@ def run_metrics(job: Job) -> dict:
             "retriever": cfg.retriever.name,
             "config_hash": p.config_hash,
             "reader": cfg.reader.name if "reader" in cfg else "none",
+            # the questions and gold the rows must be (hopbench.report.run_check)
+            QUESTION_SET_DIGEST: question_set_digest(map(question_gold, p.dataset.questions)),
             "n_retrieval_excluded": p.dataset.notes["n_retrieval_excluded"],
             **job.timings,
             "wall_seconds": time.perf_counter() - p.started,
