@@ -1,16 +1,18 @@
 """hopbench's HippoRAG 2 against the official package, on the same triples and the same vectors (issue #15).
 
-    HOPBENCH_DATA_DIR=/work/shared/datasets HOPBENCH_CACHE_DIR=~/.cache/hopbench \\
-        nice python3 benchmarks/compare_official_hipporag.py [--dataset musique] [--graphs spacy,openie] \\
-        [--venv .cache/official-hipporag] [--hash-seeds 0,1] [--out benchmarks/results/official_hipporag]
+    HOPBENCH_DATA_DIR=../shared/datasets HOPBENCH_CACHE_DIR=~/.cache/hopbench \\
+        nice python3 -m benchmarks.parity.hipporag.compare [--dataset musique] [--graphs spacy,openie] \\
+        [--official-src HIPPORAG_CHECKOUT] [--venv .cache/official-hipporag] [--hash-seeds 0,1] \\
+        [--out benchmarks/parity/hipporag/results/official_hipporag]
 
 1. Makes (once) a virtual environment with the official package, `hipporag==2.0.0a4`, installed
    with --no-deps, plus the light pure-Python/wheel dependencies its code paths here import
    (igraph 0.11.8 as it pins, texttable, tenacity, the openai SDK); torch, transformers, numpy,
    pandas, pyarrow and httpx come from this machine's site-packages (--system-site-packages), so nothing
    of several GB is downloaded. vllm, gritlm and litellm, imported at module level but never
-   called offline, get empty placeholder modules (official_hipporag_worker.py). The package is
-   never a hopbench dependency.
+   called offline, get empty placeholder modules (worker.py). The package is never a hopbench
+   dependency. With --official-src, the package is installed from that folder (a checkout of
+   OSU-NLP-Group/HippoRAG at the 2.0.0a4 release) in place of the PyPI pin.
 2. For each triple source (graph=spacy: hopbench's spaCy extraction; graph=openie: HippoRAG's
    published gpt-3.5 OpenIE file as hopbench reads it), writes the extraction as a HippoRAG 2
    OpenIE file (`hopbench kg-export`'s format) and the all-MiniLM-L6-v2 vectors of every text
@@ -30,19 +32,19 @@ Writes <out>.json and <out>.md; the worker's inputs and the official package's o
 embedding stores, graph pickle) go to <cache-dir>/official-hipporag/. Threads:
 OMP/MKL/OPENBLAS_NUM_THREADS default to 1 here and in
 the worker (set before numpy is imported), so build the graphs beforehand (the runs of
-benchmarks/hipporag_faithful_musique.sh do) rather than at one thread.
+benchmarks/parity/hipporag/faithful_musique.sh do) rather than at one thread.
 """
 
 from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from benchmarks.common.worker import ONE_THREAD, one_thread_by_default, run_worker
+
+one_thread_by_default()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -50,13 +52,11 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import official_args  # noqa: E402
-import official_venv  # noqa: E402
-
+from benchmarks.common import args as common_args  # noqa: E402
+from benchmarks.common import venv as common_venv  # noqa: E402
+from benchmarks.common.paths import REPO, results_dir  # noqa: E402
+from benchmarks.common.report import write_json_and_md  # noqa: E402
+from benchmarks.common.timing import loadavg, pct  # noqa: E402
 from hopbench.report.leaderboard import stable_seed  # noqa: E402
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
 
@@ -72,7 +72,7 @@ PINS = [
     "distro==1.9.0",
     "sniffio==1.3.1",
 ]
-WORKER = Path(__file__).resolve().parent / "official_hipporag_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
 K = 10
 REPEATS = 3  # timed passes over the questions (HOPBENCH_TIMING_REPEATS for the worker)
@@ -81,34 +81,34 @@ HEAD = {"recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "fcr@5": "FCR
 
 
 # ---- the official package's environment --------------------------------------------------------
-def ensure_venv(venv: Path) -> Path:
-    return official_venv.ensure_venv(venv, PINS, no_deps=True)
+def ensure_venv(venv: Path, official_src: Path | None = None) -> Path:
+    """The venv with the pins; `official_src` (a HippoRAG checkout) replaces the PyPI release."""
+    pins = [str(Path(official_src).resolve()), *PINS[1:]] if official_src else PINS
+    return common_venv.ensure_venv(venv, pins, no_deps=True)
 
 
-def run_worker(py: Path, work: Path, hash_seed: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(
-        {
-            "PYTHONHASHSEED": hash_seed,
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-            "OPENAI_API_KEY": "sk-offline",
-            "TQDM_DISABLE": "1",
-            "HOPBENCH_TIMING_REPEATS": str(REPEATS),
-        }
+def offline_env(hash_seed: str) -> dict:
+    """What the official package's workers run with: one thread, no network, no progress bars."""
+    return {
+        "PYTHONHASHSEED": hash_seed,
+        **ONE_THREAD,
+        "TOKENIZERS_PARALLELISM": "false",
+        "OPENAI_API_KEY": "sk-offline",
+        "TQDM_DISABLE": "1",
+        "HOPBENCH_TIMING_REPEATS": str(REPEATS),
+    }
+
+
+def run_official(py: Path, work: Path, hash_seed: str) -> dict:
+    run_worker(
+        py,
+        WORKER,
+        [work],
+        log=work / f"official_{hash_seed}.log",
+        env=offline_env(hash_seed),
+        what=f"the official package (PYTHONHASHSEED={hash_seed})",
+        tail=15,
     )
-    log = work / f"official_{hash_seed}.log"
-    with open(log, "w") as fh:
-        r = subprocess.run(
-            [str(py), str(WORKER), str(work)], env=env, stdout=fh, stderr=subprocess.STDOUT
-        )
-    if r.returncode:
-        raise SystemExit(
-            f"the official package failed (PYTHONHASHSEED={hash_seed}); see {log}:\n"
-            + "\n".join(log.read_text().splitlines()[-15:])
-        )
     return json.loads((work / f"official_{hash_seed}.json").read_text())
 
 
@@ -374,15 +374,6 @@ def paired(a: dict, b: dict, metric: str, seed_parts: tuple) -> dict:
     return {"delta": float(np.mean(x - y)), "p": float(p), "n": len(ids)}
 
 
-def pct(ms: list[float]) -> dict:
-    a = np.array(ms)
-    return {
-        "p50": float(np.percentile(a, 50)),
-        "p90": float(np.percentile(a, 90)),
-        "mean": float(a.mean()),
-    }
-
-
 # ---- one triple source ---------------------------------------------------------------------------
 def compare_graph(graph: str, args, py: Path) -> dict:
     from hopbench.harness.compose import build_dataset, build_encoder
@@ -398,7 +389,7 @@ def compare_graph(graph: str, args, py: Path) -> dict:
     hop_h = run_hopbench(cfg_h, dataset, kg_h, encoder)
     work = Path(args.work_dir) / f"{args.dataset}_{graph}"
     docs = export_inputs(work, dataset, cfg_f, kg_f, hop_f["services"])
-    official = {s: run_worker(py, work, s) for s in args.hash_seeds}
+    official = {s: run_official(py, work, s) for s in args.hash_seeds}
     s0 = args.hash_seeds[0]
     off0 = official[s0]
 
@@ -492,7 +483,7 @@ def markdown(res: dict) -> str:
     L = [
         "# HippoRAG 2: hopbench against the official package (issue #15)",
         "",
-        "Made by `benchmarks/compare_official_hipporag.py` "
+        "Made by `benchmarks/parity/hipporag/compare.py` "
         f"({res['started']}; load average {res['loadavg_start']} at the start, {res['loadavg_end']} at the end, "
         "on a 2-core machine shared with other jobs). Official: `hipporag==2.0.0a4` "
         f"({', '.join(f'{k} {v}' for k, v in res['graphs'][0]['official_versions'].items())}), installed "
@@ -534,7 +525,8 @@ def markdown(res: dict) -> str:
             "",
             f"hopbench configs: hipporag `{g['hopbench_config_hashes']['hipporag']}` (graph "
             f"`{g['graph_keys']['hipporag2']}`), hipporag_hb `{g['hopbench_config_hashes']['hipporag_hb']}` "
-            f"(graph `{g['graph_keys']['hopbench']}`): the run folders of benchmarks/hipporag_faithful_musique.sh.",
+            f"(graph `{g['graph_keys']['hopbench']}`): the run folders of "
+            "benchmarks/parity/hipporag/faithful_musique.sh.",
         ]
         L += [
             "",
@@ -639,6 +631,12 @@ def main() -> int:
     ap.add_argument("--dataset", default="musique", help="the dataset to compare on")
     ap.add_argument("--graphs", default="spacy,openie", help="comma-separated graphs to compare on")
     ap.add_argument(
+        "--official-src",
+        type=Path,
+        default=None,
+        help="a checkout of OSU-NLP-Group/HippoRAG at 2.0.0a4, installed in place of the PyPI pin",
+    )
+    ap.add_argument(
         "--venv",
         default=str(REPO / ".cache" / "official-hipporag"),
         help="the official package's virtual environment (made on first use)",
@@ -654,10 +652,10 @@ def main() -> int:
         default="0,1",
         help="comma-separated PYTHONHASHSEED values the official side is run with",
     )
-    official_args.add_data_and_cache_args(ap)
+    common_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--out",
-        default=str(REPO / "benchmarks" / "results" / "official_hipporag"),
+        default=str(results_dir(__file__) / "official_hipporag"),
         help="writes OUT.json and OUT.md",
     )
     ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
@@ -670,10 +668,10 @@ def main() -> int:
         return 0
     args.hash_seeds = args.hash_seeds.split(",")
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "official-hipporag")
-    py = ensure_venv(Path(args.venv))
+    py = ensure_venv(Path(args.venv), args.official_src)
     res = {
         "started": time.strftime("%Y-%m-%d %H:%M"),
-        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "loadavg_start": loadavg(),
         "threads": {
             k: os.environ.get(k)
             for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -683,12 +681,8 @@ def main() -> int:
     for g in args.graphs.split(","):
         print(f"== graph={g}", flush=True)
         res["graphs"].append(compare_graph(g, args, py))
-    res["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
-    text = markdown(res)
-    out.with_suffix(".md").write_text(text, encoding="utf-8")
-    print(text)
+    res["loadavg_end"] = loadavg()
+    write_json_and_md(out, res, markdown)
     return 0
 
 

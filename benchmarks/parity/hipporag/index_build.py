@@ -1,9 +1,8 @@
 """Cold index build, hopbench against the official HippoRAG 2 package, same corpus and triples (issue #31).
 
-    PYTHONPATH=src HOPBENCH_DATA_DIR=../shared/datasets \\
-        nice python benchmarks/bench_index_official.py \\
+    HOPBENCH_DATA_DIR=../shared/datasets nice python -m benchmarks.parity.hipporag.index_build \\
         [--datasets musique,2wikimultihopqa] [--repeats 1] [--limit-passages N] \\
-        [--venv <repo>/.cache/official-hipporag] [--out benchmarks/results/index_official]
+        [--venv <repo>/.cache/official-hipporag] [--out benchmarks/parity/hipporag/results/index_official]
 
 Per dataset (`--datasets`; the configs' corpora: MuSiQue 1,890 passages, 2Wiki 6,119):
 
@@ -18,8 +17,8 @@ Per dataset (`--datasets`; the configs' corpora: MuSiQue 1,890 passages, 2Wiki 6
    `retriever=hipporag graph=spacy` runs it (graph.construction=hipporag2, description vectors
    deferred as the hipporag retriever reads none; --descriptions embeds them too). The
    all-MiniLM-L6-v2 model is loaded before the build and timed as "model load".
-3. The official package, cold: `official_hipporag_index_worker.py` in its virtual environment
-   (hipporag==2.0.0a4 --no-deps plus pins, made once by compare_official_hipporag.ensure_venv):
+3. The official package, cold: `index_worker.py` in its virtual environment
+   (hipporag==2.0.0a4 --no-deps plus pins, made once by compare.ensure_venv):
    `HippoRAG(global_config=cfg).index(docs)` on a new save_dir with force_index_from_scratch,
    the OpenIE file holding every passage, all-MiniLM-L6-v2 through sentence-transformers on the
    CPU with the package's default embedding batch size (16; --official-batch-size).
@@ -52,15 +51,15 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np  # noqa: F401  (before compare_official_hipporag: BLAS starts with the default threads)
+import numpy as np  # noqa: F401  (before the compare module: BLAS starts with the default threads)
 import scipy.sparse as sp
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "src"))
+from benchmarks.common import args as common_args
+from benchmarks.common.paths import REPO, module_name, results_dir
+from benchmarks.common.report import write_json_and_md
+from benchmarks.common.timing import loadavg
 
-WORKER = HERE / "official_hipporag_index_worker.py"
+WORKER = Path(__file__).resolve().parent / "index_worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 CHILD_ENV = {
@@ -69,24 +68,22 @@ CHILD_ENV = {
     "TOKENIZERS_PARALLELISM": "false",
     "OPENAI_API_KEY": "sk-offline",
 }
-DEFAULT_VENV = str(
-    REPO / ".cache" / "official-hipporag"
-)  # gitignored, as compare_official_hipporag.py
+DEFAULT_VENV = str(REPO / ".cache" / "official-hipporag")  # gitignored, as compare.py
 OFFICIAL_BATCH = 16  # hipporag BaseConfig.embedding_batch_size default
 
 
 def coh():
-    """compare_official_hipporag, imported without its one-thread default leaking into this
-    process's environment (which the children inherit)."""
+    """benchmarks.parity.hipporag.compare, imported without its one-thread default leaking into
+    this process's environment (which the children inherit)."""
     saved = {v: os.environ.get(v) for v in THREAD_VARS}
-    import compare_official_hipporag
+    from benchmarks.parity.hipporag import compare
 
     for v, old in saved.items():
         if old is None:
             os.environ.pop(v, None)
         else:
             os.environ[v] = old
-    return compare_official_hipporag
+    return compare
 
 
 def cpu_seconds() -> float:
@@ -106,10 +103,6 @@ class Clock:
 
 def peak_rss_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def loadavg() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 # ---- the dataset, its extraction -----------------------------------------------------------------
@@ -176,7 +169,7 @@ def child_extract(args) -> int:
 def write_official_inputs(
     work: Path, corpus, records, model_path: str, batch_size: int, max_seq_length
 ) -> int:
-    """The worker's inputs: the OpenIE file and docs.json (as compare_official_hipporag.export_inputs
+    """The worker's inputs: the OpenIE file and docs.json (as compare.export_inputs
     writes them; no vectors: the worker embeds) and index_config.json. Returns the number of docs."""
     from hopbench.kg.openie_file import openie_document
 
@@ -274,7 +267,7 @@ def child_hopbench(args) -> int:
     }
     # HippoRAG's igraph gets one edge per directed entry of node_to_node_stats (self-loops
     # skipped): both directions of a fact pair, each passage-entity pair, and each directed
-    # synonym entry that did not overwrite a fact direction (compare_official_hipporag.md)
+    # synonym entry that did not overwrite a fact direction (results/official_hipporag.md)
     graph["edges"] = (
         2 * graph["fact_pairs"]
         + graph["passage_entity_edges"]
@@ -356,12 +349,7 @@ def child_env(official: bool) -> dict:
         env.pop(k, None)
         if ORIGINAL_THREADS.get(k) is not None:
             env[k] = ORIGINAL_THREADS[k]
-    if official:
-        env.pop("PYTHONPATH", None)
-    else:
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
-        )
+    env.pop("PYTHONPATH", None)  # both children start as modules from the repository root (cwd)
     env.update(CHILD_ENV)
     return env
 
@@ -387,7 +375,8 @@ def run_child(cmd: list[str], env: dict, log: Path, what: str) -> dict:
 def self_cmd(args, mode: str, dataset: str, cache: Path, out: Path) -> list[str]:
     cmd = [
         sys.executable,
-        str(Path(__file__).resolve()),
+        "-m",
+        module_name(__file__),
         mode,
         "--child-dataset",
         dataset,
@@ -505,7 +494,7 @@ def bench_dataset(name: str, args, py: Path) -> dict:
             flush=True,
         )
         proc = run_child(
-            [str(py), str(WORKER), str(inputs), str(save)],
+            [str(py), "-m", module_name(WORKER), str(inputs), str(save)],
             child_env(True),
             work / f"official-{rep}.log",
             "the official package",
@@ -694,7 +683,7 @@ def markdown(res: dict) -> str:
     L = [
         "# Cold index build: hopbench against the official HippoRAG 2 package (issue #31)",
         "",
-        f"Made by `benchmarks/bench_index_official.py` ({res['started']} to {res['finished']}; load average "
+        f"Made by `benchmarks/parity/hipporag/index_build.py` ({res['started']} to {res['finished']}; load average "
         f"{res['loadavg_start']} at the start, {res['loadavg_end']} at the end; {res['machine']}). "
         "Same corpus, same triples (hopbench's spaCy extraction, given to the official package as its OpenIE "
         "file), all-MiniLM-L6-v2 on the CPU on both sides, each build cold (new cache / save folder) in a "
@@ -839,8 +828,8 @@ def main() -> int:
         description="Cold index build of the same corpus and triples by hopbench and by the official HippoRAG 2 "
         "package (hipporag==2.0.0a4, own venv): wall and CPU seconds per stage, peak RSS, graph "
         "counts. Writes <out>.json and <out>.md.",
-        epilog="Example (small test): PYTHONPATH=src /work/venv/bin/python benchmarks/bench_index_official.py "
-        "--datasets musique --limit-passages 150 --out /tmp/index_test",
+        epilog="Example (small test): python -m benchmarks.parity.hipporag.index_build "
+        "--datasets musique --limit-passages 150 --out runs/index_test",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     ap.add_argument(
@@ -860,16 +849,7 @@ def main() -> int:
         default=DEFAULT_VENV,
         help="the official package's virtual environment (made once)",
     )
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
-        help="benchmark files ($HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-        help="the shared cache whose extraction logs are read (and filled)",
-    )
+    common_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--work-dir",
         default=None,
@@ -897,7 +877,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the build folders")
     ap.add_argument(
         "--out",
-        default=str(REPO / "benchmarks" / "results" / "index_official"),
+        default=str(results_dir(__file__) / "index_official"),
         help="output path without suffix",
     )
     ap.add_argument("--render-only", action="store_true", help="rewrite <out>.md from <out>.json")
@@ -932,11 +912,7 @@ def main() -> int:
         res["datasets"].append(bench_dataset(name, args, py))
     res["loadavg_end"] = loadavg()
     res["finished"] = time.strftime("%Y-%m-%d %H:%M")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
-    text = markdown(res)
-    out.with_suffix(".md").write_text(text, encoding="utf-8")
-    print(text)
+    write_json_and_md(out, res, markdown)
     return 0
 
 

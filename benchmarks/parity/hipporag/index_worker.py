@@ -1,8 +1,8 @@
 """Times the official HippoRAG 2 package's (`hipporag==2.0.0a4`) cold index build; started by
-`bench_index_official.py` inside the virtual environment of compare_official_hipporag.py's
-recipe. Not part of hopbench: it imports no hopbench module, and hopbench never imports it.
+`index_build.py` inside the virtual environment of compare.py's recipe. Not part of hopbench:
+it imports no hopbench module, and hopbench never imports it.
 
-    <venv>/bin/python benchmarks/official_hipporag_index_worker.py WORK_DIR SAVE_DIR
+    PYTHONPATH=<repository> <venv>/bin/python -m benchmarks.parity.hipporag.index_worker WORK_DIR SAVE_DIR
 
 WORK_DIR holds what the driver wrote: `docs.json` (passage texts, corpus order),
 `openie_results_ner_bypassed.json` (the triples, HippoRAG 2 OpenIE format) and
@@ -11,7 +11,7 @@ exist (a cold build: no embedding store, no graph pickle); the OpenIE file is sy
 Writes `SAVE_DIR/official_index.json`: wall and CPU seconds per stage, peak RSS, graph counts,
 versions and threads.
 
-What is replaced, and only that (as in official_hipporag_worker.py):
+What is replaced, and only that (as in worker.py):
 * vllm, gritlm and litellm are imported by the package at module level but never called
   offline: empty placeholder modules stand in for them (a call would raise);
 * the embedding model: all-MiniLM-L6-v2 through sentence-transformers on the CPU (the package
@@ -25,51 +25,18 @@ adds a few microseconds per call and changes nothing they compute.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import resource
 import sys
 import time
-import types
 from pathlib import Path
 
 T_PROCESS = time.perf_counter()
 
+from benchmarks.common.shims import install_placeholders  # noqa: E402
 
-class _Placeholder(types.ModuleType):
-    """A module whose every attribute is another placeholder; calling one raises."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        sub = _Placeholder(f"{self.__name__}.{name}")
-        setattr(self, name, sub)
-        return sub
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"{self.__name__} was called: the offline benchmark must not use it")
-
-
-class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    ROOTS = ("vllm", "gritlm", "litellm")
-
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in self.ROOTS:
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        m = _Placeholder(spec.name)
-        m.__path__ = []
-        return m
-
-    def exec_module(self, module):
-        pass
-
-
-sys.meta_path.insert(0, _PlaceholderFinder())
+install_placeholders(purpose="the offline benchmark")
 
 WORK = Path(sys.argv[1])
 SAVE = Path(sys.argv[2])

@@ -1,8 +1,8 @@
 """Runs the official HippoRAG 2 package (`hipporag==2.0.0a4`) offline; started by
-`compare_official_hipporag.py` inside the virtual environment it makes. Not part of hopbench:
-it imports no hopbench module, and hopbench never imports it.
+`compare.py` inside the virtual environment it makes. Not part of hopbench: it imports no
+hopbench module, and hopbench never imports it.
 
-    <venv>/bin/python benchmarks/official_hipporag_worker.py WORK_DIR
+    PYTHONPATH=<repository> <venv>/bin/python -m benchmarks.parity.hipporag.worker WORK_DIR
 
 WORK_DIR holds what the driver wrote: `docs.json` (passage texts, corpus order), `queries.json`
 (question texts), `vectors.npz` (texts and their all-MiniLM-L6-v2 vectors, computed by hopbench)
@@ -23,48 +23,15 @@ package's own code.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import sys
 import time
-import types
 from pathlib import Path
 
+from benchmarks.common.shims import install_placeholders
 
-class _Placeholder(types.ModuleType):
-    """A module whose every attribute is another placeholder; calling one raises."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        sub = _Placeholder(f"{self.__name__}.{name}")
-        setattr(self, name, sub)
-        return sub
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"{self.__name__} was called: the offline comparison must not use it")
-
-
-class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    ROOTS = ("vllm", "gritlm", "litellm")
-
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in self.ROOTS:
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        m = _Placeholder(spec.name)
-        m.__path__ = []
-        return m
-
-    def exec_module(self, module):
-        pass
-
-
-sys.meta_path.insert(0, _PlaceholderFinder())
+install_placeholders(purpose="the offline comparison")
 
 import numpy as np  # noqa: E402
 

@@ -1,0 +1,1 @@
+"""Parity with the authors' code: one room per method (README.md)."""

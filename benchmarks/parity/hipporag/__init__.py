@@ -1,0 +1,1 @@
+"""hipporag against its authors' code (README.md: the commit, how to fetch it, the commands)."""

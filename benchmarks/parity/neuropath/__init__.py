@@ -1,0 +1,1 @@
+"""neuropath against its authors' code (README.md: the commit, how to fetch it, the commands)."""

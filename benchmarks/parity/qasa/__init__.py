@@ -1,0 +1,1 @@
+"""qasa against its authors' code (README.md: the commit, how to fetch it, the commands)."""

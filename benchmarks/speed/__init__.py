@@ -1,0 +1,1 @@
+"""Speed measurements (README.md); `python -m benchmarks.speed` runs the suite."""

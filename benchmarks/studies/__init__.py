@@ -1,0 +1,1 @@
+"""Studies: paired comparisons of runs, rules and graphs (README.md)."""
