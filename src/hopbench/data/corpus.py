@@ -8,6 +8,7 @@ from pathlib import Path
 from hopbench.core.errors import DataError
 from hopbench.data.io import field, read_json, record_label
 from hopbench.data.schema import Passage, passage_id
+from hopbench.data.text_limit import check_text_length
 
 
 def load_corpus_file(path: str | Path) -> list[Passage]:
@@ -27,6 +28,8 @@ def load_corpus_file(path: str | Path) -> list[Passage]:
                     "sentences",
                     f"expected a list of strings (or one string), got {sentences!r:.80}",
                 )
+            check_text_length(path, f"title={title[:80]!r}", "title", title)
+            check_text_length(path, f"title={title[:80]!r}", "sentences", text)
             items.append((title, text))
     elif isinstance(data, list):
         items = []

@@ -15,6 +15,7 @@ from hopbench.data.io import (
     require_object,
 )
 from hopbench.data.schema import Passage, Question
+from hopbench.data.text_limit import check_text_length
 
 META_KEYS = ("type", "level")  # kept in Question.meta; strings or null
 
@@ -49,7 +50,8 @@ def load_context_format(
                     f"context[{j}]",
                     f"expected [title, [sentence, ...]] (strings), got {item!r:.80}",
                 )
-            ctx[item[0]] = "".join(item[1])
+            check_text_length(path, label, f"context[{j}]", item[0])
+            ctx[item[0]] = check_text_length(path, label, f"context[{j}]", "".join(item[1]))
         facts = field(path, label, rec, "supporting_facts", list, non_empty=True)
         titles: list[str] = []
         for j, fact in enumerate(facts):

@@ -41,6 +41,7 @@ from scipy.optimize import linear_sum_assignment
 
 from hopbench.core.errors import DataError
 from hopbench.data.io import field as record_field
+from hopbench.data.io import unreadable_json
 from hopbench.data.schema import Passage, passage_id
 
 log = logging.getLogger(__name__)
@@ -194,7 +195,7 @@ def is_evidence_file(path: str | Path) -> bool:
         return False
     try:
         rec = json.loads(first.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep: the reader says why
         return False
     return isinstance(rec, dict) and isinstance(rec.get("gold_evidence"), str) and "original" in rec
 
@@ -222,6 +223,8 @@ def read_evidence(path: str | Path) -> list[EvidenceLine]:
             raise DataError(
                 path, label, None, f"invalid JSON at column {exc.colno}: {exc.msg}"
             ) from None
+        except (RecursionError, ValueError) as exc:
+            raise DataError(path, label, None, f"invalid JSON: {unreadable_json(exc)}") from None
         claim = record_field(path, label, rec, "original", str, non_empty=True)
         evidence = record_field(path, label, rec, "gold_evidence", str, non_empty=True)
         paragraphs = tuple(p.strip() for p in evidence.split("\n"))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from hopbench.core.errors import DataError
+from hopbench.data.text_limit import check_text_length
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -51,6 +53,8 @@ def read_json(path: str | Path) -> Any:
         raise DataError(
             path, "-", None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except (RecursionError, ValueError) as exc:
+        raise DataError(path, "-", None, f"invalid JSON: {unreadable_json(exc)}") from None
     if (
         isinstance(value, dict)
         and path.suffix.lower() in JSONL_SUFFIXES
@@ -60,12 +64,21 @@ def read_json(path: str | Path) -> Any:
     return value
 
 
+def unreadable_json(exc: RecursionError | ValueError) -> str:
+    """Why json.loads gave up on text that is JSON: a value nested deeper than its recursion
+    limit (200,000 levels gave a RecursionError traceback, issue #54), or an integer with more
+    digits than Python converts (a ValueError that is not a JSONDecodeError)."""
+    if isinstance(exc, RecursionError):
+        return f"nested deeper than the parser reads (about {sys.getrecursionlimit():,} levels)"
+    return f"a number with more digits than Python converts ({exc})"
+
+
 def _first_line_is_json(text: str) -> bool:
     for line in text.split("\n"):
         if line.strip():
             try:
                 json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError, ValueError):
                 return False
             return True
     return False
@@ -89,6 +102,10 @@ def _read_lines(path: Path, text: str) -> JsonLines:
                 f"#{len(records)} (line {n})",
                 None,
                 f"invalid JSON Lines record: {exc.msg} (column {exc.colno})",
+            ) from None
+        except (RecursionError, ValueError) as exc:
+            raise DataError(
+                path, f"#{len(records)} (line {n})", None, f"invalid JSON: {unreadable_json(exc)}"
             ) from None
         lines.append(n)
     return JsonLines(records, lines)
@@ -204,6 +221,7 @@ def check_value(
         raise DataError(path, record_label, name, "is empty")
     if isinstance(value, str):
         check_unicode(path, record_label, name, value)
+        check_text_length(path, record_label, name, value)
     return value
 
 

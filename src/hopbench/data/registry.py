@@ -16,6 +16,11 @@ from hopbench.data.hub import DEFAULT_REPO, fetch_hipporag_files
 from hopbench.data.io import file_digest
 from hopbench.data.musique import load_musique
 from hopbench.data.schema import Dataset
+from hopbench.data.text_limit import (
+    DEFAULT_MAX_TEXT_CHARS,
+    check_limit_setting,
+    load_within_limit,
+)
 from hopbench.data.twowiki import load_2wiki_linearrag
 
 FORMATS: dict[str, Callable] = {
@@ -60,6 +65,7 @@ def load_dataset(
     hub_name: str | None = None,
     hub_revision: str | None = None,
     sample_seed: int | None = None,
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
     **_ignored,
 ) -> Dataset:
     """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions.
@@ -68,12 +74,16 @@ def load_dataset(
     random sample rather than the file's first questions (HoVer's dev file lists every
     SUPPORTED claim before the first NOT_SUPPORTED one).
 
+    `max_text_chars`: a longer text (passage, title, question, answer) is refused, naming its
+    record (`hopbench.data.text_limit`); a check only, so it is in no fingerprint or hash.
+
     Every argument is checked before any file is read: a wrong type is one HopbenchError naming
     the `dataset.<key>` (nothing is coerced: `limit` is null or a positive integer, never "5").
     """
     _check_str("name", name)
     _check_str("format", format)
     _check_str("source", source)
+    check_limit_setting(max_text_chars)
     if format not in FORMATS:
         raise HopbenchError(
             f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}"
@@ -104,7 +114,9 @@ def load_dataset(
         raise HopbenchError(f"dataset '{name}': set dataset.questions_path")
     questions_path = Path(questions_path)
     corpus_path = Path(corpus_path) if corpus_path else None
-    questions, corpus = FORMATS[format](questions_path, corpus_path)
+    questions, corpus = load_within_limit(
+        FORMATS[format], questions_path, corpus_path, max_text_chars
+    )
     if sample_seed is not None:
         questions = list(questions)
         random.Random(sample_seed).shuffle(questions)

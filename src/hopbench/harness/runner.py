@@ -54,7 +54,8 @@ from hopbench.retrieve.registry import registry_name
 log = logging.getLogger("hopbench.run")
 
 # Keys that change where things live or how they are shown, never what is computed.
-_DATASET_PATH_KEYS = ("questions_path", "corpus_path", "data_dir")
+# where files live, and max_text_chars: a check on the input that changes no number
+_DATASET_PATH_KEYS = ("questions_path", "corpus_path", "data_dir", "max_text_chars")
 _EMBEDDING_RUNTIME_KEYS = (
     "batch_size",
     "show_progress",
