@@ -1,18 +1,18 @@
 """hopbench's catrag_code against the authors' CatRAG code, with identical LLM decisions (issue #33).
 
-    HOPBENCH_DATA_DIR=/work/shared/datasets HOPBENCH_RUNS_DIR=/work/runs \\
-        nice python3 benchmarks/compare_official_catrag.py --run /work/runs/musique/catrag_code/<hash> \\
-        --official-src /work/official/CatRAG/src_ce06b459 [--venv /work/venvs/official-catrag] \\
-        [--graph spacy] [--out benchmarks/results/official_catrag] [--fixture tests/.../x.json]
+    HOPBENCH_DATA_DIR=../shared/datasets nice python3 -m benchmarks.parity.catrag.compare \\
+        --run runs/musique/catrag_code/<hash> --official-src <CatRAG checkout>/src \\
+        [--venv .cache/official-catrag] [--graph spacy] \\
+        [--out benchmarks/parity/catrag/results/official_catrag] [--fixture tests/.../x.json]
 
 1. The recorded decisions: the hopbench run given (``retriever=catrag_code llm=local``) holds,
    per question, the facts its filter kept, the entities its NER named and every neighbour
    score (`hopbench.llm.decision_replay.decisions_from_trace`).
-2. The official side: `official_catrag_worker.py` in the virtual environment of
-   compare_official_hipporag.py's recipe (hipporag==2.0.0a4 --no-deps + the same pins; made
+2. The official side: `worker.py` in the virtual environment of
+   parity/hipporag/compare.py's recipe (hipporag==2.0.0a4 --no-deps + the same pins; made
    once), with the authors' ``CatRAG.py`` / ``rerank.py`` / ``config_utils.py`` from
    ``--official-src`` (commit ce06b459, never in this repository), on the same OpenIE triples and
-   the same all-MiniLM-L6-v2 vectors (`compare_official_hipporag.export_inputs`, plus the
+   the same all-MiniLM-L6-v2 vectors (`parity/hipporag/compare.export_inputs`, plus the
    processed NER strings), its LLM replaced by the decisions written in its own reply formats.
 3. hopbench's side: the run's own top-10 (computed with the live model), and a replay of the
    same retriever with `DecisionReplay` (same decisions, this process), which must reproduce it
@@ -27,28 +27,24 @@ questions compared (the CI parity test replays them).
 
 from __future__ import annotations
 
-import os
+from benchmarks.common.worker import one_thread_by_default, run_worker
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+one_thread_by_default()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "src"))
+from benchmarks.common import args as common_args  # noqa: E402
+from benchmarks.common.paths import REPO, results_dir  # noqa: E402
+from benchmarks.common.timing import pct  # noqa: E402
+from benchmarks.parity.hipporag import compare as coh  # noqa: E402
 
-import compare_official_hipporag as coh  # noqa: E402
-import official_args  # noqa: E402
-
-WORKER = HERE / "official_catrag_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 CATRAG_COMMIT = "ce06b459e2987a47342dfd23c71246c70d6de273"
 K = coh.K
 SCORE_REL_TOL = 1e-5  # float32 (the code) against float64 (hopbench): ~1e-7 relative on PPR scores
@@ -87,33 +83,19 @@ def read_run(run: Path) -> tuple[dict, list[dict]]:
     return cfg, rows
 
 
-def run_worker(py: Path, work: Path, src: Path, hash_seed: str = "0") -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(
-        {
-            "PYTHONHASHSEED": hash_seed,
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-            "OPENAI_API_KEY": "sk-offline",
-            "TQDM_DISABLE": "1",
-            "HOPBENCH_TIMING_REPEATS": str(coh.REPEATS),
-        }
+def run_official(py: Path, work: Path, src: Path, hash_seed: str = "0") -> dict:
+    """The authors' CatRAG on the inputs in `work`; the package the worker assembles from their
+    files goes to work/pkg, which is on the worker's PYTHONPATH from its start."""
+    pkg = work / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    run_worker(
+        py,
+        WORKER,
+        [work, src],
+        log=work / f"official_catrag_{hash_seed}.log",
+        env=coh.offline_env(hash_seed),
+        pythonpath=[pkg],
     )
-    log = work / f"official_catrag_{hash_seed}.log"
-    with open(log, "w") as fh:
-        r = subprocess.run(
-            [str(py), str(WORKER), str(work), str(src)],
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        )
-    if r.returncode:
-        raise SystemExit(
-            f"the authors' code failed; see {log}:\n"
-            + "\n".join(log.read_text().splitlines()[-20:])
-        )
     return json.loads((work / f"official_catrag_{hash_seed}.json").read_text())
 
 
@@ -232,23 +214,23 @@ def main() -> int:
         "--official-src",
         required=True,
         type=Path,
-        help="folder holding catrag/CatRAG.py (ce06b459)",
+        help="folder holding catrag/CatRAG.py (kwunhang/CatRAG ce06b459: its src/)",
     )
     ap.add_argument(
         "--venv",
         type=Path,
-        default=Path("/work/venvs/official-catrag"),
+        default=REPO / ".cache" / "official-catrag",
         help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument("--graph", default="spacy", help="hopbench graph the run used (spacy, openie)")
-    official_args.add_data_and_cache_args(ap)
+    common_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--work-dir", type=Path, default=None, help="inputs and outputs of the official side"
     )
     ap.add_argument(
         "--out",
         type=Path,
-        default=HERE / "results" / "official_catrag",
+        default=results_dir(__file__) / "official_catrag",
         help="writes OUT.json and OUT.md",
     )
     ap.add_argument(
@@ -285,7 +267,7 @@ def main() -> int:
     add_vectors(work, ner_texts, encoder)
     (work / "decisions.json").write_text(json.dumps(decisions), encoding="utf-8")
     py = coh.ensure_venv(args.venv)
-    off = run_worker(py, work, args.official_src)
+    off = run_official(py, work, args.official_src)
 
     run_top = [
         [kg.passage_index(p) for p in by_id[q.id]["ranked_passage_ids"][:K]] for q in questions
@@ -352,8 +334,8 @@ def main() -> int:
             for m in coh.METRICS
         },
         "ms": {
-            "hopbench catrag_code (replayed decisions)": coh.pct(hop["ms"]),
-            "official CatRAG (replayed decisions)": coh.pct(off["ms"]),
+            "hopbench catrag_code (replayed decisions)": pct(hop["ms"]),
+            "official CatRAG (replayed decisions)": pct(off["ms"]),
         },
         "official_graph": off["graph"],
         "hopbench_graph": coh.hopbench_counts(kg),
@@ -387,11 +369,11 @@ def main() -> int:
 
 
 def decision_source(run_cfg: dict) -> str:
-    """Who made the run's decisions: its LLM's model, or the scripted rules of catrag_scripted_run.py."""
+    """Who made the run's decisions: its LLM's model, or the scripted rules of scripted_run.py."""
     model = (run_cfg.get("llm") or {}).get("model")
     if model:
         return f"LLM {model}"
-    return "scripted rule-based decisions of benchmarks/catrag_scripted_run.py, no model"
+    return "scripted rule-based decisions of benchmarks/parity/catrag/scripted_run.py, no model"
 
 
 def markdown(res: dict) -> str:

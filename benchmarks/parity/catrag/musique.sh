@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Issue #33: CatRAG as its authors compute it. The LLM runs (local model, one at a time under the
 # shared lock, resumable through the response cache), then the comparison with the authors' code
-# on the recorded decisions (benchmarks/compare_official_catrag.py ->
-# benchmarks/results/official_catrag.{json,md}).
+# on the recorded decisions (benchmarks/parity/catrag/compare.py ->
+# benchmarks/parity/catrag/results/official_catrag.{json,md}). From the repository root:
 #
-#   OFFICIAL_SRC=/work/official/CatRAG/src_ce06b459 HOPBENCH_RUNS_DIR=/work/runs \
-#   HOPBENCH_DATA_DIR=/work/shared/datasets nice benchmarks/catrag_official_musique.sh
+#   OFFICIAL_SRC=<CatRAG checkout>/src HOPBENCH_RUNS_DIR=runs \
+#   HOPBENCH_DATA_DIR=../shared/datasets nice benchmarks/parity/catrag/musique.sh
 set -euo pipefail
 PY=${PYTHON:-python3}
 LIMIT=${LIMIT:-20}
@@ -24,5 +24,5 @@ for d in glob.glob(f"{runs}/musique/catrag_code/*/"):
 print(best)
 PY
 )
-$PY benchmarks/compare_official_catrag.py --run "$RUN" --official-src "${OFFICIAL_SRC:?}" \
-    --out benchmarks/results/official_catrag
+$PY -m benchmarks.parity.catrag.compare --run "$RUN" --official-src "${OFFICIAL_SRC:?}" \
+    --out benchmarks/parity/catrag/results/official_catrag

@@ -1,12 +1,12 @@
 """A run-like folder of `retriever=catrag_code` made with scripted, rule-based LLM decisions:
-input for `compare_official_catrag.py --run`, so the algorithm is compared with the authors'
+input for `compare.py --run`, so the algorithm is compared with the authors'
 code on every question of a set without spending the local model. The rules (not model output,
 never scores of the method): the fact filter keeps candidates 3, 1, 2 in that order; question
 NER = the capitalised word runs of the question (at most 3); a neighbour's score =
 len(name) % 11; a summary request gets "a summary".
 
-    HOPBENCH_DATA_DIR=../shared/datasets PYTHONPATH=src \\
-        python benchmarks/catrag_scripted_run.py OUT_DIR --dataset musique --graph spacy
+    HOPBENCH_DATA_DIR=../shared/datasets \\
+        python -m benchmarks.parity.catrag.scripted_run OUT_DIR --dataset musique --graph spacy
 """
 
 from __future__ import annotations
@@ -20,13 +20,11 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import compare_official_catrag as cc  # noqa: E402  (the comparison's own config composition)
-
-from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
-from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.llm.client import LLMResult  # noqa: E402
-from hopbench.retrieve.base import Services  # noqa: E402
+from benchmarks.parity.catrag import compare as cc  # the comparison's own config composition
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever
+from hopbench.kg import load_or_build
+from hopbench.llm.client import LLMResult
+from hopbench.retrieve.base import Services
 
 
 class ScriptedDecisions:

@@ -1,9 +1,10 @@
 """Runs the authors' CatRAG code (kwunhang/CatRAG ce06b459, ``src/catrag/CatRAG.py``) offline on
-hopbench's triples, vectors and recorded LLM decisions; started by `compare_official_catrag.py`
-inside its virtual environment (/work/venvs/official-catrag: `hipporag==2.0.0a4` --no-deps and
-the pins of compare_official_hipporag.py). Not part of hopbench: imports no hopbench module.
+hopbench's triples, vectors and recorded LLM decisions; started by `compare.py` inside its
+virtual environment (`hipporag==2.0.0a4` --no-deps and the pins of parity/hipporag/compare.py).
+Not part of hopbench: imports no hopbench module.
 
-    <venv>/bin/python benchmarks/official_catrag_worker.py WORK_DIR OFFICIAL_SRC
+    PYTHONPATH=WORK_DIR/pkg:<repository> <venv>/bin/python -m benchmarks.parity.catrag.worker \\
+        WORK_DIR OFFICIAL_SRC
 
 OFFICIAL_SRC holds ``catrag/CatRAG.py``, ``catrag/rerank.py`` and ``catrag/utils/config_utils.py``
 of that commit (kept outside the repository). The modules CatRAG.py imports from its HippoRAG
@@ -12,7 +13,7 @@ official hipporag package, through one-line re-export modules this worker writes
 holds what the driver wrote (the HippoRAG worker's files: docs.json, queries.json, vectors.npz,
 the OpenIE file) plus ``decisions.json``: per question, hopbench's recorded LLM decisions.
 
-What is replaced, and only that (official_hipporag_worker.py's placeholders are reused):
+What is replaced, and only that (parity/hipporag/worker.py's placeholders are reused):
 * vllm, gritlm, litellm: placeholder modules; the embedding model: the precomputed vectors;
 * the prompt templates: ``render`` returns its arguments (name and values), since no model reads
   them; the LLM: `DecisionReplay`, which writes hopbench's recorded decision for the request in
@@ -27,6 +28,7 @@ parser and ``run_ppr`` (igraph prpack, directed), is the authors' code.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -34,9 +36,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy as np  # noqa: E402
-import official_hipporag_worker as ohw  # noqa: E402  (installs the vllm/gritlm/litellm placeholders)
+import numpy as np
+
+# the HippoRAG worker installs the vllm/gritlm/litellm placeholders
+from benchmarks.parity.hipporag import worker as ohw
 
 WORK = Path(sys.argv[1])
 SRC = Path(sys.argv[2])
@@ -69,6 +72,8 @@ AUTHORS = ("CatRAG.py", "rerank.py", "utils/config_utils.py")
 
 
 def build_package() -> Path:
+    """WORK/pkg/catrag: the authors' files beside the re-export modules (compare.py puts
+    WORK/pkg on this process's PYTHONPATH)."""
     root = WORK / "pkg"
     pkg = root / "catrag"
     for rel, text in SHIMS.items():
@@ -151,7 +156,8 @@ class DecisionReplay:
 
 
 def main() -> int:
-    sys.path.insert(0, str(build_package()))
+    build_package()
+    importlib.invalidate_caches()  # WORK/pkg was listed before catrag/ was written into it
     t_import = time.perf_counter()
     import hipporag  # noqa: F401
     from catrag.utils.config_utils import BaseConfig

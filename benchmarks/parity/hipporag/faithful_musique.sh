@@ -3,10 +3,10 @@
 # construction hipporag2) and hopbench's variant (retriever=hipporag_hb, hopbench construction)
 # on the MuSiQue subset, on the spaCy and on the published OpenIE triples, fact filter off (no LLM);
 # dense as the baseline. Then the comparison with the official package
-# (benchmarks/compare_official_hipporag.py -> benchmarks/results/official_hipporag.{json,md}).
+# (benchmarks/parity/hipporag/compare.py -> benchmarks/parity/hipporag/results/official_hipporag.{json,md}).
 #
-#   RUNS=/work/runs-hippo CACHE=~/.cache/hopbench DATA=../shared/datasets \
-#       nice benchmarks/hipporag_faithful_musique.sh > hipporag_faithful.log 2>&1 &
+#   RUNS=runs-hippo CACHE=~/.cache/hopbench DATA=../shared/datasets \
+#       nice benchmarks/parity/hipporag/faithful_musique.sh > hipporag_faithful.log 2>&1 &
 set -euo pipefail
 RUNS=${RUNS:-runs}
 CACHE=${CACHE:-$HOME/.cache/hopbench}
@@ -21,5 +21,5 @@ for graph in spacy openie; do
     $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=$r" retriever.filter=false
   done
 done
-HOPBENCH_DATA_DIR=$DATA HOPBENCH_CACHE_DIR=$CACHE $PY benchmarks/compare_official_hipporag.py \
-    --dataset musique --graphs spacy,openie --out "${OUT:-benchmarks/results/official_hipporag}"
+HOPBENCH_DATA_DIR=$DATA HOPBENCH_CACHE_DIR=$CACHE $PY benchmarks/parity/hipporag/compare.py \
+    --dataset musique --graphs spacy,openie --out "${OUT:-benchmarks/parity/hipporag/results/official_hipporag}"
