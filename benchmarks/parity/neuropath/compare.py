@@ -1,8 +1,8 @@
 """hopbench's NeuroPath against the authors' NeuroPath class, on identical inputs (issue #26).
 
-    HOPBENCH_DATA_DIR=/work/shared/datasets nice python benchmarks/compare_official_neuropath.py \\
-        --official-src /work/official/NeuroPath --run /work/runs/musique/neuropath/<hash> \\
-        [--venv /work/venvs/official-neuropath] [--out benchmarks/results/official_neuropath] \\
+    HOPBENCH_DATA_DIR=../shared/datasets nice python -m benchmarks.parity.neuropath.compare \\
+        --official-src <NeuroPath checkout> --run runs/musique/neuropath/<hash> \\
+        [--venv .cache/official-neuropath] [--out benchmarks/parity/neuropath/results/official_neuropath] \\
         [--fixture tests/retrieve/fixtures/neuropath_official_top10.json]
 
 1. Makes (once) a virtual environment with the authors' dependencies from PyPI (pins of their
@@ -35,7 +35,6 @@ import json
 import os
 import pickle
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,12 +42,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import official_args  # noqa: E402
-import official_venv  # noqa: E402
+from benchmarks.common import args as common_args
+from benchmarks.common import venv as common_venv
+from benchmarks.common.checkout import checkout_commit
+from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.worker import run_worker
 
 PINS = [
     "langchain_core==0.3.59",
@@ -57,7 +55,7 @@ PINS = [
     "scipy==1.15.2",
     "faiss-cpu==1.9.0.post1",
 ]
-WORKER = Path(__file__).resolve().parent / "official_neuropath_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 K = 10
 # names the worker's NeuroPath(...) call resolves its files to (src/neuropath.py L74-98, L559-625)
 CORPUS, INDEX_LLM, VERSION, PHRASE_TYPE = "musique", "hopbench", "v3", "ents_only_lower_preprocess"
@@ -65,15 +63,7 @@ RETRIEVER_DIR = "sentence-transformers_all-MiniLM-L6-v2_mean"
 
 
 def ensure_venv(venv: Path) -> Path:
-    return official_venv.ensure_venv(venv, PINS, no_deps=False)
-
-
-def official_commit(src: Path) -> str:
-    f = src / "COMMIT"
-    if f.exists():
-        return f.read_text().strip()
-    r = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True)
-    return r.stdout.strip() or "unknown"
+    return common_venv.ensure_venv(venv, PINS, no_deps=False)
 
 
 # ---- hopbench's side ----------------------------------------------------------------------------
@@ -209,24 +199,18 @@ def write_vectors(work: Path, table: dict[str, np.ndarray]) -> None:
     )
 
 
-def run_worker(py: Path, src: Path, work: Path) -> dict:
+def run_official(py: Path, src: Path, work: Path) -> dict:
     # threads as in a run (the default): faiss's near-name search can order near-equal
     # scores differently at one thread
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["TOKENIZERS_PARALLELISM"] = "false"
-    log = work / "official.log"
-    with open(log, "w") as fh:
-        r = subprocess.run(
-            [str(py), str(WORKER), str(src), str(work)],
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        )
-    if r.returncode:
-        raise SystemExit(
-            f"the official code failed; see {log}:\n"
-            + "\n".join(log.read_text().splitlines()[-20:])
-        )
+    run_worker(
+        py,
+        WORKER,
+        [src, work],
+        log=work / "official.log",
+        env={"TOKENIZERS_PARALLELISM": "false"},
+        pythonpath=[src],
+        what="the official code",
+    )
     return json.loads((work / "official.json").read_text())
 
 
@@ -343,7 +327,7 @@ def main() -> int:
     ap.add_argument(
         "--venv",
         type=Path,
-        default=Path("/work/venvs/official-neuropath"),
+        default=REPO / ".cache" / "official-neuropath",
         help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument(
@@ -352,11 +336,11 @@ def main() -> int:
         default=Path.home() / ".cache" / "hopbench" / "official-neuropath",
         help="where the index files in the official format are written",
     )
-    official_args.add_data_and_cache_args(ap, data_default="/work/shared/datasets")
+    common_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--out",
         type=Path,
-        default=REPO / "benchmarks" / "results" / "official_neuropath",
+        default=results_dir(__file__) / "official_neuropath",
         help="writes OUT.json and OUT.md",
     )
     ap.add_argument(
@@ -375,7 +359,7 @@ def main() -> int:
         ap.error("give at least one --run or --synthetic")
     py = ensure_venv(args.venv)
     results = {
-        "official_src_commit": official_commit(args.official_src),
+        "official_src_commit": checkout_commit(args.official_src),
         "runs": [],
         "loadavg_start": round(os.getloadavg()[0], 2),
         "beside": args.beside,
@@ -442,7 +426,7 @@ def compare_run(run: Path, args, py: Path, sample: list[dict], source: str) -> d
     table = dict(retriever.vectors._memo)
     for _ in range(3):
         write_vectors(work, table)
-        off = run_worker(py, args.official_src, work)
+        off = run_official(py, args.official_src, work)
         missing = sorted({t for r in off["rows"] for t in r.get("missing_vectors", [])})
         if not missing:
             break
@@ -544,7 +528,7 @@ def write_fixture(path: Path, sample: list[dict], results: dict) -> None:
             f"{results['official_src_commit'][:7]}) on hopbench's spaCy MuSiQue graph and "
             "vectors, fed the replies below: the local model's (source 'local model') or "
             "scripted ones that walk the reference's branches (source 'scripted'); "
-            "written by benchmarks/compare_official_neuropath.py",
+            "written by benchmarks/parity/neuropath/compare.py",
             "settings": json.loads(settings.pop()),
             "questions": sample,
         },
@@ -558,7 +542,7 @@ def markdown(results: dict) -> str:
         "# hopbench NeuroPath vs the authors' NeuroPath class (identical inputs)",
         "",
         f"Official code: KennyCaty/NeuroPath at `{results['official_src_commit']}` (kept outside the "
-        "repository), run in /work/venvs/official-neuropath; hopbench's spaCy graph of each run's "
+        "repository), run in its own virtual environment (--venv); hopbench's spaCy graph of each run's "
         "dataset exported in its index format, hopbench's all-MiniLM-L6-v2 vectors as its encoder, and the local "
         "model's recorded replies (Qwen2.5-Coder-1.5B) fed to both sides, path ids renumbered by text.",
         "",

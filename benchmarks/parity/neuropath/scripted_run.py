@@ -1,15 +1,17 @@
 """A run-like folder of `retriever=neuropath` made with scripted replies that walk the
 reference's branches (second hops, out-of-range and negative ids, a missing key, unreadable and
-empty NER): input for `compare_official_neuropath.py --synthetic`, to check the two sides agree
+empty NER): input for `compare.py --synthetic`, to check the two sides agree
 on branches the local model rarely reaches. The replies are not model output, and the lists
 are never scores of the method.
 
-    PYTHONPATH=src python benchmarks/neuropath_scripted_run.py OUT_DIR musique
+    python -m benchmarks.parity.neuropath.scripted_run OUT_DIR musique
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -75,18 +77,28 @@ class ScriptedTracker:
         return SimpleNamespace(text=text, cached=False, latency_s=0.0, error=None, usage={})
 
 
-def main() -> int:
-    out, ds = Path(sys.argv[1]), sys.argv[2]
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path, help="the run-like folder to write")
+    ap.add_argument("dataset", help="a dataset config (musique, 2wikimultihopqa, ...)")
+    ap.add_argument("overrides", nargs="*", help="more Hydra overrides, e.g. dataset.limit=20")
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
+    )
+    args = ap.parse_args(argv)
+    out = args.out
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose(
             config_name="config",
             overrides=[
-                f"dataset={ds}",
+                f"dataset={args.dataset}",
                 "retriever=neuropath",
                 "llm=local",
                 "dataset.limit=100",
-                "paths.data_dir=/work/shared/datasets",
-                *sys.argv[3:],
+                f"paths.data_dir={args.data_dir}",
+                *args.overrides,
             ],
         )
     dataset, enc = build_dataset(cfg), build_encoder(cfg)

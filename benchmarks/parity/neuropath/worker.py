@@ -1,8 +1,12 @@
 """Runs the authors' NeuroPath class (KennyCaty/NeuroPath) offline on hopbench's inputs; started by
-`compare_official_neuropath.py` inside /work/venvs/official-neuropath. Not part of hopbench: it
-imports no hopbench module, and hopbench never imports it.
+`compare.py` inside its own virtual environment. Not part of hopbench: it imports no hopbench
+module, and hopbench never imports it.
 
-    <venv>/bin/python benchmarks/official_neuropath_worker.py OFFICIAL_SRC WORK_DIR
+    PYTHONPATH=OFFICIAL_SRC:<repository> <venv>/bin/python -m benchmarks.parity.neuropath.worker \\
+        OFFICIAL_SRC WORK_DIR
+
+OFFICIAL_SRC (a checkout of KennyCaty/NeuroPath) is imported from PYTHONPATH, where compare.py
+puts it; the argument only names it.
 
 WORK_DIR holds what the driver wrote: the index files in the reference's own format and names
 under WORK_DIR/output and WORK_DIR/data (phrases, unique facts, passage-fact and fact-phrase
@@ -181,12 +185,11 @@ def install_placeholders(client, encoder):
 
 
 def main() -> int:
-    official_src, work = sys.argv[1], sys.argv[2]
+    work = sys.argv[2]  # sys.argv[1], the checkout, is on PYTHONPATH
     vz = np.load(os.path.join(work, "vectors.npz"), allow_pickle=False)
     encoder = LookupEncoder([str(t) for t in vz["texts"]], vz["vecs"])
     client = RecordedClient()
     install_placeholders(client, encoder)
-    sys.path.insert(0, official_src)
     os.chdir(work)
     import src.neuropath as reference
     from src.neuropath import NeuroPath
