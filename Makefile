@@ -41,9 +41,10 @@ sweep:           ## Hydra multirun over $(SWEEP)
 	$(PYTHON) -m hopbench.cli report
 
 # The grid has Neo4j rows, so the local Neo4j is started for it as for `make test` (and stopped
-# after, unless it was already up); a plan-only call runs nothing and starts nothing.
+# after, unless it was already up); a plan-only call runs nothing and starts nothing. The report
+# at the end checks the runs that are reference rows against the committed reference.
 paper:           ## the whole comparison (configs/paper.yaml): plan, runs within a budget, report; PAPER="--plan-only paper.max_llm_hours=4"
-	$(if $(findstring --plan-only,$(PAPER)),,scripts/with-neo4j.sh) $(PYTHON) -m hopbench.cli paper paths.data_dir=$(DATA_DIR) $(PAPER)
+	$(if $(findstring --plan-only,$(PAPER)),,scripts/with-neo4j.sh) $(PYTHON) -m hopbench.cli paper paths.data_dir=$(DATA_DIR) $(PAPER)$(if $(findstring --plan-only,$(PAPER)),, --check-reference)
 
 report:          ## collect every complete run into results/ (leaderboard, breakdowns, figures)
 	$(PYTHON) -m hopbench.cli report

@@ -60,7 +60,7 @@ def test_written_sorted_and_read_back_identical(tmp_path):
     head = write_reply_file(tmp_path / "r.jsonl.gz", replies, {"ds/m/abc": 3})
     assert head == {
         "format": FORMAT,
-        "version": 2,
+        "version": 3,
         "n_entries": 3,
         "n_failed": 0,
         "models": {"m": 2, "other": 1},
@@ -99,7 +99,7 @@ BAD = {
         "format",
         "not a hopbench reply file",
     ),
-    "newer version": ([_header(0, version=3)], 1, "version", "newer hopbench"),
+    "newer version": ([_header(0, version=4)], 1, "version", "newer hopbench"),
     "no failed count (version 2)": (
         [{k: v for k, v in _header(0).items() if k != "n_failed"}],
         1,

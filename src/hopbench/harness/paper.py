@@ -19,7 +19,8 @@ runs, and runs still going with 5 or more questions), else those of the committe
 leaderboard, else `paper.default_seconds_per_question`; each divided by the concurrency it was
 recorded at (a request's seconds include the wait for the other questions in flight), so the
 hours are wall-clock hours on a server as busy as then. A row whose replies the committed reply
-file carries (its header's `runs`) costs 0 h: it is imported first, so every call is a cache hit,
+file carries (counted from its entries, not its header; the file is checked against its digest
+list first) costs 0 h: it is imported first, so every call is a cache hit,
 and such a row runs whatever the budget (`paper.max_llm_hours=0`: everything that needs no
 model; add `llm.cache_only=true` to make a miss an error instead of a model call).
 The LLM rows run with `llm.replay_failed=true` (not part of the config hash): a reply recorded
@@ -31,7 +32,10 @@ rows run, then the LLM rows cheapest first, each finished before the next starts
 `paper.max_llm_hours`; when it does not, the command stops (exit 0) saying what is left: run the
 same command again to go on (complete runs are skipped, a killed one resumes). Then it prints
 the wall-clock hours of the CPU-only and of the LLM runs it made, and last runs `hopbench
-report`. Exit code 2 for a grid or setting that does not compose, 1 when a run failed.
+report` (`--check-reference`, as `make paper` runs it: and compares the reference rows with the
+committed reference). Exit code 2 for a grid or setting that does not compose (a
+`paper.max_llm_hours` that is not a number >= 0) or a reply file that is damaged or does not
+match its digest list, 1 when a run failed or differs from the reference.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import math
 import os
 import signal
 import subprocess
@@ -461,12 +466,16 @@ def add_committed_replies(planned: list[Planned], reply_runs: set[str]) -> None:
 
 
 def reply_runs_of(path: str | Path | None) -> set[str]:
-    """The run labels a reply file carries; none when there is no such file."""
+    """The run labels whose replies a reply file holds, counted from its entries, not taken from
+    its header (`covered_runs`), after checking every line and its digest list; none when there
+    is no such file. A run the header lists but the entries do not cover is planned as model
+    time."""
     if not path or not Path(path).is_file():
         return set()
-    from hopbench.llm.reply_file import read_reply_header
+    from hopbench.llm.reply_digests import read_verified
+    from hopbench.llm.reply_file import covered_runs
 
-    return set(read_reply_header(path)["runs"])
+    return covered_runs(*read_verified(path))
 
 
 def work_order(planned: list[Planned]) -> list[Planned]:
@@ -649,10 +658,13 @@ def _row_key(r: dict) -> tuple[str, str, str]:
 
 
 # ---- the command -------------------------------------------------------------------------------
-USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--grid FILE] [paper.KEY=VALUE ...] [llm=X] [KEY=VALUE ...]
+USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--check-reference] [--grid FILE]
+                      [paper.KEY=VALUE ...] [llm=X] [KEY=VALUE ...]
 
   --plan-only   print the plan and stop (nothing is imported, run or written)
   --no-report   do not run `hopbench report` at the end
+  --check-reference  run it as `hopbench report --check-reference`: the runs that are reference
+                rows must match the committed reference (exit 1 if not; `make paper` does this)
   --grid FILE   another grid declaration (default: configs/paper.yaml)
   paper.llm_questions=N    questions per set for the LLM rows (default 100)
   paper.max_llm_hours=H    LLM budget for this invocation (default: no limit)
@@ -680,6 +692,22 @@ def _import_replies(path: str, extra: list[str]) -> None:
     )
 
 
+def budget_hours(value) -> float | None:
+    """`paper.max_llm_hours` as hours: null is no limit; anything else a finite number >= 0 (nan
+    compares false with everything, so it would mean no limit too)."""
+    if value is None:
+        return None
+    try:
+        hours = float(value)
+    except (TypeError, ValueError):
+        hours = math.nan
+    if not math.isfinite(hours) or hours < 0:
+        raise HopbenchError(
+            f"paper.max_llm_hours={value!r}: expected a number of hours >= 0, or null for no limit"
+        )
+    return hours
+
+
 def llm_overrides(words: list[str]) -> list[str]:
     """The `llm.KEY=VALUE` words, for the LLM rows only; `llm.replay_failed=true` unless given, so
     a row that met a bad reply comes back as it was computed."""
@@ -701,7 +729,7 @@ def cli(argv: list[str]) -> int:
         grid_path = args[i + 1] if i + 1 < len(args) else None
         del args[i : i + 2]
         flags.discard("--grid")
-    if unknown := flags - {"--plan-only", "--no-report"}:
+    if unknown := flags - {"--plan-only", "--no-report", "--check-reference"}:
         print(
             f"hopbench paper: error: unknown option {sorted(unknown)[0]}\n\n{USAGE}",
             file=sys.stderr,
@@ -717,8 +745,7 @@ def cli(argv: list[str]) -> int:
     llm_extra = llm_overrides(words)
     try:
         grid = load_grid(settings, grid_path)
-        max_h = grid.paper.max_llm_hours
-        max_h = None if max_h is None else float(max_h)
+        max_h = budget_hours(grid.paper.max_llm_hours)
         planner = Planner()
         rows = expand(
             grid,
@@ -760,7 +787,11 @@ def cli(argv: list[str]) -> int:
     if "--plan-only" in flags:
         return 0
     if replies and Path(replies).is_file():
-        _import_replies(replies, extra)
+        try:
+            _import_replies(replies, extra)
+        except HopbenchError as exc:  # as `hopbench replies import` says it: one line
+            print(f"hopbench paper: error: {exc}", file=sys.stderr)
+            return 2
     out = execute_plan(planned, max_h)
     print(out.timing())
     status = 0
@@ -797,6 +828,7 @@ def cli(argv: list[str]) -> int:
                 str(cfg.paths.runs_dir),
                 "--results-dir",
                 str(cfg.paths.results_dir),
+                *(["--check-reference"] if "--check-reference" in flags else []),
             ],
             env=child_env(),
         )

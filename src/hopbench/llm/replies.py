@@ -9,12 +9,13 @@ already computed from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hopbench.core.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache
-from hopbench.llm.reply_file import FORMAT, VERSION, Reply, read_reply_file, write_reply_file
+from hopbench.llm.reply_digests import read_verified
+from hopbench.llm.reply_file import FORMAT, VERSION, Reply, write_reply_file
 from hopbench.llm.reply_keys import RunKeys
 
 SHOWN = 5  # keys named per run in an error; the rest are counted
@@ -117,6 +118,7 @@ def export_replies(
                 f"{cache.path}; nothing written (export without --update replaces the file)"
             )
     complete, incomplete = kept_runs
+    users = _users(found, kept, runs)
     for r in runs:  # this export's word on a run replaces the file's
         complete.pop(r.label, None)
         incomplete.pop(r.label, None)
@@ -125,8 +127,24 @@ def export_replies(
             complete[r.label] = held
         else:  # keys the cache lacks, rows without keys, or questions not yet asked
             incomplete[r.label] = held
-    head = write_reply_file(out, found.values(), complete, incomplete)
+    entries = [replace(r, runs=tuple(sorted(users.get(k, ())))) for k, r in found.items()]
+    head = write_reply_file(out, entries, complete, incomplete)
     return Export(head, missing, unrecorded)
+
+
+def _users(
+    found: dict[str, Reply], kept: dict[str, Reply], runs: list[RunKeys]
+) -> dict[str, set[str]]:
+    """key -> the labels of the runs that used it: this export's runs from their rows, the kept
+    runs (`--update`) as the file said (a version 1 or 2 file does not say: those runs are then
+    not counted as covered by the new file)."""
+    now = {r.label for r in runs}
+    users: dict[str, set[str]] = {k: set(r.runs) - now for k, r in kept.items()}
+    for r in runs:
+        for key in r.keys:
+            if key in found:
+                users.setdefault(key, set()).add(r.label)
+    return users
 
 
 def _kept(out: str | Path) -> tuple[dict[str, Reply], tuple[dict[str, int], dict[str, int]]]:
@@ -134,7 +152,7 @@ def _kept(out: str | Path) -> tuple[dict[str, Reply], tuple[dict[str, int], dict
     is no file yet)."""
     if not Path(out).exists():
         return {}, ({}, {})
-    head, replies = read_reply_file(out)
+    head, replies = read_verified(out)
     return {r.key: r for r in replies}, (
         dict(head["runs"]),
         dict(head.get("incomplete_runs", {})),
@@ -143,8 +161,9 @@ def _kept(out: str | Path) -> tuple[dict[str, Reply], tuple[dict[str, int], dict
 
 def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = False) -> Import:
     """Load a reply file into `cache`. An entry already stored with the same text is skipped; one
-    stored with a different text is a conflict, kept as stored unless `force`."""
-    _, replies = read_reply_file(path)
+    stored with a different text is a conflict, kept as stored unless `force`. The whole file is
+    read and checked (every line, and against its digest list) before anything is written."""
+    _, replies = read_verified(path)
     result = Import()
     request = {"imported": f"{FORMAT} v{VERSION}"}  # the prompts are not in the file
     for r in replies:
