@@ -3,6 +3,8 @@
 run_reader.py   read run folders (metrics.json marks a run complete and records the method's
                 graph, family and settings that differ from its defaults; per-question scores from
                 predictions.jsonl)
+run_folders.py  which folders are runs: inside the runs folder, named by their hash, each once
+run_check.py    a run's rows against its metrics.json and recorded question set (else refused)
 table_params.py the settings columns of a table: reading them, sorting rows by them
 stats.py        percentile bootstrap CIs, paired bootstrap and exact McNemar p-values, Holm
 leaderboard.py  one row per dataset x method x config, CIs, paired tests against a baseline
@@ -10,6 +12,7 @@ leaderboard.py  one row per dataset x method x config, CIs, paired tests against
 breakdown.py    the same per hop count / question type
 markdown.py     readable markdown views (value ±half-width, signed differences, corrected p)
 paper_tables.py per dataset, methods x headline metrics with intervals and the difference to dense
+sweeps.py       which runs form a sweep of one parameter (sensitivity.csv and its figures)
 plots.py        recall@k curves, quality vs latency, sensitivity of sweeps (PNG + PDF, one column)
 published.py    the papers' numbers (published.csv) next to ours
 collect.py      what `hopbench report` writes (its command line: hopbench/commands/report.py)
