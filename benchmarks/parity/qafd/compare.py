@@ -1,21 +1,21 @@
 """hopbench's `flow_diffusion_code` against QAFD-RAG's own ``run_igraph_qafd``, same graph, seeds, vectors (issue #32).
 
-    HOPBENCH_DATA_DIR=/work/shared/datasets nice python3 benchmarks/compare_official_qafd.py \\
-        --official-src /work/official/QAFD-RAG [--runs musique:spacy:100,2wikimultihopqa:spacy:200] \\
-        [--venv /work/venvs/official-qafd] [--out benchmarks/results/official_qafd]
+    HOPBENCH_DATA_DIR=../shared/datasets nice python3 -m benchmarks.parity.qafd.compare \\
+        --official-src <QAFD-RAG checkout> [--runs musique:spacy:100,2wikimultihopqa:spacy:200] \\
+        [--venv .cache/official-qafd] [--out benchmarks/parity/qafd/results/official_qafd]
 
 QAFD-RAG is not on PyPI: `--official-src` is a copy of Tarzanagh/QAFD-RAG (at least
 ``src/passage_entity/graph_adapter.py``; its commit goes in the results), kept outside the
 repository. Its code needs igraph only: the venv is made with --system-site-packages plus
-``igraph==0.11.8`` (the version HippoRAG 2.0.0a4 pins, as in compare_official_hipporag.py).
+``igraph==0.11.8`` (the version HippoRAG 2.0.0a4 pins, as in parity/hipporag/compare.py).
 
 For each dataset:graph:questions, hopbench builds (or loads) the graph of
 `graph.construction=hipporag2` and runs `retriever=flow_diffusion_code` with the fact filter off
-(no LLM: HippoRAG 2's 10 candidate facts are kept, as compare_official_hipporag.py does). The
+(no LLM: HippoRAG 2's 10 candidate facts are kept, as parity/hipporag/compare.py does). The
 worker gets: HippoRAG 2's igraph edges as hopbench reads them from that graph
 (kg/hipporag2_igraph.py `directed_entries`: parallel edges, in insertion order, with weights),
 each vertex's float32 vector, each question's seed weights (hopbench's HippoRAG 2 reset, which
-compare_official_hipporag.py checked against the official package) and its float32 vector. It
+parity/hipporag/compare.py checked against the official package) and its float32 vector. It
 runs the authors' file unchanged. Compared: x at every vertex (max |Δx|), the top-10 per
 question (identical lists; otherwise whether they differ only inside an exact score tie), and
 the time per question of both (hopbench: the kernel alone, as the official call, and the whole
@@ -24,36 +24,34 @@ the time per question of both (hopbench: the kernel alone, as the official call,
 
 from __future__ import annotations
 
-import os
+from benchmarks.common.worker import ONE_THREAD, one_thread_by_default, run_worker
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+one_thread_by_default()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.common import args as common_args  # noqa: E402
+from benchmarks.common import venv as common_venv  # noqa: E402
+from benchmarks.common.paths import REPO, results_dir  # noqa: E402
+from benchmarks.common.report import write_json_and_md  # noqa: E402
+from benchmarks.common.timing import loadavg, pct  # noqa: E402
+from benchmarks.parity.hipporag import compare as cohr  # noqa: E402
+from benchmarks.parity.hipporag.compare import compose  # noqa: E402
 
-import official_args  # noqa: E402
-import official_venv  # noqa: E402
-from compare_official_hipporag import compose, pct  # noqa: E402
-
-PINS = ["igraph==0.11.8", "texttable==1.7.0"]  # + compare_official_hipporag.PINS with --check-graph
-WORKER = Path(__file__).resolve().parent / "official_qafd_worker.py"
+PINS = ["igraph==0.11.8", "texttable==1.7.0"]  # + the hipporag room's PINS with --check-graph
+WORKER = Path(__file__).resolve().parent / "worker.py"
 K = 10
 FIXTURE_QUESTIONS = 10  # questions per run kept in the test fixture
 
 
 def ensure_venv(venv: Path) -> Path:
-    return official_venv.ensure_venv(venv, PINS, no_deps=True)
+    return common_venv.ensure_venv(venv, PINS, no_deps=True)
 
 
 def official_commit(src: Path) -> str:
@@ -176,22 +174,16 @@ def export(work: Path, hop: dict, order_check: bool = False) -> None:
     )
 
 
-def run_worker(py: Path, src: Path, work: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
-    log = work / "official.log"
-    with open(log, "w") as fh:
-        rc = subprocess.run(
-            [str(py), str(WORKER), str(src), str(work)],
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-        ).returncode
-    if rc:
-        raise SystemExit(
-            f"the official code failed; see {log}:\n"
-            + "\n".join(log.read_text().splitlines()[-15:])
-        )
+def run_official(py: Path, src: Path, work: Path) -> dict:
+    run_worker(
+        py,
+        WORKER,
+        [src, work],
+        log=work / "official.log",
+        env=ONE_THREAD,
+        what="the official code",
+        tail=15,
+    )
     out = json.loads((work / "official.json").read_text())
     out["x"] = np.load(work / "official_x.npy")
     return out
@@ -199,11 +191,9 @@ def run_worker(py: Path, src: Path, work: Path) -> dict:
 
 def check_graph(spec: str, hop: dict, args, py: Path) -> dict:
     """hopbench's reading of HippoRAG 2's igraph (kg/hipporag2_igraph.py) against the igraph the
-    official HippoRAG 2 package builds from the same triples and vectors (compare_official_hipporag.py's
+    official HippoRAG 2 package builds from the same triples and vectors (parity/hipporag's
     worker, run in the same venv): vertex order, neighbour lists with multiplicity, and the weight
     `get_eid` gives each pair."""
-    import compare_official_hipporag as cohr
-
     from hopbench.kg.hipporag2_igraph import multigraph
 
     kg, r = hop["kg"], hop["retriever"]
@@ -211,7 +201,7 @@ def check_graph(spec: str, hop: dict, args, py: Path) -> dict:
     r.services.encode_questions(list(dataset.questions))
     work = Path(args.work_dir) / (spec.replace(":", "_") + "_hipporag")
     docs = cohr.export_inputs(work, dataset, hop["cfg"], kg, r.services)
-    cohr.run_worker(py, work, "0")
+    cohr.run_official(py, work, "0")
     z = np.load(work / "official_edges.npz", allow_pickle=False)
     kinds, contents = z["kind"].tolist(), z["content"].tolist()
     doc_index = {d: i for i, d in enumerate(docs)}
@@ -264,7 +254,7 @@ def compare(spec: str, args, py: Path) -> tuple[dict, dict]:
         off = json.loads((work / "official.json").read_text())
         off["x"] = np.load(work / "official_x.npy")
     else:
-        off = run_worker(py, Path(args.official_src), work)
+        off = run_official(py, Path(args.official_src), work)
     worker_s = time.perf_counter() - t
     rows = hop["rows"]
     n = len(rows)
@@ -360,7 +350,7 @@ def markdown(res: dict) -> str:
     L = [
         "# QAFD: hopbench `flow_diffusion_code` against QAFD-RAG's own `run_igraph_qafd` (issue #32)",
         "",
-        f"Made by `benchmarks/compare_official_qafd.py` ({res['started']}; load average {res['loadavg_start']} at "
+        f"Made by `benchmarks/parity/qafd/compare.py` ({res['started']}; load average {res['loadavg_start']} at "
         f"the start, {res['loadavg_end']} at the end, on a 2-core machine shared with other helpers' jobs). "
         "Official: Tarzanagh/QAFD-RAG `src/passage_entity/graph_adapter.py` "
         f"({_commit_line(res['official_commit'])}), "
@@ -450,14 +440,14 @@ def main() -> int:
     )
     ap.add_argument(
         "--venv",
-        default="/work/venvs/official-qafd",
+        default=str(REPO / ".cache" / "official-qafd"),
         help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument("--work-dir", default=None, help="inputs and outputs of the official side")
-    official_args.add_data_and_cache_args(ap)
+    common_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--out",
-        default=str(REPO / "benchmarks" / "results" / "official_qafd"),
+        default=str(results_dir(__file__) / "official_qafd"),
         help="writes OUT.json and OUT.md",
     )
     ap.add_argument(
@@ -498,13 +488,11 @@ def main() -> int:
     args.check_graph = [d for d in args.check_graph.split(",") if d]
     args.order_check = [d for d in args.order_check.split(",") if d]
     if args.check_graph:
-        import compare_official_hipporag as cohr
-
         PINS[:] = sorted(set(PINS) | set(cohr.PINS))
     py = ensure_venv(Path(args.venv))
     res = {
         "started": time.strftime("%Y-%m-%d %H:%M"),
-        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "loadavg_start": loadavg(),
         "official_commit": official_commit(Path(args.official_src)),
         "runs": [],
     }
@@ -517,12 +505,8 @@ def main() -> int:
         if spec == args.fixture_run:
             Path(args.fixture).parent.mkdir(parents=True, exist_ok=True)
             Path(args.fixture).write_text(json.dumps(fixture, indent=1) + "\n")
-    res["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(res, indent=1))
-    text = markdown(res)
-    out.with_suffix(".md").write_text(text)
-    print(text)
+    res["loadavg_end"] = loadavg()
+    write_json_and_md(out, res, markdown)
     return 0
 
 

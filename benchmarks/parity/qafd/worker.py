@@ -1,8 +1,8 @@
 """Runs QAFD-RAG's own ``run_igraph_qafd`` (Tarzanagh/QAFD-RAG ``src/passage_entity/graph_adapter.py``)
-on the inputs `compare_official_qafd.py` wrote; started by it inside a virtual environment with
+on the inputs `compare.py` wrote; started by it inside a virtual environment with
 igraph. Not part of hopbench: it imports no hopbench module.
 
-    <venv>/bin/python benchmarks/official_qafd_worker.py OFFICIAL_SRC WORK_DIR
+    PYTHONPATH=<repository> <venv>/bin/python -m benchmarks.parity.qafd.worker OFFICIAL_SRC WORK_DIR
 
 WORK_DIR holds `graph.npz` (node count, the igraph edges in HippoRAG 2's insertion order with
 their weights, the passage vertices), `nodes.npy` (each vertex's float32 vector: entity name
