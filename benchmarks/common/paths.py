@@ -21,3 +21,9 @@ def module_name(script: str | Path) -> str:
     """`benchmarks.parity.hipporag.worker` for that file: what `python -m` starts."""
     rel = Path(script).resolve().with_suffix("").relative_to(REPO)
     return ".".join(rel.parts)
+
+
+def command_line(argv: list[str]) -> str:
+    """How this process was started, as `python -m <module> args` (argv[0], the script's absolute
+    path, would put this machine's folders into the results)."""
+    return " ".join(["python", "-m", module_name(argv[0]), *argv[1:]])

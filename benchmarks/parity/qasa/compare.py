@@ -1,13 +1,13 @@
 """hopbench's spreading activation against the authors' QASARetriever run by their own code (issue #27).
 
-    HOPBENCH_NEO4J_PORT=7701 HOPBENCH_DATA_DIR=/work/shared/datasets nice python \\
-        benchmarks/compare_official_qasa.py --official-src /work/official/qasa-graph-rag \\
-        [--venv /work/venvs/official-qasa] [--datasets musique,2wiki] [--limit-2wiki 200] \\
-        [--depths 1,2,3,4] [--out benchmarks/results/official_qasa]
+    HOPBENCH_NEO4J_PORT=7701 HOPBENCH_DATA_DIR=../shared/datasets nice python \\
+        -m benchmarks.parity.qasa.compare --official-src <qasa-graph-rag checkout> \\
+        [--venv .cache/official-qasa] [--datasets musique,2wiki] [--limit-2wiki 200] \\
+        [--depths 1,2,3,4] [--out benchmarks/parity/qasa/results/official_qasa]
 
 1. The authors' code (kinfi4/qasa-graph-rag; its commit is recorded) runs in its own virtual
    environment (`ensure_venv`: neo4j, google-genai, pydantic, numpy from PyPI; never a hopbench
-   dependency) through benchmarks/official_qasa_worker.py, against the Neo4j server of the
+   dependency) through benchmarks/parity/qasa/worker.py, against the Neo4j server of the
    `graphdb` config (configs/graphdb/local.yaml: uri, user, password from
    HOPBENCH_NEO4J_PASSWORD), on hopbench's graph exported in THEIR schema, with hopbench's
    MiniLM vectors for the question and each search hint.
@@ -37,15 +37,13 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(REPO / "benchmarks"))
+from benchmarks.common.checkout import checkout_commit
+from benchmarks.common.paths import REPO, command_line, results_dir
+from benchmarks.common.worker import run_worker
+from benchmarks.speed.neo4j_sa import load
+from hopbench.retrieve.kernels.paths import relationship_path_rows
 
-from bench_neo4j_sa import load  # noqa: E402
-
-from hopbench.retrieve.kernels.paths import relationship_path_rows  # noqa: E402
-
-WORKER = Path(__file__).resolve().parent / "official_qasa_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 PINS = [
     "neo4j==6.1.0",
     "google-genai==1.61.0",
@@ -217,16 +215,16 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
     mentions = {q.id: question_mentions(q.text) for q in questions}
     work = Path(args.work) / name
     export_inputs(work, kg, services, questions, mentions)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env = {"PYTHONHASHSEED": "0"}
     if settings.password:
         env["HOPBENCH_NEO4J_PASSWORD"] = settings.password
     t0 = time.perf_counter()
     done = work / f"official_{args.seed_search}.json"
     if not (args.reuse and done.exists()):
-        subprocess.run(
+        run_worker(
+            py,
+            WORKER,
             [
-                str(py),
-                str(WORKER),
                 "--work",
                 str(work),
                 "--official-src",
@@ -243,8 +241,9 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
                 args.seed_search,
                 *(["--skip-load"] if args.skip_load else []),
             ],
-            check=True,
+            log=None,
             env=env,
+            pythonpath=[args.official_src],
         )
     official = json.loads(done.read_text())
     res = {
@@ -383,7 +382,7 @@ def markdown(res: dict) -> str:
         f"`{res['command']}`",
         "",
         f"Authors' code: kinfi4/qasa-graph-rag @ `{res['official_commit']}` (their `QASARetriever`, run "
-        f"by benchmarks/official_qasa_worker.py in its own venv) against the bundled Neo4j 5.26 at "
+        f"by benchmarks/parity/qasa/worker.py in its own venv) against the bundled Neo4j 5.26 at "
         f"{res['uri']}. Mentions: {res['mentions']}. Started {res['started']}, finished "
         f"{res.get('finished', '(unfinished)')}. Changes to their query, all mechanical: "
         "`gds.similarity.cosine(x, y)` -> `(2.0 * vector.similarity.cosine(x, y) - 1.0)` (no GDS "
@@ -455,7 +454,7 @@ def main() -> int:
     )
     ap.add_argument(
         "--venv",
-        default="/work/venvs/official-qasa",
+        default=str(REPO / ".cache" / "official-qasa"),
         help="the official side's virtual environment (made on first use)",
     )
     ap.add_argument("--datasets", default="musique,2wiki", help="comma-separated datasets")
@@ -482,7 +481,7 @@ def main() -> int:
     )
     ap.add_argument(
         "--out",
-        default=str(REPO / "benchmarks" / "results" / "official_qasa"),
+        default=str(results_dir(__file__) / "official_qasa"),
         help="writes OUT.json and OUT.md",
     )
     ap.add_argument(
@@ -515,12 +514,7 @@ def main() -> int:
     from hopbench.embed import Encoder
 
     py = ensure_venv(Path(args.venv))
-    commit = subprocess.run(
-        ["git", "-C", args.official_src, "rev-parse", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    commit = checkout_commit(args.official_src)
     settings = graphdb_settings()
     encoder = Encoder(cache_dir=args.cache_dir, show_progress=False)
     results = {
@@ -529,7 +523,7 @@ def main() -> int:
         "uri": settings.uri,
         "seed_search": args.seed_search,
         "mentions": "hopbench spaCy mentions, each its own search hint (identical on both sides)",
-        "command": " ".join(sys.argv),
+        "command": command_line(sys.argv),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "datasets": [],
     }

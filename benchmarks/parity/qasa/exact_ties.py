@@ -1,9 +1,9 @@
 """Where hopbench's spreading activation and the authors' differ by more than float32, who holds
-the exact value? (issue #27: the ungated 2Wiki questions of compare_official_qasa.py.)
+the exact value? (issue #27: the ungated 2Wiki questions of compare.py.)
 
-    HOPBENCH_DATA_DIR=/work/shared/datasets nice python benchmarks/sa_exact_ties.py \\
+    HOPBENCH_DATA_DIR=../shared/datasets nice python -m benchmarks.parity.qasa.exact_ties \\
         --official ~/.cache/hopbench/official-qasa/2wikimultihopqa/official_wide.json \\
-        --dataset 2wiki --depth 3 --no-gate [--questions ID,ID] [--out benchmarks/results/sa_exact_ties]
+        --dataset 2wiki --depth 3 --no-gate [--questions ID,ID] [--out benchmarks/parity/qasa/results/sa_exact_ties]
 
 For each question (default: every question whose largest activation difference exceeds
 --min-diff), the propagation is recomputed in exact rational arithmetic (`fractions.Fraction`)
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_neo4j_sa import load  # noqa: E402
-from compare_official_qasa import hopbench_activations  # noqa: E402
+from benchmarks.common.paths import command_line
+from benchmarks.parity.qasa.compare import hopbench_activations
+from benchmarks.speed.neo4j_sa import load
 
 
 def exact_spread(
@@ -122,12 +122,12 @@ def main() -> int:
         "--official",
         type=Path,
         required=True,
-        help="the worker output of compare_official_qasa.py (official_<seed search>.json, full maps kept)",
+        help="the worker output of compare.py (official_<seed search>.json, full maps kept)",
     )
     ap.add_argument(
         "--dataset",
         default="2wiki",
-        help="musique | 2wiki (as compare_official_qasa.py names them)",
+        help="musique | 2wiki (as compare.py names them)",
     )
     ap.add_argument("--limit-2wiki", type=int, default=200)
     ap.add_argument("--depth", type=int, default=3)
@@ -219,7 +219,7 @@ def main() -> int:
             "dataset": ds.name,
             "depth": args.depth,
             "gate": gate_on,
-            "command": " ".join(sys.argv),
+            "command": command_line(sys.argv),
             "questions": results,
         }
         Path(args.out + ".json").write_text(json.dumps(out, indent=1) + "\n")

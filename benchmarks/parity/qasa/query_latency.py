@@ -1,14 +1,14 @@
 """The authors' QASA query as hopbench's Neo4j retriever runs it: gated vs ungated, depth 1-4.
 
-    HOPBENCH_NEO4J_PORT=7701 HOPBENCH_DATA_DIR=... nice python benchmarks/bench_qasa_query.py \\
-        [--datasets musique,2wiki] [--depths 1,2,3,4] [--forms apoc] [--out benchmarks/results/qasa_query]
+    HOPBENCH_NEO4J_PORT=7701 HOPBENCH_DATA_DIR=... nice python -m benchmarks.parity.qasa.query_latency \\
+        [--datasets musique,2wiki] [--depths 1,2,3,4] [--forms apoc] [--out benchmarks/parity/qasa/results/qasa_query]
 
 Per dataset graph (exported once into its namespace), per depth, gate on/off and query form:
 the time of the single round trip (`SpreadingActivationNeo4jRetriever.run_query`: seeds, T
 steps with the built-in cosine gate, the authors' path block, passage ranking), p50/p95 over
 the questions after 3 warm-up queries, and the activated-set sizes. The authors' own code on the
-same graph is timed by benchmarks/compare_official_qasa.py; both go to
-benchmarks/results/official_qasa.md.
+same graph is timed by benchmarks/parity/qasa/compare.py; both go to
+benchmarks/parity/qasa/results/official_qasa.md.
 """
 
 from __future__ import annotations
@@ -22,18 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from bench_neo4j_sa import load  # noqa: E402
-from compare_official_qasa import graphdb_settings  # noqa: E402
-
-from hopbench.embed import Encoder  # noqa: E402
-from hopbench.graphdb.connection import QueryTimeout, connect  # noqa: E402
-from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve.base import Services  # noqa: E402
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever  # noqa: E402
+from benchmarks.common.paths import command_line, results_dir
+from benchmarks.parity.qasa.compare import graphdb_settings
+from benchmarks.speed.neo4j_sa import load
+from hopbench.embed import Encoder
+from hopbench.graphdb.connection import QueryTimeout, connect
+from hopbench.kg import load_or_build
+from hopbench.retrieve.base import Services
+from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 K = 10
 
@@ -53,12 +49,12 @@ def main() -> int:
         type=Path,
         default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
     )
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "qasa_query"))
+    ap.add_argument("--out", default=str(results_dir(__file__) / "qasa_query"))
     args = ap.parse_args()
     encoder = Encoder(cache_dir=args.cache_dir, show_progress=False)
     db = connect(graphdb_settings())
     res = {
-        "command": " ".join(sys.argv),
+        "command": command_line(sys.argv),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "datasets": [],
     }

@@ -1,7 +1,7 @@
 """Runs the authors' QASARetriever (kinfi4/qasa-graph-rag) on a hopbench graph; never imports hopbench.
 
-Started by benchmarks/compare_official_qasa.py with the interpreter of the official code's own
-virtual environment (neo4j, google-genai, pydantic from PyPI) and `--official-src` on sys.path.
+Started by benchmarks/parity/qasa/compare.py with the interpreter of the official code's own
+virtual environment (neo4j, google-genai, pydantic from PyPI) and `--official-src` on PYTHONPATH.
 
 1. Loads the graph into the database in the authors' schema: ``(:Entity {name, type,
    description, description_embedding})``, one ``(:Entity)-[:RELATES_TO {relation}]->(:Entity)``
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -38,8 +37,8 @@ GDS_CALL = "gds.similarity.cosine(dst.description_embedding, $qe)"
 NATIVE_CALL = "(2.0 * vector.similarity.cosine(dst.description_embedding, $qe) - 1.0)"
 RETURN_LINE = "RETURN seed_names, paths, entities\n"
 # their seed search asks the HNSW index for k = max(1, 5 // n) hits, which Neo4j also uses as the
-# search breadth: it misses the nearest description on some questions (benchmarks/results/
-# official_qasa.md). --seed-search wide asks for 100 and keeps the best k (exact here).
+# search breadth: it misses the nearest description on some questions (results/official_qasa.md).
+# --seed-search wide asks for 100 and keeps the best k (exact here).
 SEED_CALL = """    CALL db.index.vector.queryNodes(
         'entity_description_embeddings', $k_per_entity, e.emb
     ) YIELD node, score
@@ -152,7 +151,6 @@ def main() -> int:
     )
     ap.add_argument("--seed-search", choices=("theirs", "wide"), default="theirs")
     args = ap.parse_args()
-    sys.path.insert(0, args.official_src)
     import neo4j
     import qasa_rag.retrieval.qasa_retriever as qr
     import qasa_rag.retrieval.retriever as base
