@@ -25,8 +25,8 @@ from hopbench.report.plots import (
     recall_figure,
     run_label,
     sensitivity_figure,
-    sweeps,
 )
+from hopbench.report.sweeps import sweeps
 
 from .test_collect import DENSE_R5, SPREAD_R5
 

@@ -215,8 +215,9 @@ def _write_all(
     reference: pd.DataFrame | None,
     figures: bool,
 ) -> list[Path]:
-    from hopbench.report.plots import all_figures, sensitivity_table
+    from hopbench.report.plots import all_figures
     from hopbench.report.published import write_published, write_published_vs_ours
+    from hopbench.report.sweeps import sensitivity_table
 
     remove_stale_temp_files(results_dir)
     paths = write_results(df, results_dir, baseline, reference)
