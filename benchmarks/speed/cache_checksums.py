@@ -1,13 +1,13 @@
 """What checking a graph's checksums costs at load (issue #28, item 5).
 
-    python benchmarks/bench_cache_checksums.py [--graph FOLDER] [--repeats 5]
+    python -m benchmarks.speed.cache_checksums [--graph FOLDER] [--repeats 5]
 
 The graph (default: the largest cached graph under ~/.cache/hopbench/kg/graphs) is copied to a
 temporary folder and written again by `save_graph`, so it carries checksums; then, with the
 files in the page cache, `load_graph` (verify + parse) and `checksum.verify` alone are timed
 (median of --repeats). The ratio is load with checks / load without (= load - verify).
 Also the embedding cache: `checksum.load_npy` against a plain `np.load` of the same array.
-Results: benchmarks/results/cache_checksums.{json,md}.
+Results: benchmarks/speed/results/cache_checksums.{json,md}.
 """
 
 from __future__ import annotations
@@ -17,18 +17,15 @@ import io
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from hopbench.core import checksum  # noqa: E402
-from hopbench.kg.store import load_graph, save_graph  # noqa: E402
+from benchmarks.common.paths import results_dir
+from hopbench.core import checksum
+from hopbench.kg.store import load_graph, save_graph
 
 
 def _median(fn, repeats: int) -> float:
@@ -84,11 +81,11 @@ def main() -> None:
         "repeats": args.repeats,
         "load_average": os.getloadavg(),
     }
-    res = REPO / "benchmarks" / "results"
+    res = results_dir(__file__)
     (res / "cache_checksums.json").write_text(json.dumps(out, indent=2) + "\n")
     (res / "cache_checksums.md").write_text(
         "# Cost of cache checksums at load (issue #28 item 5)\n\n"
-        f"`python benchmarks/bench_cache_checksums.py --repeats {args.repeats}`; {checksum.ALGORITHM} "
+        f"`python -m benchmarks.speed.cache_checksums --repeats {args.repeats}`; {checksum.ALGORITHM} "
         f"digests. Machine shared with other helpers' jobs, load average {out['load_average']}.\n\n"
         f"| what | bytes | with checks (s) | checks alone / plain (s) | ratio |\n|---|---|---|---|---|\n"
         f"| graph load ({out['dataset']}, {graph.name}) | {size} | {t_load:.3f} | {t_verify:.3f} | "

@@ -1,7 +1,7 @@
 """Throughput of LLM-bound runs at concurrency 1..N (issue #17).
 
-    python benchmarks/bench_concurrency.py fake  [--latency 0.2] [--levels 1,2,4,8,16,32,64]
-    python benchmarks/bench_concurrency.py local [--questions 4] [--levels 1,2,4]
+    python -m benchmarks.speed.concurrency fake  [--latency 0.2] [--levels 1,2,4,8,16,32,64]
+    python -m benchmarks.speed.concurrency local [--questions 4] [--levels 1,2,4]
 
 `fake`: a whole run (`retriever=dense reader=qa llm=server`, response cache off, a new run
 folder each time) against an OpenAI-compatible server written here (its own process, Nagle
@@ -15,7 +15,7 @@ level, all in one process, response cache off, on the first --questions MuSiQue 
 the tokens the server evaluated per second (`bench_local_batching.py` says why that barely
 moves on a CPU).
 
-Results go to benchmarks/results/concurrency_<mode>.{json,md}; the machine's load average is
+Results go to benchmarks/speed/results/concurrency_<mode>.{json,md}; the machine's load average is
 recorded beside each figure (on a shared 2-core machine it explains most of the spread).
 """
 
@@ -25,22 +25,19 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import sys
 import tempfile
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+from hydra import compose, initialize_config_dir
 
-from hydra import compose, initialize_config_dir  # noqa: E402
+from benchmarks.common.paths import REPO, results_dir
+from hopbench.core.atomic import write_json, write_text
+from hopbench.core.paths import CONFIG_DIR
+from hopbench.harness.runner import execute
 
-from hopbench.core.atomic import write_json, write_text  # noqa: E402
-from hopbench.core.paths import CONFIG_DIR  # noqa: E402
-from hopbench.harness.runner import execute  # noqa: E402
-
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = results_dir(__file__)
 
 
 def _serve(latency: float, port_out) -> None:
@@ -216,7 +213,7 @@ def markdown(result: dict) -> str:
     out = [
         f"# Concurrency benchmark ({result['mode']})",
         "",
-        f"`python benchmarks/bench_concurrency.py {result['mode']}`, "
+        f"`python -m benchmarks.speed.concurrency {result['mode']}`, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
     ]
     if result["mode"] == "fake":

@@ -1,7 +1,7 @@
 """The cost curve (issue #31): cold graph build time, CPU seconds and peak memory against corpus
 size, and the per-query latency of every CPU retriever on each size.
 
-    PYTHONPATH=src python benchmarks/bench_cost_curve.py [--sizes 1000,2000,4000,6000,all]
+    python -m benchmarks.speed.cost_curve [--sizes 1000,2000,4000,6000,all]
 
 The corpora are prefixes of one seeded permutation of the union of the four bundled corpora
 (MuSiQue, 2Wiki, HotpotQA, HoVer; passages deduplicated by id), so each size holds the smaller ones
@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.common.paths import REPO, module_name, results_dir
+
 DATASETS = ("musique", "2wikimultihopqa", "hotpotqa", "hover")
 RETRIEVERS = (
     "dense",
@@ -207,7 +208,8 @@ def run_child(mode: str, args, size: str, cache: Path, **extra) -> dict:
     out = cache / f"{mode}_{extra.get('retriever', 'all')}.json"
     cmd = [
         sys.executable,
-        __file__,
+        "-m",
+        module_name(__file__),
         f"--child-{mode}",
         "--size",
         size,
@@ -224,7 +226,7 @@ def run_child(mode: str, args, size: str, cache: Path, **extra) -> dict:
         cmd += [f"--{k.replace('_', '-')}", str(v)]
     env = {
         **os.environ,
-        "PYTHONPATH": str(REPO / "src"),
+        "PYTHONPATH": str(REPO),  # the child starts as this module
         "TQDM_DISABLE": "1",
         "HOPBENCH_COST_CURVE_GRAPH": GRAPH,
     }
@@ -408,7 +410,7 @@ def main() -> int:
         help="cache folders of the builds (default "
         "<HOPBENCH_CACHE_DIR or ~/.cache/hopbench>/bench-cost-curve; emptied per size)",
     )
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "cost_curve"))
+    ap.add_argument("--out", default=str(results_dir(__file__) / "cost_curve"))
     ap.add_argument(
         "--render-only", action="store_true", help="rewrite <out>.md and .png from <out>.json"
     )
@@ -454,7 +456,7 @@ def main() -> int:
 
         _, n_union = union_dataset("all", args.data_dir, args.questions_per_dataset)
         res = {
-            "command": "python benchmarks/bench_cost_curve.py " + " ".join(sys.argv[1:]),
+            "command": "python -m benchmarks.speed.cost_curve " + " ".join(sys.argv[1:]),
             "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             "loadavg_start": [round(x, 2) for x in os.getloadavg()],
             "cpus": os.cpu_count(),

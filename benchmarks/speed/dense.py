@@ -1,6 +1,6 @@
 """Embedding throughput and dense retrieval latency, with references measured in the same run.
 
-    python benchmarks/bench_dense.py [--data-dir ../shared/datasets] [--datasets musique hotpotqa 2wikimultihopqa]
+    python -m benchmarks.speed.dense [--data-dir ../shared/datasets] [--datasets musique hotpotqa 2wikimultihopqa]
 
 Embedding: passages/s of our Encoder (cold, empty cache) vs calling SentenceTransformer.encode
 directly on the same texts, and the warm (cached) load time.
@@ -114,7 +114,7 @@ def main() -> None:
         default=os.environ.get("HOPBENCH_CACHE_DIR", os.path.expanduser("~/.cache/hopbench")),
         help="embedding cache for the full-corpus search timings",
     )
-    ap.add_argument("--out", default="benchmarks/results/dense.json")
+    ap.add_argument("--out", default="benchmarks/speed/results/dense.json")
     args = ap.parse_args()
     results = [
         bench(n, Path(args.data_dir), args.reference_sample, args.max_passages, args.cache_dir)

@@ -1,6 +1,6 @@
 """Encoder backends on the texts a 2Wiki graph build really encodes: speed and closeness to torch.
 
-    PYTHONPATH=src nice python benchmarks/bench_encoder_backends.py GRAPH_FOLDER \\
+    nice python -m benchmarks.speed.encoder_backends GRAPH_FOLDER \\
         [--texts 1000] [--backends torch,onnx,onnx-int8,onnx-opt,onnx-opt-int8]
 
 GRAPH_FOLDER is a cached 2Wiki graph (`<cache>/kg/graphs/<key>/`, e.g. the one
@@ -10,7 +10,7 @@ encoded by each backend at batch 256 (what a build uses for short texts). Per ki
 word pieces/s (cost is linear in word pieces), word pieces per CPU-second (the figure that
 survives a shared machine), and min / mean cosine to torch fp32 (the first backend), with the
 load average. torch is the reference measured in the same run. Writes
-benchmarks/results/encoder_backends.{json,md}.
+benchmarks/speed/results/encoder_backends.{json,md}.
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common.paths import REPO, results_dir
 from hopbench.data.corpus import load_corpus_file
 from hopbench.embed import Encoder
 from hopbench.embed.encoder import resolve_model_path
 from hopbench.kg.store import load_graph
 from hopbench.kg.text import clean_text
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = results_dir(__file__)
 
 
 def samples(folder: Path, n: int) -> dict[str, list[str]]:
@@ -71,8 +71,7 @@ def main() -> None:
     }
     export_dir = Path(tempfile.mkdtemp(prefix="bench-enc-"))
     res = {
-        "command": "PYTHONPATH=src python benchmarks/bench_encoder_backends.py "
-        + " ".join(sys.argv[1:]),
+        "command": "python -m benchmarks.speed.encoder_backends " + " ".join(sys.argv[1:]),
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "cores": os.cpu_count(),
         "texts": {k: len(v) for k, v in texts.items()},

@@ -1,7 +1,7 @@
 """Speed of the retrieval kernels, as ratios against references timed in the same run.
 
-    nice python benchmarks/bench_kernels.py graph     # per-query latency on a 2Wiki graph
-    nice python benchmarks/bench_kernels.py scaling   # synthetic graphs, 10k .. 1M edges
+    nice python -m benchmarks.speed.kernels graph     # per-query latency on a 2Wiki graph
+    nice python -m benchmarks.speed.kernels scaling   # synthetic graphs, 10k .. 1M edges
 
 `graph`: PPR per query (ours vs igraph prpack, which HippoRAG 2 calls, vs networkx) with
 identical top-k passage rankings checked, batched PPR throughput, spreading activation
@@ -13,7 +13,7 @@ the entities each question mentions; point `bench_on_graph(adj, queries, ...)` a
 KG's CSR later. Gates, cosines and dense scores are random stand-ins (they only decide how
 far activation and flow spread); the real ones come with the KG and the encoder.
 
-Results: benchmarks/results/kernels_<part>.{json,md}. Run under `nice`; each part takes
+Results: benchmarks/speed/results/kernels_<part>.{json,md}. Run under `nice`; each part takes
 a few minutes on 2 shared cores.
 """
 
@@ -35,10 +35,7 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(REPO))  # tests.helpers.synthetic_graphs: the stand-in graphs
-
+from benchmarks.common.paths import REPO, results_dir
 from hopbench.core.atomic import write_json, write_text
 from hopbench.retrieve.kernels.flow import (
     degree_capacities,
@@ -59,7 +56,7 @@ from hopbench.retrieve.kernels.spread import (
 )
 from tests.helpers.synthetic_graphs import random_graph, title_mention_graph
 
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = results_dir(__file__)
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
 
@@ -588,7 +585,7 @@ def main(argv=None) -> int:
     res["environment"] = env
     res["wall_s"] = time.perf_counter() - t0
     omp = f"OMP_NUM_THREADS={env['OMP_NUM_THREADS']} " if env["OMP_NUM_THREADS"] else ""
-    cmd = f"{omp}nice python benchmarks/bench_kernels.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+    cmd = f"{omp}nice python -m benchmarks.speed.kernels {' '.join(sys.argv[1:] if argv is None else argv)}"
     header = (
         f"# Kernel benchmark: {args.part}\n\n`{cmd}` ({env['when_utc']} UTC, {env['cpus']} cpus "
         f"shared, load {env['loadavg_at_start'][0]:.2f}, OMP_NUM_THREADS={env['OMP_NUM_THREADS']}, "

@@ -1,9 +1,9 @@
 """Knowledge-graph build benchmark: spaCy extractor, encoder backends, cold 2Wiki build, warm load.
 
-    PYTHONPATH=src python benchmarks/bench_kg.py                  # everything, writes results
-    PYTHONPATH=src python benchmarks/bench_kg.py --skip-build     # only the quick parts
+    python -m benchmarks.speed.kg                  # everything, writes results
+    python -m benchmarks.speed.kg --skip-build     # only the quick parts
 
-Writes benchmarks/results/kg_build.{json,md}. Every figure comes with the load average at the
+Writes benchmarks/speed/results/kg_build.{json,md}. Every figure comes with the load average at the
 time, and speeds are also given as ratios against a reference measured in the same run, since
 the machine is shared:
 
@@ -19,7 +19,7 @@ the machine is shared:
 `--profile fast` runs 3-4 with `graph=spacy_fast` (configs/graph/spacy_fast.yaml: encoder
 backend onnx-opt-int8, composed description embeddings), exactly as a Hydra run composes it:
 
-    PYTHONPATH=src python benchmarks/bench_kg.py --skip-extractor --skip-encoder --profile fast
+    python -m benchmarks.speed.kg --skip-extractor --skip-encoder --profile fast
 
 The build cache is a new temporary folder, so the build is really cold: no extraction log, no
 embedding cache, no ONNX export (the export, once per machine, is timed as its own line first).
@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.common.paths import REPO, results_dir
 from hopbench.data import load_dataset
 from hopbench.data.corpus import load_corpus_file
 from hopbench.embed import Encoder
@@ -44,9 +45,8 @@ from hopbench.kg.settings import resolve_settings
 from hopbench.kg.spacy_extractor import SpacyExtractor
 from hopbench.kg.text import clean_text
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = results_dir(__file__)
 TWOWIKI = DATA / "2wikimultihopqa" / "2wikimultihopqa_corpus.json"
 
 
@@ -364,13 +364,15 @@ def main() -> None:
     ap.add_argument("--skip-encoder", action="store_true")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument(
-        "--no-write", action="store_true", help="print only; do not overwrite benchmarks/results"
+        "--no-write",
+        action="store_true",
+        help="print only; do not overwrite benchmarks/speed/results",
     )
     args = ap.parse_args()
     import sys
 
     res: dict = {
-        "command": "PYTHONPATH=src python benchmarks/bench_kg.py " + " ".join(sys.argv[1:]),
+        "command": "python -m benchmarks.speed.kg " + " ".join(sys.argv[1:]),
         "cores": os.cpu_count(),
         "cpu": platform.processor() or platform.machine(),
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

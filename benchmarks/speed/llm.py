@@ -1,6 +1,6 @@
 """Local LLM speed: prompt and generation tokens/s, and QA-reader latency per question.
 
-    python benchmarks/bench_llm.py [--data-dir ../shared/datasets] [--questions 3] [--threads 2]
+    python -m benchmarks.speed.llm [--data-dir ../shared/datasets] [--questions 3] [--threads 2]
 
 Raw model speed comes from llama.cpp's own timings on requests sent straight to the
 in-process server (prompt cache off, so every prompt token is processed). The reader is then

@@ -1,13 +1,13 @@
 """LLM OpenIE throughput with the local model: the `graph=llm` extractor on N real passages.
 
-    python benchmarks/bench_llm_extractor.py [--passages 20] [--cache-dir DIR]
+    python -m benchmarks.speed.llm_extractor [--passages 20] [--cache-dir DIR]
 
 Passages: the first N of the MuSiQue corpus.
 
 Two LLM calls per passage (NER, then NER-conditioned triples), as HippoRAG 2 does. The
 response cache is OFF, so every call reaches the model and the figure is real throughput;
 the spaCy extractor runs on the same passages in the same process as the reference.
-Writes benchmarks/results/llm_extractor.{json,md}.
+Writes benchmarks/speed/results/llm_extractor.{json,md}.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import os
 import time
 from pathlib import Path
 
+from benchmarks.common.paths import REPO, results_dir
 from hopbench.data import load_dataset
 from hopbench.kg.llm_extractor import LLMExtractor
 from hopbench.llm.client import LLMClient
 from hopbench.llm.local_model import QWEN_CODER_1_5B, default_cache_dir, ensure_model
 from hopbench.llm.local_server import shared_server
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
 
@@ -32,7 +32,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--passages", type=int, default=20)
     ap.add_argument("--cache-dir", default=str(default_cache_dir()))
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "llm_extractor")
+    ap.add_argument("--out", type=Path, default=results_dir(__file__) / "llm_extractor")
     args = ap.parse_args()
 
     ds = load_dataset(
@@ -93,7 +93,7 @@ def main() -> None:
     md = [
         "# LLM extractor throughput (local Qwen2.5-Coder-1.5B Q4_K_M, 2 threads, response cache off)",
         "",
-        f"`python benchmarks/bench_llm_extractor.py --passages {args.passages}` "
+        f"`python -m benchmarks.speed.llm_extractor --passages {args.passages}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {res['load_before']} -> {res['load_after']})",
         "",
         "| figure | value |",

@@ -1,6 +1,6 @@
 """What the bundled llama.cpp server gains from answering several requests at once (issue #17).
 
-    python benchmarks/bench_local_batching.py [--prompts 4] [--slots 4]
+    python -m benchmarks.speed.local_batching [--prompts 4] [--slots 4]
 
 Real QA reader prompts (MuSiQue subset questions, 5 passages each, the `qa` prompt),
 sent to the local model twice, each time to a fresh server whose slots hold only the shared
@@ -13,7 +13,7 @@ bit-identically to one sequence, so at temperature 0 a reply can change with con
 
 Why this exists: a whole run at concurrency 4 gains far less than 4x on a 2-core CPU, and the
 split into prompt evaluation (no faster in a batch) and generation (faster) says why.
-Results: benchmarks/results/local_batching.{json,md}.
+Results: benchmarks/speed/results/local_batching.{json,md}.
 """
 
 from __future__ import annotations
@@ -21,22 +21,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
+from benchmarks.common.paths import REPO, results_dir
+from hopbench.core.atomic import write_json, write_text
+from hopbench.harness.compose import build_dataset, load_config
+from hopbench.llm.local_model import ensure_model
+from hopbench.llm.local_server import LocalServer
+from hopbench.llm.prompts import qa
 
-from hopbench.core.atomic import write_json, write_text  # noqa: E402
-from hopbench.harness.compose import build_dataset, load_config  # noqa: E402
-from hopbench.llm.local_model import ensure_model  # noqa: E402
-from hopbench.llm.local_server import LocalServer  # noqa: E402
-from hopbench.llm.prompts import qa  # noqa: E402
-
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = results_dir(__file__)
 
 
 def prompts(data_dir: str, n: int) -> list[list[dict]]:
@@ -171,7 +168,7 @@ def main() -> None:
     md = [
         f"# Local model: {args.prompts} QA prompts one at a time vs {args.slots} at once",
         "",
-        f"`python benchmarks/bench_local_batching.py --prompts {args.prompts} --slots {args.slots}`, "
+        f"`python -m benchmarks.speed.local_batching --prompts {args.prompts} --slots {args.slots}`, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, n_threads {args.threads}.",
         "",
         "| " + " | ".join(cols) + " |",

@@ -1,6 +1,6 @@
 """Time the Neo4j export of a cached graph, stage by stage (issue #6: 2Wiki "well under a minute").
 
-    scripts/with-neo4j.sh python benchmarks/bench_neo4j_export.py [--dataset 2wikimultihopqa]
+    scripts/with-neo4j.sh python -m benchmarks.speed.neo4j_export [--dataset 2wikimultihopqa]
         [--reference ../main/src/hopbench/graphdb/export.py] [--rounds 1] [--out results.json]
 
 Loads (or builds) the spaCy graph of the dataset with the default settings, puts it in the
@@ -30,6 +30,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from benchmarks.common.paths import REPO
 from hopbench.core.atomic import write_json
 from hopbench.data import load_dataset
 from hopbench.embed.encoder import Encoder
@@ -37,7 +38,6 @@ from hopbench.graphdb import export as current
 from hopbench.graphdb.connection import GraphDBSettings, connect
 from hopbench.kg import load_or_build
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
 

@@ -1,6 +1,6 @@
 """Spreading activation inside Neo4j (one Cypher query) vs in memory, and the gate's effect.
 
-    HOPBENCH_NEO4J_PORT=17688 nice python benchmarks/bench_neo4j_sa.py \
+    HOPBENCH_NEO4J_PORT=17688 nice python -m benchmarks.speed.neo4j_sa \
         [--datasets musique,2wiki]  (2wiki needs its 6,119-passage graph built first)
         [--limit-2wiki 200] [--depth 3] [--cache-dir DIR]
 
@@ -17,7 +17,7 @@ on first use (cached by content hash). Per dataset graph:
   with the gate), per question (median) and of the means; with the activated-entity counts.
 
 Both implementations must agree (top-10 checked per question, reported). Results go to
-benchmarks/results/neo4j_sa.{json,md}. Start-up time: benchmarks/neo4j_startup.py.
+benchmarks/speed/results/neo4j_sa.{json,md}. Start-up time: benchmarks/speed/neo4j_startup.py.
 """
 
 from __future__ import annotations
@@ -33,18 +33,16 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from hopbench.data import load_dataset  # noqa: E402
-from hopbench.embed import Encoder  # noqa: E402
-from hopbench.graphdb.connection import GraphDBSettings, connect  # noqa: E402
-from hopbench.graphdb.export import ensure_exported, export_graph  # noqa: E402
-from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve.base import Services  # noqa: E402
+from benchmarks.common.paths import REPO, results_dir
+from hopbench.data import load_dataset
+from hopbench.embed import Encoder
+from hopbench.graphdb.connection import GraphDBSettings, connect
+from hopbench.graphdb.export import ensure_exported, export_graph
+from hopbench.kg import load_or_build
+from hopbench.retrieve.base import Services
 from hopbench.retrieve.question import question_mentions  # noqa
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever  # noqa: E402
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever  # noqa: E402
+from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 K = 10
@@ -213,7 +211,7 @@ def main() -> None:
         type=Path,
         default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
     )
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "neo4j_sa")
+    ap.add_argument("--out", type=Path, default=results_dir(__file__) / "neo4j_sa")
     args = ap.parse_args()
     args.forms = args.forms.split(",")
     port = os.environ.get("HOPBENCH_NEO4J_PORT", "7687")
@@ -225,7 +223,7 @@ def main() -> None:
     )
     results = [bench_dataset(n, args, encoder, db) for n in args.datasets.split(",")]
     db.close()
-    cmd = "nice python benchmarks/bench_neo4j_sa.py " + " ".join(sys.argv[1:])
+    cmd = "nice python -m benchmarks.speed.neo4j_sa " + " ".join(sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(
         json.dumps({"command": cmd, "env": env, "results": results}, indent=1)

@@ -1,6 +1,6 @@
 """How long the Neo4j launcher takes to become ready and to stop, on a fresh and a reused store.
 
-    python benchmarks/neo4j_startup.py [--repeats 2] [--port 17699]
+    python -m benchmarks.speed.neo4j_startup [--repeats 2] [--port 17699]
 
 Wall time depends on how busy the machine is, so the script also reports the launcher's own CPU
 seconds up to "ready" (from /proc, Linux only) and the load average at the start: CPU seconds
@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common.paths import REPO
+
 JAR = REPO / "neo4j" / "target" / "hopbench-neo4j.jar"
 
 

@@ -2,14 +2,14 @@
 set of nodes that held mass, as a linear insert (now) against `np.union1d` (before), on the
 questions of a real run, same process, alternating, with identical results required.
 
-    HOPBENCH_DATA_DIR=../shared/datasets PYTHONPATH=src nice python benchmarks/bench_qafd_seed_flow.py \
+    HOPBENCH_DATA_DIR=../shared/datasets nice python -m benchmarks.speed.qafd_seed_flow \
         --cache-dir DIR [--dataset 2wikimultihopqa] [--questions 20]
 
 The retriever is prepared exactly as `python -m hopbench.run retriever=flow_diffusion` does, with
 `llm.cache_only=true`: the keyword replies must be in DIR's response cache (import
 results/reference/llm_replies.jsonl.gz there first), so no model runs. Each question is retrieved
 once with each kernel (order alternating); the top-10 and every cluster must be equal.
-Results: benchmarks/results/qafd_seed_flow.{json,md}.
+Results: benchmarks/speed/results/qafd_seed_flow.{json,md}.
 """
 
 from __future__ import annotations
@@ -23,13 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from hopbench.core.atomic import write_json, write_text  # noqa: E402
-from hopbench.harness.compose import load_config  # noqa: E402
-from hopbench.harness.runner import build_models, plan, prepare  # noqa: E402
-from hopbench.retrieve.kernels import qafd_seed_flow as k  # noqa: E402
+from benchmarks.common.paths import results_dir
+from hopbench.core.atomic import write_json, write_text
+from hopbench.harness.compose import load_config
+from hopbench.harness.runner import build_models, plan, prepare
+from hopbench.retrieve.kernels import qafd_seed_flow as k
 
 
 def union1d_merge(held: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -42,7 +40,7 @@ def main() -> int:
     ap.add_argument("--cache-dir", required=True)
     ap.add_argument("--dataset", default="2wikimultihopqa")
     ap.add_argument("--questions", type=int, default=20)
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "qafd_seed_flow"))
+    ap.add_argument("--out", default=str(results_dir(__file__) / "qafd_seed_flow"))
     args = ap.parse_args()
     cfg = load_config(
         [

@@ -1,10 +1,10 @@
 """What encoding each question alone costs against batches (issue #28, item 16).
 
-    python benchmarks/bench_question_encoding.py [--questions 100] [--backend torch]
+    python -m benchmarks.speed.question_encoding [--questions 100] [--backend torch]
 
 The first --questions MuSiQue questions, no cache, the model loaded first: `encode(alone=True)`
 (one forward pass per question, the run's way since item 16) against `encode()` (length-sorted
-batches of 64), alternated --repeats times, medians. Results: benchmarks/results/question_encoding.md.
+batches of 64), alternated --repeats times, medians. Results: benchmarks/speed/results/question_encoding.md.
 """
 
 from __future__ import annotations
@@ -12,15 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from hopbench.data import load_dataset  # noqa: E402
-from hopbench.embed import Encoder  # noqa: E402
+from benchmarks.common.paths import REPO, results_dir
+from hopbench.data import load_dataset
+from hopbench.embed import Encoder
 
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 
@@ -51,14 +48,14 @@ def main() -> None:
     a, b = statistics.median(alone), statistics.median(batched)
     text = (
         "# Encoding questions alone vs in batches (issue #28 item 16)\n\n"
-        f"`python benchmarks/bench_question_encoding.py --questions {args.questions} --backend "
+        f"`python -m benchmarks.speed.question_encoding --questions {args.questions} --backend "
         f"{args.backend} --repeats {args.repeats}`; machine shared with other helpers' jobs, "
         f"load average {os.getloadavg()}.\n\n"
         "| questions | alone (s) | batches of 64 (s) | ratio | alone, ms per question |\n"
         "|---|---|---|---|---|\n"
         f"| {len(texts)} | {a:.2f} | {b:.2f} | {a / b:.2f} | {1000 * a / len(texts):.1f} |\n"
     )
-    (REPO / "benchmarks" / "results" / "question_encoding.md").write_text(text)
+    (results_dir(__file__) / "question_encoding.md").write_text(text)
     print(text)
 
 

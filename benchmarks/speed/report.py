@@ -4,7 +4,7 @@ A run has ~12 per-question metrics; the report draws one resample set per run an
 metric's interval from one matrix product (stats.bootstrap_cis). The reference is scipy's
 percentile bootstrap called once per metric, which is what one would write otherwise.
 
-    python benchmarks/bench_report.py --questions 1000 --metrics 12 --resamples 10000
+    python -m benchmarks.speed.report --questions 1000 --metrics 12 --resamples 10000
 """
 
 from __future__ import annotations

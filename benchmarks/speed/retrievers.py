@@ -1,7 +1,7 @@
 """The graph retrievers on a real knowledge graph: per-query latency, PPR against igraph prpack
 and networkx with the same graph and resets, batched throughput.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py \
+    OMP_NUM_THREADS=1 nice python -m benchmarks.speed.retrievers \
         [--dataset 2wikimultihopqa] [--questions 200] [--nx-questions 10]
 
 1. Per-query latency (wall p50/p95 and CPU p50) of `retrieve()` for every graph retriever and
@@ -16,7 +16,7 @@ and networkx with the same graph and resets, batched throughput.
    hipporag and spreading activation (questions/s, seeding included).
 
 The graph is built (or loaded) exactly as `python -m hopbench.run dataset=...` does, from the
-same cache. Results: benchmarks/results/retrievers_<dataset>.{json,md}.
+same cache. Results: benchmarks/speed/results/retrievers_<dataset>.{json,md}.
 """
 
 from __future__ import annotations
@@ -24,25 +24,26 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from hydra import compose, initialize_config_dir
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from bench_kernels import igraph_from_csr, igraph_ppr, nx_ppr, stats_ms, time_calls, topk_agree  # noqa: E402
-from hydra import compose, initialize_config_dir  # noqa: E402
-
-from hopbench.core.atomic import write_json, write_text  # noqa: E402
-from hopbench.core.paths import CONFIG_DIR  # noqa: E402
-from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
-from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve.base import Services  # noqa: E402
-from hopbench.retrieve.kernels.ppr import personalized_pagerank  # noqa: E402
+from benchmarks.common.paths import results_dir
+from benchmarks.speed.kernels import (
+    igraph_from_csr,
+    igraph_ppr,
+    nx_ppr,
+    stats_ms,
+    time_calls,
+    topk_agree,
+)
+from hopbench.core.atomic import write_json, write_text
+from hopbench.core.paths import CONFIG_DIR
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever
+from hopbench.kg import load_or_build
+from hopbench.retrieve.base import Services
+from hopbench.retrieve.kernels.ppr import personalized_pagerank
 from hopbench.retrieve.question import question_mentions  # noqa
 
 RETRIEVERS = [
@@ -153,7 +154,7 @@ def main() -> None:
 
     if args.sa_only:
         out["load_after"] = load_avg()
-        res_dir = REPO / "benchmarks" / "results"
+        res_dir = results_dir(__file__)
         write_json(res_dir / f"retrievers_{args.dataset}_sa.json", out)
         write_text(res_dir / f"retrievers_{args.dataset}_sa.md", render(out))
         print(render(out))
@@ -239,7 +240,7 @@ def main() -> None:
     out["batched"] = batched
     out["load_after"] = load_avg()
 
-    res_dir = REPO / "benchmarks" / "results"
+    res_dir = results_dir(__file__)
     write_json(res_dir / f"retrievers_{args.dataset}.json", out)
     write_text(res_dir / f"retrievers_{args.dataset}.md", render(out))
     print(render(out))
@@ -317,7 +318,7 @@ def split_timings(r, qs, kg) -> dict:
 
 def render(o: dict) -> str:
     cmd = (
-        f"OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/bench_retrievers.py "
+        f"OMP_NUM_THREADS=1 nice python -m benchmarks.speed.retrievers "
         f"--dataset {o['dataset']} --questions {o['questions']}"
     )
     lines = [

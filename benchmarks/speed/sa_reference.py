@@ -6,18 +6,14 @@ full sort, and the trace paths by plain enumeration with a 200k budget)."""
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "retrieve"))
-from sa_oracle import enumerate_top_paths
 
 from hopbench.retrieve import activation_rules as rules
 from hopbench.retrieve.kernels.passages import passage_activation_scores, rank_passages
 from hopbench.retrieve.kernels.spread import spreading_activation
+from tests.retrieve.sa_oracle import enumerate_top_paths
 
 
 def reference_parts(r, question, mentions, k=10) -> tuple[dict, list[int]]:

@@ -1,10 +1,10 @@
 """The same retrievers on two knowledge graphs of one corpus, paired question by question (issue #15).
 
-    PYTHONPATH=src python benchmarks/compare_graphs.py --runs-dir /work/runs-openie \\
+    python -m benchmarks.studies.compare_graphs --runs-dir runs-openie \\
         --data-dir ../shared/datasets --cache-dir ~/.cache/hopbench \\
-        [--dataset musique] [--graphs openie,spacy] [--out benchmarks/results/graph_sources_musique.md]
+        [--dataset musique] [--graphs openie,spacy] [--out benchmarks/studies/results/graph_sources_musique.md]
 
-Reads the complete runs under --runs-dir (`benchmarks/graph_sources_musique.sh` makes them),
+Reads the complete runs under --runs-dir (`benchmarks/studies/graph_sources_musique.sh` makes them),
 labels each graph run by its graph config (`graph.extractor`), and writes one markdown file:
 
 1. the statistics of each graph (`hopbench kg-stats`, loaded from the graph cache);
@@ -25,13 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from hopbench.report.leaderboard import stable_seed  # noqa: E402
-from hopbench.report.markdown import fmt_ci, fmt_p  # noqa: E402
-from hopbench.report.run_reader import Run, load_runs, params_label  # noqa: E402
-from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
+from benchmarks.common.paths import results_dir
+from hopbench.report.leaderboard import stable_seed
+from hopbench.report.markdown import fmt_ci, fmt_p
+from hopbench.report.run_reader import Run, load_runs, params_label
+from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p
 
 METRICS = ("recall@2", "recall@5", "recall@10", "fcr@5")
 ANSWER = ("em", "f1")  # runs with a reader only
@@ -169,9 +167,7 @@ def main() -> int:
     )
     ap.add_argument("--data-dir", default="../shared/datasets")
     ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
-    ap.add_argument(
-        "--out", default=str(REPO / "benchmarks" / "results" / "graph_sources_musique.md")
-    )
+    ap.add_argument("--out", default=str(results_dir(__file__) / "graph_sources_musique.md"))
     ap.add_argument("--no-graph-stats", action="store_true", help="skip loading the graphs")
     args = ap.parse_args()
     graphs = args.graphs.split(",")
@@ -211,8 +207,8 @@ def main() -> int:
     lines = [
         f"# Graph sources on {args.dataset}: {graphs[0]} vs {graphs[1]}",
         "",
-        "Made by `benchmarks/compare_graphs.py` from the runs under "
-        f"`{args.runs_dir}` (`benchmarks/graph_sources_musique.sh`). Subset numbers (HippoRAG's "
+        "Made by `benchmarks/studies/compare_graphs.py` from the runs under "
+        f"`{args.runs_dir}` (`benchmarks/studies/graph_sources_musique.sh`). Subset numbers (HippoRAG's "
         "100-question MuSiQue train subset, 1,890-passage corpus), all-MiniLM-L6-v2 embeddings. "
         "Runs without a reader use no LLM (hipporag's fact filter off); the LLM methods (CatRAG, "
         "NeuroPath) ran on the first 20 questions with `reader=qa` and the bundled local model "

@@ -1,6 +1,6 @@
 """Paired comparison of two spreading-activation runs (e.g. the authors' settings vs the earlier ones).
 
-    python benchmarks/compare_sa_rows.py RUN_DIR_NEW RUN_DIR_OLD [...pairs]
+    python -m benchmarks.studies.compare_sa_rows RUN_DIR_NEW RUN_DIR_OLD [...pairs]
 
 Per question Recall@2/5/10 and FCR@5 from each run's predictions.jsonl (gold passages all in the
 corpus only), the mean difference and its paired-bootstrap p value (recall) or exact McNemar p
@@ -9,15 +9,13 @@ corpus only), the mean difference and its paired-bootstrap p value (recall) or e
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from hopbench.report.stats import mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
+from hopbench.report.stats import mcnemar_exact_p, paired_bootstrap_p
 
 
 def per_question(run: Path) -> dict[str, dict[str, float]]:
@@ -33,8 +31,12 @@ def per_question(run: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def main() -> int:
-    args = sys.argv[1:]
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", help="run folders in pairs: NEW OLD [NEW OLD ...]")
+    args = ap.parse_args(argv).runs
+    if len(args) % 2:
+        ap.error("give the run folders in pairs (NEW OLD)")
     for new, old in zip(args[::2], args[1::2]):
         a, b = per_question(Path(new)), per_question(Path(old))
         ids = sorted(set(a) & set(b))

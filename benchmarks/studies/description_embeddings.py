@@ -1,6 +1,6 @@
 """Spreading activation on 2Wiki with different description vectors swapped into ONE graph.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src nice python benchmarks/compare_description_embeddings.py \\
+    OMP_NUM_THREADS=1 nice python -m benchmarks.studies.description_embeddings \\
         [--questions 200] [--sentences SENT_EMB.npy] [variant,variant,...]
 
 Loads the reference 2Wiki graph (graph=spacy, torch; built if missing), then for each variant
@@ -16,21 +16,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from bench_retrievers import compose_cfg  # noqa: E402
-
-from hopbench.evaluate.score import aggregate, score_question  # noqa: E402
-from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
-from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve.base import Services  # noqa: E402
+from benchmarks.speed.retrievers import compose_cfg
+from hopbench.evaluate.score import aggregate, score_question
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever
+from hopbench.kg import load_or_build
+from hopbench.retrieve.base import Services
 
 
 def unit(x: np.ndarray) -> np.ndarray:

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Issue #15 part 1: every offline graph retriever on the MuSiQue subset, on HippoRAG's published
 # gpt-3.5-turbo OpenIE graph (graph=openie) and on the spaCy graph (graph=spacy), then the
-# paired comparison (benchmarks/compare_graphs.py -> benchmarks/results/graph_sources_musique.md).
+# paired comparison (benchmarks/studies/compare_graphs.py -> benchmarks/studies/results/graph_sources_musique.md).
 # The offline retrievers use no LLM: hipporag's fact filter is off (retriever.filter=false), as in
 # the official-package run quoted in the issue; spreading_activation_neo4j runs inside a local
 # Neo4j (scripts/with-neo4j.sh starts it). With LLM=1 the LLM methods (catrag, catrag_code,
 # neuropath) follow on the first 20 questions with reader=qa and the local model, next to dense
 # with the same reader (hours on a 2-core CPU; the response cache makes a relaunch resume).
 #
-#   RUNS=/work/runs-openie CACHE=~/.cache/hopbench DATA=../shared/datasets [LLM=1] \
-#       nice benchmarks/graph_sources_musique.sh > graph_sources.log 2>&1 &
+#   RUNS=runs-openie CACHE=~/.cache/hopbench DATA=../shared/datasets [LLM=1] \
+#       nice benchmarks/studies/graph_sources_musique.sh > graph_sources.log 2>&1 &
 set -euo pipefail
 RUNS=${RUNS:-runs}
 CACHE=${CACHE:-$HOME/.cache/hopbench}
@@ -38,5 +38,5 @@ if [ "${LLM:-0}" = 1 ]; then
     done
   done
 fi
-$PY benchmarks/compare_graphs.py --runs-dir "$RUNS" --data-dir "$DATA" --cache-dir "$CACHE" \
-    --out "${OUT:-benchmarks/results/graph_sources_musique.md}"
+$PY -m benchmarks.studies.compare_graphs --runs-dir "$RUNS" --data-dir "$DATA" --cache-dir "$CACHE" \
+    --out "${OUT:-benchmarks/studies/results/graph_sources_musique.md}"

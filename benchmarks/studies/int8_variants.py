@@ -1,6 +1,6 @@
 """Which dynamic-int8 recipe keeps MiniLM close to torch: the exploration behind onnx-opt-int8.
 
-    PYTHONPATH=src nice python benchmarks/explore_int8_variants.py GRAPH_FOLDER [--texts 1000]
+    nice python -m benchmarks.studies.int8_variants GRAPH_FOLDER [--texts 1000]
 
 Exports the model (plain and ORT-fused, as the backends do) into a temporary folder, quantises
 it several ways with `quantize_dynamic` and prints, per variant and text kind (2Wiki names,
@@ -20,8 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_encoder_backends import samples
-
+from benchmarks.speed.encoder_backends import samples
 from hopbench.embed import Encoder
 from hopbench.embed.encoder import resolve_model_path
 from hopbench.embed.onnx_backend import OnnxSentenceModel, export_onnx

@@ -1,6 +1,6 @@
 """Question-mention rules compared on real questions: retrieval quality per method.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/compare_mention_rules.py \
+    OMP_NUM_THREADS=1 python -m benchmarks.studies.mention_rules \
         [--datasets musique hotpotqa 2wikimultihopqa] [--questions 200]
 
 `phrases` = every spaCy named entity and noun chunk (`question.question_phrases`, the
@@ -8,31 +8,25 @@ rule before 2026-11-30); `mentions` = the entity reading (`question_mentions`: n
 entities and noun chunks with a proper noun or number, stripped like the KG's entities).
 Each method runs unchanged except for which function gives its mentions, on the first N
 questions whose gold passages are in the corpus. Quality only; latency is in bench_retrievers.
-Results: benchmarks/results/mention_rules.{json,md}.
+Results: benchmarks/studies/results/mention_rules.{json,md}.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from bench_retrievers import compose_cfg, load_avg  # noqa: E402
-
-import hopbench.retrieve.flow_diffusion as flow_module  # noqa: E402
-import hopbench.retrieve.hipporag as hipporag_module  # noqa: E402
-from hopbench.core.atomic import write_json, write_text  # noqa: E402
-from hopbench.evaluate.score import score_question  # noqa: E402
-from hopbench.harness.compose import build_dataset, build_encoder, build_retriever  # noqa: E402
-from hopbench.kg import load_or_build  # noqa: E402
-from hopbench.retrieve.base import Services  # noqa: E402
+import hopbench.retrieve.flow_diffusion as flow_module
+import hopbench.retrieve.hipporag as hipporag_module
+from benchmarks.common.paths import REPO
+from benchmarks.speed.retrievers import compose_cfg, load_avg
+from hopbench.core.atomic import write_json, write_text
+from hopbench.evaluate.score import score_question
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever
+from hopbench.kg import load_or_build
+from hopbench.retrieve.base import Services
 from hopbench.retrieve.question import question_mentions, question_phrases  # noqa
 
 RULES = {"phrases": question_phrases, "mentions": question_mentions}
@@ -92,8 +86,8 @@ def main() -> None:
                 }
                 out["results"].append(res)
                 print(res, f"[load {load_avg()}]", flush=True)
-    write_json(REPO / "benchmarks/results/mention_rules.json", out)
-    write_text(REPO / "benchmarks/results/mention_rules.md", render(out))
+    write_json(REPO / "benchmarks/studies/results/mention_rules.json", out)
+    write_text(REPO / "benchmarks/studies/results/mention_rules.md", render(out))
     print(render(out))
 
 
@@ -101,7 +95,7 @@ def render(o: dict) -> str:
     lines = [
         "# Question-mention rules",
         "",
-        f"`OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/compare_mention_rules.py --questions "
+        f"`OMP_NUM_THREADS=1 python -m benchmarks.studies.mention_rules --questions "
         f"{o['questions']}` ({o['started']}). First N questions with all gold passages in the corpus; "
         "percentages. `phrases`: every spaCy entity and noun chunk (the rule before 2026-11-30, "
         "still flow diffusion's keywords); `mentions`: the entity reading (rule 1 of "

@@ -1,6 +1,6 @@
 """Paired comparison of finished runs, question by question (issue #32: old and new QAFD rows).
 
-    python benchmarks/paired_runs.py NAME=RUN_DIR ... --pairs A:B,A:C [--out benchmarks/results/x]
+    python -m benchmarks.studies.paired_runs NAME=RUN_DIR ... --pairs A:B,A:C [--out benchmarks/studies/results/x]
 
 Each RUN_DIR is a hopbench run folder (predictions.jsonl). For every pair A:B and metric,
 the mean of A − B over the questions both score, with a paired bootstrap p (recall) or an
@@ -16,10 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from hopbench.report.leaderboard import stable_seed  # noqa: E402
-from hopbench.report.stats import mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
+from hopbench.report.leaderboard import stable_seed
+from hopbench.report.stats import mcnemar_exact_p, paired_bootstrap_p
 
 METRICS = ("recall@2", "recall@5", "recall@10", "fcr@5")
 

@@ -1,10 +1,10 @@
 """Spreading-activation rows of issue #27: the authors' settings against the earlier ones, per dataset.
 
-    python benchmarks/sa_rows_report.py --runs-dir /work/runs [--reference results/reference/leaderboard.csv] \\
-        --out benchmarks/results/qasa_rows
+    python -m benchmarks.studies.sa_rows_report --runs-dir runs [--reference results/reference/leaderboard.csv] \\
+        --out benchmarks/studies/results/qasa_rows
 
 Finds, in a runs folder, the reader-less runs of `spreading_activation` (and `_nogate`, `_neo4j`)
-on the spaCy graph and pairs them question by question (benchmarks/paired_runs.py: paired bootstrap
+on the spaCy graph and pairs them question by question (benchmarks/studies/paired_runs.py: paired bootstrap
 for recall, exact McNemar for FCR@5):
   - the authors' settings (defaults) against the earlier ones (`seed_score=cosine seed_norm=mention
     edges=facts`), and each earlier choice alone against the defaults;
@@ -19,14 +19,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paired_runs import METRICS, compare, load  # noqa: E402
+from benchmarks.studies.paired_runs import METRICS, compare, load
 
 DATASETS = ("musique", "2wikimultihopqa", "hotpotqa", "hover")
 DEFAULTS = {"decay": 0.7, "depth": 3, "seed_score": "index", "seed_norm": "all", "edges": "pairs"}
@@ -107,7 +104,7 @@ def main() -> int:
     md = [
         "# Spreading activation: the authors' settings against the earlier ones (issue #27)",
         "",
-        f"`python benchmarks/sa_rows_report.py --runs-dir {args.runs_dir} --out {args.out}`; reader none, "
+        f"`python -m benchmarks.studies.sa_rows_report --runs-dir {args.runs_dir} --out {args.out}`; reader none, "
         "spaCy graph. Cells: A (A − B, p); recall p from a paired bootstrap, FCR@5 p from an exact McNemar "
         "test, uncorrected.",
         "",
