@@ -11,8 +11,10 @@ already holds (the replies of runs whose folders are gone stay). Import loads su
 cache, so those runs recompute every LLM reply as a cache hit: no model, no server. Replies
 that failed their check are carried too, flagged; runs replay them with llm.replay_failed=true
 (`hopbench paper` sets it), so a row that met a bad reply comes back identical.
-Exit code 2 for a key the cache lacks (export), a conflicting stored reply (import), or a
-file that is not a reply file.
+Export writes the file's digest list beside it (`llm_replies.jsonl.gz` -> `llm_replies.sha256`);
+import reads and checks the whole file, and checks it against that list, before it writes
+anything. Exit code 2 for a key the cache lacks (export), a conflicting stored reply (import), a
+file that is not a reply file (or exceeds its bounds), or one that does not match its list.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from hopbench.core.errors import HopbenchError
 from hopbench.core.paths import cache_dir_default, runs_dir_default
 from hopbench.llm.cache import ResponseCache
 from hopbench.llm.replies import SHOWN, export_replies, import_replies
+from hopbench.llm.reply_digests import digests_path
 from hopbench.llm.reply_keys import complete_runs, reference_hashes, run_keys
 
 _EPILOG = __doc__.split("\n\n", 1)[1]
@@ -140,7 +143,8 @@ def _export(args) -> int:
     size = Path(args.out).stat().st_size
     models = ", ".join(f"{m} ({n})" for m, n in head["models"].items()) or "none"
     print(
-        f"wrote {args.out}: {head['n_entries']} replies used by {len(head['runs'])} run(s) "
+        f"wrote {args.out} and its digest list {digests_path(args.out)}: {head['n_entries']} "
+        f"replies used by {len(head['runs'])} run(s) "
         f"({head['n_failed']} of them failed their check: replayed with llm.replay_failed=true), "
         f"{size:,} bytes; models: {models}"
     )
