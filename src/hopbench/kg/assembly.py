@@ -2,8 +2,9 @@
 
 Names are normalised and interned (passage titles and NER entities are nodes too), facts are
 deduplicated per passage, and the relation, synonym and passage-entity matrices are built; the
-vectors come from kg/graph_vectors.py. `graph.construction: hipporag2` hands the same records to
-HippoRAG 2's own construction instead (kg/hipporag2.py).
+vectors and the graph come from the tail both constructions share (kg/graph_parts.py).
+`graph.construction: hipporag2` hands the same records to HippoRAG 2's own construction instead
+(kg/hipporag2.py).
 """
 
 from __future__ import annotations
@@ -15,9 +16,16 @@ import scipy.sparse as sp
 
 from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage
-from hopbench.kg import graph_vectors, hipporag2
+from hopbench.kg import hipporag2
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph
+from hopbench.kg.graph_parts import (
+    BuildInputs,
+    GraphParts,
+    embed_parts,
+    finish_graph,
+    synonym_limits,
+)
 from hopbench.kg.stage_timing import timed
 from hopbench.kg.synonyms import synonym_matrix
 from hopbench.kg.text import clean_text, normalize_name
@@ -49,30 +57,52 @@ def assemble_graph(
             timings=timings,
             descriptions=descriptions,
         )
+    inputs = BuildInputs(encoder, settings, passage_emb, llm, timings, descriptions)
     t = time.perf_counter()
-    index: dict[str, int] = {}
-    labels: list[str] = []
-    first_seen: list[
-        tuple[int, str]
-    ] = []  # (passage index, surface form) of each entity's first mention
+    parts, title_entity = read_records(corpus, records)
+    relation = fact_counts(parts.fact_subject, parts.fact_object, len(parts.names))
+    timings["assemble"] = time.perf_counter() - t
+
+    vectors = embed_parts(parts, inputs)
+    with timed(timings, "synonyms"):
+        synonym = synonym_matrix(vectors.entity_emb, parts.names, **synonym_limits(settings))
+    return finish_graph(
+        parts, inputs, vectors, relation=relation, synonym=synonym, title_entity=title_entity
+    )
+
+
+class _Entities:
+    """Entities interned by normalised name, in order of first mention."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.labels: list[str] = []
+        self.first_seen: list[tuple[int, str]] = []  # (passage index, surface form)
+
+    def intern(self, surface: str, p: int) -> int | None:
+        name = normalize_name(surface)
+        if not name:
+            return None
+        i = self.index.get(name)
+        if i is None:
+            i = self.index[name] = len(self.labels)
+            self.labels.append(" ".join(surface.split()))
+            self.first_seen.append((p, surface))
+        return i
+
+
+def read_records(
+    corpus: list[Passage], records: dict[str, PassageExtraction]
+) -> tuple[GraphParts, np.ndarray]:
+    """Entities (passage titles and NER entities are nodes too), facts deduplicated per passage,
+    and the passage-entity matrix; with each passage's title entity (-1: none)."""
+    entities = _Entities()
     ctx_rows: list[int] = []
     ctx_cols: list[int] = []
     title_entity = np.full(len(corpus), -1, dtype=np.int64)
     facts: dict[tuple[int, str, int, int], None] = {}
     failed: list[str] = []
     n_empty = 0
-
-    def intern(surface: str, p: int) -> int | None:
-        name = normalize_name(surface)
-        if not name:
-            return None
-        i = index.get(name)
-        if i is None:
-            i = index[name] = len(labels)
-            labels.append(" ".join(surface.split()))
-            first_seen.append((p, surface))
-        return i
-
     for p_idx, passage in enumerate(corpus):
         rec = records.get(passage.id)
         if rec is None:
@@ -84,16 +114,16 @@ def assemble_graph(
         if not passage.text.strip():
             n_empty += 1
         ents: set[int] = set()
-        t_idx = intern(clean_text(passage.title).strip(), p_idx)
+        t_idx = entities.intern(clean_text(passage.title).strip(), p_idx)
         if t_idx is not None:
             title_entity[p_idx] = t_idx
             ents.add(t_idx)
         for surface in rec.entities:
-            i = intern(surface, p_idx)
+            i = entities.intern(surface, p_idx)
             if i is not None:
                 ents.add(i)
         for s, r, o in rec.triples:
-            si, oi = intern(s, p_idx), intern(o, p_idx)
+            si, oi = entities.intern(s, p_idx), entities.intern(o, p_idx)
             rel = " ".join(r.lower().split())
             if si is None or oi is None or si == oi or not rel:
                 continue
@@ -103,19 +133,37 @@ def assemble_graph(
             ctx_rows.append(p_idx)
             ctx_cols.append(e)
 
-    names = list(index)
-    n_ent, n_pas = len(names), len(corpus)
+    names = list(entities.index)
     fact_list = list(facts)
     f_s = np.array([f[0] for f in fact_list], dtype=np.int64)
     f_r = [f[1] for f in fact_list]
     f_o = np.array([f[2] for f in fact_list], dtype=np.int64)
     f_p = np.array([f[3] for f in fact_list], dtype=np.int64)
-
     context = sp.csr_matrix(
-        (np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)), shape=(n_pas, n_ent)
+        (np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)),
+        shape=(len(corpus), len(names)),
     )
     context.sum_duplicates()
     context.data[:] = 1.0
+    parts = GraphParts(
+        corpus=corpus,
+        names=names,
+        labels=entities.labels,
+        first_seen=entities.first_seen,
+        fact_subject=f_s,
+        fact_relation=f_r,
+        fact_object=f_o,
+        fact_passage=f_p,
+        fact_texts=[f"{names[s]} {r} {names[o]}" for s, r, o in zip(f_s, f_r, f_o)],
+        context=context,
+        failed=failed,
+        n_empty=n_empty,
+    )
+    return parts, title_entity
+
+
+def fact_counts(f_s: np.ndarray, f_o: np.ndarray, n_ent: int) -> sp.csr_matrix:
+    """The relation matrix: symmetric, [u, v] = the number of facts between u and v."""
     rel_rows = np.concatenate([f_s, f_o])
     rel_cols = np.concatenate([f_o, f_s])
     relation = sp.csr_matrix(
@@ -123,70 +171,4 @@ def assemble_graph(
     )
     relation.sum_duplicates()
     relation.sort_indices()
-    timings["assemble"] = time.perf_counter() - t
-
-    fact_texts = [f"{names[s]} {r} {names[o]}" for s, r, o in zip(f_s, f_r, f_o)]
-    entity_descriptions, entity_emb, fact_emb, desc_emb = graph_vectors.describe_and_embed(
-        corpus,
-        names,
-        labels,
-        first_seen,
-        f_s,
-        f_r,
-        f_o,
-        fact_texts,
-        encoder,
-        settings,
-        passage_emb,
-        llm,
-        timings,
-        descriptions,
-    )
-
-    syn = settings["synonym"]
-    with timed(timings, "synonyms"):
-        synonym = synonym_matrix(
-            entity_emb,
-            names,
-            threshold=float(syn["threshold"]),
-            max_neighbors=int(syn["max_neighbors"]),
-            min_alnum_chars=int(syn["min_alnum_chars"]),
-        )
-
-    manifest = {
-        "counts": {
-            "entities": n_ent,
-            "passages": n_pas,
-            "facts": len(fact_list),
-            "relation_edges": int(relation.nnz // 2),
-            "synonym_edges": int(synonym.nnz // 2),
-            "context_edges": int(context.nnz),
-            "failed_passages": len(failed),
-            "empty_passages": n_empty,
-            "unique_fact_texts": len(set(fact_texts)),
-            "llm_descriptions": timings.pop("llm_descriptions", 0),
-            "llm_description_failures": timings.pop("llm_description_failures", 0),
-        },
-    }
-    if desc_emb is None:
-        manifest["description_embeddings"] = "deferred"
-    return KnowledgeGraph(
-        entity_names=names,
-        entity_labels=labels,
-        entity_descriptions=entity_descriptions,
-        passage_ids=[p.id for p in corpus],
-        fact_subject=f_s,
-        fact_relation=f_r,
-        fact_object=f_o,
-        fact_passage=f_p,
-        entity_embeddings=entity_emb,
-        description_embeddings=desc_emb,
-        passage_embeddings=passage_emb,
-        fact_embeddings=fact_emb,
-        relation=relation,
-        synonym=synonym,
-        context=context,
-        passage_title_entity=title_entity,
-        failed_passages=failed,
-        manifest=manifest,
-    )
+    return relation

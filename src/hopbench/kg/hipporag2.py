@@ -48,9 +48,15 @@ import scipy.sparse as sp
 
 from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage
-from hopbench.kg import graph_vectors
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.graph import KnowledgeGraph
+from hopbench.kg.graph_parts import (
+    BuildInputs,
+    GraphParts,
+    embed_parts,
+    finish_graph,
+    synonym_limits,
+)
 from hopbench.kg.stage_timing import timed
 
 CONSTRUCTION = "hipporag2"
@@ -197,84 +203,45 @@ def assemble_hipporag2(
     timings["assemble"] = time.perf_counter() - t
 
     labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
-    first_seen = [surfaces[nm] for nm in names]
-    fact_texts = [fact_string(*f) for f in fact_list]
-    entity_descriptions, entity_emb, fact_emb, desc_emb = graph_vectors.describe_and_embed(
-        corpus,
-        names,
-        labels,
-        first_seen,
-        f_s,
-        f_r,
-        f_o,
-        fact_texts,
-        encoder,
-        settings,
-        passage_emb,
-        llm,
-        timings,
-        descriptions,
+    parts = GraphParts(
+        corpus=corpus,
+        names=names,
+        labels=labels,
+        first_seen=[surfaces[nm] for nm in names],
+        fact_subject=f_s,
+        fact_relation=f_r,
+        fact_object=f_o,
+        fact_passage=f_p,
+        fact_texts=[fact_string(*f) for f in fact_list],
+        context=context,
+        failed=failed,
+        n_empty=n_empty,
     )
+    inputs = BuildInputs(encoder, settings, passage_emb, llm, timings, descriptions)
+    vectors = embed_parts(parts, inputs)
 
-    syn_cfg = settings["synonym"]
     with timed(timings, "synonyms"):
-        syn = directed_synonyms(
-            entity_emb,
-            names,
-            threshold=float(syn_cfg["threshold"]),
-            max_neighbors=int(syn_cfg["max_neighbors"]),
-            min_alnum_chars=int(syn_cfg["min_alnum_chars"]),
-        )
+        syn = directed_synonyms(vectors.entity_emb, names, **synonym_limits(settings))
     relation, synonym, overwritten = split_weights(counts, syn, n_ent)
     own_direction = own_direction_weights(directed, syn, n_ent)
 
     title_entity = np.array(
         [index.get(text_processing(p.title), -1) for p in corpus], dtype=np.int64
     )
-    fact_pairs = len(counts)
-    syn_pairs = len({(min(u, v), max(u, v)) for u, v in syn})
-    manifest = {
-        "construction": CONSTRUCTION,
-        "fact_text": FACT_TEXT,
-        "counts": {
-            "entities": n_ent,
-            "passages": n_pas,
-            "facts": len(fact_list),
-            "relation_edges": int(relation.nnz // 2),
-            "synonym_edges": int(synonym.nnz // 2),
-            "context_edges": int(context.nnz),
-            "failed_passages": len(failed),
-            "empty_passages": n_empty,
-            "unique_fact_texts": len(set(fact_texts)),
-            "fact_pairs": fact_pairs,
-            "synonym_pairs": syn_pairs,
-            "directed_synonym_entries": len(syn),
-            "fact_directions_overwritten": overwritten,
-            "llm_descriptions": timings.pop("llm_descriptions", 0),
-            "llm_description_failures": timings.pop("llm_description_failures", 0),
-        },
-    }
-    if desc_emb is None:
-        manifest["description_embeddings"] = "deferred"
-    return KnowledgeGraph(
-        entity_names=names,
-        entity_labels=labels,
-        entity_descriptions=entity_descriptions,
-        passage_ids=[p.id for p in corpus],
-        fact_subject=f_s,
-        fact_relation=f_r,
-        fact_object=f_o,
-        fact_passage=f_p,
-        entity_embeddings=entity_emb,
-        description_embeddings=desc_emb,
-        passage_embeddings=passage_emb,
-        fact_embeddings=fact_emb,
+    return finish_graph(
+        parts,
+        inputs,
+        vectors,
         relation=relation,
         synonym=synonym,
-        context=context,
-        passage_title_entity=title_entity,
-        failed_passages=failed,
-        manifest=manifest,
+        title_entity=title_entity,
+        manifest_head={"construction": CONSTRUCTION, "fact_text": FACT_TEXT},
+        extra_counts={
+            "fact_pairs": len(counts),
+            "synonym_pairs": len({(min(u, v), max(u, v)) for u, v in syn}),
+            "directed_synonym_entries": len(syn),
+            "fact_directions_overwritten": overwritten,
+        },
         fact_sources=sources,
         relation_own_direction=own_direction,
     )
