@@ -134,22 +134,11 @@ def directed_synonyms(
     return out
 
 
-def assemble_hipporag2(
-    corpus: list[Passage],
-    records: dict[str, PassageExtraction],
-    encoder,
-    settings: dict,
-    passage_emb: np.ndarray,
-    *,
-    llm=None,
-    timings: dict | None = None,
-    descriptions: bool = True,
-) -> KnowledgeGraph:
-    """The hipporag2 graph (module docstring). Descriptions and vectors are made as for every
-    graph (kg/graph_vectors.py; `descriptions` False: text-mode description vectors deferred,
-    kg/description_layer.py)."""
-    timings = {} if timings is None else timings
-    t = time.perf_counter()
+def processed_triples(
+    corpus: list[Passage], records: dict[str, PassageExtraction]
+) -> tuple[list[list[tuple[str, str, str]]], dict[str, tuple[int, str]], list[str], int]:
+    """Each passage's valid triples, processed (``text_processing``); each processed name's first
+    passage and raw surface; the passages whose extraction failed; the count of empty ones."""
     failed, n_empty = [], 0
     chunk_triples: list[list[tuple[str, str, str]]] = []
     surfaces: dict[str, tuple[int, str]] = {}  # processed name -> (first passage, raw surface)
@@ -170,7 +159,26 @@ def assemble_hipporag2(
             surfaces.setdefault(s, (p_idx, raw[0]))
             surfaces.setdefault(o, (p_idx, raw[2]))
         chunk_triples.append(rows)
+    return chunk_triples, surfaces, failed, n_empty
 
+
+def assemble_hipporag2(
+    corpus: list[Passage],
+    records: dict[str, PassageExtraction],
+    encoder,
+    settings: dict,
+    passage_emb: np.ndarray,
+    *,
+    llm=None,
+    timings: dict | None = None,
+    descriptions: bool = True,
+) -> KnowledgeGraph:
+    """The hipporag2 graph (module docstring). Descriptions and vectors are made as for every
+    graph (kg/graph_vectors.py; `descriptions` False: text-mode description vectors deferred,
+    kg/description_layer.py)."""
+    timings = {} if timings is None else timings
+    t = time.perf_counter()
+    chunk_triples, surfaces, failed, n_empty = processed_triples(corpus, records)
     names = sorted(surfaces)
     index = {nm: i for i, nm in enumerate(names)}
     n_ent, n_pas = len(names), len(corpus)
