@@ -81,13 +81,14 @@ def _next_init_class(cls: type) -> type | None:
 
 
 def configurable_classes(package: str = "hopbench.retrieve") -> list[type]:
-    """Every `Configurable` class defined in the package's modules (not its subpackages)."""
+    """Every `Configurable` class defined in the package's modules and its subpackages'
+    (retrieve/baselines holds retrievers too)."""
     pkg = importlib.import_module(package)
     found: dict[str, type] = {}
-    for info in pkgutil.iter_modules(pkg.__path__):
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):
         if info.ispkg:
             continue
-        module = importlib.import_module(f"{package}.{info.name}")
+        module = importlib.import_module(info.name)
         for obj in vars(module).values():
             if (
                 inspect.isclass(obj)
