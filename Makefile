@@ -4,9 +4,11 @@ DATA_DIR ?= ../shared/datasets
 SWEEP    ?= dataset=musique,hotpotqa,2wikimultihopqa retriever=dense
 REPLIES  ?= results/reference/llm_replies.jsonl.gz
 PAPER    ?=
+BENCH    ?= --quick
+PARITY   ?=
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install install-latest lock test test-fast run-experiment sweep paper report replies-export lint bench neo4j-build neo4j-up neo4j-down neo4j-clean
+.PHONY: help install install-latest lock test test-fast run-experiment sweep paper report replies-export lint bench parity neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -52,8 +54,14 @@ report:          ## collect every complete run into results/ (leaderboard, break
 replies-export:  ## add the LLM replies the reference runs here used to $(REPLIES) (`hopbench replies import` loads them)
 	$(PYTHON) -m hopbench.cli replies export --update --reference results/reference/leaderboard.csv --out $(REPLIES)
 
-bench:           ## speed measurements (benchmarks/, not tests)
-	$(PYTHON) benchmarks/bench_dense.py --data-dir $(DATA_DIR)
+bench:           ## the speed suite (benchmarks/speed/; outputs in runs/bench/); BENCH= for full sizes, BENCH="--quick --only dense"
+	$(PYTHON) -m benchmarks.speed --data-dir $(DATA_DIR) $(BENCH)
+
+# Each method whose authors' checkout is given (OFFICIAL_SRC_HIPPORAG, _QASA, _QAFD, _CATRAG,
+# _NEUROPATH=<folder>) is compared with it; the others are skipped by name (none given: exit 0).
+# More parity suites (the mutation suite) go on further lines of this recipe.
+parity:          ## hopbench against the authors' code (benchmarks/parity/README.md); OFFICIAL_SRC_QAFD=../QAFD-RAG ...
+	$(PYTHON) -m benchmarks.parity --data-dir $(DATA_DIR) $(PARITY)
 
 lint:            ## ruff: the linter and the formatter's check (CI runs it; .pre-commit-config.yaml does it per commit)
 	$(PYTHON) -m ruff check src tests benchmarks scripts

@@ -1,5 +1,5 @@
-"""The input flags every compare_official_*.py benchmark shares, declared once so their defaults
-and help read the same everywhere."""
+"""The input flags the benchmarks share (data, cache, output folder), declared once so their
+defaults and help read the same everywhere."""
 
 from __future__ import annotations
 
@@ -22,4 +22,17 @@ def add_data_and_cache_args(
         "--cache-dir",
         default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
         help="hopbench's cache (graphs, vectors, LLM replies; default $HOPBENCH_CACHE_DIR)",
+    )
+
+
+def add_out_dir_arg(ap: argparse.ArgumentParser, script: str) -> None:
+    """--out-dir: where the result files go; by default the room's committed results/ (a suite
+    run such as `make bench` points it elsewhere so it does not overwrite the evidence)."""
+    from benchmarks.common.paths import results_dir
+
+    ap.add_argument(
+        "--out-dir",
+        type=Path,
+        default=results_dir(script),
+        help="folder for the result files (default: this room's results/)",
     )

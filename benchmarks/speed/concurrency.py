@@ -32,7 +32,8 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 
-from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.args import add_data_and_cache_args, add_out_dir_arg
+from benchmarks.common.paths import results_dir
 from hopbench.core.atomic import write_json, write_text
 from hopbench.core.paths import CONFIG_DIR
 from hopbench.harness.runner import execute
@@ -232,14 +233,8 @@ def main() -> None:
     ap.add_argument("--levels", default=None, help="comma-separated concurrency levels")
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--questions", type=int, default=4)
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-    )
+    add_data_and_cache_args(ap)
+    add_out_dir_arg(ap, __file__)
     args = ap.parse_args()
     args.levels = [
         int(x)
@@ -248,9 +243,9 @@ def main() -> None:
         )
     ]
     result = fake(args) if args.mode == "fake" else local(args)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json(RESULTS / f"concurrency_{args.mode}.json", result)
-    write_text(RESULTS / f"concurrency_{args.mode}.md", markdown(result))
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(args.out_dir / f"concurrency_{args.mode}.json", result)
+    write_text(args.out_dir / f"concurrency_{args.mode}.md", markdown(result))
     print(markdown(result))
 
 

@@ -100,7 +100,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--data-dir", default="../shared/datasets")
+    ap.add_argument("--data-dir", default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"))
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--reference-sample", type=int, default=300)
     ap.add_argument(

@@ -35,6 +35,7 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 
+from benchmarks.common.args import add_out_dir_arg
 from benchmarks.common.paths import REPO, results_dir
 from hopbench.core.atomic import write_json, write_text
 from hopbench.retrieve.kernels.flow import (
@@ -573,6 +574,7 @@ def main(argv=None) -> int:
         "--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000, 300_000, 1_000_000]
     )
     ap.add_argument("--scaling-queries", type=int, default=10)
+    add_out_dir_arg(ap, __file__)
     args = ap.parse_args(argv)
     env = environment()
     t0 = time.perf_counter()
@@ -593,8 +595,8 @@ def main(argv=None) -> int:
         f"{env['scipy']}, igraph {env['igraph']})\n\n"
     )
     print(header + md)
-    write_json(RESULTS / f"kernels_{args.part}.json", res)
-    write_text(RESULTS / f"kernels_{args.part}.md", header + md)
+    write_json(args.out_dir / f"kernels_{args.part}.json", res)
+    write_text(args.out_dir / f"kernels_{args.part}.md", header + md)
     return 0
 
 

@@ -26,7 +26,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.args import add_data_and_cache_args
+from benchmarks.common.paths import results_dir
 from hopbench.core.atomic import write_json, write_text
 from hopbench.harness.compose import build_dataset, load_config
 from hopbench.llm.local_model import ensure_model
@@ -126,14 +127,7 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=4)
     ap.add_argument("--slots", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", str(REPO.parent / "shared" / "datasets")),
-    )
-    ap.add_argument(
-        "--cache-dir",
-        default=os.environ.get("HOPBENCH_CACHE_DIR", str(Path.home() / ".cache" / "hopbench")),
-    )
+    add_data_and_cache_args(ap)
     args = ap.parse_args()
     model = ensure_model(args.cache_dir)
     every = prompts(args.data_dir, args.prompts + args.slots)

@@ -15,7 +15,8 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.args import add_out_dir_arg
+from benchmarks.common.paths import REPO
 from hopbench.data import load_dataset
 from hopbench.embed import Encoder
 
@@ -27,6 +28,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=100)
     ap.add_argument("--backend", default="torch")
     ap.add_argument("--repeats", type=int, default=3)
+    add_out_dir_arg(ap, __file__)
     args = ap.parse_args()
     ds = load_dataset(
         "musique",
@@ -55,7 +57,8 @@ def main() -> None:
         "|---|---|---|---|---|\n"
         f"| {len(texts)} | {a:.2f} | {b:.2f} | {a / b:.2f} | {1000 * a / len(texts):.1f} |\n"
     )
-    (results_dir(__file__) / "question_encoding.md").write_text(text)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "question_encoding.md").write_text(text)
     print(text)
 
 

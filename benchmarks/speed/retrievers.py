@@ -29,7 +29,7 @@ import time
 import numpy as np
 from hydra import compose, initialize_config_dir
 
-from benchmarks.common.paths import results_dir
+from benchmarks.common.args import add_out_dir_arg
 from benchmarks.speed.kernels import (
     igraph_from_csr,
     igraph_ppr,
@@ -86,6 +86,7 @@ def main() -> None:
         action="store_true",
         help="only the spreading-activation rows and split (no PPR, no batched section)",
     )
+    add_out_dir_arg(ap, __file__)
     args = ap.parse_args()
 
     cfg = compose_cfg(args.dataset, "dense")
@@ -154,9 +155,8 @@ def main() -> None:
 
     if args.sa_only:
         out["load_after"] = load_avg()
-        res_dir = results_dir(__file__)
-        write_json(res_dir / f"retrievers_{args.dataset}_sa.json", out)
-        write_text(res_dir / f"retrievers_{args.dataset}_sa.md", render(out))
+        write_json(args.out_dir / f"retrievers_{args.dataset}_sa.json", out)
+        write_text(args.out_dir / f"retrievers_{args.dataset}_sa.md", render(out))
         print(render(out))
         return
 
@@ -240,9 +240,8 @@ def main() -> None:
     out["batched"] = batched
     out["load_after"] = load_avg()
 
-    res_dir = results_dir(__file__)
-    write_json(res_dir / f"retrievers_{args.dataset}.json", out)
-    write_text(res_dir / f"retrievers_{args.dataset}.md", render(out))
+    write_json(args.out_dir / f"retrievers_{args.dataset}.json", out)
+    write_text(args.out_dir / f"retrievers_{args.dataset}.md", render(out))
     print(render(out))
 
 

@@ -31,18 +31,18 @@ from benchmarks.common.worker import one_thread_by_default, run_worker
 
 one_thread_by_default()
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks.common import args as common_args  # noqa: E402
-from benchmarks.common.paths import REPO, results_dir  # noqa: E402
-from benchmarks.common.timing import pct  # noqa: E402
-from benchmarks.parity.hipporag import compare as coh  # noqa: E402
+from benchmarks.common import args as common_args
+from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.timing import pct
+from benchmarks.parity.hipporag import compare as coh
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 CATRAG_COMMIT = "ce06b459e2987a47342dfd23c71246c70d6de273"

@@ -43,22 +43,22 @@ from benchmarks.common.worker import ONE_THREAD, one_thread_by_default, run_work
 
 one_thread_by_default()
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
+import numpy as np
+import scipy.sparse as sp
 
-from benchmarks.common import args as common_args  # noqa: E402
-from benchmarks.common import venv as common_venv  # noqa: E402
-from benchmarks.common.paths import REPO, results_dir  # noqa: E402
-from benchmarks.common.report import write_json_and_md  # noqa: E402
-from benchmarks.common.timing import loadavg, pct  # noqa: E402
-from hopbench.report.leaderboard import stable_seed  # noqa: E402
-from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p  # noqa: E402
+from benchmarks.common import args as common_args
+from benchmarks.common import venv as common_venv
+from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.report import write_json_and_md
+from benchmarks.common.timing import loadavg, pct
+from hopbench.report.leaderboard import stable_seed
+from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p
 
 # openai (with its jiter, distro and sniffio): the official code imports the SDK, which hopbench itself
 # no longer installs

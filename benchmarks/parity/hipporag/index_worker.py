@@ -34,7 +34,7 @@ from pathlib import Path
 
 T_PROCESS = time.perf_counter()
 
-from benchmarks.common.shims import install_placeholders  # noqa: E402
+from benchmarks.common.shims import install_placeholders
 
 install_placeholders(purpose="the offline benchmark")
 

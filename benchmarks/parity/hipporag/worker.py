@@ -33,7 +33,7 @@ from benchmarks.common.shims import install_placeholders
 
 install_placeholders(purpose="the offline comparison")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 WORK = Path(sys.argv[1])
 LLM_NAME = "bypassed"

@@ -28,21 +28,21 @@ from benchmarks.common.worker import ONE_THREAD, one_thread_by_default, run_work
 
 one_thread_by_default()
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks.common import args as common_args  # noqa: E402
-from benchmarks.common import venv as common_venv  # noqa: E402
-from benchmarks.common.paths import REPO, results_dir  # noqa: E402
-from benchmarks.common.report import write_json_and_md  # noqa: E402
-from benchmarks.common.timing import loadavg, pct  # noqa: E402
-from benchmarks.parity.hipporag import compare as cohr  # noqa: E402
-from benchmarks.parity.hipporag.compare import compose  # noqa: E402
+from benchmarks.common import args as common_args
+from benchmarks.common import venv as common_venv
+from benchmarks.common.paths import REPO, results_dir
+from benchmarks.common.report import write_json_and_md
+from benchmarks.common.timing import loadavg, pct
+from benchmarks.parity.hipporag import compare as cohr
+from benchmarks.parity.hipporag.compare import compose
 
 PINS = ["igraph==0.11.8", "texttable==1.7.0"]  # + the hipporag room's PINS with --check-graph
 WORKER = Path(__file__).resolve().parent / "worker.py"

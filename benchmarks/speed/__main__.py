@@ -1,0 +1,124 @@
+"""`make bench`: the speed suite, each benchmark in a process of its own, on the bundled data.
+
+    python -m benchmarks.speed [--quick] [--only dense,kernels_scaling] [--out-dir runs/bench] \\
+        [--data-dir ../shared/datasets] [--dry-run]
+
+The suite is what runs on the CPU with the bundled data alone: no LLM, no Neo4j, no authors'
+code (those benchmarks have their commands in README.md). --quick gives each a small size (a
+few minutes in all on 2 cores); without it each runs at the size of its committed results
+(tens of minutes to hours). Outputs go to --out-dir, not to results/: a suite run does not
+overwrite the committed figures (README.md has the command behind each of those).
+Exit code: 1 if a benchmark failed, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common.paths import REPO
+
+
+@dataclass(frozen=True)
+class Bench:
+    """One speed benchmark: its module, arguments at full size and at --quick size (None: not
+    in the quick suite, e.g. it builds a knowledge graph first when none is cached)."""
+
+    name: str
+    module: str
+    full: tuple[str, ...]
+    quick: tuple[str, ...] | None
+    out: str  # how it takes the output location: "--out-dir", "--out FILE", or "" (prints only)
+
+
+SUITE = [
+    Bench(
+        "report", "report", (), ("--questions", "300", "--resamples", "2000", "--repeats", "1"), ""
+    ),
+    Bench(
+        "question_encoding",
+        "question_encoding",
+        ("--questions", "100", "--repeats", "3"),
+        ("--questions", "20", "--repeats", "1"),
+        "--out-dir",
+    ),
+    Bench("dense", "dense", (), ("--datasets", "musique", "--max-passages", "300"), "--out FILE"),
+    Bench(
+        "kernels_scaling",
+        "kernels",
+        ("scaling",),
+        ("scaling", "--sizes", "10000", "30000", "--scaling-queries", "3"),
+        "--out-dir",
+    ),
+    Bench(
+        "concurrency_fake",
+        "concurrency",
+        ("fake",),
+        ("fake", "--levels", "1,4", "--questions", "4"),
+        "--out-dir",
+    ),
+    Bench("kernels_graph", "kernels", ("graph",), None, "--out-dir"),
+    Bench(
+        "retrievers",
+        "retrievers",
+        ("--dataset", "2wikimultihopqa", "--questions", "200"),
+        None,
+        "--out-dir",
+    ),
+]
+
+
+def command(b: Bench, quick: bool, out_dir: Path) -> list[str]:
+    """The benchmark's command line, its outputs sent to out_dir."""
+    cmd = [sys.executable, "-m", f"benchmarks.speed.{b.module}", *(b.quick if quick else b.full)]
+    if b.out == "--out-dir":
+        cmd += ["--out-dir", str(out_dir)]
+    elif b.out == "--out FILE":
+        cmd += ["--out", str(out_dir / f"{b.name}.json")]
+    return cmd
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes: minutes, not hours")
+    ap.add_argument("--only", default="", help="comma-separated names (default: the whole suite)")
+    ap.add_argument("--out-dir", type=Path, default=Path("runs") / "bench", help="outputs")
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
+        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
+    )
+    ap.add_argument("--dry-run", action="store_true", help="print the commands; run nothing")
+    args = ap.parse_args(argv)
+    only = [n for n in args.only.split(",") if n]
+    unknown = set(only) - {b.name for b in SUITE}
+    if unknown:
+        ap.error(f"unknown benchmark(s) {sorted(unknown)}; known: {[b.name for b in SUITE]}")
+    out_dir = args.out_dir.resolve()
+    env = {**os.environ, "HOPBENCH_DATA_DIR": str(Path(args.data_dir).resolve())}
+    failed = []
+    for b in SUITE:
+        if only and b.name not in only:
+            continue
+        if args.quick and b.quick is None:
+            print(f"== {b.name}: not in the quick suite (without --quick it runs)", flush=True)
+            continue
+        cmd = command(b, args.quick, out_dir)
+        print(f"== {b.name}: python -m {' '.join(cmd[2:])}", flush=True)
+        if args.dry_run:
+            continue
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if subprocess.run(cmd, cwd=REPO, env=env).returncode:
+            failed.append(b.name)
+    print(
+        f"bench: {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}; outputs in {out_dir}"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
