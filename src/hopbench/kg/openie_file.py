@@ -112,6 +112,124 @@ def load_docs(path: str | Path) -> tuple[list, dict]:
     return data["docs"], {k: v for k, v in data.items() if k != "docs"}
 
 
+class _CorpusIndex:
+    """The corpus's passages by exact text, by loose text (whitespace and Unicode normalised;
+    None where two passages collide) and by chunk id."""
+
+    def __init__(self, corpus: list[Passage]) -> None:
+        self.exact = {passage_text(c): c.id for c in corpus}
+        self.loose: dict[str, str | None] = {}
+        for text, pid in self.exact.items():
+            key = _loose(text)
+            self.loose[key] = None if key in self.loose else pid
+        self.by_md5 = {chunk_id(text): pid for text, pid in self.exact.items()}
+
+
+class _Tally:
+    """The match's counts, with a few examples of each problem."""
+
+    def __init__(self, n_records: int) -> None:
+        self.counts = {
+            "records": n_records,
+            "malformed_records": 0,
+            "records_not_in_corpus": 0,
+            "duplicate_records": 0,
+            "matched_normalised": 0,
+            "idx_mismatches": 0,
+            "triples": 0,
+            "malformed_triples": 0,
+            "entities": 0,
+            "malformed_entities": 0,
+        }
+        self.examples: dict[str, list] = {
+            "malformed_records": [],
+            "records_not_in_corpus": [],
+            "malformed_triples": [],
+            "idx_mismatches": [],
+        }
+        self.formats: set[str] = set()
+
+    def note(self, kind: str, value) -> None:
+        self.counts[kind] += 1
+        if kind in self.examples and len(self.examples[kind]) < EXAMPLES:
+            self.examples[kind].append(value)
+
+
+def _record_text(doc: dict):
+    """The record's passage: 'passage' (v2), else 'title' and 'text' joined by a newline (v1);
+    None or another type if it has neither."""
+    text = doc.get("passage")
+    if (
+        not isinstance(text, str)
+        and isinstance(doc.get("title"), str)
+        and isinstance(doc.get("text"), str)
+    ):
+        text = f"{doc['title']}\n{doc['text']}"
+    return text
+
+
+def _passage_of(
+    doc: dict, i: int, index: _CorpusIndex, tally: _Tally
+) -> tuple[bool, str | None, str]:
+    """(readable, passage id or None, the text it was looked up by): by text, exact then loose,
+    else by the record's idx (a chunk id); a record with neither is not readable."""
+    text = _record_text(doc)
+    if isinstance(text, str):
+        text = clean_text(text)
+        idx = doc.get("idx")
+        if isinstance(idx, str) and idx != chunk_id(text):
+            tally.note("idx_mismatches", f"docs[{i}]: idx {idx}")
+        pid = index.exact.get(text)
+        if pid is None:
+            pid = index.loose.get(_loose(text))
+            if pid is not None:
+                tally.counts["matched_normalised"] += 1
+        return True, pid, text
+    if isinstance(doc.get("idx"), str):
+        return True, index.by_md5.get(doc["idx"]), text
+    tally.note("malformed_records", f"docs[{i}]: no 'passage', 'title'+'text' or 'idx'")
+    return False, None, text
+
+
+def _read_record(
+    doc, i: int, index: _CorpusIndex, tally: _Tally, found: dict[str, PassageExtraction]
+) -> None:
+    """Add record `i` to `found` under its passage, or count why it is left out."""
+    if not isinstance(doc, dict):
+        tally.note("malformed_records", f"docs[{i}]: not an object")
+        return
+    if "idx" in doc:
+        tally.formats.add("v2")
+    elif "title" in doc or "text" in doc:
+        tally.formats.add("v1")
+    readable, pid, text = _passage_of(doc, i, index, tally)
+    if not readable:
+        return
+    ents, triples = doc.get("extracted_entities", []), doc.get("extracted_triples", [])
+    if not isinstance(ents, list) or not isinstance(triples, list):
+        tally.note(
+            "malformed_records", f"docs[{i}]: extracted_entities/extracted_triples not lists"
+        )
+        return
+    if pid is None:
+        tally.note("records_not_in_corpus", (text or doc.get("idx", ""))[:60])
+        return
+    if pid in found:
+        tally.counts["duplicate_records"] += 1  # the first record of a passage is kept
+        return
+    good_ents = [e for e in ents if isinstance(e, str)]
+    tally.counts["entities"] += len(good_ents)
+    tally.counts["malformed_entities"] += len(ents) - len(good_ents)
+    good = []
+    for t in triples:
+        if _valid_triple(t):
+            good.append(list(t))
+        else:
+            tally.note("malformed_triples", t)
+    tally.counts["triples"] += len(good)
+    found[pid] = PassageExtraction(passage_id=pid, entities=good_ents, triples=good)
+
+
 def match_openie(
     path: str | Path, corpus: list[Passage], min_coverage: float = MIN_COVERAGE
 ) -> OpenIEMatch:
@@ -119,92 +237,12 @@ def match_openie(
     than `min_coverage` of it."""
     p = Path(path)
     docs, _ = load_docs(p)
-    exact = {passage_text(c): c.id for c in corpus}
-    loose: dict[str, str | None] = {}
-    for text, pid in exact.items():
-        key = _loose(text)
-        loose[key] = None if key in loose else pid  # None: two passages collide, no loose match
-    by_md5 = {chunk_id(text): pid for text, pid in exact.items()}
-
-    c = {
-        "records": len(docs),
-        "malformed_records": 0,
-        "records_not_in_corpus": 0,
-        "duplicate_records": 0,
-        "matched_normalised": 0,
-        "idx_mismatches": 0,
-        "triples": 0,
-        "malformed_triples": 0,
-        "entities": 0,
-        "malformed_entities": 0,
-    }
-    formats: set[str] = set()
-    examples: dict[str, list] = {
-        "malformed_records": [],
-        "records_not_in_corpus": [],
-        "malformed_triples": [],
-        "idx_mismatches": [],
-    }
+    index, tally = _CorpusIndex(corpus), _Tally(len(docs))
     found: dict[str, PassageExtraction] = {}
-
-    def note(kind: str, value) -> None:
-        c[kind] += 1
-        if kind in examples and len(examples[kind]) < EXAMPLES:
-            examples[kind].append(value)
-
     for i, doc in enumerate(docs):
-        if not isinstance(doc, dict):
-            note("malformed_records", f"docs[{i}]: not an object")
-            continue
-        text = doc.get("passage")
-        if "idx" in doc:
-            formats.add("v2")
-        elif "title" in doc or "text" in doc:
-            formats.add("v1")
-        if (
-            not isinstance(text, str)
-            and isinstance(doc.get("title"), str)
-            and isinstance(doc.get("text"), str)
-        ):
-            text = f"{doc['title']}\n{doc['text']}"
-        pid = None
-        if isinstance(text, str):
-            text = clean_text(text)
-            idx = doc.get("idx")
-            if isinstance(idx, str) and idx != chunk_id(text):
-                note("idx_mismatches", f"docs[{i}]: idx {idx}")
-            pid = exact.get(text)
-            if pid is None:
-                pid = loose.get(_loose(text))
-                if pid is not None:
-                    c["matched_normalised"] += 1
-        elif isinstance(doc.get("idx"), str):
-            pid = by_md5.get(doc["idx"])
-        else:
-            note("malformed_records", f"docs[{i}]: no 'passage', 'title'+'text' or 'idx'")
-            continue
-        ents, triples = doc.get("extracted_entities", []), doc.get("extracted_triples", [])
-        if not isinstance(ents, list) or not isinstance(triples, list):
-            note("malformed_records", f"docs[{i}]: extracted_entities/extracted_triples not lists")
-            continue
-        if pid is None:
-            note("records_not_in_corpus", (text or doc.get("idx", ""))[:60])
-            continue
-        if pid in found:
-            c["duplicate_records"] += 1  # the first record of a passage is kept
-            continue
-        good_ents = [e for e in ents if isinstance(e, str)]
-        c["entities"] += len(good_ents)
-        c["malformed_entities"] += len(ents) - len(good_ents)
-        good = []
-        for t in triples:
-            if _valid_triple(t):
-                good.append(list(t))
-            else:
-                note("malformed_triples", t)
-        c["triples"] += len(good)
-        found[pid] = PassageExtraction(passage_id=pid, entities=good_ents, triples=good)
+        _read_record(doc, i, index, tally, found)
 
+    c = tally.counts
     missing = [q for q in corpus if q.id not in found]
     n = len(corpus)
     if n and len(found) < min_coverage * n:
@@ -221,13 +259,13 @@ def match_openie(
     report = {
         "file": str(p),
         "file_sha256": file_sha256(p),
-        "format": "+".join(sorted(formats)) or "?",
+        "format": "+".join(sorted(tally.formats)) or "?",
         "corpus_passages": n,
         "matched": len(found),
         "unmatched_passages": len(missing),
         "unmatched_examples": [f"{q.id} {q.title!r}" for q in missing[:EXAMPLES]],
         **c,
-        "examples": {k: v for k, v in examples.items() if v},
+        "examples": {k: v for k, v in tally.examples.items() if v},
     }
     return OpenIEMatch(records=records, report=report)
 
