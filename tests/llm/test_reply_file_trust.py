@@ -204,3 +204,34 @@ def test_update_keeps_which_runs_used_the_kept_entries(tmp_path, n):
         cache.close()
     head, replies = read_reply_file(out)
     assert covered_runs(head, replies) == {"d/gone/1", *(["d/new/2"] if n else [])}
+
+
+def test_update_of_a_version_2_file_keeps_its_runs_covered(tmp_path):
+    """The committed file is version 2: an `export --update` beside it names the new run's
+    entries and keeps the old runs as `unlabelled_runs`, covered as they were."""
+    from hopbench.llm.cache import CachedResponse, ResponseCache
+    from hopbench.llm.replies import export_replies
+    from hopbench.llm.reply_digests import write_digests
+    from hopbench.llm.reply_keys import RunKeys
+
+    out = tmp_path / "llm_replies.jsonl.gz"
+    head = {"format": FORMAT, "version": 2, "n_entries": 2, "n_failed": 0, "models": {"m": 2}}
+    lines = [json.dumps({**head, "runs": {"d/old/1": 2}}) + "\n"]
+    for i in (1, 2):
+        r = _reply(i)
+        entry = {f: getattr(r, f) for f in reply_file.FIELDS}
+        lines.append(json.dumps(entry) + "\n")
+    out.write_bytes(gzip.compress("".join(lines).encode()))
+    digests = [reply_file.line_digest(line.encode()) for line in lines]
+    write_digests(out, digests, [f"{i:064x}" for i in (1, 2)])
+    cache = ResponseCache.in_dir(tmp_path / "cache")
+    new = _reply(3)
+    cache.put(new.key, "m", {}, CachedResponse(new.text, 1, 1, 0.1))
+    try:
+        export_replies([RunKeys("d/new/2", tmp_path, [new.key], 0, True)], cache, out, update=True)
+    finally:
+        cache.close()
+    head, replies = read_reply_file(out)
+    assert head["version"] == 3 and head["unlabelled_runs"] == ["d/old/1"]
+    assert covered_runs(head, replies) == {"d/old/1", "d/new/2"}
+    assert [r.runs for r in replies] == [(), (), ("d/new/2",)]

@@ -15,7 +15,7 @@ from pathlib import Path
 from hopbench.core.errors import HopbenchError
 from hopbench.llm.cache import CachedResponse, ResponseCache
 from hopbench.llm.reply_digests import read_verified
-from hopbench.llm.reply_file import FORMAT, VERSION, Reply, write_reply_file
+from hopbench.llm.reply_file import FORMAT, UNLABELLED, VERSION, Reply, write_reply_file
 from hopbench.llm.reply_keys import RunKeys
 
 SHOWN = 5  # keys named per run in an error; the rest are counted
@@ -77,7 +77,7 @@ def export_replies(
     row is not lost with its machine) is listed under `incomplete_runs`, not `runs`. With
     `update`, the entries and runs already in `out` are kept beside them: run folders are
     disposable, the file is not."""
-    kept, kept_runs = _kept(out) if update else ({}, ({}, {}))
+    kept, kept_runs, unlabelled = _kept(out) if update else ({}, ({}, {}), set())
     found: dict[str, Reply] = {}
     missing: dict[str, list[str]] = {}
     for run in runs:
@@ -128,7 +128,8 @@ def export_replies(
         else:  # keys the cache lacks, rows without keys, or questions not yet asked
             incomplete[r.label] = held
     entries = [replace(r, runs=tuple(sorted(users.get(k, ())))) for k, r in found.items()]
-    head = write_reply_file(out, entries, complete, incomplete)
+    unlabelled -= {r.label for r in runs}
+    head = write_reply_file(out, entries, complete, incomplete, unlabelled)
     return Export(head, missing, unrecorded)
 
 
@@ -136,8 +137,8 @@ def _users(
     found: dict[str, Reply], kept: dict[str, Reply], runs: list[RunKeys]
 ) -> dict[str, set[str]]:
     """key -> the labels of the runs that used it: this export's runs from their rows, the kept
-    runs (`--update`) as the file said (a version 1 or 2 file does not say: those runs are then
-    not counted as covered by the new file)."""
+    runs (`--update`) as the file said (a version 1 or 2 file does not say: those runs are
+    written as `unlabelled_runs`)."""
     now = {r.label for r in runs}
     users: dict[str, set[str]] = {k: set(r.runs) - now for k, r in kept.items()}
     for r in runs:
@@ -147,16 +148,20 @@ def _users(
     return users
 
 
-def _kept(out: str | Path) -> tuple[dict[str, Reply], tuple[dict[str, int], dict[str, int]]]:
-    """The entries, complete runs and incomplete runs of an existing reply file (none if there
-    is no file yet)."""
+def _kept(
+    out: str | Path,
+) -> tuple[dict[str, Reply], tuple[dict[str, int], dict[str, int]], set[str]]:
+    """The entries, complete runs, incomplete runs and unlabelled runs (whose entries do not
+    name them: every run of a version 1 or 2 file) of an existing reply file (none if there is
+    no file yet)."""
     if not Path(out).exists():
-        return {}, ({}, {})
+        return {}, ({}, {}), set()
     head, replies = read_verified(out)
-    return {r.key: r for r in replies}, (
-        dict(head["runs"]),
-        dict(head.get("incomplete_runs", {})),
+    complete, incomplete = dict(head["runs"]), dict(head.get("incomplete_runs", {}))
+    unlabelled = (
+        set(head.get(UNLABELLED, [])) if head["version"] >= 3 else set(complete) | set(incomplete)
     )
+    return {r.key: r for r in replies}, (complete, incomplete), unlabelled
 
 
 def import_replies(path: str | Path, cache: ResponseCache, *, force: bool = False) -> Import:

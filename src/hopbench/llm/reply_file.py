@@ -14,7 +14,9 @@ Format, version 3: gzip-compressed UTF-8 JSON lines.
             "models": {model identity: entries}, "runs": {"dataset/retriever/hash": keys used},
             and "incomplete_runs": {"dataset/retriever/hash": keys the file holds for it} for
             runs the file alone cannot bring back (keys let through by `--allow-missing`, or a
-            run exported before it finished): those are not in "runs"}
+            run exported before it finished): those are not in "runs"; and "unlabelled_runs":
+            [labels] for runs kept by `--update` from a version 1 or 2 file, whose entries do
+            not name them}
   then     {"key", "model", "text", "prompt_tokens", "completion_tokens", "seconds"} per entry,
            sorted by key, each key once; a reply that failed its check (the cache's
            `failed_replies`: replayed by `llm.replay_failed=true`, so the row it gave comes
@@ -58,6 +60,7 @@ READS = (1, 2, 3)
 FIELDS = ("key", "model", "text", "prompt_tokens", "completion_tokens", "seconds")
 FAILED_FIELDS = ("failed", "truncated")  # version 2, on failed replies only
 RUNS_FIELD = "runs"  # version 3: the runs that used the entry
+UNLABELLED = "unlabelled_runs"  # version 3 header: runs kept from a version 1 or 2 file
 _KEY = re.compile(r"[0-9a-f]{64}")
 MiB = 1 << 20
 # a reply's text is at most the live client's cap; JSON escapes (\uXXXX) make a line at most
@@ -103,7 +106,10 @@ class ReplyFileError(HopbenchError):
 
 
 def header(
-    replies: list[Reply], runs: dict[str, int], incomplete: dict[str, int] | None = None
+    replies: list[Reply],
+    runs: dict[str, int],
+    incomplete: dict[str, int] | None = None,
+    unlabelled: Iterable[str] = (),
 ) -> dict:
     models: dict[str, int] = {}
     for r in replies:
@@ -118,6 +124,8 @@ def header(
     }
     if incomplete:  # only when there are some: a complete file's bytes stay as they were
         head["incomplete_runs"] = dict(sorted(incomplete.items()))
+    if unlabelled := sorted(set(unlabelled)):
+        head[UNLABELLED] = unlabelled
     return head
 
 
@@ -130,8 +138,11 @@ def write_reply_file(
     replies: Iterable[Reply],
     runs: dict[str, int],
     incomplete: dict[str, int] | None = None,
+    unlabelled: Iterable[str] = (),
 ) -> dict:
-    """Write the entries sorted by key (atomically: the file is whole or absent); return the header."""
+    """Write the entries sorted by key (atomically: the file is whole or absent), and the digest
+    list beside them; return the header. `unlabelled`: runs carried over from a version 1 or 2
+    file, whose entries do not name them (`covered_runs`)."""
     entries = sorted(replies, key=lambda r: r.key)
     for a, b in zip(entries, entries[1:]):
         if a.key == b.key:
@@ -142,7 +153,10 @@ def write_reply_file(
     for r in entries:
         if unknown := sorted(set(r.runs) - listed):
             raise ValueError(f"reply {r.key} names run {unknown[0]}, which the file does not list")
-    head = header(entries, runs, incomplete)
+    unlabelled = set(unlabelled)
+    if unknown := sorted(unlabelled - listed):
+        raise ValueError(f"run {unknown[0]} given as unlabelled but not listed")
+    head = header(entries, runs, incomplete, unlabelled)
     from hopbench.llm.reply_digests import write_digests
 
     digests = []
@@ -275,6 +289,12 @@ def _check_header(path: Path, head: dict) -> None:
             f"expected an object, got {repr(head['incomplete_runs'])[:80]}",
             1,
             "incomplete_runs",
+        )
+    unlabelled = head.get(UNLABELLED, [])
+    listed = set(head["runs"]) | set(head.get("incomplete_runs", {}))
+    if not (isinstance(unlabelled, list) and all(label in listed for label in unlabelled)):
+        raise ReplyFileError(
+            path, f"expected labels of runs it lists, got {repr(unlabelled)[:80]}", 1, UNLABELLED
         )
     for name in ("models", "runs", "incomplete_runs"):
         for label, n in head.get(name, {}).items():
@@ -437,9 +457,16 @@ def read_with_digests(path: str | Path) -> tuple[dict, list[Reply], list[str]]:
 def covered_runs(head: dict, replies: list[Reply]) -> set[str]:
     """The runs of the header's `runs` whose replies the file holds, counted from its entries:
     as many entries name the run as the header counts (version 3). Versions 1 and 2 do not say
-    which entry a run used; there a run counts as covered when the file holds at least as many
+    which entry a run used, nor does a version 3 file for the runs it kept from one
+    (`unlabelled_runs`); there a run counts as covered when the file holds at least as many
     entries as the header says it used."""
     if head["version"] >= 3:
         held = Counter(label for r in replies for label in r.runs)
-        return {label for label, n in head["runs"].items() if n > 0 and held[label] == n}
-    return {label for label, n in head["runs"].items() if 0 < n <= len(replies)}
+        unlabelled = set(head.get(UNLABELLED, []))
+    else:
+        held, unlabelled = Counter(), set(head["runs"])
+    return {
+        label
+        for label, n in head["runs"].items()
+        if n > 0 and (held[label] == n or (label in unlabelled and n <= len(replies)))
+    }
