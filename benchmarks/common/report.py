@@ -17,3 +17,12 @@ def write_json_and_md(out: Path, res: dict, markdown: Callable[[dict], str]) -> 
     out.with_suffix(".md").write_text(text, encoding="utf-8")
     print(text)
     return text
+
+
+def render_only(out: Path, markdown: Callable[[dict], str]) -> str:
+    """`--render-only`: rewrites OUT.md from OUT.json (after a change to the table's wording)."""
+    out = Path(out)
+    text = markdown(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")))
+    out.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(text)
+    return text

@@ -17,14 +17,13 @@ mutation suite) are further lines of the Makefile's parity recipe, after this on
 
 from __future__ import annotations
 
-import argparse
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common.paths import REPO
+from benchmarks.common.suite import chosen, run_commands, suite_env, suite_parser
 
 
 @dataclass(frozen=True)
@@ -151,38 +150,22 @@ def plan(checks: list[Check], environ: dict, out_dir: Path) -> tuple[list, list[
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", default="", help="comma-separated methods (default: all)")
-    ap.add_argument("--out-dir", type=Path, default=Path("runs") / "parity", help="outputs")
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
-        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument("--dry-run", action="store_true", help="say what would run; run nothing")
+    ap = suite_parser(__doc__.split("\n\n")[0], Path("runs") / "parity")
     args = ap.parse_args(argv)
-    only = {m for m in args.only.split(",") if m}
-    unknown = only - {c.method for c in CHECKS}
-    if unknown:
-        ap.error(f"unknown method(s) {sorted(unknown)}; known: {[c.method for c in CHECKS]}")
-    checks = [c for c in CHECKS if not only or c.method in only]
+    names = chosen(ap, args.only, [c.method for c in CHECKS])
+    checks = [c for c in CHECKS if c.method in names]
     runs, skipped, bad = plan(checks, dict(os.environ), args.out_dir.resolve())
     if bad:
         print("\n".join(bad), file=sys.stderr)
         return 2
     for line in skipped:
         print(line, flush=True)
-    env = {**os.environ, "HOPBENCH_DATA_DIR": str(Path(args.data_dir).resolve())}
+    env = suite_env(args.data_dir)
     failed = []
     for method, commands in runs:
         print(f"== parity {method}", flush=True)
-        for cmd in commands:
-            print("   " + " ".join(cmd), flush=True)
-            if args.dry_run:
-                continue
-            if subprocess.run(cmd, cwd=REPO, env=env).returncode:
-                failed.append(method)
-                break
+        if not run_commands(commands, env, args.dry_run):
+            failed.append(method)
     ran = [m for m, _ in runs]
     print(
         f"parity: {len(ran)} run ({', '.join(ran) or 'none'}), {len(skipped)} skipped, "

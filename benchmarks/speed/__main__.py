@@ -13,14 +13,11 @@ Exit code: 1 if a benchmark failed, else 0.
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common.paths import REPO
+from benchmarks.common.suite import chosen, run_commands, suite_env, suite_parser
 
 
 @dataclass(frozen=True)
@@ -83,36 +80,23 @@ def command(b: Bench, quick: bool, out_dir: Path) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = suite_parser(__doc__.split("\n\n")[0], Path("runs") / "bench")
     ap.add_argument("--quick", action="store_true", help="small sizes: minutes, not hours")
-    ap.add_argument("--only", default="", help="comma-separated names (default: the whole suite)")
-    ap.add_argument("--out-dir", type=Path, default=Path("runs") / "bench", help="outputs")
-    ap.add_argument(
-        "--data-dir",
-        default=os.environ.get("HOPBENCH_DATA_DIR", "../shared/datasets"),
-        help="the benchmark files (default $HOPBENCH_DATA_DIR)",
-    )
-    ap.add_argument("--dry-run", action="store_true", help="print the commands; run nothing")
     args = ap.parse_args(argv)
-    only = [n for n in args.only.split(",") if n]
-    unknown = set(only) - {b.name for b in SUITE}
-    if unknown:
-        ap.error(f"unknown benchmark(s) {sorted(unknown)}; known: {[b.name for b in SUITE]}")
+    names = chosen(ap, args.only, [b.name for b in SUITE])
     out_dir = args.out_dir.resolve()
-    env = {**os.environ, "HOPBENCH_DATA_DIR": str(Path(args.data_dir).resolve())}
+    env = suite_env(args.data_dir)
     failed = []
     for b in SUITE:
-        if only and b.name not in only:
+        if b.name not in names:
             continue
         if args.quick and b.quick is None:
             print(f"== {b.name}: not in the quick suite (without --quick it runs)", flush=True)
             continue
-        cmd = command(b, args.quick, out_dir)
-        print(f"== {b.name}: python -m {' '.join(cmd[2:])}", flush=True)
-        if args.dry_run:
-            continue
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if subprocess.run(cmd, cwd=REPO, env=env).returncode:
+        print(f"== {b.name}", flush=True)
+        if not args.dry_run:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        if not run_commands([command(b, args.quick, out_dir)], env, args.dry_run):
             failed.append(b.name)
     print(
         f"bench: {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}; outputs in {out_dir}"

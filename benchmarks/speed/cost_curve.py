@@ -386,7 +386,8 @@ def fit(res: dict) -> dict:
     return out
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -426,6 +427,11 @@ def main() -> int:
     ap.add_argument("--out-json", help=argparse.SUPPRESS)
     ap.add_argument("--retriever", help=argparse.SUPPRESS)
     ap.add_argument("--descriptions", action="store_true", help=argparse.SUPPRESS)
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     global GRAPH
     GRAPH = args.graph if not (args.child_build or args.child_latency) else GRAPH

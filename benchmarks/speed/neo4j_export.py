@@ -102,7 +102,8 @@ def show(label: str, seconds: float, stages: dict, load: float) -> None:
     print("    " + "  ".join(f"{k} {v:.1f}" for k, v in stages.items()))
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="2wikimultihopqa", help="a configs/dataset/<name>.yaml")
     ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
@@ -114,6 +115,11 @@ def main() -> None:
     )
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", help="write the figures as JSON here")
+    return ap
+
+
+def main() -> None:
+    ap = parser()
     args = ap.parse_args()
 
     kg = load_graph_of(args.dataset, args.cache_dir)

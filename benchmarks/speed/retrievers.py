@@ -75,7 +75,8 @@ def load_avg() -> str:
     return "%.1f %.1f %.1f" % os.getloadavg()
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", default="2wikimultihopqa")
     ap.add_argument("--questions", type=int, default=200)
@@ -87,6 +88,11 @@ def main() -> None:
         help="only the spreading-activation rows and split (no PPR, no batched section)",
     )
     add_out_dir_arg(ap, __file__)
+    return ap
+
+
+def main() -> None:
+    ap = parser()
     args = ap.parse_args()
 
     cfg = compose_cfg(args.dataset, "dense")

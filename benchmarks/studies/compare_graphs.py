@@ -156,7 +156,8 @@ def graph_stats_section(
     return out + [""] + notes + [""]
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs-dir", required=True)
     ap.add_argument("--dataset", default="musique")
@@ -169,6 +170,11 @@ def main() -> int:
     ap.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "hopbench"))
     ap.add_argument("--out", default=str(results_dir(__file__) / "graph_sources_musique.md"))
     ap.add_argument("--no-graph-stats", action="store_true", help="skip loading the graphs")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     graphs = args.graphs.split(",")
     if len(graphs) != 2:

@@ -26,10 +26,16 @@ from hopbench.embed.encoder import resolve_model_path
 from hopbench.embed.onnx_backend import OnnxSentenceModel, export_onnx
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("graph", type=Path)
     ap.add_argument("--texts", type=int, default=1000)
+    return ap
+
+
+def main() -> None:
+    ap = parser()
     args = ap.parse_args()
     import onnx
     import onnxruntime as ort

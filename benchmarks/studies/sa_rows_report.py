@@ -95,11 +95,17 @@ def top10_agreement(a: Path, b: Path) -> tuple[int, int, int]:
     return same, ties, len(ids)
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs-dir", type=Path, required=True)
     ap.add_argument("--reference", type=Path, default=Path("results/reference/leaderboard.csv"))
     ap.add_argument("--out", required=True)
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     md = [
         "# Spreading activation: the authors' settings against the earlier ones (issue #27)",

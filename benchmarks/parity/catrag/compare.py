@@ -34,7 +34,6 @@ one_thread_by_default()
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -121,23 +120,18 @@ def replay_hopbench(cfg, dataset, kg, encoder, decisions) -> dict:
     retriever.prepare(kg, services)
     questions = list(dataset.questions)
     services.encode_questions(questions)
-    rows, times = [], [[] for _ in questions]
-    for rep in range(coh.REPEATS):
-        for i, q in enumerate(questions):
-            t = time.perf_counter()
-            res = retriever.retrieve(q, K)
-            times[i].append(1000 * (time.perf_counter() - t))
-            if rep == 0:
-                rows.append(
-                    {
-                        "top": [kg.passage_index(p) for p in res.passage_ids],
-                        "scores": list(res.scores),
-                        "trace": res.trace,
-                    }
-                )
+    rows, ms = coh.timed_retrievals(
+        retriever,
+        questions,
+        lambda res: {
+            "top": [kg.passage_index(p) for p in res.passage_ids],
+            "scores": list(res.scores),
+            "trace": res.trace,
+        },
+    )
     return {
         "rows": rows,
-        "ms": [float(np.median(t)) for t in times],
+        "ms": ms,
         "undecided": len(llm.undecided),
         "services": services,
     }
@@ -202,7 +196,8 @@ def fact_passages_of(work: Path) -> dict:
     return out
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--run",
@@ -239,6 +234,11 @@ def main() -> int:
         default=None,
         help="write the official top-10 of a sample here, for the CI test",
     )
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
 
     from hopbench.harness.compose import build_dataset, build_encoder

@@ -229,23 +229,13 @@ def main() -> int:
             ner,
         )
 
-    resets: list = []
-    run_ppr = cr.run_ppr
-
-    def keep_reset(reset_prob, damping=0.5):
-        resets.append(np.asarray(reset_prob, dtype=np.float64).copy())
-        return run_ppr(reset_prob, damping=damping)
-
-    cr.run_ppr = keep_reset
+    resets, run_ppr = ohw.recording_resets(cr)
     ent_index = [i for i, k in enumerate(kinds) if k == "entity"]
     rows = []
     for q in queries:
         resets.clear()
         (ids, sc), facts, ner = one(q)
-        seeds = {}
-        if resets:
-            r = resets[-1]
-            seeds = {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
+        seeds = ohw.seeds_from(resets, contents, ent_index)
         rows.append(
             {
                 "top": [int(i) for i in ids[:TOP]],

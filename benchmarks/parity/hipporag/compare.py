@@ -55,7 +55,7 @@ import scipy.sparse as sp
 from benchmarks.common import args as common_args
 from benchmarks.common import venv as common_venv
 from benchmarks.common.paths import REPO, results_dir
-from benchmarks.common.report import write_json_and_md
+from benchmarks.common.report import render_only, write_json_and_md
 from benchmarks.common.timing import loadavg, pct
 from hopbench.report.leaderboard import stable_seed
 from hopbench.report.stats import bootstrap_ci, mcnemar_exact_p, paired_bootstrap_p
@@ -147,17 +147,11 @@ def run_hopbench(cfg, dataset, kg, encoder) -> dict:
     services.encode_questions(questions)
     for q in questions[:5]:  # warm-up
         retriever.retrieve(q, K)
-    rows, times = [], [[] for _ in questions]
-    for rep in range(REPEATS):  # as the worker: a question's time is its median over the passes
-        for i, q in enumerate(questions):
-            t = time.perf_counter()
-            res = retriever.retrieve(q, K)
-            times[i].append(1000 * (time.perf_counter() - t))
-            if rep == 0:
-                rows.append(
-                    {"top": [kg.passage_index(p) for p in res.passage_ids], "trace": res.trace}
-                )
-    times = [float(np.median(t)) for t in times]
+    rows, times = timed_retrievals(
+        retriever,
+        questions,
+        lambda res: {"top": [kg.passage_index(p) for p in res.passage_ids], "trace": res.trace},
+    )
     return {
         "rows": rows,
         "ms": times,
@@ -165,6 +159,20 @@ def run_hopbench(cfg, dataset, kg, encoder) -> dict:
         "services": services,
         "config_hash": config_hash(semantic_config(cfg, dataset, retriever)),
     }
+
+
+def timed_retrievals(retriever, questions: list, row) -> tuple[list, list[float]]:
+    """REPEATS passes over the questions, as the workers time them: a question's time (ms) is
+    its median over the passes; `row(result)` of the first pass gives the rows."""
+    rows, times = [], [[] for _ in questions]
+    for rep in range(REPEATS):
+        for i, q in enumerate(questions):
+            t = time.perf_counter()
+            res = retriever.retrieve(q, K)
+            times[i].append(1000 * (time.perf_counter() - t))
+            if rep == 0:
+                rows.append(row(res))
+    return rows, [float(np.median(t)) for t in times]
 
 
 def export_inputs(work: Path, dataset, cfg, kg, services) -> list[str]:
@@ -662,9 +670,7 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     if args.render_only:
-        text = markdown(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")))
-        out.with_suffix(".md").write_text(text, encoding="utf-8")
-        print(text)
+        render_only(out, markdown)
         return 0
     args.hash_seeds = args.hash_seeds.split(",")
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "official-hipporag")

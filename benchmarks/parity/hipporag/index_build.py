@@ -56,7 +56,7 @@ import scipy.sparse as sp
 
 from benchmarks.common import args as common_args
 from benchmarks.common.paths import REPO, module_name, results_dir
-from benchmarks.common.report import write_json_and_md
+from benchmarks.common.report import render_only, write_json_and_md
 from benchmarks.common.timing import loadavg
 
 WORKER = Path(__file__).resolve().parent / "index_worker.py"
@@ -823,7 +823,8 @@ def machine() -> str:
 ORIGINAL_THREADS = {v: os.environ.get(v) for v in THREAD_VARS}
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(
         description="Cold index build of the same corpus and triples by hopbench and by the official HippoRAG 2 "
         "package (hipporag==2.0.0a4, own venv): wall and CPU seconds per stage, peak RSS, graph "
@@ -885,6 +886,11 @@ def main() -> int:
         ap.add_argument(hidden, action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--child-dataset", "--child-cache", "--child-out"):
         ap.add_argument(hidden, help=argparse.SUPPRESS)
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     if args.child_hopbench:
         return child_hopbench(args)
@@ -892,9 +898,7 @@ def main() -> int:
         return child_extract(args)
     out = Path(args.out)
     if args.render_only:
-        text = markdown(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")))
-        out.with_suffix(".md").write_text(text, encoding="utf-8")
-        print(text)
+        render_only(out, markdown)
         return 0
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "bench-index")
     py = coh().ensure_venv(Path(args.venv))

@@ -206,23 +206,13 @@ def main() -> int:
     times = [float(np.median(t)) for t in times]
 
     # an untimed pass that also keeps the reset vector each PPR was given (the seeds)
-    resets: list = []
-    run_ppr = hr.run_ppr
-
-    def keep_reset(reset_prob, damping=0.5):
-        resets.append(np.asarray(reset_prob, dtype=np.float64).copy())
-        return run_ppr(reset_prob, damping=damping)
-
-    hr.run_ppr = keep_reset
+    resets, _ = recording_resets(hr)
     ent_index = [i for i, k in enumerate(kinds) if k == "entity"]
     rows = []
     for q in queries:
         resets.clear()
         (ids, sc), facts = one(q)
-        seeds = {}
-        if resets:
-            r = resets[-1]
-            seeds = {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
+        seeds = seeds_from(resets, contents, ent_index)
         rows.append(
             {
                 "top": [int(i) for i in ids[:TOP]],
@@ -248,6 +238,28 @@ def main() -> int:
     )
     print(json.dumps(graph))
     return 0
+
+
+def recording_resets(owner) -> tuple[list, object]:
+    """Wraps `owner.run_ppr` so that every reset vector it is given is kept (a query's seeds);
+    returns the list the vectors go to and the unwrapped `run_ppr` (to put back)."""
+    resets: list = []
+    run_ppr = owner.run_ppr
+
+    def keep_reset(reset_prob, damping=0.5):
+        resets.append(np.asarray(reset_prob, dtype=np.float64).copy())
+        return run_ppr(reset_prob, damping=damping)
+
+    owner.run_ppr = keep_reset
+    return resets, run_ppr
+
+
+def seeds_from(resets: list, contents: list, ent_index: list) -> dict:
+    """Entity name -> weight of the last reset vector's positive entries ({} without PPR)."""
+    if not resets:
+        return {}
+    r = resets[-1]
+    return {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
 
 
 def _versions() -> dict:

@@ -39,7 +39,7 @@ import numpy as np
 from benchmarks.common import args as common_args
 from benchmarks.common import venv as common_venv
 from benchmarks.common.paths import REPO, results_dir
-from benchmarks.common.report import write_json_and_md
+from benchmarks.common.report import render_only, write_json_and_md
 from benchmarks.common.timing import loadavg, pct
 from benchmarks.parity.hipporag import compare as cohr
 from benchmarks.parity.hipporag.compare import compose
@@ -426,7 +426,8 @@ def markdown(res: dict) -> str:
     return "\n".join(L)
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--official-src",
@@ -477,12 +478,15 @@ def main() -> int:
         help="datasets (comma-separated) whose igraph is also built by the official HippoRAG 2 "
         "package (its pins installed in the same venv) and compared with hopbench's reading",
     )
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     out = Path(args.out)
     if args.render_only:
-        text = markdown(json.loads(out.with_suffix(".json").read_text()))
-        out.with_suffix(".md").write_text(text)
-        print(text)
+        render_only(out, markdown)
         return 0
     args.work_dir = args.work_dir or str(Path(args.cache_dir) / "official-qafd")
     args.check_graph = [d for d in args.check_graph.split(",") if d]

@@ -445,7 +445,8 @@ def markdown(res: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--official-src",
@@ -505,6 +506,11 @@ def main() -> int:
         "--reuse", action="store_true", help="compare the worker output already in --work"
     )
     ap.add_argument("--md-only", action="store_true", help="rewrite <out>.md from <out>.json")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     if args.md_only:
         Path(args.out + ".md").write_text(

@@ -116,7 +116,8 @@ def check_question(
     }
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--official",
@@ -146,6 +147,11 @@ def main() -> int:
         default=Path(os.environ.get("HOPBENCH_CACHE_DIR", Path.home() / ".cache" / "hopbench")),
     )
     ap.add_argument("--out", default=None, help="write <out>.json and <out>.md")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
 
     from hopbench.embed import Encoder
