@@ -322,14 +322,11 @@ def assign_group(
     return out
 
 
-def build_hover_corpus(
-    evidence_path: str | Path,
+def _claims_by_text(
     claims: list[ClaimTitles],
-    claims_path: str | Path,
-    min_margin: float = MIN_MARGIN,
-) -> HoverCorpus:
-    """Align every evidence paragraph with a supporting title of the claim it is given for."""
-    lines = read_evidence(evidence_path)
+) -> tuple[dict[str, list[ClaimTitles]], dict[str, int], dict[str, str]]:
+    """The claims by text; per title key, the highest supporting sentence index and the first
+    spelling of the title."""
     by_text: dict[str, list[ClaimTitles]] = defaultdict(list)
     max_sentence: dict[str, int] = defaultdict(lambda: -1)
     spelling: dict[str, str] = {}
@@ -339,8 +336,19 @@ def build_hover_corpus(
             k = title_key(t)
             spelling.setdefault(k, t)
             max_sentence[k] = max(max_sentence[k], c.max_sentence.get(t, -1))
+    return by_text, max_sentence, spelling
 
-    line_titles: list[tuple[EvidenceLine, list[str]]] = []  # matched lines with their title keys
+
+def _lines_with_titles(
+    lines: list[EvidenceLine],
+    by_text: dict[str, list[ClaimTitles]],
+    evidence_path: str | Path,
+    claims_path: str | Path,
+) -> tuple[list[tuple[EvidenceLine, list[str]]], int]:
+    """Each evidence line that matches a claim, with that claim's title keys; and the count of
+    lines that match none. A line whose claims disagree, or whose paragraph count is not its
+    title count, is refused."""
+    line_titles: list[tuple[EvidenceLine, list[str]]] = []
     n_unmatched = 0
     for ev in lines:
         matches = by_text.get(ev.claim)
@@ -366,8 +374,14 @@ def build_hover_corpus(
                 f"has {len(keys)} distinct supporting titles",
             )
         line_titles.append((ev, keys))
+    return line_titles, n_unmatched
 
-    title_lines: dict[str, list[int]] = defaultdict(list)  # insertion order = first appearance
+
+def _groups_by_lines(line_titles: list[tuple[EvidenceLine, list[str]]]):
+    """Titles and paragraphs grouped by the exact set of lines they occur on: a title can only
+    be one of the paragraphs of its group. (title -> lines, paragraph -> lines, titles by line
+    set, paragraphs by line set), each in order of first appearance."""
+    title_lines: dict[str, list[int]] = defaultdict(list)
     para_lines: dict[str, list[int]] = defaultdict(list)
     for i, (ev, keys) in enumerate(line_titles):
         for k in keys:
@@ -380,8 +394,15 @@ def build_hover_corpus(
         groups_t[tuple(ls)].append(k)
     for p, ls in para_lines.items():
         groups_p[tuple(ls)].append(p)
+    return title_lines, para_lines, groups_t, groups_p
 
-    result: dict[str, tuple[str, float, str]] = {}  # key -> (paragraph, margin, how)
+
+def _assign_groups(
+    groups_t, groups_p, spelling: dict[str, str], max_sentence: dict[str, int], min_margin: float
+) -> tuple[dict[str, tuple[str, float, str]], int]:
+    """title key -> (paragraph, margin, how) for every group; and the count of titles in groups
+    the file contradicts (no paragraphs, or not as many as titles)."""
+    result: dict[str, tuple[str, float, str]] = {}
     n_inconsistent = 0
     for sig, keys in groups_t.items():
         paras = groups_p.get(sig, [])
@@ -403,6 +424,21 @@ def build_hover_corpus(
             rows, cols = linear_sum_assignment(scores, maximize=True)
             for i, j in zip(rows, cols):
                 result[keys[i]] = (paras[j], float("nan"), HOW_AMBIGUOUS)
+    return result, n_inconsistent
+
+
+def build_hover_corpus(
+    evidence_path: str | Path,
+    claims: list[ClaimTitles],
+    claims_path: str | Path,
+    min_margin: float = MIN_MARGIN,
+) -> HoverCorpus:
+    """Align every evidence paragraph with a supporting title of the claim it is given for."""
+    lines = read_evidence(evidence_path)
+    by_text, max_sentence, spelling = _claims_by_text(claims)
+    line_titles, n_unmatched = _lines_with_titles(lines, by_text, evidence_path, claims_path)
+    title_lines, para_lines, groups_t, groups_p = _groups_by_lines(line_titles)
+    result, n_inconsistent = _assign_groups(groups_t, groups_p, spelling, max_sentence, min_margin)
 
     passages: list[Passage] = []
     assignments: dict[str, Assignment] = {}
