@@ -6,7 +6,13 @@
 - a result table (results/reference/*.parquet and .csv) gains `params_json` where it lacks it
   and `params_diff_json` on every row;
 - a run or row of a method renamed since gets today's name (the rules below); a run folder
-  keeps its path and config hash, its metrics.json records `migrated_from`.
+  keeps its path and config hash, its metrics.json records `migrated_from`;
+- a run folder named by a hash of before issue #58 (which held the retriever's `_target_`) is
+  renamed to its hash of today, computed from its config.yaml (hopbench.harness.rehash); its
+  metrics.json records `migrated_from_hash`, and the tables named with `--tables` are re-keyed
+  (with the runs re-keyed now and the folder's rehash_map.csv, if any);
+- `--rehash-reference DIR` re-keys a reference folder (results/reference) through the grid that
+  makes its rows: DIR/rehash_map.csv (old -> new of every row), its tables and its reply file.
 
 Renamed methods. Before the faithful HippoRAG 2 graph (issue #15), ``retriever=hipporag`` ran on
 hopbench's graph construction: that computation is ``hipporag_hb`` today, the same settings
@@ -25,6 +31,7 @@ import yaml
 
 from hopbench.core.atomic import write_json
 from hopbench.core.param_values import diff_label, parse_params_label
+from hopbench.harness import rehash
 from hopbench.harness.method_info import (
     RETRIEVER_SKIP,
     family_of,
@@ -181,17 +188,76 @@ def cli(argv: list[str]) -> int:
         help="upgrade the result tables (leaderboard, breakdown) in these folders, "
         "e.g. results/reference",
     )
+    ap.add_argument(
+        "--rehash-reference",
+        metavar="DIR",
+        help="re-key a reference folder (results/reference) through the default grid",
+    )
+    ap.add_argument(
+        "--data-dir",
+        help="where the benchmark files are now, if not where the runs read them (paths.data_dir)",
+    )
     args = ap.parse_args(argv)
-    if not args.runs_dir and not args.tables:
-        ap.error("name --runs-dir and/or --tables")
+    if not args.runs_dir and not args.tables and not args.rehash_reference:
+        ap.error("name --runs-dir, --tables and/or --rehash-reference")
+    for folder in [*args.tables, *([args.rehash_reference] if args.rehash_reference else [])]:
+        if not Path(folder).is_dir():
+            print(f"hopbench migrate: {folder}: not a folder", file=sys.stderr)
+            return 2
+    old_new: dict[str, str] = {}
     if args.runs_dir:
         runs = load_runs(args.runs_dir)
         n = sum(migrate_run(r.dir) for r in runs)
         print(f"hopbench migrate: {n} of {len(runs)} run folders under {args.runs_dir} upgraded")
+        old_new.update(_rehash_runs([r.dir for r in runs], args.data_dir))
     for folder in args.tables:
-        if not Path(folder).is_dir():
-            print(f"hopbench migrate: {folder}: not a folder", file=sys.stderr)
-            return 2
         for stem, n in migrate_tables(folder).items():
             print(f"hopbench migrate: {folder}/{stem}: {n} rows changed")
+        saved = Path(folder) / rehash.MAP_FILE
+        mapping = {**(rehash.read_map(saved) if saved.exists() else {}), **old_new}
+        _rekey(folder, mapping)
+    if args.rehash_reference:
+        _rehash_reference(Path(args.rehash_reference), args.data_dir)
     return 0
+
+
+def _rehash_runs(run_dirs: list[Path], data_dir: str | None) -> dict[str, str]:
+    """Re-key each run folder; a run left as it is is told with why. old -> new of those done."""
+    out, done = {}, 0
+    for run_dir in run_dirs:
+        r = rehash.rehash_run(run_dir, data_dir)
+        if r.why:
+            if r.why != "already under its new hash":
+                print(f"hopbench migrate: {run_dir}: not re-keyed: {r.why}")
+            continue
+        out[r.old], done = r.new, done + 1
+    print(f"hopbench migrate: {done} of {len(run_dirs)} run folders re-keyed to today's hash")
+    return out
+
+
+def _rekey(folder, old_new: dict[str, str]) -> None:
+    for name, n in rehash.rekey_tables(folder, old_new).items():
+        print(f"hopbench migrate: {folder}/{name}: {n} hashes re-keyed")
+    reply_file = Path(folder) / "llm_replies.jsonl.gz"
+    if reply_file.exists() and (n := rehash.rekey_reply_file(reply_file, old_new)):
+        print(f"hopbench migrate: {reply_file}: {n} runs re-keyed")
+
+
+def _rehash_reference(folder: Path, data_dir: str | None) -> None:
+    """rehash_map.csv from the default grid (as `hopbench paper` plans it), then the re-key."""
+    from hopbench.harness import paper
+
+    extra = [f"paths.data_dir={data_dir}"] if data_dir else []
+    planner = paper.Planner()
+    rows = paper.expand(
+        paper.load_grid(),
+        extra,
+        sizes=lambda ds: planner.size(ds, extra),
+        llm_extra=paper.llm_overrides([]),
+    )
+    mapping = rehash.reference_map(
+        rehash.grid_rehash_map(rows, planner), folder / "leaderboard.csv"
+    )
+    rehash.write_map(folder / rehash.MAP_FILE, mapping)
+    print(f"hopbench migrate: {folder}/rehash_map.csv: {len(mapping)} runs")
+    _rekey(folder, rehash.old_to_new(mapping))

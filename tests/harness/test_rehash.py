@@ -1,0 +1,160 @@
+"""Issue #58's re-hash: `hopbench migrate` re-keys run folders from their config.yaml (checked
+against the hash they had), result tables and reply files, and doing it twice changes nothing."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from omegaconf import OmegaConf
+
+from hopbench.harness import paper, rehash
+from hopbench.harness.compose import build_dataset, build_retriever, load_config
+from hopbench.harness.run_migration import cli
+from hopbench.harness.runner import execute, plan
+from hopbench.llm.reply_file import Reply, read_reply_file, write_reply_file
+
+MOVED = "hopbench.retrieve.moved_away.DenseRetriever"  # a class path that no longer imports
+REFERENCE = Path(paper.REFERENCE_LEADERBOARD).parent
+
+
+def _cfg(tmp_path, data_dir, cache_dir):
+    return load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={tmp_path / 'runs'}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+            "dataset=musique_sub",
+        ]
+    )
+
+
+def _age(run: Path) -> Path:
+    """Turn a run of today into one of before the re-hash: its config.yaml records a `_target_`
+    that has moved since, and its folder and metrics.json the hash that target gave."""
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config["retriever"]["_target_"] = MOVED
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    stored = OmegaConf.create(config)
+    stored.retriever._target_ = rehash.current_target(MOVED)
+    old, _ = rehash.hashes(stored, build_dataset(stored), build_retriever(stored), MOVED)
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["config_hash"] = old
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    return run.rename(run.parent / old)
+
+
+def test_a_migrated_run_is_found_complete_and_skipped_and_migrating_twice_changes_nothing(
+    tmp_path, data_dir, cache_dir, capsys
+):
+    cfg = _cfg(tmp_path, data_dir, cache_dir)
+    execute(cfg)
+    p = plan(cfg)
+    new = p.config_hash
+    aged = _age(p.store.dir)
+    assert aged.name != new and not plan(cfg).skip  # the new code would compute it again
+
+    assert cli(["--runs-dir", str(tmp_path / "runs")]) == 0
+    assert "1 of 1 run folders re-keyed" in capsys.readouterr().out
+    assert not aged.exists() and plan(cfg).skip  # complete under its new hash: skipped
+    metrics = json.loads((aged.parent / new / "metrics.json").read_text())
+    assert (metrics["config_hash"], metrics["migrated_from_hash"]) == (new, aged.name)
+    rows = (aged.parent / new / "predictions.jsonl").read_bytes()
+    execute(cfg)  # skipped: nothing recomputed
+    assert (aged.parent / new / "predictions.jsonl").read_bytes() == rows
+
+    before = {f: f.read_bytes() for f in (tmp_path / "runs").rglob("*") if f.is_file()}
+    assert cli(["--runs-dir", str(tmp_path / "runs")]) == 0
+    assert "0 of 1 run folders re-keyed" in capsys.readouterr().out
+    assert {f: f.read_bytes() for f in (tmp_path / "runs").rglob("*") if f.is_file()} == before
+
+
+def test_a_run_whose_old_hash_is_not_reproduced_is_left_as_it_is(
+    tmp_path, data_dir, cache_dir, capsys
+):
+    cfg = _cfg(tmp_path, data_dir, cache_dir)
+    execute(cfg)
+    run = _age(plan(cfg).store.dir)
+    wrong = run.rename(run.parent / "0123456789ab")
+    metrics = json.loads((wrong / "metrics.json").read_text())
+    (wrong / "metrics.json").write_text(json.dumps({**metrics, "config_hash": wrong.name}))
+    assert cli(["--runs-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert f"{wrong}: not re-keyed: its old hash is not reproduced" in out
+    assert wrong.is_dir()
+
+
+def test_tables_and_the_reply_file_are_re_keyed_once(tmp_path):
+    old_new = {"aaaaaaaaaaaa": "bbbbbbbbbbbb"}
+    df = pd.DataFrame(
+        {
+            "dataset": ["d"],
+            "retriever": ["dense"],
+            "config_hash": ["aaaaaaaaaaaa"],
+            "baseline_config_hash": ["aaaaaaaaaaaa"],
+            "run_dir": ["d/dense/aaaaaaaaaaaa"],
+            "params": ["key=aaaaaaaaaaaa0"],  # not a hash: a longer hex string is left alone
+        }
+    )
+    df.to_parquet(tmp_path / "leaderboard.parquet", index=False)
+    df.to_csv(tmp_path / "leaderboard.csv", index=False)
+    (tmp_path / "leaderboard.md").write_text("| dense | aaaaaaaaaaaa |\n")
+    reply = Reply(
+        key="c" * 64, model="m", text="t", prompt_tokens=1, completion_tokens=1, seconds=0.5
+    )
+    if hasattr(reply, "runs"):  # reply files that name the runs of each entry
+        import dataclasses
+
+        reply = dataclasses.replace(reply, runs=("d/dense/aaaaaaaaaaaa",))
+    write_reply_file(tmp_path / "llm_replies.jsonl.gz", [reply], {"d/dense/aaaaaaaaaaaa": 1})
+
+    assert rehash.rekey_tables(tmp_path, old_new) == {
+        "leaderboard.csv": 3,
+        "leaderboard.md": 1,
+        "leaderboard.parquet": 3,
+    }
+    assert rehash.rekey_reply_file(tmp_path / "llm_replies.jsonl.gz", old_new) == 1
+    got = pd.read_parquet(tmp_path / "leaderboard.parquet").iloc[0]
+    assert (got.config_hash, got.baseline_config_hash, got.run_dir, got.params) == (
+        "bbbbbbbbbbbb",
+        "bbbbbbbbbbbb",
+        "d/dense/bbbbbbbbbbbb",
+        "key=aaaaaaaaaaaa0",
+    )
+    assert (tmp_path / "leaderboard.md").read_text() == "| dense | bbbbbbbbbbbb |\n"
+    head, replies = read_reply_file(tmp_path / "llm_replies.jsonl.gz")
+    assert list(head["runs"]) == ["d/dense/bbbbbbbbbbbb"] and replies[0].text == "t"
+
+    before = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
+    assert rehash.rekey_tables(tmp_path, old_new) == {}
+    assert rehash.rekey_reply_file(tmp_path / "llm_replies.jsonl.gz", old_new) == 0
+    assert {f.name: f.read_bytes() for f in tmp_path.iterdir()} == before
+
+
+def test_an_old_hash_given_two_new_ones_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match="old hash aaaaaaaaaaaa maps to two new hashes"):
+        rehash.old_to_new(
+            [
+                {"old_hash": "aaaaaaaaaaaa", "new_hash": "bbbbbbbbbbbb"},
+                {"old_hash": "aaaaaaaaaaaa", "new_hash": "cccccccccccc"},
+            ]
+        )
+
+
+def test_the_committed_map_names_every_reference_row_once_under_its_new_hash():
+    """results/reference/rehash_map.csv: one line per run of the reference, its new hash the
+    one the reference rows carry, its old hash none of theirs."""
+    with open(REFERENCE / "rehash_map.csv", newline="", encoding="utf-8") as fh:
+        mapping = list(csv.DictReader(fh))
+    with open(paper.REFERENCE_LEADERBOARD, newline="", encoding="utf-8") as fh:
+        rows = {(r["dataset"], r["retriever"], r["config_hash"]) for r in csv.DictReader(fh)}
+    new = {(m["dataset"], m["retriever"], m["new_hash"]) for m in mapping}
+    old = {(m["dataset"], m["retriever"], m["old_hash"]) for m in mapping}
+    assert len(new) == len(mapping) == len(rows) and new == rows
+    assert not old & rows
