@@ -5,7 +5,7 @@ installed. When the benchmark itself runs in a virtual environment (hopbench ins
 base interpreter bare), --system-site-packages alone would not see that environment's packages:
 a `.pth` file appends its site-packages after the new venv's own, so the pins still win; a marker
 file holds the pins, so a changed list reinstalls and an unchanged one costs
-nothing. Shared by the compare_official_*.py benchmarks.
+nothing. Shared by the parity/<method>/compare.py benchmarks.
 """
 
 from __future__ import annotations

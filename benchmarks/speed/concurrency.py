@@ -12,7 +12,7 @@ the harness itself costs. Questions: 2Wiki's first max(100, 8 x concurrency).
 `local`: the bundled local model (llama.cpp, Qwen2.5-Coder-1.5B on this machine's cores),
 questions per minute for `retriever=dense reader=qa` and `retriever=catrag reader=qa` at each
 level, all in one process, response cache off, on the first --questions MuSiQue questions; with
-the tokens the server evaluated per second (`bench_local_batching.py` says why that barely
+the tokens the server evaluated per second (`local_batching.py` says why that barely
 moves on a CPU).
 
 Results go to benchmarks/speed/results/concurrency_<mode>.{json,md}; the machine's load average is

@@ -4,7 +4,7 @@
 
 Exports the model (plain and ORT-fused, as the backends do) into a temporary folder, quantises
 it several ways with `quantize_dynamic` and prints, per variant and text kind (2Wiki names,
-facts, descriptions sampled as in bench_encoder_backends.py), texts/s, word pieces per CPU-s
+facts, descriptions sampled as in speed/encoder_backends.py), texts/s, word pieces per CPU-s
 and min / mean cosine to torch fp32. Variants: plain fp32 / int8 per-tensor (= onnx-int8),
 fused fp32 (= onnx-opt), fused int8 per-tensor, fused int8 per-channel (all ops, embeddings
 included), fused per-channel MatMul only, fused per-channel MatMul + Attention (= onnx-opt-int8),

@@ -15,7 +15,7 @@
    that the replay gives the run's own top-10, and keeps every text hopbench embedded.
 3. Writes the reference's index files from hopbench's graph in the reference's format and names
    (phrase dict, unique facts, passage-fact and fact-phrase CSR matrices, phrase and passage
-   vectors) and runs `NeuroPath.rank_docs` in the venv (official_neuropath_worker.py) with the
+   vectors) and runs `NeuroPath.rank_docs` in the venv (worker.py) with the
    same replies (path ids renumbered by path text) and hopbench's vectors as its encoder.
 Both sides run with the machine's default threads, as a run does.
 

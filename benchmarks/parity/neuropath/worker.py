@@ -128,7 +128,7 @@ class RecordedClient:
 
 
 def prompt_digest(contents: list[str]) -> str:
-    """sha256 of a request's message texts in order (compare_official_neuropath computes the same
+    """sha256 of a request's message texts in order (compare.py computes the same
     from the requests hopbench's cache recorded, to check `prompts: official` sends their text)."""
     return hashlib.sha256("\x00".join(contents).encode("utf-8")).hexdigest()
 
