@@ -21,6 +21,8 @@ KEY_PACKAGES = (
     "networkx",
     "pandas",
     "faiss-cpu",
+    "bm25s",
+    "PyStemmer",
     "torch",
     "transformers",
     "sentence-transformers",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from importlib.metadata import version
 
 import pytest
 
@@ -82,6 +83,8 @@ def test_hybrid_is_one_retriever_and_one_row(tmp_path, data_dir, cache_dir):
     assert {"rrf_k": 60, "depth": 1000, "k1": 1.5, "b": 0.75, "stemmer": "english"}.items() <= (
         method["defaults"].items()
     )
+    packages = metrics["software"]["packages"]  # the versions that compute its numbers
+    assert packages["bm25s"] == version("bm25s") and packages["PyStemmer"] == version("PyStemmer")
     assert [p.name for p in (runs / "musique_sub").iterdir()] == ["hybrid"]
     assert [p for p in (runs / "musique_sub" / "hybrid").iterdir() if p.is_dir()] == [
         runs / "musique_sub" / "hybrid" / metrics["config_hash"]
