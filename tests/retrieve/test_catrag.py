@@ -11,7 +11,7 @@ import pytest
 from hopbench.core.errors import HopbenchError
 from hopbench.llm.errors import LLMFormatError
 from hopbench.retrieve.catrag import CatRAGRetriever
-from hopbench.retrieve.hipporag import HippoRAGRetriever
+from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.kernels import catrag as cw
 
 
@@ -247,7 +247,7 @@ def test_ppr_on_the_adapted_graph_equals_networkx_on_a_digraph(musique_kg, servi
     g.add_nodes_from(range(kg.n_nodes))
     g.add_weighted_edges_from(zip(aq.row.tolist(), aq.col.tolist(), aq.data.tolist()))
     dense = r.passage_emb @ services.query_embedding(q).astype(float)
-    from hopbench.retrieve.hipporag import passage_reset
+    from hopbench.retrieve.hipporag.hipporag import passage_reset
 
     reset = np.concatenate([w, passage_reset(dense, 0.05)])
     ref = nx.pagerank(

@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from hopbench.harness.compose import load_config
 from hopbench.retrieve.catrag import CatRAGRetriever
-from hopbench.retrieve.hipporag import HippoRAGRetriever, HippoRAGSeeding
+from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever, HippoRAGSeeding
 from hopbench.retrieve.registry import settings
 
 

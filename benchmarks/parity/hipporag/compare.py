@@ -284,7 +284,7 @@ def tie_analysis(i: int, q, off_row: dict, hop: dict, kg) -> dict:
     arithmetic (the same top-5 facts up to facts of exactly the 5th score; then the same top-5
     seeds up to entities of exactly the 5th weight) and replaying that choice gives exactly the
     official top-10; otherwise `not a tie`, with what differs."""
-    from hopbench.retrieve.hipporag import fact_scores, passage_reset, phrase_seed_weights
+    from hopbench.retrieve.hipporag.hipporag import fact_scores, passage_reset, phrase_seed_weights
     from hopbench.retrieve.kernels import personalized_pagerank
 
     r = hop["retriever"]

@@ -13,20 +13,29 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from hopbench.core.text_bounds import cut_for_tokenizer
+
+# texts tokenised per call: the tokenizer's memory is bounded by this many cut texts
+TOKENIZE_AT_ONCE = 4096
+
 
 def token_lengths(tokenizer, texts: Sequence[str], max_length: int) -> np.ndarray:
-    """Word pieces per text (special tokens included), after truncation to `max_length`."""
-    if not texts:
-        return np.zeros(0, dtype=np.int64)
-    enc = tokenizer(
-        list(texts),
-        truncation=True,
-        max_length=max_length,
-        padding=False,
-        return_attention_mask=False,
-        return_token_type_ids=False,
-    )
-    return lengths_of(enc["input_ids"])
+    """Word pieces per text (special tokens included), after truncation to `max_length`. Each
+    text is cut first (`hopbench.core.text_bounds`): a fast tokenizer tokenises the whole of
+    a text even with `truncation=True`."""
+    texts = cut_for_tokenizer(texts, max_length)
+    parts = [np.zeros(0, dtype=np.int64)]
+    for start in range(0, len(texts), TOKENIZE_AT_ONCE):
+        enc = tokenizer(
+            texts[start : start + TOKENIZE_AT_ONCE],
+            truncation=True,
+            max_length=max_length,
+            padding=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
+        parts.append(lengths_of(enc["input_ids"]))
+    return np.concatenate(parts)
 
 
 def lengths_of(input_ids: Sequence[Sequence[int]]) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 
 from hopbench.core import checksum
 from hopbench.core.errors import HopbenchError
+from hopbench.core.text_bounds import cut_for_tokenizer
 from hopbench.embed.onnx_backend import BACKENDS
 
 log = logging.getLogger(__name__)
@@ -219,6 +220,8 @@ class Encoder:
         show = self.show_progress and len(texts) > self.batch_size
         if show:
             log.info("%s: %d texts with %s", desc, len(texts), self.model_name)
+        # a fast tokenizer tokenises a whole text even when it keeps 256 tokens: cut it first
+        texts = cut_for_tokenizer(texts, int(self.model.max_seq_length))
         if self.backend.startswith("torch"):
             arr = self._encode_torch(texts, show, desc, alone)
         else:

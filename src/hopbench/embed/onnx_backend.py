@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from hopbench.core.errors import HopbenchError
+from hopbench.core.text_bounds import cut_for_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +251,9 @@ class OnnxSentenceModel:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        enc = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length, padding=False)
+        # cut first: a fast tokenizer tokenises the whole text even with truncation=True
+        cut = cut_for_tokenizer(texts, self.max_seq_length)
+        enc = self.tokenizer(cut, truncation=True, max_length=self.max_seq_length, padding=False)
         ids, types = enc["input_ids"], enc.get("token_type_ids")
         lengths = lengths_of(ids)
         batches = list(length_sorted_batches(lengths, batch_size))

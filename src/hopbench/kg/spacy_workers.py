@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from hopbench.core.errors import HopbenchError
 from hopbench.core.lifetime import die_with_parent
+from hopbench.core.text_bounds import cut_for_spacy
 from hopbench.data.schema import Passage
 from hopbench.kg.extraction import PassageExtraction
 from hopbench.kg.spacy_pipeline import load_pipeline
@@ -29,7 +30,9 @@ def extract_stream(
     nlp, passages: list[Passage], batch_size: int, resolve_pronouns: bool
 ) -> Iterator[PassageExtraction]:
     """One record per passage as soon as it is parsed (the build logs each one: resumable)."""
-    docs = nlp.pipe((clean_text(p.text) for p in passages), batch_size=batch_size)
+    # cut_for_spacy: past spaCy's own maximum a text is cut (it would raise), not parsed whole
+    texts = (cut_for_spacy(clean_text(p.text)) for p in passages)
+    docs = nlp.pipe(texts, batch_size=batch_size)
     for p, doc in zip(passages, docs):
         yield doc_to_extraction(p, doc, resolve_pronouns)
 

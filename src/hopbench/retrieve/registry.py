@@ -9,7 +9,7 @@ and a retriever config starts from it, holding only what differs:
       - schema/HippoRAGRetriever@_here_
       - _self_
     name: hipporag
-    _target_: hopbench.retrieve.hipporag.HippoRAGRetriever
+    _target_: hopbench.retrieve.hipporag.hipporag.HippoRAGRetriever
     llm_name: ${llm.name}
 
 so the composed ``retriever`` config, which the run hash covers, still names every setting

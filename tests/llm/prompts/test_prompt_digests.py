@@ -13,7 +13,6 @@ from hopbench.data.schema import Passage
 from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
     entity_summary,
-    fact_filter,
     fact_filter_demos,
     keywords,
     neighbour_lines,
@@ -28,6 +27,7 @@ from hopbench.llm.prompts import (
     question_entities,
     verify,
 )
+from hopbench.retrieve.hipporag.prompts import fact_filter
 
 PASSAGES = [
     Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),

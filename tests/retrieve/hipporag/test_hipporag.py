@@ -8,7 +8,7 @@ import pytest
 
 from hopbench.core.errors import HopbenchError
 from hopbench.retrieve.dense import DenseRetriever
-from hopbench.retrieve.hipporag import HippoRAGRetriever, phrase_seed_weights
+from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever, phrase_seed_weights
 
 
 def _prepared(kg, services, **kw):

@@ -5,7 +5,7 @@ Per question (OSU-NLP-Group/HippoRAG ``HippoRAG.py``, ``graph_search_with_fact_e
 1. fact scores = min-max over all facts of cos(fact embedding, question embedding); the
    top `linking_top_k` (5) facts are the candidates;
 2. with the filter on (an LLM configured), the LLM keeps up to 4 of them
-   (`hopbench.llm.prompts.fact_filter`); if none survive (or the graph has no facts) the
+   (`hopbench.retrieve.hipporag.prompts.fact_filter`); if none survive (or the graph has no facts) the
    ranking is plain dense retrieval; a reply that never matches the filter's schema keeps no
    fact, as HippoRAG's ``rerank_facts`` does on an error (both recorded in
    ``trace["fallback"]``; a server that cannot be reached aborts: `hopbench.llm.policy`);
@@ -166,7 +166,7 @@ class HippoRAGSeeding(Configurable):
     # -- seeds -----------------------------------------------------------------------------
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import fact_filter
+        from hopbench.retrieve.hipporag.prompts import fact_filter
 
         triples = [self.kg.fact_triple(int(f)) for f in candidates]
         calls: list = []

@@ -1,0 +1,1 @@
+"""The prompts only HippoRAG uses (hopbench.llm.prompts holds the shared ones)."""
