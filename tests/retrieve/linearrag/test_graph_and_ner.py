@@ -50,23 +50,23 @@ def test_adjacent_edges_follow_the_numeric_prefix_not_the_list_order():
 
 
 def test_entity_passage_weights_are_case_sensitive_shares_of_counts():
-    texts = prefixed_texts(["Ann met Bob. Ann left.", "bob and Bob"])
+    texts = prefixed_texts(["Ann met Bob. Ann left.", "bob and Bob met Cy"])
     ner = CorpusEntities(
-        [["Ann", "Bob"], ["Bob"]],
-        {"Ann met Bob.": ["Ann", "Bob"], "Ann left.": ["Ann"], "bob and Bob": ["Bob"]},
+        [["Ann", "Bob"], ["Bob", "Cy"]],
+        {"Ann met Bob.": ["Ann", "Bob"], "Ann left.": ["Ann"], "bob and Bob met Cy": ["Bob", "Cy"]},
     )
     g = build_graph(texts, ner, adjacent_edges=True)
-    assert g.entities == ["Ann", "Bob"]
+    assert g.entities == ["Ann", "Bob", "Cy"]
     a = g.adjacency.toarray()
-    e, p = 2, 2
+    e, p = 3, 2
     assert a.shape == (e + p, e + p)
     np.testing.assert_allclose(a[e + 0, 0], 2 / 3, rtol=0, atol=1e-15)  # Ann: 2 of 3 mentions
     np.testing.assert_allclose(a[e + 0, 1], 1 / 3, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(a[e + 1, 1], 1.0, rtol=0, atol=1e-15)  # "bob" is not "Bob"
+    np.testing.assert_allclose(a[e + 1, 1], 0.5, rtol=0, atol=1e-15)  # "bob" is not "Bob"
     assert a[e + 0, e + 1] == 1.0 and a[e + 1, e + 0] == 1.0  # passage 0 - passage 1
     np.testing.assert_array_equal(a, a.T)
-    assert g.sentence_entities == [[0, 1], [0], [1]]
-    assert g.entity_sentences == [[0, 1], [0, 2]]
+    assert g.sentence_entities == [[0, 1], [0], [1, 2]]
+    assert g.entity_sentences == [[0, 1], [0, 2], [2]]
     assert build_graph(texts, ner, adjacent_edges=False).adjacency[e, e + 1] == 0
 
 
