@@ -75,3 +75,38 @@ def test_an_empty_filter_keeps_the_candidates(kg2, services, musique_sub, script
     res = r.retrieve(musique_sub.questions[0], 5)
     assert [f["step"] for f in res.trace["fallback"]] == ["fact_filter"]
     assert len(res.trace["facts"]) == 10 and res.trace["pushes"] > 0
+
+
+def test_the_weight_scheme_is_a_setting_hopbench_computes():
+    """config.py's `qafd_weight_scheme` ("multiply", 17e5372) is the config's; the kernel
+    computes no other scheme, so another value is refused rather than silently ignored."""
+    assert QAFDCodeRetriever(filter=False).weight_scheme == "multiply"
+    with pytest.raises(HopbenchError, match="retriever.weight_scheme"):
+        QAFDCodeRetriever(filter=False, weight_scheme="original")
+
+
+def test_the_parity_worker_gets_the_configs_weight_scheme(tmp_path):
+    """benchmarks/parity/qafd/compare.py hands the worker the retriever's scheme (the worker
+    passes settings.json's `weight_scheme` to the authors' run_igraph_qafd), so a scheme that
+    differs between hopbench and the authors' call shows up as a parity failure."""
+    from types import SimpleNamespace
+    from unittest import mock
+
+    with mock.patch.dict("os.environ"):  # the module sets thread variables on import
+        from benchmarks.parity.qafd import compare
+
+    r = SimpleNamespace(
+        alpha=2.0, epsilon=0.01, max_iterations=500, step_size=0.2, random_seed=42,
+        weight_scheme="a scheme of the config", node_emb=np.zeros((3, 2), np.float32),
+    )  # fmt: skip
+    kg = SimpleNamespace(n_nodes=3, n_entities=2)
+    hop = {
+        "kg": kg,
+        "retriever": r,
+        "entries": (np.array([0]), np.array([1]), np.array([1.0])),
+        "seeds": [(np.array([0]), np.array([1.0]))],
+        "queries": np.zeros((1, 2), np.float32),
+    }
+    compare.export(tmp_path, hop)
+    settings = json.loads((tmp_path / "settings.json").read_text())
+    assert settings["weight_scheme"] == "a scheme of the config"

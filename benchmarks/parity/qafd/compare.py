@@ -166,7 +166,7 @@ def export(work: Path, hop: dict, order_check: bool = False) -> None:
                 "epsilon": r.epsilon,
                 "max_iterations": r.max_iterations,
                 "step_size": r.step_size,
-                "weight_scheme": "multiply",
+                "weight_scheme": r.weight_scheme,  # the config's: a mismatch fails parity
                 "random_seed": r.random_seed,
                 "order_check": order_check,
             }
@@ -354,8 +354,10 @@ def markdown(res: dict) -> str:
         f"the start, {res['loadavg_end']} at the end, on a 2-core machine shared with other helpers' jobs). "
         "Official: Tarzanagh/QAFD-RAG `src/passage_entity/graph_adapter.py` "
         f"({_commit_line(res['official_commit'])}), "
-        "run unchanged in its own virtual environment (igraph 0.11.8), with QAFD-RAG's config.py settings "
-        "(α 2, ε 0.01, 500 iterations, multiply weights, step 0.2, seed 42). Both sides get the same inputs: "
+        "run unchanged in its own virtual environment (igraph 0.11.8), called with `flow_diffusion_code`'s "
+        "settings (α 2, ε 0.01, 500 iterations, the weight scheme the config names, step 0.2, seed 42: "
+        "QAFD-RAG's config.py at 17e5372). Both sides get the same inputs, so this is parity of the push "
+        "loop given hopbench's seeds (the authors' `_graph_search` is not run): "
         "HippoRAG 2's igraph edges (graph.construction=hipporag2, parallel edges in insertion order), the "
         "all-MiniLM-L6-v2 float32 vectors of every vertex and question, and each question's HippoRAG 2 seed "
         "weights (linking_top_k 10, fact filter off). Times: one thread, per question; the official time is "

@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from hopbench.core.errors import HopbenchError
 from hopbench.core.fallback_field import DENSE, has_fallback, record_fallback
 from hopbench.kg.hipporag2_igraph import hipporag2_multigraph
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.hipporag.hipporag import HippoRAGSeeding
 from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion, rank_passages
 from hopbench.retrieve.ranking import order_by, to_retrieval
+
+# QAFD-RAG's IGraphQAFD also has "add" and "original" (hybrid); kernels/qafd_code.py computes
+# "multiply" only, the scheme of config.py at 17e5372 that the parity benchmark compared.
+WEIGHT_SCHEMES = ("multiply",)
 
 
 class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
@@ -43,11 +48,19 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
         threshold: float = 1e-5,  # IGraphQAFD: seed weights below it are dropped
         warm_steps: int = 2,  # qa_warm_steps: lazy-walk warm start of x
         random_seed: int = 42,  # qafd_random_seed: reseeded for every question
+        weight_scheme: str = "multiply",  # qafd_weight_scheme: w̄ = w·s_u·s_v (the parity
+        #   worker passes this value to the authors' call, so a mismatch fails parity)
         graph_construction: str = "hipporag2",  # the graph the code walks
         **hipporag,
     ) -> None:
         """``**hipporag``: HippoRAGSeeding's settings (the config sets QAFD-RAG's linking_top_k 10)."""
+        if weight_scheme not in WEIGHT_SCHEMES:
+            raise HopbenchError(
+                f"retriever.weight_scheme must be one of {WEIGHT_SCHEMES} (the schemes "
+                f"hopbench's kernel computes), got {weight_scheme!r}"
+            )
         super().__init__(**hipporag, **self.pinned)
+        self.weight_scheme = weight_scheme
         self.alpha, self.epsilon, self.max_iterations = alpha, epsilon, max_iterations
         self.step_size, self.threshold, self.warm_steps = step_size, threshold, warm_steps
         self.random_seed, self.graph_construction = random_seed, graph_construction
