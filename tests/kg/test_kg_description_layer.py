@@ -10,7 +10,7 @@ import pytest
 from hopbench.embed import Encoder
 from hopbench.kg import load_or_build
 from hopbench.kg.description_layer import LAYER
-from hopbench.retrieve.catrag import CatRAGRetriever
+from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath import NeuroPathRetriever

@@ -16,7 +16,7 @@ from hopbench.llm.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
-from hopbench.retrieve.catrag import CatRAGRetriever
+from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.flow_diffusion_joint import JointFlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever

@@ -7,7 +7,7 @@ import inspect
 from omegaconf import OmegaConf
 
 from hopbench.harness.compose import load_config
-from hopbench.retrieve.catrag import CatRAGRetriever
+from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever, HippoRAGSeeding
 from hopbench.retrieve.registry import settings
 

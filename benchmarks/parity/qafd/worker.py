@@ -7,8 +7,9 @@ igraph. Not part of hopbench: it imports no hopbench module.
 WORK_DIR holds `graph.npz` (node count, the igraph edges in HippoRAG 2's insertion order with
 their weights, the passage vertices), `nodes.npy` (each vertex's float32 vector: entity name
 or passage), `questions.npz` (per question the seed weights over all vertices, as HippoRAG 2's
-reset gives them, and the float32 question vector) and `settings.json` (QAFD-RAG's config.py
-values). The authors' file is loaded as it is; nothing in it is replaced. Writes
+reset gives them, and the float32 question vector) and `settings.json` (the settings of
+hopbench's `flow_diffusion_code` config, weight scheme included, passed to the call as they
+are). The authors' file is loaded as it is; nothing in it is replaced. Writes
 `official.json` (per question the top passages, their scores and the time of the call) and
 `official_x.npy` (x at every vertex per question).
 """
@@ -70,7 +71,7 @@ def main() -> int:
         return sw
 
     def diffuse(i: int, sw: np.ndarray):
-        """The authors' call for question i, with QAFD-RAG's config.py settings."""
+        """The authors' call for question i, with the settings compare.py read from the config."""
         return ga.run_igraph_qafd(
             graph=g,
             node_name_to_idx=name_to_idx,

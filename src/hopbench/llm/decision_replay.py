@@ -1,7 +1,7 @@
 """An LLM stand-in that answers CatRAG's prompts (``prompts: lines``) from recorded decisions.
 
 The parity check with the authors' code (benchmarks/parity/catrag/compare.py) and its CI
-fixture (tests/retrieve/test_catrag_parity.py) feed both sides the *decisions* a real run made,
+fixture (tests/retrieve/catrag/test_catrag_parity.py) feed both sides the *decisions* a real run made,
 not its prompt bytes: per question, the facts the filter kept (in the reply's order), the
 entities the NER step named, and each (seed, neighbour) score. `decisions_from_trace` reads
 them from a run's trace; `DecisionReplay` writes them back in the reply format each prompt

@@ -50,7 +50,7 @@ from hopbench.retrieve.hipporag.hipporag import (
     HippoRAGRetriever,
     passage_reset,
 )
-from hopbench.retrieve.kernels import catrag as cw
+from hopbench.retrieve.catrag import kernels as cw
 from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.run_checks import resolve_llm_switch
@@ -176,7 +176,7 @@ class CatRAGRetriever(HippoRAGRetriever):
     def prepare(self, kg, services: Services) -> None:
         self.official = None
         if self.prompts == "official":
-            from hopbench.llm.prompts.official_catrag import OfficialCatRAGPrompts
+            from hopbench.retrieve.catrag.prompts.official_catrag import OfficialCatRAGPrompts
 
             self.official = OfficialCatRAGPrompts(self.official_prompts)
         super().prepare(kg, services)
@@ -245,7 +245,7 @@ class CatRAGRetriever(HippoRAGRetriever):
     def _official_entities(self, question, calls: list, trace: dict) -> list[str]:
         """The authors' ner_query; a reply their parser rejects gives no anchors (as the code)."""
         from hopbench.kg.hipporag2 import text_processing
-        from hopbench.llm.prompts import official_catrag as oc
+        from hopbench.retrieve.catrag.prompts import official_catrag as oc
 
         res = self.llm.chat(self.official.ner_messages(question.text), max_tokens=96)
         calls.append(
@@ -269,7 +269,7 @@ class CatRAGRetriever(HippoRAGRetriever):
             return super()._filter(question, candidates, trace)
         from hopbench.llm.errors import LLMFormatError
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import fact_filter_demos as fd
+        from hopbench.retrieve.catrag.prompts import fact_filter_demos as fd
 
         triples = [self.kg.fact_triple(int(f)) for f in candidates]
         calls: list = []
@@ -384,7 +384,7 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     def context_of(self, v: int, fact_cos: np.ndarray, trace: dict) -> str:
         """C(v): v's facts when it has at most tau of them, else a summary (LLM, memoised)."""
-        from hopbench.llm.prompts import neighbour_lines, neighbour_scores
+        from hopbench.retrieve.catrag.prompts import neighbour_lines, neighbour_scores
 
         ns = neighbour_scores if self.prompts == "json" else neighbour_lines
 
@@ -404,8 +404,8 @@ class CatRAGRetriever(HippoRAGRetriever):
         fallback is not memoised, so every question it affects records it."""
         from hopbench.llm.errors import LLMFormatError
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import entity_summary, neighbour_lines, neighbour_scores
-        from hopbench.llm.prompts import official_catrag as oc
+        from hopbench.retrieve.catrag.prompts import entity_summary, neighbour_lines, neighbour_scores
+        from hopbench.retrieve.catrag.prompts import official_catrag as oc
 
         kg = self.kg
         name = kg.entity_names[v]
@@ -474,7 +474,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                     )
                 )
                 continue
-            from hopbench.llm.prompts import neighbour_lines as nl
+            from hopbench.retrieve.catrag.prompts import neighbour_lines as nl
 
             if self.prompts == "official":
                 msgs = self.official.score_messages(
@@ -520,7 +520,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         self, question, seed, batch, names, links, contexts, retrieved, calls, trace
     ) -> dict:
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import neighbour_scores as ns
+        from hopbench.retrieve.catrag.prompts import neighbour_scores as ns
 
         items = [ns.Neighbour(n, lk, c) for n, lk, c in zip(names, links, contexts, strict=True)]
         msgs = ns.messages(question.text, retrieved, self.kg.entity_names[seed], items)

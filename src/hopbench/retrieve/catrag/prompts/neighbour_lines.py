@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from hopbench.llm.prompts import chat
-from hopbench.llm.prompts.neighbour_scores import Neighbour  # noqa: F401 (the same item, both prompts)
+from hopbench.retrieve.catrag.prompts.neighbour_scores import Neighbour  # noqa: F401 (the same item, both prompts)
 
 STEP = "neighbour_lines"  # the step's name in traces and fallbacks (plain text: no schema)
 DEFAULT_SCORE = 4  # CatRAG.py call_llm_score: a neighbour the reply does not name

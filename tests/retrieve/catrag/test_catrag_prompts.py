@@ -8,9 +8,9 @@ import json
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.llm.prompts import fact_filter_demos as fd
-from hopbench.llm.prompts import neighbour_lines as nl
-from hopbench.llm.prompts import official_catrag as oc
+from hopbench.retrieve.catrag.prompts import fact_filter_demos as fd
+from hopbench.retrieve.catrag.prompts import neighbour_lines as nl
+from hopbench.retrieve.catrag.prompts import official_catrag as oc
 
 
 def test_lines_parse_by_id_then_name_then_containment():

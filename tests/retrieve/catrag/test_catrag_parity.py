@@ -1,6 +1,6 @@
 """hopbench's catrag_code against the top-10 lists the authors' CatRAG code produced
 (benchmarks/parity/catrag/compare.py, kwunhang/CatRAG ce06b459, fixture committed in
-tests/retrieve/data/official_catrag_top10.json): the same LLM decisions are replayed
+tests/retrieve/catrag/data/official_catrag_top10.json): the same LLM decisions are replayed
 (`DecisionReplay`), so no model and none of the authors' code is needed here."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 
 from hopbench.harness.compose import load_config
 from hopbench.llm.decision_replay import DecisionReplay
-from hopbench.retrieve.catrag import CatRAGRetriever
+from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 
 FIXTURE = Path(__file__).parent / "data" / "official_catrag_top10.json"
 SCORE_TOL = 1e-6  # PPR: igraph's prpack (official) vs hopbench's power iteration (tol 1e-10)
