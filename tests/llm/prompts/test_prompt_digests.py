@@ -12,11 +12,7 @@ import pytest
 from hopbench.data.schema import Passage
 from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
-    entity_summary,
-    fact_filter_demos,
     keywords,
-    neighbour_lines,
-    neighbour_scores,
     neuropath_ner,
     neuropath_tracker,
     path_tracker,
@@ -26,6 +22,12 @@ from hopbench.llm.prompts import (
     qasa_entities,
     question_entities,
     verify,
+)
+from hopbench.retrieve.catrag.prompts import (
+    entity_summary,
+    fact_filter_demos,
+    neighbour_lines,
+    neighbour_scores,
 )
 from hopbench.retrieve.hipporag.prompts import fact_filter
 
