@@ -39,7 +39,6 @@ file, the line and the field.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import itertools
 import json
 import math
@@ -53,6 +52,7 @@ from typing import Iterable, Iterator
 from hopbench.core.atomic import atomic_path
 from hopbench.core.errors import HopbenchError
 from hopbench.core.http_transport import MAX_REPLY_BYTES
+from hopbench.llm.reply_digest_list import line_digest, write_digests
 
 FORMAT = "hopbench-llm-replies"
 VERSION = 3
@@ -157,8 +157,6 @@ def write_reply_file(
     if unknown := sorted(unlabelled - listed):
         raise ValueError(f"run {unknown[0]} given as unlabelled but not listed")
     head = header(entries, runs, incomplete, unlabelled)
-    from hopbench.llm.reply_digests import write_digests
-
     digests = []
     with (
         atomic_path(path, suffix=".gz") as tmp,
@@ -170,11 +168,6 @@ def write_reply_file(
             digests.append(line_digest(line))
     write_digests(path, digests, [r.key for r in entries])
     return head
-
-
-def line_digest(raw: bytes) -> str:
-    """sha256 of one line of the decompressed file, its newline included."""
-    return hashlib.sha256(raw).hexdigest()
 
 
 # ---- reading -------------------------------------------------------------------------------
