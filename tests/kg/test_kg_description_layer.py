@@ -13,7 +13,7 @@ from hopbench.kg.description_layer import LAYER
 from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
-from hopbench.retrieve.neuropath import NeuroPathRetriever
+from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 from hopbench.retrieve.qafd_code import QAFDCodeRetriever
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 

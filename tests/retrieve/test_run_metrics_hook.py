@@ -35,7 +35,7 @@ def test_base_adds_nothing_and_neo4j_counts_its_timeouts():
 def test_only_the_database_retriever_and_neuropath_have_metrics_of_their_own():
     """Before the hook the runner added n_query_timeouts exactly for `needs_graphdb`; besides
     those only NeuroPath (its hop statistics) overrides the hook, so no other run's keys change."""
-    from hopbench.retrieve.neuropath import NeuroPathRetriever
+    from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 
     classes = [c for c in configurable_classes() if issubclass(c, Retriever)]
     assert SpreadingActivationNeo4jRetriever in classes and len(classes) > 5

@@ -3,7 +3,7 @@
     HOPBENCH_DATA_DIR=../shared/datasets nice python -m benchmarks.parity.neuropath.compare \\
         --official-src <NeuroPath checkout> --run runs/musique/neuropath/<hash> \\
         [--venv .cache/official-neuropath] [--out benchmarks/parity/neuropath/results/official_neuropath] \\
-        [--fixture tests/retrieve/fixtures/neuropath_official_top10.json]
+        [--fixture tests/retrieve/neuropath/fixtures/neuropath_official_top10.json]
 
 1. Makes (once) a virtual environment with the authors' dependencies from PyPI (pins of their
    requirements.txt: langchain_core, numpy, pandas, scipy; faiss-cpu in place of faiss-gpu);
@@ -24,7 +24,7 @@ Both sides run with the machine's default threads, as a run does.
    hop statistics of the run and the time per query of both sides (retrieval only, LLM replayed).
 
 Writes <out>.json and <out>.md, and with --fixture the official top-10 and the replies of the
-first --fixture-n questions for tests/retrieve/test_neuropath_parity.py.
+first --fixture-n questions for tests/retrieve/neuropath/test_neuropath_parity.py.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def replay_hopbench(cfg, rows: list[dict], settings: dict):
     from hopbench.kg import load_or_build
     from hopbench.llm.replay import ReplayLLM
     from hopbench.retrieve.base import Services
-    from hopbench.retrieve.neuropath import NeuroPathRetriever
+    from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 
     dataset = build_dataset(cfg)
     encoder = build_encoder(cfg)

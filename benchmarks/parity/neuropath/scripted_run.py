@@ -23,7 +23,7 @@ from hopbench.core.paths import CONFIG_DIR
 from hopbench.harness.compose import build_dataset, build_encoder
 from hopbench.kg import load_or_build
 from hopbench.retrieve.base import Services
-from hopbench.retrieve.neuropath import NeuroPathRetriever
+from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 from hopbench.retrieve.question import question_mentions
 
 

@@ -8,14 +8,12 @@ import hashlib
 import json
 
 import pytest
+from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker, path_tracker
 
 from hopbench.data.schema import Passage
 from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
     keywords,
-    neuropath_ner,
-    neuropath_tracker,
-    path_tracker,
     qa,
     qafd_clusters,
     qafd_keywords,

@@ -3,7 +3,7 @@
 Two handlings (docs/methods/neuropath.md):
 
 * ``handling: reference`` (default, ``retriever=neuropath``): the authors' code's computation
-  (KennyCaty/NeuroPath c9ed3ac), step by step in `hopbench.retrieve.neuropath_reference`:
+  (KennyCaty/NeuroPath c9ed3ac), step by step in `hopbench.retrieve.neuropath.reference`:
   JSON-object-mode NER and tracker replies read with the reference's rules, no caps, a reply
   it cannot apply drops every path (dense ranking), no NER entity gives the dense ranking;
   prompts in our words after the authors' design, or theirs (``prompts: official``) read
@@ -84,7 +84,7 @@ from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.linking import nearest_entities
 from hopbench.kg.text import normalize_name
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.kernels.coref import coreference_sets, expand_with_coref
+from hopbench.retrieve.neuropath.coref import coreference_sets, expand_with_coref
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.run_checks import check_graph_matches
 from hopbench.retrieve.text_vectors import TextVectors
@@ -207,7 +207,7 @@ class NeuroPathRetriever(Retriever):
         )  # question-like texts vs passages
         self.vectors.load_model()
         if self.handling == "reference":
-            from hopbench.retrieve import neuropath_reference as ref
+            from hopbench.retrieve.neuropath import reference as ref
 
             self.index = ref.build_fact_index(kg)
             self.coref_others = ref.coref_neighbours(
@@ -216,7 +216,7 @@ class NeuroPathRetriever(Retriever):
             self.entity_emb32 = np.asarray(kg.entity_embeddings, dtype=np.float32)
             self.passage_emb32 = np.asarray(services.passage_embeddings, dtype=np.float32)
         if self.prompts == "official":
-            from hopbench.llm.prompts import neuropath_official
+            from hopbench.retrieve.neuropath.prompts import neuropath_official
 
             self.official = neuropath_official.load(self.official_src)
 
@@ -318,7 +318,7 @@ class NeuroPathRetriever(Retriever):
         return [new[i] for i in keep]
 
     def render(self, path: Path, expandable: bool) -> str:
-        from hopbench.llm.prompts.path_tracker import render_path
+        from hopbench.retrieve.neuropath.prompts.path_tracker import render_path
 
         labels = self.kg.entity_labels
         triples = [
@@ -338,7 +338,7 @@ class NeuroPathRetriever(Retriever):
     def track(self, question, seeds: list[int], trace: dict) -> tuple[list[Path], str, str]:
         """(valid paths of the last good reply, its current_chain, its expansion_requirements)."""
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import path_tracker as pt
+        from hopbench.retrieve.neuropath.prompts import path_tracker as pt
 
         kept: list[Path] = []
         to_expand: list[Path] = []
@@ -458,7 +458,7 @@ class NeuroPathRetriever(Retriever):
         """The raw reply text of one JSON-object-mode request; None when the prompt does not fit
         (the reference's client raises there and the caller's except clause takes over)."""
         from hopbench.llm.errors import LLMContextOverflowError
-        from hopbench.llm.prompts.neuropath_tracker import SCHEMA
+        from hopbench.retrieve.neuropath.prompts.neuropath_tracker import SCHEMA
 
         try:
             res = self.llm.chat(
@@ -480,8 +480,8 @@ class NeuroPathRetriever(Retriever):
 
     def reference_mentions(self, question, trace: dict) -> list[str]:
         """Query NER as the reference reads it (``query_ner``, L531-549): processed mentions."""
-        from hopbench.llm.prompts import neuropath_ner as ner
-        from hopbench.retrieve.neuropath_reference import read_ner_reply
+        from hopbench.retrieve.neuropath.prompts import neuropath_ner as ner
+        from hopbench.retrieve.neuropath.reference import read_ner_reply
 
         msgs = (
             self.official.ner_messages(question.text)
@@ -500,7 +500,7 @@ class NeuroPathRetriever(Retriever):
         return mentions
 
     def tracker_messages(self, question_text: str, block: str) -> list[dict]:
-        from hopbench.llm.prompts import neuropath_tracker as nt
+        from hopbench.retrieve.neuropath.prompts import neuropath_tracker as nt
 
         if self.prompts == "official":
             return self.official.tracker_messages(question_text, block, one_shot=self.one_shot)
@@ -508,8 +508,8 @@ class NeuroPathRetriever(Retriever):
 
     def track_reference(self, question, seeds: list[int], trace: dict):
         """The reference's ``get_path_filtered_docs`` (L435-475): the final path state."""
-        from hopbench.llm.prompts import neuropath_tracker as nt
-        from hopbench.retrieve import neuropath_reference as ref
+        from hopbench.retrieve.neuropath.prompts import neuropath_tracker as nt
+        from hopbench.retrieve.neuropath import reference as ref
 
         hops: list[dict] = []
         trace["hops"] = hops
@@ -566,7 +566,7 @@ class NeuroPathRetriever(Retriever):
 
     def retrieve_reference(self, question, k: int) -> Retrieval:
         """The reference's ``rank_docs`` (L479-527)."""
-        from hopbench.retrieve import neuropath_reference as ref
+        from hopbench.retrieve.neuropath import reference as ref
 
         trace: dict = {
             "handling": "reference",

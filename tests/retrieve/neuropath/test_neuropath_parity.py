@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hopbench.llm.replay import ReplayLLM
 from hopbench.retrieve.base import Services
-from hopbench.retrieve.neuropath import NeuroPathRetriever
+from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "neuropath_official_top10.json"
 

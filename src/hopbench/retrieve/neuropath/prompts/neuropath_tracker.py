@@ -6,7 +6,7 @@ keys (current_chain, valid_ids, expansion_requirements, need_expand_ids, continu
 optional worked example appended to that system message, and one user message with the
 question and the numbered paths, ending in an output cue. The reply is requested in JSON
 object mode with no schema and no length bounds, as the reference does; the retriever reads
-it with the reference's rules (`hopbench.retrieve.neuropath_reference`).
+it with the reference's rules (`hopbench.retrieve.neuropath.reference`).
 
 Path lines keep the reference's data layout, because the retriever builds them exactly as the
 reference does: ``i: head->relation->tail; `` per triple, and `` <expandable>: [phrase]`` on a

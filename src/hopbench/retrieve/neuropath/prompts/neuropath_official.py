@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hopbench.core.errors import HopbenchError
 from hopbench.llm.prompts import chat
-from hopbench.llm.prompts.neuropath_tracker import user_message
+from hopbench.retrieve.neuropath.prompts.neuropath_tracker import user_message
 
 TRACKER_FILE = "src/neuropath.py"
 NER_FILE = "src/query_ner_vtp_parallel.py"

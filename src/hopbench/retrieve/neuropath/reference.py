@@ -1,6 +1,6 @@
 """NeuroPath's path tracking exactly as the authors' code computes it (KennyCaty/NeuroPath c9ed3ac).
 
-Pure steps, no LLM: the retriever (`hopbench.retrieve.neuropath`) asks the tracker and hands
+Pure steps, no LLM: the retriever (`hopbench.retrieve.neuropath.neuropath`) asks the tracker and hands
 the raw reply text here. Every rule below is the reference's (``src/neuropath.py``; line
 numbers of that file), including the ones a careful reimplementation would "fix":
 

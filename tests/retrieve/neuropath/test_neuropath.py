@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from hopbench.llm.errors import LLMFormatError
-from hopbench.llm.prompts import path_tracker, question_entities
-from hopbench.retrieve.neuropath import NeuroPathRetriever, coreference_sets
+from hopbench.retrieve.neuropath.prompts import path_tracker
+from hopbench.llm.prompts import question_entities
+from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever, coreference_sets
 
 Q_JOURNAL = 0  # "Who was the first president of the association which published Journal of ..."
 
@@ -350,7 +351,7 @@ def test_tracker_prompt_ids_helper_drops_bad_ids():
 def test_expansion_skips_triples_already_on_the_path_or_shown_alone(
     musique_kg, services, scripted_llm
 ):
-    from hopbench.retrieve.neuropath import Path
+    from hopbench.retrieve.neuropath.neuropath import Path
 
     kg = musique_kg
     r = _prepared(kg, services, scripted_llm())

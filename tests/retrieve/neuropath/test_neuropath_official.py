@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.llm.prompts import neuropath_official
+from hopbench.retrieve.neuropath.prompts import neuropath_official
 
 TRACKER_SRC = '''
 class NeuroPath:

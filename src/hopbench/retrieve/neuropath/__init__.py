@@ -1,0 +1,1 @@
+"""NeuroPath: its retriever, the reference reply rules, its coreference kernel and the prompts only it uses."""

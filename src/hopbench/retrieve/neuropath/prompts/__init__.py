@@ -1,0 +1,1 @@
+"""The prompts only NeuroPath uses (hopbench.llm.prompts holds the shared ones)."""
