@@ -6,7 +6,7 @@ import pytest
 
 from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
-from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
 
 REQUIRED = [
     "n_questions",

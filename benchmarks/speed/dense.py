@@ -21,7 +21,7 @@ import numpy as np
 from hopbench.data import load_dataset
 from hopbench.embed import Encoder
 from hopbench.embed.encoder import resolve_model_path
-from hopbench.retrieve.dense import build_ip_index
+from hopbench.retrieve.baselines.dense import build_ip_index
 
 DATASETS = {
     "musique": ("musique", "musique/musique_train.json", "musique/musique_train_corpus.json"),

@@ -56,7 +56,7 @@ def test_an_empty_metrics_json_is_finished_again_from_the_rows(
     store.metrics_path.write_bytes(b"")  # what a power cut leaves of an unsynced file
     assert not store.complete
 
-    from hopbench.retrieve.dense import DenseRetriever
+    from hopbench.retrieve.baselines.dense import DenseRetriever
 
     def no_retrieval(*a, **k):
         raise AssertionError("every row is there: nothing is retrieved again")

@@ -12,7 +12,7 @@ import textwrap
 from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 from hopbench.retrieve.base import Retriever
-from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
 from hopbench.retrieve.registry import configurable_classes
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 

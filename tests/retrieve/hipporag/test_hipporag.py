@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever, phrase_seed_weights
 
 

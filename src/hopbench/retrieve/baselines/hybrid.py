@@ -15,7 +15,7 @@ from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Question
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.baselines.bm25 import BM25Retriever
-from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
 
 
 def reciprocal_rank_fusion(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hopbench.data import load_dataset
 from hopbench.retrieve.base import Services
-from hopbench.retrieve.dense import DenseRetriever
-from hopbench.retrieve.oracle import OracleRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
+from hopbench.retrieve.baselines.oracle import OracleRetriever
 
 
 def test_gold_first_then_dense_fill(data_dir, encoder):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hopbench.data.schema import Question
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
 
 
 class OracleRetriever(Retriever):

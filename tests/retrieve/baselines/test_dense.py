@@ -4,7 +4,7 @@ import numpy as np
 
 from hopbench.data import load_dataset
 from hopbench.retrieve.base import Services
-from hopbench.retrieve.dense import DenseRetriever
+from hopbench.retrieve.baselines.dense import DenseRetriever
 
 
 def test_dense_equals_numpy_argsort(data_dir, encoder):
