@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hopbench.retrieve.base import Services
+from tests.helpers.synthetic_graphs import title_mention_graph
 
 
 @pytest.fixture
@@ -53,3 +56,11 @@ class ScriptedLLM:
 def scripted_llm():
     """The ScriptedLLM class (for test modules that would rather not import conftest)."""
     return ScriptedLLM
+
+
+@pytest.fixture(scope="session")
+def musique_graph(data_dir):
+    """Title-mention graph of the 1,890-passage MuSiQue subset corpus (about 3.5k nodes): the
+    real graph the kernel tests of every method folder share."""
+    corpus = json.loads((data_dir / "musique" / "musique_train_corpus.json").read_text())
+    return title_mention_graph([p["title"] for p in corpus], [p["text"] for p in corpus])
