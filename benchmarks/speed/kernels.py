@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from benchmarks.common.args import add_out_dir_arg
 from benchmarks.common.paths import REPO, results_dir
 from hopbench.core.atomic import write_json, write_text
-from hopbench.retrieve.kernels.flow import (
+from hopbench.retrieve.qafd.flow import (
     degree_capacities,
     is_bounded,
     push_flow,

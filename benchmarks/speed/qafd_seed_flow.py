@@ -27,7 +27,7 @@ from benchmarks.common.paths import results_dir
 from hopbench.core.atomic import write_json, write_text
 from hopbench.harness.compose import load_config
 from hopbench.harness.runner import build_models, plan, prepare
-from hopbench.retrieve.kernels import qafd_seed_flow as k
+from hopbench.retrieve.qafd import seed_flow as k
 
 
 def union1d_merge(held: np.ndarray, new: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-import hopbench.retrieve.flow_diffusion as flow_module
+import hopbench.retrieve.qafd.flow_diffusion as flow_module
 import hopbench.retrieve.hipporag.hipporag as hipporag_module
 from benchmarks.common.paths import REPO
 from benchmarks.speed.retrievers import compose_cfg, load_avg

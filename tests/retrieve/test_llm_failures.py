@@ -17,8 +17,8 @@ from hopbench.llm.errors import (
     LLMUnavailableError,
 )
 from hopbench.retrieve.catrag.catrag import CatRAGRetriever
-from hopbench.retrieve.flow_diffusion import FlowDiffusionRetriever
-from hopbench.retrieve.flow_diffusion_joint import JointFlowDiffusionRetriever
+from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
+from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever

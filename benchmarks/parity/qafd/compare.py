@@ -66,7 +66,7 @@ def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
     from hopbench.kg import load_or_build
     from hopbench.kg.hipporag2_igraph import directed_entries
     from hopbench.retrieve.base import Services
-    from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion, rank_passages
+    from hopbench.retrieve.qafd.code_push import code_flow_diffusion, rank_passages
 
     cfg = compose(dataset_name, graph, "flow_diffusion_code", args.data_dir, args.cache_dir)
     dataset = build_dataset(cfg)

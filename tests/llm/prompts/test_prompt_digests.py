@@ -8,15 +8,12 @@ import hashlib
 import json
 
 import pytest
-from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker, path_tracker
+from hopbench.retrieve.qafd.prompts import keywords, qafd_clusters, qafd_keywords
 
 from hopbench.data.schema import Passage
 from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
-    keywords,
     qa,
-    qafd_clusters,
-    qafd_keywords,
     qasa_entities,
     question_entities,
     verify,
@@ -28,6 +25,7 @@ from hopbench.retrieve.catrag.prompts import (
     neighbour_scores,
 )
 from hopbench.retrieve.hipporag.prompts import fact_filter
+from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker, path_tracker
 
 PASSAGES = [
     Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 
-from hopbench.retrieve.kernels.flow import (
+from hopbench.retrieve.qafd.flow import (
     degree_capacities,
     is_bounded,
     push_flow,

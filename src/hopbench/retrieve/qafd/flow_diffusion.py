@@ -34,13 +34,13 @@ from hopbench.core.errors import HopbenchError
 from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.kernels.qafd_seed_flow import (
+from hopbench.retrieve.qafd.seed_flow import (
     SeedFlowDiffusion,
     keep_cluster,
     node_norms_of,
     node_similarity,
 )
-from hopbench.retrieve.qafd_text_units import seed_text_units
+from hopbench.retrieve.qafd.text_units import seed_text_units
 from hopbench.retrieve.question import question_phrases
 from hopbench.retrieve.run_checks import check_graph_matches, resolve_llm_switch
 from hopbench.retrieve.text_vectors import TextVectors
@@ -142,7 +142,7 @@ class FlowDiffusionRetriever(Retriever):
         self.vectors.load_model()
         question_phrases("warm up")
         if self.prompts == "official":
-            from hopbench.llm.prompts import official_qafd
+            from hopbench.retrieve.qafd.prompts import official_qafd
 
             self.official = official_qafd.load(self.official_src)
 
@@ -155,7 +155,7 @@ class FlowDiffusionRetriever(Retriever):
         """(high-level, low-level) keywords; phrases as low-level ones when the LLM gives none."""
         if self.use_llm:
             from hopbench.llm.policy import fallback_on_bad_reply
-            from hopbench.llm.prompts import qafd_keywords as kw
+            from hopbench.retrieve.qafd.prompts import qafd_keywords as kw
 
             msgs = (
                 self.official.messages(question.text)
@@ -283,7 +283,7 @@ class FlowDiffusionRetriever(Retriever):
         """The kept clusters' LLM summaries, low-level clusters first (clusters.py), batched by
         `summary_batch`; recorded in the trace as ``cluster_summaries``."""
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.llm.prompts import qafd_clusters as qc
+        from hopbench.retrieve.qafd.prompts import qafd_clusters as qc
 
         kg = self.kg
         trace = result.trace

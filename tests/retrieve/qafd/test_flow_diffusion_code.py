@@ -1,6 +1,6 @@
 """`flow_diffusion_code` against what QAFD-RAG's own code computed on the same inputs.
 
-tests/retrieve/data/official_qafd_musique_sub.json was written by
+tests/retrieve/qafd/data/official_qafd_musique_sub.json was written by
 benchmarks/parity/qafd/compare.py: the authors' ``run_igraph_qafd`` (Tarzanagh/QAFD-RAG
 ``src/passage_entity/graph_adapter.py``, commit in the file) on the hipporag2 graph of the
 18-passage MuSiQue sub-corpus, hopbench's HippoRAG 2 seeds (fact filter off) and MiniLM vectors.
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.retrieve.qafd_code import QAFDCodeRetriever
+from hopbench.retrieve.qafd.flow_diffusion_code import QAFDCodeRetriever
 
 FIXTURE = Path(__file__).parent / "data" / "official_qafd_musique_sub.json"
 
@@ -40,7 +40,7 @@ def _node(kg, name: str) -> int:
 
 
 def test_matches_the_authors_code(kg2, services, musique_sub):
-    from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion
+    from hopbench.retrieve.qafd.code_push import code_flow_diffusion
 
     fx = json.loads(FIXTURE.read_text())
     assert kg2.manifest["graph_key"] == fx["graph_key"], (

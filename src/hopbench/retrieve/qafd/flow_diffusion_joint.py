@@ -1,7 +1,7 @@
 """hopbench's own QAFD variant (retriever flow_diffusion_joint): passages ranked by ONE joint diffusion.
 
 No QAFD pipeline ranks passages this way: the authors' answering pipeline is
-`flow_diffusion` (retrieve/flow_diffusion.py: the seed entities' text units), their
+`flow_diffusion` (retrieve/qafd/flow_diffusion.py: the seed entities' text units), their
 multi-hop code path is `flow_diffusion_code` (qafd_code.py). This retriever (until issue #32
 the `flow_diffusion` config) reads the paper's formulas as a ranking: one diffusion from all
 seeds at once, passage score = x at the passage node.
@@ -32,7 +32,7 @@ from hopbench.core.fallback_field import DENSE, has_fallback, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.hipporag.hipporag import HippoRAGSeeding
-from hopbench.retrieve.kernels.flow import QAFD_VARIANTS, node_query_cosine, qafd
+from hopbench.retrieve.qafd.flow import QAFD_VARIANTS, node_query_cosine, qafd
 from hopbench.retrieve.question import question_phrases
 from hopbench.retrieve.ranking import order_by, to_retrieval
 from hopbench.retrieve.registry import settings
@@ -147,7 +147,7 @@ class JointFlowDiffusionRetriever(Retriever):
     def _keywords(self, question, trace: dict) -> list[str]:
         if self.use_keywords_llm:
             from hopbench.llm.policy import fallback_on_bad_reply
-            from hopbench.llm.prompts import keywords as kw
+            from hopbench.retrieve.qafd.prompts import keywords as kw
 
             calls: list = []
             words: list[str] = []

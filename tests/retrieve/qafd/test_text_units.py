@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hopbench.retrieve.qafd_text_units import TextUnit, seed_text_units
+from hopbench.retrieve.qafd.text_units import TextUnit, seed_text_units
 
 A, B, C, D, E = range(5)
 PASSAGES = {A: [0, 1], B: [1, 2], C: [3], D: [2], E: [2, 4]}

@@ -18,7 +18,7 @@ On a `MultiGraph` (kg/hipporag2_igraph.py: igraph's neighbour lists, degrees and
 The arithmetic follows the code's scalar types so x agrees to the last bits: the cosines are
 float32 (the vectors' type), w̄ and its running sum are float32 (a Python float times a
 NumPy float32 stays float32), x and mass float64. Sums run in the code's order
-(``np.add.accumulate`` and ``np.add.at`` are sequential). tests/retrieve/kernels/test_qafd_code.py
+(``np.add.accumulate`` and ``np.add.at`` are sequential). tests/retrieve/qafd/test_code_push.py
 checks it against a plain-Python transcription of the loop.
 """
 

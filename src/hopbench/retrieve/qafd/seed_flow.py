@@ -25,7 +25,7 @@ authors' code; a symmetric CSR here, a stored diagonal entry being a self-loop):
 Only the nodes that ever held mass can have excess, so the scan of step 5 runs over them,
 kept in node order, instead of over the whole graph: same list, same draws. (The every-10th
 sum is NumPy's pairwise sum rather than a running one: it can differ in the last bits.)
-tests/retrieve/kernels/test_qafd_seed_flow.py checks it against a networkx transcription.
+tests/retrieve/qafd/test_seed_flow.py checks it against a networkx transcription.
 """
 
 from __future__ import annotations

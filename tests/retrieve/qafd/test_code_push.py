@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hopbench.kg.hipporag2_igraph import multigraph
-from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion, rank_passages
+from hopbench.retrieve.qafd.code_push import code_flow_diffusion, rank_passages
 
 
 def _cos(v1, v2):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.retrieve.kernels.qafd_seed_flow import (
+from hopbench.retrieve.qafd.seed_flow import (
     SeedFlowDiffusion,
     capacities,
     keep_cluster,

@@ -21,7 +21,7 @@ from hopbench.core.fallback_field import DENSE, has_fallback, record_fallback
 from hopbench.kg.hipporag2_igraph import hipporag2_multigraph
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.hipporag.hipporag import HippoRAGSeeding
-from hopbench.retrieve.kernels.qafd_code import code_flow_diffusion, rank_passages
+from hopbench.retrieve.qafd.code_push import code_flow_diffusion, rank_passages
 from hopbench.retrieve.ranking import order_by, to_retrieval
 
 # QAFD-RAG's IGraphQAFD also has "add" and "original" (hybrid); kernels/qafd_code.py computes

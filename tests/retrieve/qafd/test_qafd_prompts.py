@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.llm.prompts import official_qafd, qafd_clusters, qafd_keywords
+from hopbench.retrieve.qafd.prompts import official_qafd, qafd_clusters, qafd_keywords
 
 
 def test_keyword_prompt_is_system_examples_then_the_question():

@@ -1,0 +1,1 @@
+"""The prompts only QAFD uses (hopbench.llm.prompts holds the shared ones)."""
