@@ -19,7 +19,7 @@ from hopbench.harness.runner import execute, semantic_config
 from hopbench.kg.cache_keys import cache_keys
 from hopbench.kg.extraction_run import make_extractor
 from hopbench.kg.settings import resolve_settings
-from tests.helpers.embedding_server import EmbeddingServer
+from tests.helpers.embedding_server import DEGENERATE, EmbeddingServer
 
 KEY_ENV = "HOPBENCH_TEST_EMBEDDING_KEY"
 
@@ -131,7 +131,9 @@ def _cli(overrides: list[str], env: dict[str, str]) -> subprocess.CompletedProce
     )
 
 
-@pytest.mark.parametrize("failure", ["unreachable", "refused key", "wrong dimension", "5xx"])
+@pytest.mark.parametrize(
+    "failure", ["unreachable", "refused key", "wrong dimension", "5xx", "one vector for all"]
+)
 def test_server_failure_exits_2_and_records_nothing(
     failure, server_factory, tmp_path, data_dir, child_env
 ):
@@ -149,6 +151,12 @@ def test_server_failure_exits_2_and_records_nothing(
             server_factory(reshape=lambda n, v: v[:, :100]).base_url,
             ["embedding.dim=384"],
             "have 100 dimensions, expected 384",
+        )
+    elif failure == "one vector for all":
+        url, extra, expected = (
+            server_factory(reshape=DEGENERATE[failure]).base_url,
+            ["embedding.transient_retries=1", "embedding.backoff_s=0.01"],
+            "sent unusable vectors 2 time(s): the same vector for all",
         )
     else:
         url, extra, expected = (
@@ -192,3 +200,21 @@ def test_server_run_ranks_as_the_local_encoder(server_factory, tmp_path, data_di
         (tmp_path / "runs").glob(f"musique_sub/dense/{served['config_hash']}/config.yaml")
     ).read_text()
     assert "sk-embed-test" not in config and KEY_ENV in config
+
+
+def test_a_run_on_zero_vectors_stops_and_the_fixed_server_completes_it(
+    server_factory, tmp_path, data_dir
+):
+    """Issue #54: zero vectors were filed as a complete run (R@2 0) and cached, so the run
+    stayed wrong after the server was fixed. Now the run stops with nothing filed or cached,
+    and the same command against the fixed server ranks as the local encoder does."""
+    broken = server_factory(reshape=DEGENERATE["zero vectors"])
+    retry = ["embedding.transient_retries=1", "embedding.backoff_s=0.01"]
+    with pytest.raises(HopbenchError, match="sent unusable vectors 2 time.*a zero vector"):
+        execute(load_config(_overrides(tmp_path, data_dir, *_server(broken.base_url), *retry)))
+    assert not list((tmp_path / "runs").glob("**/metrics.json"))
+    assert not list((tmp_path / "cache").glob("embeddings/*.npy"))
+    fixed = server_factory()  # another port: the url is in the hash, so compare rankings
+    served = execute(load_config(_overrides(tmp_path, data_dir, *_server(fixed.base_url))))
+    local = execute(load_config(_overrides(tmp_path, data_dir)))
+    assert served["recall@5"] == local["recall@5"] > 0

@@ -22,7 +22,7 @@ from hopbench.embed.server import (
     instruction_for,
 )
 from hopbench.retrieve.base import Services
-from tests.helpers.embedding_server import error
+from tests.helpers.embedding_server import DEGENERATE, error
 
 # The server computes each request's texts as one batch, the local encoder in batches of its own;
 # padding to another length and the JSON round trip move a component by at most 9e-8 (measured on
@@ -248,3 +248,65 @@ def test_settings_are_checked(tmp_path):
         ServerEncoder(base_url="ftp://127.0.0.1/v1", model="m")
     with pytest.raises(HopbenchError, match="embedding.concurrency"):
         ServerEncoder(base_url="http://127.0.0.1:1/v1", model="m", concurrency=0)
+
+
+# ---- degenerate vectors (issue #54, defect 2) ---------------------------------------------
+@pytest.mark.parametrize(
+    "case, problem",
+    [
+        ("zero vectors", "a zero vector for text 0"),
+        ("one vector for all", "the same vector for all 3 texts"),
+        ("NaN", "a vector holds NaN or infinity"),
+        ("no dimension", "vectors of 0 dimensions"),
+    ],
+)
+def test_degenerate_vectors_are_retried_then_refused_and_never_cached(
+    case, problem, embedding_server, passages, tmp_path
+):
+    server = embedding_server(reshape=DEGENERATE[case])
+    enc = _client(server, tmp_path, transient_retries=2)
+    with pytest.raises(EmbeddingResponseError, match="2 time|3 time") as exc:
+        enc.encode(passages[:3])
+    msg = str(exc.value)
+    assert problem in msg and "\n" not in msg and "3 time(s)" in msg, msg
+    assert len(server.requests) == 3 and enc.stats["retries"] == 2  # the LLM's retry policy
+    assert not list((tmp_path / "embeddings").glob("*.npy"))  # nothing cached
+    # the server fixed, the same texts are computed (nothing wrong was kept)
+    fixed = _client(embedding_server(), tmp_path)
+    np.testing.assert_allclose(
+        fixed.encode(passages[:3]),
+        Encoder(cache_dir=None, show_progress=False).encode(passages[:3]),
+        atol=ATOL,
+    )
+
+
+def test_one_degenerate_reply_is_retried_and_the_next_is_used(embedding_server, passages, tmp_path):
+    server = embedding_server(reshape=lambda n, v: np.zeros_like(v) if n == 0 else v)
+    enc = _client(server, tmp_path, transient_retries=1)
+    np.testing.assert_allclose(
+        enc.encode(passages[:3]),
+        Encoder(cache_dir=None, show_progress=False).encode(passages[:3]),
+        atol=ATOL,
+    )
+    assert len(server.requests) == 2 and enc.stats["retries"] == 1
+
+
+def test_texts_differing_only_in_case_may_share_a_vector(embedding_server, tmp_path):
+    """MiniLM is uncased: "Apple" and "APPLE  " are one input to it, so one vector is right."""
+    vecs = _client(embedding_server(), tmp_path).encode(["Apple", "APPLE  ", "apple"])
+    np.testing.assert_allclose(vecs[1:], np.repeat(vecs[:1], 2, axis=0), atol=ATOL)
+
+
+def test_degenerate_vectors_in_the_cache_are_computed_again(embedding_server, passages, tmp_path):
+    """Vectors cached before they were checked (an older hopbench) are not trusted either."""
+    from hopbench.core import checksum
+
+    server = embedding_server()
+    enc = _client(server, tmp_path)
+    path = tmp_path / "embeddings" / f"{enc.cache_key(passages[:3])}.npy"
+    path.parent.mkdir(parents=True)
+    checksum.save_npy(path, np.zeros((3, 384), dtype=np.float32))
+    vecs = enc.encode(passages[:3])
+    assert len(server.requests) == 1 and enc.stats["cache_hits"] == 0
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_array_equal(checksum.load_npy(path), vecs)  # the good ones replace them

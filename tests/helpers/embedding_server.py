@@ -3,8 +3,8 @@
 It answers POST /v1/embeddings with real all-MiniLM-L6-v2 vectors computed by the installed
 local encoder (so the client's vectors can be compared with the local encoder's), after any
 scripted steps (an HTTP error, a body that is not JSON); `reshape` changes the vectors of a
-reply (wrong dimension, wrong count). Items are sent in reverse order with their `index`, as
-the API allows, so the client must order them.
+reply (wrong dimension, wrong count, the `DEGENERATE` vectors of a broken server). Items are
+sent in reverse order with their `index`, as the API allows, so the client must order them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 import numpy as np
+
+
+def _nan_in_first(v: np.ndarray) -> np.ndarray:
+    v = v.copy()
+    v[0, 0] = np.nan
+    return v
+
+
+# `reshape` functions of a broken server that still answers HTTP 200 with vectors that parse
+# (issue #54): all zeros, every input the same vector, a NaN, vectors of no dimension
+DEGENERATE = {
+    "zero vectors": lambda n, v: np.zeros_like(v),
+    "one vector for all": lambda n, v: np.repeat(v[:1], len(v), axis=0),
+    "NaN": lambda n, v: _nan_in_first(v),
+    "no dimension": lambda n, v: np.zeros((len(v), 0)),
+}
 
 
 def error(status: int, message: str) -> tuple[int, bytes]:

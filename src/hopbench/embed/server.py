@@ -4,9 +4,11 @@ text-embeddings-inference), cached and normalised like the local encoder's.
 Why beside `Encoder` and not a backend of it: the model runs elsewhere, so what matters here is
 the request path, and that is the LLM's (`hopbench.core.http_transport`, the same retry and failure
 policy as `hopbench.llm.client`). A server failure stops the run (exit 2, `hopbench.run`): an
-unreachable server, a refused key, 429/5xx or a body that is not an embeddings list after
+unreachable server, a refused key, 429/5xx, a body that is not an embeddings list or vectors
+that cannot be used (zero, NaN, one vector for every input: `vector_checks`) after
 `transient_retries`, a wrong number of vectors or a wrong dimension (at once: retrying cannot
-fix a misconfigured model). There is no fallback to the local model.
+fix a misconfigured model). Nothing of a failed request is cached. There is no fallback to the
+local model.
 
 Instructions: models trained with a query (and passage) prefix get it from `KNOWN_INSTRUCTIONS`
 through the config (`configs/embedding/server.yaml`), so the resolved text is in the run's
@@ -39,6 +41,7 @@ from hopbench.core.http_transport import (
     error_detail,
 )
 from hopbench.core.secret_values import redact_url, url_credentials_error
+from hopbench.embed.vector_checks import degenerate
 
 log = logging.getLogger(__name__)
 
@@ -242,11 +245,16 @@ class ServerEncoder:
                 checksum.remove(path)
             else:
                 if arr.ndim == 2 and arr.shape[0] == len(texts) and arr.dtype == np.float32:
-                    self._check_dim(arr.shape[1], f"the cached vectors in {path}")
-                    with self._lock:
-                        self.stats["cache_hits"] += 1
-                    return arr
-                log.warning("embedding cache %s has the wrong shape; recomputing", path)
+                    # cached before replies were checked (issue #54): not trusted either
+                    problem = degenerate(arr, [self.instruction(query) + t for t in texts])
+                    if problem is None:
+                        self._check_dim(arr.shape[1], f"the cached vectors in {path}")
+                        with self._lock:
+                            self.stats["cache_hits"] += 1
+                        return arr
+                    log.warning("embedding cache %s holds %s; encoding again", path, problem)
+                else:
+                    log.warning("embedding cache %s has the wrong shape; recomputing", path)
         start = time.perf_counter()
         sent = [self.instruction(query) + t for t in texts]
         step = 1 if alone else self.texts_per_request
@@ -355,7 +363,7 @@ class ServerEncoder:
             ) from exc
         if resp.status_code >= 400:
             self._refused(resp)
-        return self._vectors(resp.content, len(batch))
+        return self._vectors(resp.content, batch)
 
     def _refused(self, resp: Response) -> NoReturn:
         status, url = resp.status_code, redact_url(self.base_url)
@@ -402,8 +410,23 @@ class ServerEncoder:
             ),
         ) from exc
 
-    def _vectors(self, body: bytes, n: int) -> np.ndarray:
-        """The (n, dim) vectors of an embeddings body, in input order (by each item's `index`)."""
+    def _unusable(self, problem: str) -> NoReturn:
+        """Vectors that parse but cannot be used (`vector_checks.degenerate`): retried like a
+        bad body (a server still loading its model may send zeros), then the run stops."""
+        raise _Transient(
+            "unusable vectors",
+            ValueError(problem),
+            lambda n: EmbeddingResponseError(
+                f"embedding server at {redact_url(self.base_url)} sent unusable vectors {n} "
+                f"time(s): {problem}; nothing was cached; check the server's log and that it "
+                f"serves embedding.model ({self.model_name!r})"
+            ),
+        )
+
+    def _vectors(self, body: bytes, batch: list[str]) -> np.ndarray:
+        """The (n, dim) vectors of an embeddings body for the n texts of `batch`, in input order
+        (by each item's `index`); refused when unusable (`vector_checks.degenerate`)."""
+        n = len(batch)
         try:
             data = json.loads(body).get("data")
         except (ValueError, AttributeError) as exc:
@@ -431,8 +454,8 @@ class ServerEncoder:
             arr = np.asarray([data[where[i]]["embedding"] for i in range(n)], dtype=np.float64)
         except (TypeError, ValueError) as exc:
             self._bad_body(f"a vector holds something other than numbers ({exc})", exc)
-        if not np.isfinite(arr).all():
-            self._bad_body("a vector holds NaN or infinity", ValueError("not finite"))
+        if problem := degenerate(arr, batch):
+            self._unusable(problem)
         self._check_dim(arr.shape[1], "its vectors")
         return arr
 
