@@ -8,7 +8,6 @@ import hashlib
 import json
 
 import pytest
-from hopbench.retrieve.qafd.prompts import keywords, qafd_clusters, qafd_keywords
 
 from hopbench.data.schema import Passage
 from hopbench.kg import descriptions, llm_extractor
@@ -26,6 +25,7 @@ from hopbench.retrieve.catrag.prompts import (
 )
 from hopbench.retrieve.hipporag.prompts import fact_filter
 from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker, path_tracker
+from hopbench.retrieve.qafd.prompts import keywords, qafd_clusters, qafd_keywords
 
 PASSAGES = [
     Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),
