@@ -2,7 +2,7 @@
 
     python benchmarks/robustness/kill9_suite.py --seed 0 --points 20 [--out OUT.json]
 
-Four scenarios, each against a reference computed without interruption in folders of its own:
+Six scenarios, each against a reference computed without interruption in folders of its own:
 
   llm-run     retriever=oracle reader=qa llm=server concurrency=4 on 60 MuSiQue questions, against
               a fake OpenAI-compatible server on 127.0.0.1 (plumbing only: its answers are fixed);
@@ -12,6 +12,14 @@ Four scenarios, each against a reference computed without interruption in folder
   report      `hopbench report` over the finished runs, killed a seeded time into it
   multirun    `-m top_k=3,5` (Hydra's basic launcher) with the LLM reader, killed at a seeded
               request count
+  replies-import  `hopbench replies import` of the committed reply file (results/reference/
+              llm_replies.jsonl.gz) into an empty response cache, killed a seeded time into it
+              (a seeded fraction of the uninterrupted import's);
+              the cache's tables (created_at aside) are compared with a whole import's, and each
+              killed cache must pass SQLite's integrity check
+  paper       `hopbench paper --no-report` over a small grid (two sub sets, a CPU row and two
+              LLM rows each, the fake server), killed at a seeded request count; its runs are
+              compared as the llm-run scenario's
 
 The kill points (`--points`, spread over the scenarios in turn) are drawn from `--seed`; each
 scenario is killed at each of its points in sequence and launched once more at the end to
@@ -198,10 +206,12 @@ def snapshot(runs: Path) -> dict[str, str]:
 
 
 def incomplete(runs: Path) -> list[str]:
+    """Run folders with a config and no metrics (not the runner's .hydra output folders)."""
     return [
         str(p.parent.relative_to(runs))
         for p in runs.glob("*/*/*/config.yaml")
         if not (p.parent / "metrics.json").exists()
+        and not any(part.startswith(".") for part in p.relative_to(runs).parts)
     ]
 
 
@@ -315,11 +325,148 @@ def scenario_report(work: Path, points: list) -> dict:
     }
 
 
+REPLY_FILE = REPO / "results" / "reference" / "llm_replies.jsonl.gz"
+# the cache's tables as an import leaves them, without the time each row was written
+CACHE_TABLES = {
+    "responses": "key, model_identity, request, response_text, prompt_tokens, completion_tokens, "
+    "latency_s",
+    "checksums": "key, digest",
+    "failed_replies": "key, model_identity, response_text, prompt_tokens, completion_tokens, "
+    "latency_s, truncated",
+}
+
+
+def cache_rows(cache: Path) -> dict[str, list]:
+    import sqlite3
+
+    db = cache / "llm" / "responses.sqlite"
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as conn:
+        return {
+            t: conn.execute(f"SELECT {cols} FROM {t} ORDER BY key").fetchall()
+            for t, cols in CACHE_TABLES.items()
+        }
+
+
+def cache_health(cache: Path) -> dict:
+    """Rows written so far, and SQLite's own check of the file a kill left."""
+    import sqlite3
+
+    db = cache / "llm" / "responses.sqlite"
+    if not db.exists():
+        return {"rows": 0, "integrity": "no file yet"}
+    with sqlite3.connect(db) as conn:
+        (ok,) = conn.execute("PRAGMA integrity_check").fetchone()
+        try:
+            (rows,) = conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+        except sqlite3.OperationalError:  # killed before the table was made
+            rows = 0
+    return {"rows": rows, "integrity": ok}
+
+
+def scenario_replies_import(work: Path, points: list) -> dict:
+    """Import the committed reply file, killed at seeded fractions of a whole import's time (the
+    reference's), then once more to finish."""
+    ref, test = work / "import-reference" / "cache", work / "import-killed" / "cache"
+
+    def cmd(cache: Path) -> list[str]:
+        return [sys.executable, "-m", "hopbench.cli", "replies", "import", str(REPLY_FILE)] + [
+            "--cache-dir",
+            str(cache),
+        ]
+
+    r = launch(cmd(ref), work)
+    if r["rc"] != 0:
+        return {"scenario": "replies-import", "error": f"reference failed: {r}"}
+    kills = []
+    for p in points:
+        at = round(p * r["seconds"], 1)
+        res = launch(cmd(test), work, by_seconds(at))
+        kills.append({"point": at, **res, "after": cache_health(test)})
+    final = launch(cmd(test), work)
+    a, b = cache_rows(ref), cache_rows(test)
+    return {
+        "scenario": "replies-import",
+        "reference_seconds": r["seconds"],
+        "kills": kills,
+        "final_rc": final["rc"],
+        "rows_compared": {t: len(v) for t, v in a.items()},
+        "identical": a == b and bool(a.get("responses")),
+        "differing": sorted(t for t in CACHE_TABLES if a.get(t) != b.get(t)),
+        "incomplete_after": [
+            k["after"] for k in kills if k["after"]["integrity"] not in ("ok", "no file yet")
+        ],
+    }
+
+
+PAPER_GRID = """
+paper: {llm_questions: 3, llm: server, max_llm_hours: null, default_seconds_per_question: 60,
+        default_calls_per_question: 1, replies: null}
+datasets:
+  musique_sub: {graphs: [spacy], reader: qa}
+  2wikimultihopqa_sub: {graphs: [spacy], reader: qa}
+cpu:
+  - retriever: dense
+llm:
+  - {retriever: oracle, reader: dataset}
+  - {retriever: dense, reader: dataset}
+sweeps: []
+"""
+
+
+def scenario_paper(work: Path, points: list, server: FakeLLM) -> dict:
+    """`hopbench paper` over a small grid, killed at seeded request counts, then to the end."""
+    grid = work / "paper-grid.yaml"
+    grid.write_text(PAPER_GRID)
+
+    def cmd(root: Path) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "hopbench.cli",
+            "paper",
+            "--grid",
+            str(grid),
+            "--no-report",
+            f"paths.data_dir={DATA}",
+            f"paths.runs_dir={root / 'runs'}",
+            f"paths.cache_dir={root / 'cache'}",
+            "progress=false",
+            f"llm.base_url={server.base_url}",
+            "llm.model=kill9",
+        ]
+
+    ref, test = work / "paper-reference", work / "paper-killed"
+    for d in (ref, test):
+        d.mkdir(parents=True)
+    r = launch(cmd(ref), ref)
+    if r["rc"] != 0:
+        return {"scenario": "paper", "error": f"reference failed: {r}"}
+    shutil.copytree(ref / "cache" / "embeddings", test / "cache" / "embeddings")
+    kills = []
+    for p in points:
+        res = launch(cmd(test), test, by_requests(server, p))
+        kills.append({"point": p, **res, "runs_complete": len(snapshot(test / "runs"))})
+    final = launch(cmd(test), test)
+    a, b = snapshot(ref / "runs"), snapshot(test / "runs")
+    return {
+        "scenario": "paper",
+        "reference_seconds": r["seconds"],
+        "kills": kills,
+        "final_rc": final["rc"],
+        "runs_compared": sorted(a),
+        "identical": a == b and bool(a),
+        "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
+        "incomplete_after": incomplete(test / "runs"),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--points", type=int, default=20)
-    ap.add_argument("--scenarios", default="llm-run,graph,report,multirun")
+    ap.add_argument("--scenarios", default="llm-run,graph,report,multirun,replies-import,paper")
     ap.add_argument(
         "--out", default=str(REPO / "benchmarks" / "robustness" / "results" / "kill9_suite.json")
     )
@@ -327,16 +474,18 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     names = args.scenarios.split(",")
-    # seeded kill points, dealt to the scenarios in turn: request counts (LLM runs), seconds
-    # into the launch (graph build, report)
+    # seeded kill points, dealt to the scenarios in turn: request counts (LLM runs, paper),
+    # seconds into the launch (graph build, report, replies import)
     points: dict[str, list] = {n: [] for n in names}
     for i in range(args.points):
         n = names[i % len(names)]
-        points[n].append(
-            rng.randint(1, 10)
-            if n in ("llm-run", "multirun")
-            else round(rng.uniform(2.0, 40.0 if n == "graph" else 8.0), 1)
-        )
+        if n == "replies-import":  # a fraction of the whole import's time (known once it ran)
+            points[n].append(round(rng.uniform(0.3, 0.95), 2))
+        elif n in ("llm-run", "multirun", "paper"):
+            # paper: ~10 requests in all, so a point past a launch's remaining ones lands nowhere
+            points[n].append(rng.randint(1, 4 if n == "paper" else 10))
+        else:
+            points[n].append(round(rng.uniform(2.0, 40.0 if n == "graph" else 8.0), 1))
     server = FakeLLM()
     work = Path(tempfile.mkdtemp(prefix="hopbench-kill9-"))
     t0 = time.monotonic()
@@ -347,6 +496,10 @@ def main() -> None:
                 if "llm-run" not in names:
                     continue
                 results.append(scenario_report(work, points[n]))
+            elif n == "replies-import":
+                results.append(scenario_replies_import(work, points[n]))
+            elif n == "paper":
+                results.append(scenario_paper(work, points[n], server))
             else:
                 results.append(scenario_runs(n, work, points[n], server))
             print(json.dumps(results[-1])[:2000], flush=True)
