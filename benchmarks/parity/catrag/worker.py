@@ -197,17 +197,7 @@ def main() -> int:
     cr.prepare_retrieval_objects()
     cr.get_query_embeddings(queries)
     g = cr.graph
-    names, contents = g.vs["name"], g.vs["content"]
-    kinds = ["entity" if n.startswith("entity-") else "passage" for n in names]
-    el = np.array(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    np.savez(
-        WORK / "official_catrag_edges.npz",
-        src=el[:, 0],
-        dst=el[:, 1],
-        weight=np.array(g.es["weight"], dtype=np.float64),
-        kind=np.array(kinds),
-        content=np.array(contents),
-    )
+    _, contents, kinds = ohw.save_edges(g, WORK / "official_catrag_edges.npz")
 
     def one(q):
         """The body of CatRAG.retrieve's loop for one question (its two threads run in turn)."""

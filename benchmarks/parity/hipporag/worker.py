@@ -146,18 +146,7 @@ def main() -> int:
 
     # the graph: vertices (kind, content) and every igraph edge with its weight
     g = hr.graph
-    names = g.vs["name"]
-    contents = g.vs["content"]
-    kinds = ["entity" if n.startswith("entity-") else "passage" for n in names]
-    el = np.array(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    np.savez(
-        WORK / "official_edges.npz",
-        src=el[:, 0],
-        dst=el[:, 1],
-        weight=np.array(g.es["weight"], dtype=np.float64),
-        kind=np.array(kinds),
-        content=np.array(contents),
-    )
+    names, contents, kinds = save_edges(g, WORK / "official_edges.npz")
     ent_keys = {n for n, k in zip(names, kinds) if k == "entity"}
     fact_pairs = {frozenset(k) for k in steps["fact"] if k[0] != k[1]}
     syn_pairs = {frozenset(k) for k in steps["synonym"]}
@@ -238,6 +227,23 @@ def main() -> int:
     )
     print(json.dumps(graph))
     return 0
+
+
+def save_edges(g, path: Path) -> tuple[list, list, list]:
+    """Every igraph edge with its weight, and each vertex's kind and content, to `path` (what
+    the compare script matches against hopbench's graph); returns names, contents, kinds."""
+    names, contents = g.vs["name"], g.vs["content"]
+    kinds = ["entity" if n.startswith("entity-") else "passage" for n in names]
+    el = np.array(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+    np.savez(
+        path,
+        src=el[:, 0],
+        dst=el[:, 1],
+        weight=np.array(g.es["weight"], dtype=np.float64),
+        kind=np.array(kinds),
+        content=np.array(contents),
+    )
+    return names, contents, kinds
 
 
 def recording_resets(owner) -> tuple[list, object]:
