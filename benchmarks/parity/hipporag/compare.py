@@ -487,6 +487,127 @@ def compare_graph(graph: str, args, py: Path) -> dict:
 
 
 # ---- the report --------------------------------------------------------------------------------
+def graph_section(g) -> list[str]:
+    """The markdown lines of one `g` of markdown()."""
+    L: list[str] = []
+    c = g["counts"]
+    o, f, h = c["official"], c["hopbench_hipporag2"], c["hopbench_construction"]
+    L += [
+        f"## graph={g['graph']} (triples: {SOURCES.get(g['graph'], g['graph'])})",
+        "",
+        "| | official | hopbench hipporag2 | hopbench construction |",
+        "|:--|--:|--:|--:|",
+    ]
+    for key, label in (
+        ("vertices", "nodes"),
+        ("entities", "entity nodes"),
+        ("passages", "passage nodes"),
+        ("facts", "facts (embedded)"),
+        ("fact_pairs", "fact pairs"),
+        ("synonym_pairs", "synonym pairs"),
+        ("fact_and_synonym_pairs", "pairs with both"),
+        ("passage_entity_edges", "passage-entity edges"),
+        ("directed_synonym_entries", "directed synonym entries"),
+    ):
+        L.append(f"| {label} | {_n(o.get(key))} | {_n(f.get(key))} | {_n(h.get(key))} |")
+    L.append(
+        f"| igraph edges (a fact or synonym pair has one per direction) | {_n(o['edges'])} | | |"
+    )
+    e = g["edges"]
+    L += [
+        "",
+        f"hopbench configs: hipporag `{g['hopbench_config_hashes']['hipporag']}` (graph "
+        f"`{g['graph_keys']['hipporag2']}`), hipporag_hb `{g['hopbench_config_hashes']['hipporag_hb']}` "
+        f"(graph `{g['graph_keys']['hopbench']}`): the run folders of "
+        "benchmarks/parity/hipporag/faithful_musique.sh.",
+    ]
+    L += [
+        "",
+        f"Every edge weight, official igraph (parallel edges summed) against hopbench's PPR adjacency "
+        f"(2 x relation + 2 x synonym + 1 x context): {e['pairs_official']:,} vs {e['pairs_hopbench']:,} "
+        f"node pairs, {e['pairs_only_official']} only official, {e['pairs_only_hopbench']} only hopbench, "
+        f"{e['pairs_weight_differs_over_1e-6']} with weights differing by more than 1e-6 (max "
+        f"{e['max_abs_weight_difference']:.3g}); official nodes without a hopbench node: "
+        f"{e['official_vertices_unmatched']}; entity names identical: {e['same_entity_names']}.",
+        "",
+    ]
+    seeds = list(g["top10_identical"])
+    L += [
+        "Top-10 identical to the official's: "
+        + ", ".join(
+            f"{g['top10_identical'][s]}/{g['n_questions']} (PYTHONHASHSEED={s})" for s in seeds
+        )
+        + f"; same top-10 set (PYTHONHASHSEED={seeds[0]}): {g['top10_same_set']}/{g['n_questions']}. "
+        + "The official against itself: "
+        + ", ".join(
+            f"{v}/{g['n_questions']} identical between seeds {k}"
+            for k, v in g["official_self_identical"].items()
+        )
+        + ".",
+        "",
+    ]
+    dk = g["differing_kinds"]
+    L.append(
+        f"Of the {len(g['differing'])} differing lists (PYTHONHASHSEED={seeds[0]}): {dk['tie']} lie entirely "
+        f"inside an exact tie (replaying the official's tied choice gives its top-10), {dk['not a tie']} do not"
+        + (
+            ": "
+            + "; ".join(
+                f"{d['question']}: {d['why']}" for d in g["differing"] if d["kind"] != "tie"
+            )
+            if dk["not a tie"]
+            else ""
+        )
+        + "."
+    )
+    kinds = [
+        ("fact ties" if d.get("fact_tie") else "seed ties")
+        for d in g["differing"]
+        if d["kind"] == "tie"
+    ]
+    if kinds:
+        L.append(
+            f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
+            f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
+            + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie")
+            + "."
+        )
+    L += [
+        "",
+        "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |",
+        "|:--|--:|" + "--:|" * len(METRICS),
+    ]
+    for name, s in g["recall"].items():
+        L.append(
+            f"| {name} | {s['recall@5']['n']} | "
+            + " | ".join(
+                f"{100 * s[m]['mean']:.1f} [{100 * s[m]['ci'][0]:.1f}, {100 * s[m]['ci'][1]:.1f}]"
+                for m in METRICS
+            )
+            + " |"
+        )
+    L += [
+        "",
+        "| paired | " + " | ".join(f"Δ{HEAD[m]} (p)" for m in METRICS) + " |",
+        "|:--|" + ":--|" * len(METRICS),
+    ]
+    for p in g["paired"]:
+        L.append(
+            f"| {p['a']} − {p['b']} | "
+            + " | ".join(f"{100 * p[m]['delta']:+.1f} ({p[m]['p']:.3g})" for m in METRICS)
+            + " |"
+        )
+    L += [
+        "",
+        "| retrieval time per question | p50 ms | p90 ms | mean ms |",
+        "|:--|--:|--:|--:|",
+    ]
+    for name, t in g["ms"].items():
+        L.append(f"| {name} | {t['p50']:.1f} | {t['p90']:.1f} | {t['mean']:.1f} |")
+    L.append("")
+    return L
+
+
 def markdown(res: dict) -> str:
     L = [
         "# HippoRAG 2: hopbench against the official package (issue #15)",
@@ -505,121 +626,7 @@ def markdown(res: dict) -> str:
         "",
     ]
     for g in res["graphs"]:
-        c = g["counts"]
-        o, f, h = c["official"], c["hopbench_hipporag2"], c["hopbench_construction"]
-        L += [
-            f"## graph={g['graph']} (triples: {SOURCES.get(g['graph'], g['graph'])})",
-            "",
-            "| | official | hopbench hipporag2 | hopbench construction |",
-            "|:--|--:|--:|--:|",
-        ]
-        for key, label in (
-            ("vertices", "nodes"),
-            ("entities", "entity nodes"),
-            ("passages", "passage nodes"),
-            ("facts", "facts (embedded)"),
-            ("fact_pairs", "fact pairs"),
-            ("synonym_pairs", "synonym pairs"),
-            ("fact_and_synonym_pairs", "pairs with both"),
-            ("passage_entity_edges", "passage-entity edges"),
-            ("directed_synonym_entries", "directed synonym entries"),
-        ):
-            L.append(f"| {label} | {_n(o.get(key))} | {_n(f.get(key))} | {_n(h.get(key))} |")
-        L.append(
-            f"| igraph edges (a fact or synonym pair has one per direction) | {_n(o['edges'])} | | |"
-        )
-        e = g["edges"]
-        L += [
-            "",
-            f"hopbench configs: hipporag `{g['hopbench_config_hashes']['hipporag']}` (graph "
-            f"`{g['graph_keys']['hipporag2']}`), hipporag_hb `{g['hopbench_config_hashes']['hipporag_hb']}` "
-            f"(graph `{g['graph_keys']['hopbench']}`): the run folders of "
-            "benchmarks/parity/hipporag/faithful_musique.sh.",
-        ]
-        L += [
-            "",
-            f"Every edge weight, official igraph (parallel edges summed) against hopbench's PPR adjacency "
-            f"(2 x relation + 2 x synonym + 1 x context): {e['pairs_official']:,} vs {e['pairs_hopbench']:,} "
-            f"node pairs, {e['pairs_only_official']} only official, {e['pairs_only_hopbench']} only hopbench, "
-            f"{e['pairs_weight_differs_over_1e-6']} with weights differing by more than 1e-6 (max "
-            f"{e['max_abs_weight_difference']:.3g}); official nodes without a hopbench node: "
-            f"{e['official_vertices_unmatched']}; entity names identical: {e['same_entity_names']}.",
-            "",
-        ]
-        seeds = list(g["top10_identical"])
-        L += [
-            "Top-10 identical to the official's: "
-            + ", ".join(
-                f"{g['top10_identical'][s]}/{g['n_questions']} (PYTHONHASHSEED={s})" for s in seeds
-            )
-            + f"; same top-10 set (PYTHONHASHSEED={seeds[0]}): {g['top10_same_set']}/{g['n_questions']}. "
-            + "The official against itself: "
-            + ", ".join(
-                f"{v}/{g['n_questions']} identical between seeds {k}"
-                for k, v in g["official_self_identical"].items()
-            )
-            + ".",
-            "",
-        ]
-        dk = g["differing_kinds"]
-        L.append(
-            f"Of the {len(g['differing'])} differing lists (PYTHONHASHSEED={seeds[0]}): {dk['tie']} lie entirely "
-            f"inside an exact tie (replaying the official's tied choice gives its top-10), {dk['not a tie']} do not"
-            + (
-                ": "
-                + "; ".join(
-                    f"{d['question']}: {d['why']}" for d in g["differing"] if d["kind"] != "tie"
-                )
-                if dk["not a tie"]
-                else ""
-            )
-            + "."
-        )
-        kinds = [
-            ("fact ties" if d.get("fact_tie") else "seed ties")
-            for d in g["differing"]
-            if d["kind"] == "tie"
-        ]
-        if kinds:
-            L.append(
-                f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
-                f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
-                + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie")
-                + "."
-            )
-        L += [
-            "",
-            "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |",
-            "|:--|--:|" + "--:|" * len(METRICS),
-        ]
-        for name, s in g["recall"].items():
-            L.append(
-                f"| {name} | {s['recall@5']['n']} | "
-                + " | ".join(
-                    f"{100 * s[m]['mean']:.1f} [{100 * s[m]['ci'][0]:.1f}, {100 * s[m]['ci'][1]:.1f}]"
-                    for m in METRICS
-                )
-                + " |"
-            )
-        L += [
-            "",
-            "| paired | " + " | ".join(f"Δ{HEAD[m]} (p)" for m in METRICS) + " |",
-            "|:--|" + ":--|" * len(METRICS),
-        ]
-        for p in g["paired"]:
-            L.append(
-                f"| {p['a']} − {p['b']} | "
-                + " | ".join(f"{100 * p[m]['delta']:+.1f} ({p[m]['p']:.3g})" for m in METRICS)
-                + " |"
-            )
-        L += [
-            "",
-            "| retrieval time per question | p50 ms | p90 ms | mean ms |",
-            "|:--|--:|--:|--:|",
-        ]
-        for name, t in g["ms"].items():
-            L.append(f"| {name} | {t['p50']:.1f} | {t['p90']:.1f} | {t['mean']:.1f} |")
-        L.append("")
+        L += graph_section(g)
     L += ["p: paired bootstrap for recall, exact McNemar for FCR@5; intervals: 95% bootstrap.", ""]
     return "\n".join(L)
 

@@ -679,6 +679,92 @@ def summarize(d: dict) -> dict:
     }
 
 
+def dataset_section(d) -> list[str]:
+    """The markdown lines of one `d` of markdown()."""
+    L: list[str] = []
+    s = summarize(d)
+    hb, off = s["hopbench"], s["official"]
+    runs_h, runs_o = d["runs"]["hopbench"], d["runs"]["official"]
+    ext = d["extraction"]
+    title = f"## {d['dataset']}" + (
+        f" (first {d['limit_passages']} passages)" if d["limit_passages"] else ""
+    )
+    L += [
+        title,
+        "",
+        f"{d['passages']:,} passages, {ext.get('triples', 0):,} triples; load average "
+        f"{d['loadavg_start']} at the start, {d['loadavg_end']} at the end.",
+        "",
+        "| stage | hopbench wall s | hopbench CPU s | official wall s | official CPU s | "
+        "official/hopbench wall | official/hopbench CPU |",
+        "|:--|--:|--:|--:|--:|--:|--:|",
+    ]
+    if ext.get("cold"):
+        e = ext["extract"]
+        L.append(
+            f"| *extraction, cold (spaCy, n_process={ext['spacy']['n_process']}; apart)* | "
+            f"*{e['wall']:,.2f}* | *{e['cpu']:,.2f}* | *(input: OpenIE file)* | | | |"
+        )
+    imp_h = median_rows([{"x": r["imports"]} for r in runs_h])["x"]
+    imp_o = median_rows([{"x": r["imports"]} for r in runs_o])["x"]
+    L.append(
+        f"| *imports (apart)* | *{_s(imp_h, 'wall')}* | *{_s(imp_h, 'cpu')}* | *{_s(imp_o, 'wall')}* | "
+        f"*{_s(imp_o, 'cpu')}* | | |"
+    )
+    for key, label in ROWS:
+        a, b = hb.get(key), off.get(key)
+        L.append(
+            f"| {label} | {_s(a, 'wall')} | {_s(a, 'cpu')} | {_s(b, 'wall')} | {_s(b, 'cpu')} | "
+            f"{_ratio(b, a, 'wall')} | {_ratio(b, a, 'cpu')} |"
+        )
+    a, b = hb["total"], off["total"]
+    L.append(
+        f"| **TOTAL** | **{_s(a, 'wall')}** | **{_s(a, 'cpu')}** | **{_s(b, 'wall')}** | "
+        f"**{_s(b, 'cpu')}** | **{_ratio(b, a, 'wall')}** | **{_ratio(b, a, 'cpu')}** |"
+    )
+    ph = median_rows([{"x": r["process"]} for r in runs_h])["x"]
+    po = median_rows([{"x": r["process"]} for r in runs_o])["x"]
+    L.append(
+        f"| whole process (start-up to exit, measured outside) | {_s(ph, 'wall')} | {_s(ph, 'cpu')} | "
+        f"{_s(po, 'wall')} | {_s(po, 'cpu')} | {_ratio(po, ph, 'wall')} | {_ratio(po, ph, 'cpu')} |"
+    )
+    rh, ro = _med(runs_h, "peak_rss_mib"), _med(runs_o, "peak_rss_mib")
+    L.append(f"| peak RSS (MiB) | {rh:,.0f} | | {ro:,.0f} | | {ro / rh:.2f} | |")
+    knn = [r["stages"].get("retrieve_knn") for r in runs_o]
+    enc_h = runs_h[0]["encoder"]["stats"]
+    L += [
+        "",
+        f"Official details (median): `retrieve_knn` {statistics.median(k['wall'] for k in knn if k):.2f} s "
+        f"wall of the synonym stage; `augment_graph` prints `get_graph_info()` "
+        f"({statistics.median(r['stages'].get('get_graph_info', {}).get('wall', 0) for r in runs_o):.2f} s). "
+        f"hopbench's encoder encoded {enc_h['texts_encoded']:,} texts "
+        f"(official: {sum(runs_o[0]['graph']['embedded'].values()):,}).",
+        "",
+    ]
+    if len(runs_h) > 1:
+        L += [
+            "TOTAL per repeat (wall s): hopbench "
+            + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_h)
+            + "; official "
+            + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_o)
+            + ".",
+            "",
+        ]
+    gh, go = runs_h[0]["graph"], runs_o[0]["graph"]
+    L += ["| graph | hopbench | official |", "|:--|--:|--:|"]
+    for key, label in COUNTS:
+        L.append(f"| {label} | {_n(gh.get(key))} | {_n(go.get(key))} |")
+    L += [
+        "",
+        f"Same graph (vertices, entity and passage nodes, facts, fact pairs, passage-entity edges, igraph "
+        f"edges, node pairs): **{'yes' if s['same_graph'] else 'NO'}**"
+        + ("" if s["same_across_repeats"] else " (counts differ between repeats!)")
+        + ".",
+        "",
+    ]
+    return L
+
+
 def markdown(res: dict) -> str:
     L = [
         "# Cold index build: hopbench against the official HippoRAG 2 package (issue #31)",
@@ -720,86 +806,7 @@ def markdown(res: dict) -> str:
         "",
     ]
     for d in res["datasets"]:
-        s = summarize(d)
-        hb, off = s["hopbench"], s["official"]
-        runs_h, runs_o = d["runs"]["hopbench"], d["runs"]["official"]
-        ext = d["extraction"]
-        title = f"## {d['dataset']}" + (
-            f" (first {d['limit_passages']} passages)" if d["limit_passages"] else ""
-        )
-        L += [
-            title,
-            "",
-            f"{d['passages']:,} passages, {ext.get('triples', 0):,} triples; load average "
-            f"{d['loadavg_start']} at the start, {d['loadavg_end']} at the end.",
-            "",
-            "| stage | hopbench wall s | hopbench CPU s | official wall s | official CPU s | "
-            "official/hopbench wall | official/hopbench CPU |",
-            "|:--|--:|--:|--:|--:|--:|--:|",
-        ]
-        if ext.get("cold"):
-            e = ext["extract"]
-            L.append(
-                f"| *extraction, cold (spaCy, n_process={ext['spacy']['n_process']}; apart)* | "
-                f"*{e['wall']:,.2f}* | *{e['cpu']:,.2f}* | *(input: OpenIE file)* | | | |"
-            )
-        imp_h = median_rows([{"x": r["imports"]} for r in runs_h])["x"]
-        imp_o = median_rows([{"x": r["imports"]} for r in runs_o])["x"]
-        L.append(
-            f"| *imports (apart)* | *{_s(imp_h, 'wall')}* | *{_s(imp_h, 'cpu')}* | *{_s(imp_o, 'wall')}* | "
-            f"*{_s(imp_o, 'cpu')}* | | |"
-        )
-        for key, label in ROWS:
-            a, b = hb.get(key), off.get(key)
-            L.append(
-                f"| {label} | {_s(a, 'wall')} | {_s(a, 'cpu')} | {_s(b, 'wall')} | {_s(b, 'cpu')} | "
-                f"{_ratio(b, a, 'wall')} | {_ratio(b, a, 'cpu')} |"
-            )
-        a, b = hb["total"], off["total"]
-        L.append(
-            f"| **TOTAL** | **{_s(a, 'wall')}** | **{_s(a, 'cpu')}** | **{_s(b, 'wall')}** | "
-            f"**{_s(b, 'cpu')}** | **{_ratio(b, a, 'wall')}** | **{_ratio(b, a, 'cpu')}** |"
-        )
-        ph = median_rows([{"x": r["process"]} for r in runs_h])["x"]
-        po = median_rows([{"x": r["process"]} for r in runs_o])["x"]
-        L.append(
-            f"| whole process (start-up to exit, measured outside) | {_s(ph, 'wall')} | {_s(ph, 'cpu')} | "
-            f"{_s(po, 'wall')} | {_s(po, 'cpu')} | {_ratio(po, ph, 'wall')} | {_ratio(po, ph, 'cpu')} |"
-        )
-        rh, ro = _med(runs_h, "peak_rss_mib"), _med(runs_o, "peak_rss_mib")
-        L.append(f"| peak RSS (MiB) | {rh:,.0f} | | {ro:,.0f} | | {ro / rh:.2f} | |")
-        knn = [r["stages"].get("retrieve_knn") for r in runs_o]
-        enc_h = runs_h[0]["encoder"]["stats"]
-        L += [
-            "",
-            f"Official details (median): `retrieve_knn` {statistics.median(k['wall'] for k in knn if k):.2f} s "
-            f"wall of the synonym stage; `augment_graph` prints `get_graph_info()` "
-            f"({statistics.median(r['stages'].get('get_graph_info', {}).get('wall', 0) for r in runs_o):.2f} s). "
-            f"hopbench's encoder encoded {enc_h['texts_encoded']:,} texts "
-            f"(official: {sum(runs_o[0]['graph']['embedded'].values()):,}).",
-            "",
-        ]
-        if len(runs_h) > 1:
-            L += [
-                "TOTAL per repeat (wall s): hopbench "
-                + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_h)
-                + "; official "
-                + ", ".join(f"{r['total']['wall']:.1f}" for r in runs_o)
-                + ".",
-                "",
-            ]
-        gh, go = runs_h[0]["graph"], runs_o[0]["graph"]
-        L += ["| graph | hopbench | official |", "|:--|--:|--:|"]
-        for key, label in COUNTS:
-            L.append(f"| {label} | {_n(gh.get(key))} | {_n(go.get(key))} |")
-        L += [
-            "",
-            f"Same graph (vertices, entity and passage nodes, facts, fact pairs, passage-entity edges, igraph "
-            f"edges, node pairs): **{'yes' if s['same_graph'] else 'NO'}**"
-            + ("" if s["same_across_repeats"] else " (counts differ between repeats!)")
-            + ".",
-            "",
-        ]
+        L += dataset_section(d)
     return "\n".join(L)
 
 
