@@ -63,7 +63,7 @@ bench:           ## the speed suite (benchmarks/speed/; outputs in runs/bench/);
 parity:          ## hopbench against the authors' code (benchmarks/parity/README.md); OFFICIAL_SRC_QAFD=../QAFD-RAG ...
 	$(PYTHON) -m benchmarks.parity --data-dir $(DATA_DIR) $(PARITY)
 
-lint:            ## ruff: the linter and the formatter's check (CI runs it; .pre-commit-config.yaml does it per commit)
+lint:            ## ruff: the linter (complexity limits included: pyproject.toml) and the formatter's check (CI runs it; .pre-commit-config.yaml does it per commit)
 	$(PYTHON) -m ruff check src tests benchmarks scripts
 	$(PYTHON) -m ruff format --check src tests benchmarks scripts
 

@@ -35,65 +35,100 @@ STRIP_LEADING_POS = {"DET", "PRON", "PUNCT", "CCONJ", "PART"}
 def doc_to_extraction(passage: Passage, doc, resolve_pronouns: bool = True) -> PassageExtraction:
     title = clean_text(passage.title).strip()
     spans = _ArgumentSpans(doc)
-    triples: list[list[str]] = []
-    seen_triples: set[tuple[str, str, str]] = set()
+    found = _TripleSet()
+    _verb_triples(doc, spans, found, title if resolve_pronouns else "")
+    _apposition_triples(doc, spans, found)
+    return PassageExtraction(
+        passage_id=passage.id,
+        entities=_entity_candidates(title, doc, found.triples),
+        triples=found.triples,
+    )
 
-    def add(subj: str | None, rel: str, obj: str | None) -> None:
+
+class _TripleSet:
+    """Triples in the order found, each once; none with an empty part, or subject == object."""
+
+    def __init__(self) -> None:
+        self.triples: list[list[str]] = []
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(self, subj: str | None, rel: str, obj: str | None) -> None:
         rel = " ".join(rel.lower().split())
         if not subj or not obj or not rel or subj.lower() == obj.lower():
             return
         key = (subj, rel, obj)
-        if key not in seen_triples:
-            seen_triples.add(key)
-            triples.append([subj, rel, obj])
+        if key not in self._seen:
+            self._seen.add(key)
+            self.triples.append([subj, rel, obj])
 
-    def subject_text(tok) -> str | None:
-        if tok.pos_ == "PRON" and tok.lower_ in TITLE_PRONOUNS:
-            return title if (resolve_pronouns and title) else None
-        if tok.lower_ in RELATIVE_PRONOUNS and tok.head.dep_ == "relcl":
-            return spans.text(tok.head.head)
-        if not spans.is_specific(tok):
-            return None
-        return spans.text(tok)
 
+def _subject_text(tok, spans: _ArgumentSpans, pronoun_title: str) -> str | None:
+    """A subject's text: a subject pronoun is `pronoun_title` ("" when pronouns are not
+    resolved), a relative pronoun its clause's head noun; a bare common noun is no subject."""
+    if tok.pos_ == "PRON" and tok.lower_ in TITLE_PRONOUNS:
+        return pronoun_title or None
+    if tok.lower_ in RELATIVE_PRONOUNS and tok.head.dep_ == "relcl":
+        return spans.text(tok.head.head)
+    if not spans.is_specific(tok):
+        return None
+    return spans.text(tok)
+
+
+def _verb_triples(doc, spans: _ArgumentSpans, found: _TripleSet, pronoun_title: str) -> None:
+    """Verb relations and their prepositional attachments (the module docstring's first two rules)."""
     for verb in doc:
         if verb.pos_ not in ("VERB", "AUX"):
             continue
         subjects = _subjects_of(verb)
         if not subjects:
             continue
-        subj_texts = [s for s in (subject_text(t) for t in subjects) if s]
+        subj_texts = [s for s in (_subject_text(t, spans, pronoun_title) for t in subjects) if s]
         if not subj_texts:
             continue
         rel = verb.text + "".join(" " + c.text for c in verb.children if c.dep_ == "prt")
         for child in verb.children:
             if child.dep_ in OBJECT_DEPS:
-                for obj in _with_conjuncts(child):
-                    obj_text = spans.text(obj)
-                    for s in subj_texts:
-                        add(s, rel, obj_text)
-                    for prep in obj.children:
-                        if prep.dep_ == "prep":
-                            for pobj in _pobjs(prep):
-                                for s in subj_texts:
-                                    add(s, f"{rel} {obj.text} {prep.text}", spans.text(pobj))
+                _object_triples(child, rel, subj_texts, spans, found)
             elif child.dep_ in PREP_DEPS:
                 for pobj in _pobjs(child):
                     for s in subj_texts:
-                        add(s, f"{rel} {child.text}", spans.text(pobj))
+                        found.add(s, f"{rel} {child.text}", spans.text(pobj))
 
+
+def _object_triples(
+    child, rel: str, subj_texts: list[str], spans: _ArgumentSpans, found: _TripleSet
+) -> None:
+    """(subject, verb, object) for an object and its conjuncts, and (subject, "verb object
+    prep", pobj) for the object's prepositions ("is the capital of Y")."""
+    for obj in _with_conjuncts(child):
+        obj_text = spans.text(obj)
+        for s in subj_texts:
+            found.add(s, rel, obj_text)
+        for prep in obj.children:
+            if prep.dep_ == "prep":
+                for pobj in _pobjs(prep):
+                    for s in subj_texts:
+                        found.add(s, f"{rel} {obj.text} {prep.text}", spans.text(pobj))
+
+
+def _apposition_triples(doc, spans: _ArgumentSpans, found: _TripleSet) -> None:
+    """Appositions: "X, the director of Y," -> (X, "is", director) and (X, "director of", Y)."""
     for tok in doc:
         if tok.dep_ != "appos":
             continue
         head_text = spans.text(tok.head) if spans.is_specific(tok.head) else None
         if not head_text:
             continue
-        add(head_text, "is", spans.text(tok))
+        found.add(head_text, "is", spans.text(tok))
         for prep in tok.children:
             if prep.dep_ == "prep":
                 for pobj in _pobjs(prep):
-                    add(head_text, f"{tok.text} {prep.text}", spans.text(pobj))
+                    found.add(head_text, f"{tok.text} {prep.text}", spans.text(pobj))
 
+
+def _entity_candidates(title: str, doc, triples: list[list[str]]) -> list[str]:
+    """The title, the named entities (minus bare numbers) and every triple argument, each once
+    (case-insensitively), in that order."""
     entities: list[str] = []
     seen: set[str] = set()
 
@@ -110,7 +145,7 @@ def doc_to_extraction(passage: Passage, doc, resolve_pronouns: bool = True) -> P
     for s, _, o in triples:
         keep(s)
         keep(o)
-    return PassageExtraction(passage_id=passage.id, entities=entities, triples=triples)
+    return entities
 
 
 def _subjects_of(verb) -> list:
