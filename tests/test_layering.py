@@ -4,7 +4,8 @@
                    subcommands' command-line side)
     assembly       hopbench.harness.*: runner (execute), compose (config -> objects), question_loop,
                    run_store, run_config, method_info, run_migration, paper, config_resolvers
-    library        data, embed, llm, kg, graphdb, retrieve, read, evaluate, report
+    library        data, embed, llm, kg, graphdb, retrieve, read, evaluate, report, in the
+                   order of LIBRARY_ORDER below (a package imports only those of lower levels)
     foundation     hopbench.core.*: paths, records, fallback_field, errors, atomic, locks, ...
 
 Read from the source with `ast` (nothing is imported), so a lazy import inside a function
@@ -24,6 +25,16 @@ COMMANDS = "hopbench.commands"  # the subcommands, imported only by hopbench.cli
 ASSEMBLY = {"hopbench.harness"}
 FOUNDATION = {"hopbench.core"}
 LIBRARY = ("data", "embed", "llm", "kg", "graphdb", "retrieve", "read", "evaluate", "report")
+# The library's order, lowest first: a package imports only packages of a lower level, never one
+# of its own level or above (so the services below never know a method, and a method's rule is
+# handed down to them as an argument). Only top-level packages count: retrieve/'s subfolders
+# are all "retrieve".
+LIBRARY_ORDER = (
+    ("data",),  # benchmark files -> questions and passages
+    ("evaluate", "embed", "llm", "graphdb"),  # scoring; encoders, LLM clients, the Neo4j store
+    ("kg", "read", "report"),  # graphs from a corpus; readers; the report of what runs wrote
+    ("retrieve",),  # the methods: graphs, encoders, LLMs and stores put together
+)
 
 
 def _module_name(path: Path) -> str:
@@ -67,6 +78,33 @@ def test_no_module_imports_an_entry_point(module):
 )
 def test_the_library_does_not_import_the_assembly(module):
     assert not _hits(MODULES[module], ASSEMBLY), f"{module} imports the run assembly"
+
+
+def _level(package: str) -> int:
+    return next(i for i, level in enumerate(LIBRARY_ORDER) if package in level)
+
+
+def test_the_order_names_every_library_package_once():
+    named = [p for level in LIBRARY_ORDER for p in level]
+    assert sorted(named) == sorted(LIBRARY)
+
+
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if m.split(".")[1:2] and m.split(".")[1] in LIBRARY)
+)
+def test_the_library_imports_only_lower_levels(module):
+    """A wrong-way import (a service importing a method, a peer importing a peer) fails here."""
+    own = module.split(".")[1]
+    wrong = sorted(
+        m
+        for m in MODULES[module]
+        if m.startswith("hopbench.")
+        and m.split(".")[1:2]
+        and m.split(".")[1] in LIBRARY
+        and m.split(".")[1] != own
+        and _level(m.split(".")[1]) >= _level(own)
+    )
+    assert not wrong, f"{module} ({own}, level {_level(own)}) imports {wrong}"
 
 
 def _module_edges(path: Path) -> set[str]:

@@ -15,11 +15,16 @@ import json
 import pickle
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from hopbench.graphdb.connection import connect
 from hopbench.graphdb.export import ensure_exported
 from hopbench.graphdb.sa_query import spreading_activation_query
+from hopbench.retrieve.activation_rules import relation_matrix
+
+# the `pairs` rule spreading activation gives the export (graphdb knows no method's rule)
+PAIRS = partial(relation_matrix, edges="pairs")
 
 
 def main(job_path: str, out_path: str, ready: str, go: str) -> None:
@@ -33,7 +38,7 @@ def main(job_path: str, out_path: str, ready: str, go: str) -> None:
                 raise SystemExit("no GO file within 120 s")
             time.sleep(0.02)
         t0 = time.time()
-        report = ensure_exported(db, job["kg"])
+        report = ensure_exported(db, job["kg"], pair_counts=PAIRS)
         t1 = time.time()
         cypher = spreading_activation_query("apoc", job["depth"], job["gate"], report.namespace)
         rounds = [

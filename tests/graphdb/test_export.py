@@ -4,6 +4,7 @@ inside the graph's own namespace."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,6 +15,10 @@ from hopbench.graphdb.export import ensure_exported, export_key, namespace_of
 from hopbench.graphdb.export_registry import stored_export_key
 from hopbench.graphdb.inventory import drop_graph
 from hopbench.graphdb.namespace import Namespace
+from hopbench.retrieve.activation_rules import relation_matrix
+
+# the `pairs` rule spreading activation gives the export (graphdb knows no method's rule)
+PAIRS = partial(relation_matrix, edges="pairs")
 
 pytestmark = pytest.mark.neo4j
 
@@ -60,7 +65,9 @@ def test_namespace_names_are_checked_hex_and_derived_from_the_graph_key(musique_
 def test_export_writes_every_node_edge_and_embedding(graphdb, musique_kg):
     kg, ns = musique_kg, namespace_of(musique_kg)
     plain = count(graphdb, "MATCH (n) WHERE n:Entity OR n:Passage RETURN count(n) AS n")
-    report = ensure_exported(graphdb, kg, force=True, batch_size=50)  # several batches
+    report = ensure_exported(
+        graphdb, kg, pair_counts=PAIRS, force=True, batch_size=50
+    )  # several batches
     assert report.exported and report.entities == kg.n_entities and report.passages == kg.n_passages
     assert report.namespace == ns
     assert stored_export_key(graphdb, ns) == export_key(kg)
@@ -145,8 +152,8 @@ def test_export_writes_every_node_edge_and_embedding(graphdb, musique_kg):
 def test_same_graph_is_not_exported_twice_and_a_changed_one_gets_its_own_namespace(
     graphdb, musique_kg, dropped
 ):
-    ensure_exported(graphdb, musique_kg)
-    again = ensure_exported(graphdb, musique_kg)
+    ensure_exported(graphdb, musique_kg, pair_counts=PAIRS)
+    again = ensure_exported(graphdb, musique_kg, pair_counts=PAIRS)
     assert not again.exported and again.namespace == namespace_of(musique_kg)
 
     # another graph (here: one relation edge dropped, so another hash) goes into another namespace
@@ -162,28 +169,28 @@ def test_same_graph_is_not_exported_twice_and_a_changed_one_gets_its_own_namespa
     dropped(other)
     ns, ons = namespace_of(musique_kg), namespace_of(other)
     assert export_key(other) != export_key(musique_kg) and ons != ns
-    assert ensure_exported(graphdb, other).exported
+    assert ensure_exported(graphdb, other, pair_counts=PAIRS).exported
     n_rel = "MATCH (:{})-[r:RELATES_TO]->() RETURN count(r) AS n"
     assert count(graphdb, n_rel.format(ons.entity)) == sp.triu(musique_kg.relation, k=1).nnz - 1
     # the original is still there, complete, untouched: no re-export needed to use it again
     assert count(graphdb, n_rel.format(ns.entity)) == sp.triu(musique_kg.relation, k=1).nnz
     assert stored_export_key(graphdb, ns) == export_key(musique_kg)
-    assert not ensure_exported(graphdb, musique_kg).exported
-    assert not ensure_exported(graphdb, other).exported
+    assert not ensure_exported(graphdb, musique_kg, pair_counts=PAIRS).exported
+    assert not ensure_exported(graphdb, other, pair_counts=PAIRS).exported
 
 
 def test_an_interrupted_export_is_redone_in_its_namespace_only(
     graphdb, musique_kg, wiki_kg, dropped
 ):
     dropped(wiki_kg)
-    ensure_exported(graphdb, musique_kg)
-    ensure_exported(graphdb, wiki_kg)
+    ensure_exported(graphdb, musique_kg, pair_counts=PAIRS)
+    ensure_exported(graphdb, wiki_kg, pair_counts=PAIRS)
     ns = namespace_of(musique_kg)
     graphdb.query("MATCH (g:HopbenchGraph {namespace: $ns}) SET g.complete = false", {"ns": ns.id})
     assert stored_export_key(graphdb, ns) is None
-    assert ensure_exported(graphdb, musique_kg).exported
+    assert ensure_exported(graphdb, musique_kg, pair_counts=PAIRS).exported
     assert not ensure_exported(
-        graphdb, wiki_kg
+        graphdb, wiki_kg, pair_counts=PAIRS
     ).exported  # the other namespace was complete all along
 
 
@@ -210,8 +217,8 @@ def test_reexport_of_a_changed_graph_replaces_exactly_its_namespace(
     graphdb, musique_kg, wiki_kg, dropped
 ):
     dropped(wiki_kg)
-    ensure_exported(graphdb, musique_kg)
-    ensure_exported(graphdb, wiki_kg)
+    ensure_exported(graphdb, musique_kg, pair_counts=PAIRS)
+    ensure_exported(graphdb, wiki_kg, pair_counts=PAIRS)
     wns = namespace_of(wiki_kg)
     wiki_before = graphdb.query(
         f"MATCH (n:{wns.entity}) RETURN elementId(n) AS id, properties(n) AS p ORDER BY id"
@@ -220,7 +227,7 @@ def test_reexport_of_a_changed_graph_replaces_exactly_its_namespace(
     other = _smaller_other_graph(musique_kg)
     ns = namespace_of(other)
     assert ns == namespace_of(musique_kg) and export_key(other) != export_key(musique_kg)
-    report = ensure_exported(graphdb, other)
+    report = ensure_exported(graphdb, other, pair_counts=PAIRS)
     assert report.exported and {"prepare", "clear", "entities", "vector_indexes"} <= set(
         report.stages
     )
@@ -269,9 +276,9 @@ def test_reexport_of_a_changed_graph_replaces_exactly_its_namespace(
         q(f"MATCH (n:{wns.entity}) RETURN elementId(n) AS id, properties(n) AS p ORDER BY id")
         == wiki_before
     )
-    assert not ensure_exported(graphdb, wiki_kg).exported
+    assert not ensure_exported(graphdb, wiki_kg, pair_counts=PAIRS).exported
     # and back to the original
-    assert ensure_exported(graphdb, musique_kg).exported
+    assert ensure_exported(graphdb, musique_kg, pair_counts=PAIRS).exported
     assert count(graphdb, f"MATCH (e:{ns.entity}) RETURN count(e) AS n") == musique_kg.n_entities
     assert (
         q(f"MATCH (e:{ns.entity} {{idx: 0}}) RETURN e.name AS n")[0]["n"]
@@ -283,11 +290,13 @@ def test_a_users_own_nodes_survive_export_reexport_and_drop(
     graphdb, musique_kg, wiki_kg, user_data
 ):
     before = user_data()
-    ensure_exported(graphdb, musique_kg, force=True)
-    ensure_exported(graphdb, wiki_kg)
-    ensure_exported(graphdb, _smaller_other_graph(musique_kg))  # a replace: clears the namespace
+    ensure_exported(graphdb, musique_kg, pair_counts=PAIRS, force=True)
+    ensure_exported(graphdb, wiki_kg, pair_counts=PAIRS)
+    ensure_exported(
+        graphdb, _smaller_other_graph(musique_kg), pair_counts=PAIRS
+    )  # a replace: clears the namespace
     assert drop_graph(graphdb, namespace_of(wiki_kg))
-    ensure_exported(graphdb, musique_kg)
+    ensure_exported(graphdb, musique_kg, pair_counts=PAIRS)
     assert user_data() == before  # same element ids, labels, properties and relationships
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +24,14 @@ from hopbench.graphdb.export import ensure_exported, export_graph, export_key, n
 from hopbench.graphdb.export_registry import LEASE_S
 from hopbench.graphdb.inventory import drop_graph, list_graphs
 from hopbench.graphdb.legacy import LEGACY_CONSTRAINTS, LEGACY_INDEXES, drop_legacy_graph
+from hopbench.retrieve.activation_rules import relation_matrix
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 from .conftest import make_services, probe_questions, sa_results
+
+# the `pairs` rule spreading activation gives the export (graphdb knows no method's rule)
+PAIRS = partial(relation_matrix, edges="pairs")
 
 pytestmark = pytest.mark.neo4j
 
@@ -97,7 +102,7 @@ def test_two_graphs_in_one_database_answer_as_each_alone(graphdb, graphs, alone,
         assert sa_results(a, mqs) == alone["musique", form]
         assert sa_results(b, wqs) == alone["wiki", form]
         # a forced re-export of B (a replace) while A is in use: A is not disturbed
-        export_graph(graphdb, wkg)
+        export_graph(graphdb, wkg, pair_counts=PAIRS)
         assert sa_results(a, mqs) == alone["musique", form]
         assert sa_results(b, wqs) == alone["wiki", form]
     # and both agree with the in-memory method on their own graph
@@ -212,7 +217,7 @@ def test_a_live_claim_is_waited_for_and_a_dead_one_taken_over(graphdb, graphs):
     drop_graph(graphdb, ns)
     # a claim whose owner stopped beating long ago: taken over at once
     _claim(graphdb, ns, "dead", 2 * LEASE_S)
-    report = ensure_exported(graphdb, kg)
+    report = ensure_exported(graphdb, kg, pair_counts=PAIRS)
     assert report.exported and report.waited < LEASE_S / 2
     # a live claim (fresh heartbeat): this process waits, writes nothing, and goes on once it is released
     _claim(graphdb, ns, "alive", 0)
@@ -222,7 +227,9 @@ def test_a_live_claim_is_waited_for_and_a_dead_one_taken_over(graphdb, graphs):
     with pytest.raises(HopbenchError, match="being exported by elsewhere pid 1"):
         drop_graph(graphdb, ns)
     out: dict = {}
-    t = threading.Thread(target=lambda: out.update(r=ensure_exported(graphdb, kg)))
+    t = threading.Thread(
+        target=lambda: out.update(r=ensure_exported(graphdb, kg, pair_counts=PAIRS))
+    )
     t.start()
     time.sleep(2.0)
     assert t.is_alive()
@@ -237,13 +244,13 @@ def test_a_live_claim_is_waited_for_and_a_dead_one_taken_over(graphdb, graphs):
     )
     t.join(120)
     assert out["r"].exported and out["r"].waited >= 2.0
-    assert not ensure_exported(graphdb, kg).exported
+    assert not ensure_exported(graphdb, kg, pair_counts=PAIRS).exported
 
 
 def test_graphs_are_listed_and_dropped_one_by_one(graphdb, graphdb_settings, graphs, capsys):
     (_, mkg, _, _), (_, wkg, _, _) = graphs["musique"], graphs["wiki"]
-    ensure_exported(graphdb, mkg)
-    ensure_exported(graphdb, wkg)
+    ensure_exported(graphdb, mkg, pair_counts=PAIRS)
+    ensure_exported(graphdb, wkg, pair_counts=PAIRS)
     mns, wns = namespace_of(mkg), namespace_of(wkg)
     uri = f"graphdb.uri={graphdb_settings.uri}"
     assert main(["graphdb-check", uri]) == 0
@@ -263,7 +270,9 @@ def test_graphs_are_listed_and_dropped_one_by_one(graphdb, graphdb_settings, gra
     assert {mns.entity_index, mns.passage_index} | set(mns.constraints) <= names
     listed = [g["namespace"] for g in list_graphs(graphdb)["graphs"]]
     assert mns.id in listed and wns.id not in listed
-    assert not ensure_exported(graphdb, mkg).exported  # the other graph is untouched
+    assert not ensure_exported(
+        graphdb, mkg, pair_counts=PAIRS
+    ).exported  # the other graph is untouched
 
     assert main(["graphdb-drop", wns.id, uri]) == 1  # nothing left to drop
     assert f"no graph {wns.id}" in capsys.readouterr().err
@@ -276,7 +285,7 @@ def test_unregistered_namespace_labels_are_listed_and_droppable(graphdb, graphs)
     """A namespace whose registry node is gone (deleted by hand) is still found by its labels."""
     _, kg, _, _ = graphs["wiki"]
     ns = namespace_of(kg)
-    ensure_exported(graphdb, kg)
+    ensure_exported(graphdb, kg, pair_counts=PAIRS)
     graphdb.query("MATCH (g:HopbenchGraph {namespace: $ns}) DELETE g", {"ns": ns.id})
     g = [g for g in list_graphs(graphdb)["graphs"] if g["namespace"] == ns.id]
     assert g == [
@@ -290,7 +299,7 @@ def test_unregistered_namespace_labels_are_listed_and_droppable(graphdb, graphs)
     assert drop_graph(graphdb, ns)
     assert graphdb.query(f"MATCH (n:{ns.entity}) RETURN count(n) AS n")[0]["n"] == 0
     # and a new export into it works (its constraints were dropped and are made again)
-    assert ensure_exported(graphdb, kg).exported
+    assert ensure_exported(graphdb, kg, pair_counts=PAIRS).exported
 
 
 def _legacy_export(db, kg, n_e: int = 12, n_p: int = 4) -> None:

@@ -12,16 +12,22 @@ counted and must stay rare."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from hopbench.graphdb.export import ensure_exported
+from hopbench.retrieve.activation_rules import relation_matrix
 from hopbench.retrieve.kernels.passages import passage_activation_scores
 from hopbench.retrieve.kernels.spread import spreading_activation
 from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 from .conftest import make_services
+
+# the `pairs` rule spreading activation gives the export (graphdb knows no method's rule)
+PAIRS = partial(relation_matrix, edges="pairs")
 
 pytestmark = pytest.mark.neo4j
 
@@ -53,7 +59,7 @@ def musique_services(musique_dataset, encoder, graphdb_settings):
 
 @pytest.fixture(scope="module")
 def exported(graphdb, musique_graph):
-    ensure_exported(graphdb, musique_graph)
+    ensure_exported(graphdb, musique_graph, pair_counts=PAIRS)
     return musique_graph
 
 

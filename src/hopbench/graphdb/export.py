@@ -15,9 +15,9 @@ one database. Schema of one namespace:
 * ``-[:RELATES_TO {count, pairs}]->`` between two entities: one relationship per unordered pair
   u < v of ``kg.relation``; ``count`` is the number of facts joining them, ``pairs`` the number
   of ordered pairs (u, v), (v, u) with a fact (1 or 2: the relationships the authors' loader
-  would MERGE). Traversed undirected, a source contributes weight x activation, exactly the
-  kernel's A[u, v] x a_u for ``edges: facts`` or ``pairs``. Self-loops are left out (a node
-  never activates itself).
+  would MERGE; the rule is the caller's, `pair_counts`). Traversed undirected, a source
+  contributes weight x activation, exactly the kernel's A[u, v] x a_u for ``edges: facts`` or
+  ``pairs``. Self-loops are left out (a node never activates itself).
 * ``(passage)-[:MENTIONS]->(entity)``: the context edges.
 * Vector indexes ``hopbench_<ns>_entity_description`` (seed fallback) and
   ``hopbench_<ns>_passage_embedding`` (dense fill of the ranking), cosine, d dimensions,
@@ -52,6 +52,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -63,7 +64,11 @@ from hopbench.graphdb.connection import GraphDB
 from hopbench.graphdb.export_registry import ExportClaim, ensure_registry, stored_export_key
 from hopbench.graphdb.namespace import Namespace
 from hopbench.graphdb.schema import run_schema
-from hopbench.retrieve.activation_rules import relation_matrix
+
+# The caller's rule for the `pairs` property of RELATES_TO: kg -> an ENTITY x ENTITY matrix whose
+# [u, v] is that edge's value (spreading activation gives its `edges: pairs` propagation matrix,
+# the ordered pairs with a fact). A method's rule, so the method hands it down: the store knows none.
+PairCounts = Callable[[object], sp.spmatrix]
 
 log = logging.getLogger("hopbench.graphdb.export")
 
@@ -108,7 +113,7 @@ def export_key(kg) -> str:
 
 
 def ensure_exported(
-    db: GraphDB, kg, *, batch_size: int = 1000, force: bool = False
+    db: GraphDB, kg, *, pair_counts: PairCounts, batch_size: int = 1000, force: bool = False
 ) -> ExportReport:
     """Export `kg` into its namespace unless the namespace already holds exactly this graph.
 
@@ -125,7 +130,7 @@ def ensure_exported(
         return ExportReport(key, False, time.perf_counter() - t0, namespace=ns, waited=claim.waited)
     try:
         with claim.heartbeat():
-            report = _export(db, kg, ns, claim, batch_size)
+            report = _export(db, kg, ns, claim, batch_size, pair_counts)
     except BaseException:
         claim.release()  # `complete` stays false: the next run (or a waiting one) redoes it
         raise
@@ -133,12 +138,16 @@ def ensure_exported(
     return report
 
 
-def export_graph(db: GraphDB, kg, *, batch_size: int = 1000) -> ExportReport:
+def export_graph(
+    db: GraphDB, kg, *, pair_counts: PairCounts, batch_size: int = 1000
+) -> ExportReport:
     """Replace what `kg`'s namespace holds with `kg` (a forced export; see `ensure_exported`)."""
-    return ensure_exported(db, kg, batch_size=batch_size, force=True)
+    return ensure_exported(db, kg, pair_counts=pair_counts, batch_size=batch_size, force=True)
 
 
-def _export(db: GraphDB, kg, ns: Namespace, claim: ExportClaim, batch_size: int) -> ExportReport:
+def _export(
+    db: GraphDB, kg, ns: Namespace, claim: ExportClaim, batch_size: int, pair_counts: PairCounts
+) -> ExportReport:
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     mark = [t0]
@@ -154,7 +163,7 @@ def _export(db: GraphDB, kg, ns: Namespace, claim: ExportClaim, batch_size: int)
     # the server deletes the old version of this graph while this process converts the new one to rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hopbench-clear") as pool:
         clearing = pool.submit(_timed, clear_graph, db, ns)
-        rows = _rows(kg)
+        rows = export_rows(kg, pair_counts)
         stage("prepare")
         stages["clear"] = clearing.result()
     mark[0] = time.perf_counter()
@@ -292,7 +301,7 @@ def clear_graph(db: GraphDB, namespace: Namespace) -> None:
 # -- writing -------------------------------------------------------------------------------
 
 
-def _rows(kg) -> dict[str, list[dict]]:
+def export_rows(kg, pair_counts: PairCounts) -> dict[str, list[dict]]:
     """The query parameters of every write, converted from numpy in one go per array."""
     desc = np.asarray(kg.description_embeddings, dtype=np.float32)
     norms = np.linalg.norm(desc.astype(np.float64), axis=1)
@@ -313,7 +322,7 @@ def _rows(kg) -> dict[str, list[dict]]:
     rel = sp.triu(kg.relation, k=1).tocoo()
     keep = rel.data != 0
     row, col = rel.row[keep], rel.col[keep]
-    pairs = np.asarray(relation_matrix(kg, "pairs")[row, col], dtype=np.float64).ravel()
+    pairs = np.asarray(pair_counts(kg)[row, col], dtype=np.float64).ravel()
     relations = [
         {"u": u, "v": v, "c": c, "n": n}
         for u, v, c, n in zip(

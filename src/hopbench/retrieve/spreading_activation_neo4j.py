@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
 import numpy as np
 
@@ -145,7 +146,12 @@ class SpreadingActivationNeo4jRetriever(Retriever):
                         "install APOC core or set retriever.form=portable"
                     )
         t0 = time.perf_counter()
-        self.export = ensure_exported(db, kg, batch_size=self.export_batch_size)
+        self.export = ensure_exported(
+            db,
+            kg,
+            pair_counts=partial(rules.relation_matrix, edges="pairs"),
+            batch_size=self.export_batch_size,
+        )
         self.export_seconds = time.perf_counter() - t0
         if self.export.exported:
             log.info("exported the graph to %s in %.1f s", db.uri, self.export.seconds)
