@@ -28,7 +28,12 @@ PLUMBING = {"name", "_target_", "llm_name"}  # not settings: registry name, clas
 # The configs each method's table must cover (its own and its named variants).
 METHODS = {
     "hipporag": ["hipporag", "hipporag_hb", "hipporag1"],
-    "qasa": ["spreading_activation", "spreading_activation_nogate"],
+    "qasa": [
+        "spreading_activation",
+        "spreading_activation_nogate",
+        "spreading_activation_neo4j",
+        "spreading_activation_neo4j_nogate",
+    ],
     "qafd": ["flow_diffusion_code"],
     "catrag": ["catrag", "catrag_code", "catrag_hb"],
     "neuropath": [
