@@ -162,6 +162,41 @@ def processed_triples(
     return chunk_triples, surfaces, failed, n_empty
 
 
+def count_triples(
+    chunk_triples: list[list[tuple[str, str, str]]], index: dict[str, int]
+) -> tuple[
+    dict[tuple[str, str, str], int],
+    dict[tuple[int, int], int],
+    dict[tuple[int, int], int],
+    sp.csr_matrix,
+]:
+    """Over every passage's processed triples: each distinct fact's first passage; per unordered
+    entity pair the triples joining them, per ordered pair the triples in that direction (s == o
+    counts in neither); and the passage x entity matrix (weight 1 per subject or object)."""
+    facts: dict[tuple[str, str, str], int] = {}  # processed tuple -> first passage
+    counts: dict[tuple[int, int], int] = {}
+    directed: dict[tuple[int, int], int] = {}  # (subject, object) -> occurrences
+    ctx_rows, ctx_cols = [], []
+    for p_idx, rows in enumerate(chunk_triples):
+        ents: set[int] = set()
+        for s, r, o in rows:
+            facts.setdefault((s, r, o), p_idx)
+            si, oi = index[s], index[o]
+            ents.update((si, oi))
+            if si != oi:
+                key = (min(si, oi), max(si, oi))
+                counts[key] = counts.get(key, 0) + 1
+                directed[(si, oi)] = directed.get((si, oi), 0) + 1
+        for e in sorted(ents):
+            ctx_rows.append(p_idx)
+            ctx_cols.append(e)
+    context = sp.csr_matrix(
+        (np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)),
+        shape=(len(chunk_triples), len(index)),
+    )
+    return facts, counts, directed, context
+
+
 def assemble_hipporag2(
     corpus: list[Passage],
     records: dict[str, PassageExtraction],
@@ -181,33 +216,14 @@ def assemble_hipporag2(
     chunk_triples, surfaces, failed, n_empty = processed_triples(corpus, records)
     names = sorted(surfaces)
     index = {nm: i for i, nm in enumerate(names)}
-    n_ent, n_pas = len(names), len(corpus)
-    facts: dict[tuple[str, str, str], int] = {}  # processed tuple -> first passage
-    counts: dict[tuple[int, int], int] = {}
-    directed: dict[tuple[int, int], int] = {}  # (subject, object) -> occurrences
-    ctx_rows, ctx_cols = [], []
-    for p_idx, rows in enumerate(chunk_triples):
-        ents: set[int] = set()
-        for s, r, o in rows:
-            facts.setdefault((s, r, o), p_idx)
-            si, oi = index[s], index[o]
-            ents.update((si, oi))
-            if si != oi:
-                key = (min(si, oi), max(si, oi))
-                counts[key] = counts.get(key, 0) + 1
-                directed[(si, oi)] = directed.get((si, oi), 0) + 1
-        for e in sorted(ents):
-            ctx_rows.append(p_idx)
-            ctx_cols.append(e)
+    n_ent = len(names)
+    facts, counts, directed, context = count_triples(chunk_triples, index)
     fact_list = list(facts)
     f_s = np.array([index[f[0]] for f in fact_list], dtype=np.int64)
     f_r = [f[1] for f in fact_list]
     f_o = np.array([index[f[2]] for f in fact_list], dtype=np.int64)
     f_p = np.array([facts[f] for f in fact_list], dtype=np.int64)
     sources = fact_source_matrix(chunk_triples, {f: i for i, f in enumerate(fact_list)})
-    context = sp.csr_matrix(
-        (np.ones(len(ctx_rows), dtype=np.float32), (ctx_rows, ctx_cols)), shape=(n_pas, n_ent)
-    )
     timings["assemble"] = time.perf_counter() - t
 
     labels = [" ".join(surfaces[nm][1].split()) or nm for nm in names]
