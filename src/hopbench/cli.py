@@ -43,9 +43,9 @@ def _replies(argv: list[str]) -> int:
 
 
 def _paper(argv: list[str]) -> int:
-    from hopbench.harness import paper
+    from hopbench.harness.paper.command import cli
 
-    return paper.cli(argv)
+    return cli(argv)
 
 
 def _migrate(argv: list[str]) -> int:

@@ -11,13 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from hopbench.harness import paper
 from hopbench.harness.compose import load_config
+from hopbench.harness.paper.command import cli, llm_overrides
+from hopbench.harness.paper.costs import Costs, add_committed_replies
+from hopbench.harness.paper.execute import execute_plan, launch, run_child
+from hopbench.harness.paper.grid import Row, expand, load_grid
+from hopbench.harness.paper.plan import Planned, Planner, format_plan, plan_grid, work_order
+from hopbench.harness.paper.reference import (
+    REFERENCE_LEADERBOARD,
+    reference_without_replies,
+    unmatched_reference,
+)
 from hopbench.harness.runner import plan as runner_plan
 from hopbench.llm.reply_file import read_reply_file
 
-AWAITING = Path(paper.REFERENCE_LEADERBOARD).with_name("awaiting_rerun.csv")
-REPLY_FILE = Path(paper.REFERENCE_LEADERBOARD).with_name("llm_replies.jsonl.gz")
+AWAITING = Path(REFERENCE_LEADERBOARD).with_name("awaiting_rerun.csv")
+REPLY_FILE = Path(REFERENCE_LEADERBOARD).with_name("llm_replies.jsonl.gz")
 
 TINY_GRID = """
 paper: {llm_questions: 2, llm: local, max_llm_hours: null, default_seconds_per_question: 60,
@@ -45,14 +54,14 @@ def _paths(tmp_path, data_dir, cache_dir):
 @pytest.fixture(scope="module")
 def default_plan(data_dir):
     extra = [f"paths.data_dir={data_dir}"]
-    planner = paper.Planner()
-    rows = paper.expand(
-        paper.load_grid(),
+    planner = Planner()
+    rows = expand(
+        load_grid(),
         extra,
         sizes=lambda ds: planner.size(ds, extra),
-        llm_extra=paper.llm_overrides([]),  # as `hopbench paper` runs them: replay_failed=true
+        llm_extra=llm_overrides([]),  # as `hopbench paper` runs them: replay_failed=true
     )
-    return rows, paper.plan_grid(rows, planner)
+    return rows, plan_grid(rows, planner)
 
 
 @pytest.mark.slow
@@ -106,10 +115,8 @@ def test_the_reference_rows_the_grid_does_not_make_are_exactly_those_awaiting_a_
     were not exported, and so does a listed row that is gone or that is now made and exported."""
     _, planned = default_plan
     head, _ = read_reply_file(REPLY_FILE)
-    missing = paper.unmatched_reference(paper.REFERENCE_LEADERBOARD, planned)
-    missing += paper.reference_without_replies(
-        paper.REFERENCE_LEADERBOARD, planned, set(head["runs"])
-    )
+    missing = unmatched_reference(REFERENCE_LEADERBOARD, planned)
+    missing += reference_without_replies(REFERENCE_LEADERBOARD, planned, set(head["runs"]))
     with open(AWAITING, newline="", encoding="utf-8") as fh:
         awaiting = list(csv.DictReader(fh))
     assert all(r["why"] and r["replaced_by"] for r in awaiting)
@@ -122,18 +129,18 @@ def test_the_plan_counts_a_complete_run(tmp_path, data_dir, cache_dir, capsys):
     grid_file = tmp_path / "grid.yaml"
     grid_file.write_text(TINY_GRID)
     extra = _paths(tmp_path, data_dir, cache_dir)
-    planned = paper.plan_grid(paper.expand(paper.load_grid(path=grid_file), extra))
+    planned = plan_grid(expand(load_grid(path=grid_file), extra))
     assert [p.row.retriever for p in planned] == ["dense", "spreading_activation"]
     assert not any(p.complete for p in planned)
     dense = planned[0]
-    assert paper.launch(dense.row) == 0  # a real run, through `python -m hopbench.run`
+    assert launch(dense.row) == 0  # a real run, through `python -m hopbench.run`
     assert (dense.run_dir / "metrics.json").is_file()
 
-    again = paper.plan_grid(paper.expand(paper.load_grid(path=grid_file), extra))
+    again = plan_grid(expand(load_grid(path=grid_file), extra))
     assert [p.complete for p in again] == [True, False]
     assert again[0].config_hash == dense.config_hash
 
-    assert paper.cli(["--plan-only", "--grid", str(grid_file), *extra]) == 0
+    assert cli(["--plan-only", "--grid", str(grid_file), *extra]) == 0
     out = capsys.readouterr().out
     assert "plan: 2 runs (2 CPU-only, 0 LLM), 1 complete, 1 to run" in out
     assert "complete  musique_sub" in out and dense.config_hash in out
@@ -147,7 +154,7 @@ def test_plan_only_launches_nothing_and_an_llm_row_is_estimated(
         TINY_GRID.replace("llm: []", "llm:\n  - {retriever: dense, reader: dataset}")
     )
     extra = _paths(tmp_path, data_dir, cache_dir)
-    assert paper.cli(["--plan-only", "--grid", str(grid_file), *extra]) == 0
+    assert cli(["--plan-only", "--grid", str(grid_file), *extra]) == 0
     out = capsys.readouterr().out
     assert "plan: 3 runs (2 CPU-only, 1 LLM), 0 complete" in out
     assert "reader=qa llm=local dataset.limit=2" in out
@@ -163,9 +170,7 @@ def test_a_spent_budget_stops_cleanly_before_the_llm_rows(tmp_path, data_dir, ca
         ).replace("llm: []", "llm:\n  - {retriever: dense, reader: dataset}")
     )
     extra = _paths(tmp_path, data_dir, cache_dir)
-    assert (
-        paper.cli(["--grid", str(grid_file), "--no-report", "paper.max_llm_hours=0", *extra]) == 0
-    )
+    assert cli(["--grid", str(grid_file), "--no-report", "paper.max_llm_hours=0", *extra]) == 0
     out = capsys.readouterr().out
     assert "stopped with 1 run(s) left" in out and "run the same command again" in out
     assert not (tmp_path / "runs").exists()
@@ -173,10 +178,10 @@ def test_a_spent_budget_stops_cleanly_before_the_llm_rows(tmp_path, data_dir, ca
 
 # ---- budget ordering with injected costs ----------------------------------------------------------
 def _planned(name, needs_llm, hours=0.0, complete=False):
-    row = paper.Row(
+    row = Row(
         "llm" if needs_llm else "cpu", "d", name, ("dataset=d", f"retriever={name}"), needs_llm
     )
-    return paper.Planned(
+    return Planned(
         row,
         config_hash=name,
         run_dir=Path(name),
@@ -197,7 +202,7 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
         _planned("llm_2h", True, 2),
         _planned("cpu_b", False),
     ]
-    assert [p.config_hash for p in paper.work_order(planned)] == [
+    assert [p.config_hash for p in work_order(planned)] == [
         "cpu_a",
         "cpu_b",
         "done_llm",
@@ -214,7 +219,7 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
         now[0] += (next(p.hours_left for p in planned if p.row is row) or 0.25) * 3600
         return 0
 
-    out = paper.execute_plan(
+    out = execute_plan(
         planned, max_llm_hours=3.5, run=run, clock=lambda: now[0], say=lambda s: None
     )
     assert launched == ["cpu_a", "cpu_b", "llm_1h", "llm_2h"]  # the complete row is skipped
@@ -225,7 +230,7 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
     assert out.timing().endswith("2 CPU-only run(s) 0.50 h, 2 LLM run(s) 3.00 h")
 
     launched.clear()
-    out = paper.execute_plan(
+    out = execute_plan(
         planned, max_llm_hours=None, run=run, clock=lambda: now[0], say=lambda s: None
     )
     assert launched == ["cpu_a", "cpu_b", "llm_1h", "llm_2h", "llm_3h"] and not out.left
@@ -234,13 +239,11 @@ def test_the_work_is_cpu_first_then_llm_cheapest_first_within_the_budget():
 def test_a_failed_run_is_reported_and_the_next_goes_on_an_interrupt_stops():
     planned = [_planned("cpu_a", False), _planned("cpu_b", False), _planned("llm_1h", True, 1)]
     codes = {"cpu_a": 2, "cpu_b": 0, "llm_1h": 0}
-    out = paper.execute_plan(planned, None, run=lambda r: codes[r.retriever], say=lambda s: None)
+    out = execute_plan(planned, None, run=lambda r: codes[r.retriever], say=lambda s: None)
     assert [p.config_hash for p in out.failed] == ["cpu_a"] and len(out.ran) == 2
     for code in (130, -signal.SIGINT):  # its own handler's code, or killed during imports
         codes["cpu_b"] = code
-        out = paper.execute_plan(
-            planned, None, run=lambda r: codes[r.retriever], say=lambda s: None
-        )
+        out = execute_plan(planned, None, run=lambda r: codes[r.retriever], say=lambda s: None)
         assert out.interrupted and [p.config_hash for p in out.left] == ["cpu_b", "llm_1h"]
 
 
@@ -255,7 +258,7 @@ def test_a_ctrl_c_during_a_run_reaches_the_run_not_the_waiting_command():
         "sys.exit(130 if ok else 3)\n"
     )
     before = signal.getsignal(signal.SIGINT)
-    assert paper.run_child([sys.executable, "-c", child]) == 130
+    assert run_child([sys.executable, "-c", child]) == 130
     assert signal.getsignal(signal.SIGINT) is before
 
 
@@ -285,7 +288,7 @@ def test_costs_come_from_complete_runs_of_the_same_method_else_the_reference_els
         "dataset,retriever,reader,config_hash,llm_seconds_per_q,llm_calls_per_q\n"
         "musique,neuropath,qa,aaa,100,3\nmusique,dense,verify,bbb,50,1\n"
     )
-    costs = paper.Costs.from_runs(tmp_path / "runs", ref, default=(60.0, 5.0))
+    costs = Costs.from_runs(tmp_path / "runs", ref, default=(60.0, 5.0))
     assert costs.estimate("catrag", "qa", True) == (30.0 + 8.0, 10.0 + 1.0, "runs")
     assert costs.estimate("dense", "qa", False) == (8.0, 1.0, "runs")
     assert costs.estimate("neuropath", "qa", True) == (100.0, 3.0, "reference")
@@ -312,11 +315,11 @@ def test_cost_estimates_count_a_run_still_going_from_its_rows(tmp_path):
     few = tmp_path / "runs" / "musique" / "neuropath" / "h2"
     few.mkdir(parents=True)
     (few / "predictions.jsonl").write_text(json.dumps(row(1.0, 0.0, 1.0)) + "\n")
-    costs = paper.Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
+    costs = Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
     assert costs.estimate("catrag", "qa", True) == (100.0 + 6.0, 11.0, "runs")
     assert costs.estimate("neuropath", "qa", True) == (60.0, 5.0, "default")
     (going / "config.yaml").write_text("concurrency: 2\n")
-    costs = paper.Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
+    costs = Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
     assert costs.estimate("catrag", "qa", True) == (53.0, 11.0, "runs")
 
 
@@ -336,15 +339,15 @@ def test_cost_estimates_are_wall_clock_at_the_recorded_concurrency(tmp_path):
         "dataset,retriever,reader,config_hash,llm_seconds_per_q,llm_calls_per_q,concurrency\n"
         "musique,catrag,qa,aaa,100,12,2\nmusique,dense,qa,bbb,30,1,\n"
     )
-    costs = paper.Costs.from_runs(tmp_path / "runs", ref)
+    costs = Costs.from_runs(tmp_path / "runs", ref)
     assert costs.estimate("neuropath", "qa", True) == (12.0, 4.0, "runs")
     assert costs.estimate("catrag", "verify", True)[:2] == (60.0, 5.0)
     assert costs.estimate("catrag", "none", True)[:2] == (60.0, 5.0)
     m["question_concurrency"] = {"1": 1, "4": 3, "unrecorded": 6}  # mean over recorded: 3.25
     (d / "metrics.json").write_text(json.dumps(m))
-    costs = paper.Costs.from_runs(tmp_path / "runs", ref)
+    costs = Costs.from_runs(tmp_path / "runs", ref)
     assert costs.estimate("neuropath", "qa", True)[0] == 48.0 / 3.25
-    costs = paper.Costs.from_runs(tmp_path / "nothing", ref)
+    costs = Costs.from_runs(tmp_path / "nothing", ref)
     assert costs.estimate("catrag", "qa", True) == (50.0, 12.0, "reference")
     assert costs.estimate("oracle", "qa", False) == (30.0, 1.0, "reference (dense's reading)")
     # a leaderboard row holds question_concurrency as JSON text (the CSV's cell)
@@ -353,7 +356,7 @@ def test_cost_estimates_are_wall_clock_at_the_recorded_concurrency(tmp_path):
         'question_concurrency\nmusique,catrag,qa,aaa,100,12,2,"{""4"": 10}"\n'
         "musique,dense,qa,bbb,30,1,,\n"
     )
-    costs = paper.Costs.from_runs(tmp_path / "nothing", ref)
+    costs = Costs.from_runs(tmp_path / "nothing", ref)
     assert costs.estimate("catrag", "qa", True) == (25.0, 12.0, "reference")
     assert costs.estimate("dense", "qa", True)[:2] == (30.0, 1.0)
 
@@ -382,7 +385,7 @@ def test_unmatched_reference_lists_the_rows_no_planned_run_makes(tmp_path):
                 },
             ]
         )
-    missing = paper.unmatched_reference(ref, planned)
+    missing = unmatched_reference(ref, planned)
     assert [(r["dataset"], r["config_hash"]) for r in missing] == [
         ("d", "0ld0ld0ld0ld"),
         ("other", "def456def456"),
@@ -390,16 +393,16 @@ def test_unmatched_reference_lists_the_rows_no_planned_run_makes(tmp_path):
 
 
 def test_help_and_a_bad_option(capsys):
-    assert paper.cli(["--help"]) == 0
+    assert cli(["--help"]) == 0
     out = capsys.readouterr().out
     assert "--plan-only" in out and "paper.max_llm_hours" in out and "make paper" in out
-    assert paper.cli(["--frobnicate"]) == 2
-    assert paper.cli(["musique"]) == 2
+    assert cli(["--frobnicate"]) == 2
+    assert cli(["musique"]) == 2
 
 
 def test_an_llm_row_takes_a_whole_set_no_larger_than_llm_questions():
     sizes = {"musique": 100, "2wikimultihopqa": 1000, "hotpotqa": 100, "hover": 3436}
-    rows = paper.expand(paper.load_grid(), ["paths.data_dir=/x"], sizes=sizes.__getitem__)
+    rows = expand(load_grid(), ["paths.data_dir=/x"], sizes=sizes.__getitem__)
     limits = {(r.dataset, r.override("dataset.limit")) for r in rows if r.kind == "llm"}
     assert limits == {
         ("musique", None),
@@ -410,25 +413,25 @@ def test_an_llm_row_takes_a_whole_set_no_larger_than_llm_questions():
     assert all(
         r.overrides[-1] == "paths.data_dir=/x" and "paths.data_dir" not in r.shown for r in rows
     )
-    rows = paper.expand(
-        paper.load_grid(["paper.llm_questions=20", "paper.llm=server"]), sizes=sizes.__getitem__
+    rows = expand(
+        load_grid(["paper.llm_questions=20", "paper.llm=server"]), sizes=sizes.__getitem__
     )
     assert {r.override("dataset.limit") for r in rows if r.kind == "llm"} == {"20"}
     assert {r.override("llm") for r in rows if r.kind == "llm"} == {"server"}
 
 
 def test_the_llm_rows_replay_recorded_failures_unless_told_not_to():
-    assert paper.llm_overrides(["llm=local", "llm.timeout=9", "x=1"]) == [
+    assert llm_overrides(["llm=local", "llm.timeout=9", "x=1"]) == [
         "llm.timeout=9",
         "llm.replay_failed=true",
     ]
-    assert paper.llm_overrides(["llm.replay_failed=false"]) == ["llm.replay_failed=false"]
+    assert llm_overrides(["llm.replay_failed=false"]) == ["llm.replay_failed=false"]
 
 
 def test_llm_settings_go_to_the_llm_rows_only():
     sizes = {"musique": 100, "2wikimultihopqa": 1000, "hotpotqa": 100, "hover": 3436}
-    rows = paper.expand(
-        paper.load_grid(), ["concurrency=4"], sizes=sizes.__getitem__, llm_extra=["llm.timeout=600"]
+    rows = expand(
+        load_grid(), ["concurrency=4"], sizes=sizes.__getitem__, llm_extra=["llm.timeout=600"]
     )
     assert all("concurrency=4" in r.overrides for r in rows)
     assert {("llm.timeout=600" in r.overrides) == (r.kind == "llm") for r in rows} == {True}
@@ -447,7 +450,7 @@ def test_reference_without_replies_lists_the_llm_rows_the_reply_file_lacks(tmp_p
         for name in ("cpu000cpu000", "llm111llm111", "llm222llm222", "0ld0ld0ld0ld"):
             w.writerow({"dataset": "d", "retriever": name, "config_hash": name})
     exported = {"d/llm111llm111/llm111llm111"}
-    missing = paper.reference_without_replies(ref, planned, exported)
+    missing = reference_without_replies(ref, planned, exported)
     # the CPU row needs no reply and the unplanned row is unmatched_reference's business
     assert [r["config_hash"] for r in missing] == ["llm222llm222"]
 
@@ -460,7 +463,7 @@ def test_rows_the_reply_file_carries_cost_nothing_and_run_whatever_the_budget():
         _planned("filed_a", True, 2),
         _planned("filed_b", True, 3),
     ]
-    paper.add_committed_replies(planned, {"d/filed_a/filed_a", "d/filed_b/filed_b", "d/x/y"})
+    add_committed_replies(planned, {"d/filed_a/filed_a", "d/filed_b/filed_b", "d/x/y"})
     assert [(p.hours_left, p.cost_source) for p in planned[2:]] == [(0, "reply file")] * 2
     assert planned[1].hours_left == pytest.approx(1.0) and planned[3].calls_left == 200
     now, launched = [0.0], []
@@ -470,14 +473,12 @@ def test_rows_the_reply_file_carries_cost_nothing_and_run_whatever_the_budget():
         now[0] += 600
         return 0
 
-    out = paper.execute_plan(planned, 0, run=run, clock=lambda: now[0], say=lambda s: None)
+    out = execute_plan(planned, 0, run=run, clock=lambda: now[0], say=lambda s: None)
     assert launched == ["cpu_a", "filed_a", "filed_b"]  # after the first, the budget is spent
     assert [p.config_hash for p in out.left] == ["llm_1h"]
     assert out.llm_hours_spent == pytest.approx(1 / 3) and out.budget_hours_spent == 0
-    assert "1 of those LLM runs" not in paper.format_plan(planned, 0)
-    assert "2 of those LLM runs are answered by the committed reply file" in paper.format_plan(
-        planned, 0
-    )
+    assert "1 of those LLM runs" not in format_plan(planned, 0)
+    assert "2 of those LLM runs are answered by the committed reply file" in format_plan(planned, 0)
 
 
 def test_a_fresh_cache_regenerates_a_filed_row_with_no_model_and_leaves_the_rest(
@@ -515,7 +516,7 @@ def test_a_fresh_cache_regenerates_a_filed_row_with_no_model_and_leaves_the_rest
         ]
 
     try:
-        assert paper.cli(["--grid", str(grid_file), "--no-report", *llm, *extra("live")]) == 0
+        assert cli(["--grid", str(grid_file), "--no-report", *llm, *extra("live")]) == 0
     finally:
         srv.close()
     live = next((tmp_path / "live" / "runs").glob("musique_sub/oracle/*/"))
@@ -530,7 +531,7 @@ def test_a_fresh_cache_regenerates_a_filed_row_with_no_model_and_leaves_the_rest
     )
     capsys.readouterr()
     words = ["paper.max_llm_hours=0", "llm.cache_only=true", *llm, *extra("cold")]
-    assert paper.cli(["--grid", str(grid_file), "--no-report", *words]) == 0
+    assert cli(["--grid", str(grid_file), "--no-report", *words]) == 0
     out = capsys.readouterr().out
     assert "1 of those LLM runs are answered by the committed reply file" in out
     assert "[reply file: 0.0 s/q]" in out and "stopped with 1 run(s) left" in out
@@ -558,7 +559,7 @@ def test_a_fresh_cache_regenerates_a_filed_row_with_no_model_and_leaves_the_rest
 def test_the_reply_files_rows_spend_wall_clock_but_no_budget():
     """A budget of 1 h after 2 h of reply-file rows still runs a 1 h row that needs the model."""
     planned = [_planned("filed_a", True, 2), _planned("llm_1h", True, 1)]
-    paper.add_committed_replies(planned, {"d/filed_a/filed_a"})
+    add_committed_replies(planned, {"d/filed_a/filed_a"})
     now, launched = [0.0], []
 
     def run(row):  # the filed row replays for 2 h of wall-clock, the other takes its hour
@@ -566,7 +567,7 @@ def test_the_reply_files_rows_spend_wall_clock_but_no_budget():
         now[0] += 7200 if row.retriever == "filed_a" else 3600
         return 0
 
-    out = paper.execute_plan(planned, 1, run=run, clock=lambda: now[0], say=lambda s: None)
+    out = execute_plan(planned, 1, run=run, clock=lambda: now[0], say=lambda s: None)
     assert launched == ["filed_a", "llm_1h"] and not out.left
     assert out.llm_hours_spent == pytest.approx(3.0)
     assert out.budget_hours_spent == pytest.approx(1.0)

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from hopbench.cli import main
-from hopbench.harness import paper
+from hopbench.harness.paper.command import cli, llm_overrides
+from hopbench.harness.paper.costs import run_label
+from hopbench.harness.paper.grid import expand, load_grid
+from hopbench.harness.paper.plan import Planner, plan_grid
 from hopbench.llm.reply_file import Reply, write_reply_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,18 +69,18 @@ def test_a_listed_run_without_replies_is_model_time_and_the_model_is_not_called(
     llm = [f"llm.base_url={srv.base_url}", "llm.model=scripted"]
     extra = _extra(tmp_path, data_dir)
     try:
-        rows = paper.expand(
-            paper.load_grid([], grid),
+        rows = expand(
+            load_grid([], grid),
             extra,
-            sizes=lambda ds: paper.Planner().size(ds, extra),
-            llm_extra=paper.llm_overrides(llm),
+            sizes=lambda ds: Planner().size(ds, extra),
+            llm_extra=llm_overrides(llm),
         )
-        (planned,) = paper.plan_grid(rows, paper.Planner())
+        (planned,) = plan_grid(rows, Planner())
         # the header lists the run (2 questions' keys), the file holds no reply of it
-        write_reply_file(filed, [], {paper.run_label(planned): 2})
+        write_reply_file(filed, [], {run_label(planned): 2})
         capsys.readouterr()
         words = ["paper.max_llm_hours=0", *llm, *extra]
-        assert paper.cli(["--grid", str(grid), "--no-report", *words]) == 0
+        assert cli(["--grid", str(grid), "--no-report", *words]) == 0
         out = capsys.readouterr().out
     finally:
         srv.close()
@@ -93,7 +96,7 @@ def test_a_damaged_reply_file_is_the_same_one_line_as_replies_import(tmp_path, d
     assert main(["replies", "import", str(filed), "--cache-dir", str(tmp_path / "c")]) == 2
     said = capsys.readouterr().err.split(": error: ", 1)[1]
     grid = _grid(tmp_path, filed)
-    assert paper.cli(["--grid", str(grid), "--no-report", *_extra(tmp_path, data_dir)]) == 2
+    assert cli(["--grid", str(grid), "--no-report", *_extra(tmp_path, data_dir)]) == 2
     err = capsys.readouterr().err
     assert err == f"hopbench paper: error: {said}" and "line 2, prompt_tokens" in err
 
@@ -103,7 +106,7 @@ def test_a_tampered_reply_stops_paper_even_in_a_plan(tmp_path, data_dir, capsys)
     filed = _replies(tmp_path / "replies.jsonl.gz")
     _damage_line_2(filed, '"text":"r 0"', '"text":"r 9"')
     grid = _grid(tmp_path, filed)
-    assert paper.cli(["--grid", str(grid), "--plan-only", *_extra(tmp_path, data_dir)]) == 2
+    assert cli(["--grid", str(grid), "--plan-only", *_extra(tmp_path, data_dir)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 2: does not match its digest" in err
     assert not (tmp_path / "cache").exists()
@@ -114,7 +117,7 @@ def test_a_tampered_reply_stops_paper_even_in_a_plan(tmp_path, data_dir, capsys)
 def test_a_budget_that_is_not_hours_is_refused(tmp_path, data_dir, capsys, value):
     grid = _grid(tmp_path, "null")
     words = [f"paper.max_llm_hours={value}", *_extra(tmp_path, data_dir)]
-    assert paper.cli(["--grid", str(grid), "--plan-only", *words]) == 2
+    assert cli(["--grid", str(grid), "--plan-only", *words]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "paper.max_llm_hours" in err and "Traceback" not in err
 
@@ -123,7 +126,7 @@ def test_a_budget_that_is_not_hours_is_refused(tmp_path, data_dir, capsys, value
 def test_a_budget_of_hours_or_null_is_taken(tmp_path, data_dir, capsys, value, shown):
     grid = _grid(tmp_path, "null")
     words = [f"paper.max_llm_hours={value}", *_extra(tmp_path, data_dir)]
-    assert paper.cli(["--grid", str(grid), "--plan-only", *words]) == 0
+    assert cli(["--grid", str(grid), "--plan-only", *words]) == 0
     assert f"(budget paper.max_llm_hours: {shown})" in capsys.readouterr().out
 
 
@@ -141,8 +144,8 @@ def test_make_paper_ends_checking_the_reference_a_plan_does_not(tmp_path, monkey
     assert dry("paper.max_llm_hours=0").endswith("--check-reference")
     assert "--check-reference" not in dry("--plan-only paper.max_llm_hours=4")
     calls = []
-    monkeypatch.setattr(paper.subprocess, "call", lambda argv, **kw: calls.append(argv) or 0)
+    monkeypatch.setattr(subprocess, "call", lambda argv, **kw: calls.append(argv) or 0)
     grid = _grid(tmp_path, "null")
     extra = [f"paths.runs_dir={tmp_path / 'runs'}", f"paths.results_dir={tmp_path / 'res'}"]
-    assert paper.cli(["--grid", str(grid), "--check-reference", *extra]) == 0
+    assert cli(["--grid", str(grid), "--check-reference", *extra]) == 0
     assert calls and calls[-1][3] == "report" and calls[-1][-1] == "--check-reference"

@@ -11,14 +11,15 @@ import pandas as pd
 import yaml
 from omegaconf import OmegaConf
 
-from hopbench.harness import paper, rehash
+from hopbench.harness import rehash
 from hopbench.harness.compose import build_dataset, build_retriever, load_config
+from hopbench.harness.paper.reference import REFERENCE_LEADERBOARD
 from hopbench.harness.run_migration import cli
 from hopbench.harness.runner import execute, plan
 from hopbench.llm.reply_file import Reply, read_reply_file, write_reply_file
 
 MOVED = "hopbench.retrieve.moved_away.DenseRetriever"  # a class path that no longer imports
-REFERENCE = Path(paper.REFERENCE_LEADERBOARD).parent
+REFERENCE = Path(REFERENCE_LEADERBOARD).parent
 
 
 def _cfg(tmp_path, data_dir, cache_dir):
@@ -152,7 +153,7 @@ def test_the_committed_map_names_every_reference_row_once_under_its_new_hash():
     one the reference rows carry, its old hash none of theirs."""
     with open(REFERENCE / "rehash_map.csv", newline="", encoding="utf-8") as fh:
         mapping = list(csv.DictReader(fh))
-    with open(paper.REFERENCE_LEADERBOARD, newline="", encoding="utf-8") as fh:
+    with open(REFERENCE_LEADERBOARD, newline="", encoding="utf-8") as fh:
         rows = {(r["dataset"], r["retriever"], r["config_hash"]) for r in csv.DictReader(fh)}
     new = {(m["dataset"], m["retriever"], m["new_hash"]) for m in mapping}
     old = {(m["dataset"], m["retriever"], m["old_hash"]) for m in mapping}

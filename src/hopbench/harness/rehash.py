@@ -145,7 +145,7 @@ def grid_rehash_map(rows, planner=None) -> list[dict]:
     """(dataset, retriever, old_hash, new_hash) of every run of the grid `rows` (harness.paper),
     each hashed in both forms from the config the grid composes; rows that fail are skipped."""
     from hopbench.harness.compose import build_retriever, check_encoder, load_config
-    from hopbench.harness.paper import Planner
+    from hopbench.harness.paper.plan import Planner
     from hopbench.retrieve.registry import registry_name
 
     planner = planner or Planner()

@@ -245,15 +245,17 @@ def _rekey(folder, old_new: dict[str, str]) -> None:
 
 def _rehash_reference(folder: Path, data_dir: str | None) -> None:
     """rehash_map.csv from the default grid (as `hopbench paper` plans it), then the re-key."""
-    from hopbench.harness import paper
+    from hopbench.harness.paper.command import llm_overrides
+    from hopbench.harness.paper.grid import expand, load_grid
+    from hopbench.harness.paper.plan import Planner
 
     extra = [f"paths.data_dir={data_dir}"] if data_dir else []
-    planner = paper.Planner()
-    rows = paper.expand(
-        paper.load_grid(),
+    planner = Planner()
+    rows = expand(
+        load_grid(),
         extra,
         sizes=lambda ds: planner.size(ds, extra),
-        llm_extra=paper.llm_overrides([]),
+        llm_extra=llm_overrides([]),
     )
     mapping = rehash.reference_map(
         rehash.grid_rehash_map(rows, planner), folder / "leaderboard.csv"

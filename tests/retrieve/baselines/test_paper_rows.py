@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.harness import paper
+from hopbench.harness.paper.grid import expand, load_grid
+from hopbench.harness.paper.plan import Planner, plan_grid
 
 
 @pytest.mark.slow
 def test_bm25_and_hybrid_have_the_rows_dense_has(data_dir):
     extra = [f"paths.data_dir={data_dir}"]
-    planner = paper.Planner()
-    rows = paper.expand(paper.load_grid(), extra, sizes=lambda ds: planner.size(ds, extra))
+    planner = Planner()
+    rows = expand(load_grid(), extra, sizes=lambda ds: planner.size(ds, extra))
     wanted = {"dense", "bm25", "hybrid"}
-    planned = paper.plan_grid([r for r in rows if r.retriever in wanted], planner)
+    planned = plan_grid([r for r in rows if r.retriever in wanted], planner)
     assert not [(p.row.overrides, p.error) for p in planned if p.error]
     made = {}
     for p in planned:
