@@ -72,11 +72,13 @@ def build_graph(
     adjacent_edges: bool = True,
     entity_order: Sequence[str] | None = None,
     sentence_order: Sequence[str] | None = None,
+    entity_sentence_order: dict[str, Sequence[str]] | None = None,
 ) -> LinearRAGGraph:
     """The graph of module docstring from the passages as indexed and their NER output.
 
     `entity_order` / `sentence_order` (default: first appearance) only say which index each
-    entity and sentence gets; the parity benchmark passes the authors' orders with them.
+    entity and sentence gets, and `entity_sentence_order` in which order an entity lists its
+    sentences (default: by index); the parity benchmark passes the authors' orders with them.
     """
     if len(ner.passage_entities) != len(passage_texts):
         raise ValueError(
@@ -97,6 +99,9 @@ def build_graph(
     for s, ents in enumerate(sentence_entities):
         for e in ents:
             entity_sentences[e].append(s)
+    sent_index = {s: i for i, s in enumerate(sentences)}
+    for e, order in (entity_sentence_order or {}).items():
+        entity_sentences[ent_index[e]] = [sent_index[s] for s in order]
 
     n_e, n_p = len(entities), len(passage_texts)
     rows, cols, weights = [], [], []
