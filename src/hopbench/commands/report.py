@@ -14,7 +14,7 @@ from hopbench.report.paper_tables import PAPER_TABLES
 from hopbench.report.stats import DEFAULT_RESAMPLES
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hopbench report",
         description="Collect complete runs into results/: leaderboard (95% bootstrap CIs, paired tests "
@@ -78,6 +78,11 @@ def main(argv: list[str]) -> int:
         help="compare your runs that are reference rows (same dataset, retriever, config hash) "
         "with the reference: question counts and metrics must be identical (exit code 1 if not)",
     )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.check_reference and (args.update_reference or args.no_reference):
         parser.error(
