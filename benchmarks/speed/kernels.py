@@ -51,7 +51,7 @@ from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank_batch,
     prepare_ppr,
 )
-from hopbench.retrieve.kernels.spread import (
+from hopbench.retrieve.qasa.spread import (
     spreading_activation,
     spreading_activation_batch,
 )

@@ -1,6 +1,6 @@
 """Spreading-activation retrieval proper as it was before the speed work (commit 055e3bc),
 timed part by part: the reference the benchmark times the fast path against, in the same run,
-on the same mentions. The plain implementation is the test oracle tests/retrieve/sa_oracle.py
+on the same mentions. The plain implementation is the test oracle tests/retrieve/qasa/sa_oracle.py
 (full E x d float64 products for the vector seeds and the gate, the P x E passage product, a
 full sort, and the trace paths by plain enumeration with a 200k budget)."""
 
@@ -10,10 +10,10 @@ import time
 
 import numpy as np
 
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels.passages import passage_activation_scores, rank_passages
-from hopbench.retrieve.kernels.spread import spreading_activation
-from tests.retrieve.sa_oracle import enumerate_top_paths
+from hopbench.retrieve.qasa import activation_rules as rules
+from hopbench.retrieve.qasa.passages import passage_activation_scores, rank_passages
+from hopbench.retrieve.qasa.spread import spreading_activation
+from tests.retrieve.qasa.sa_oracle import enumerate_top_paths
 
 
 def reference_parts(r, question, mentions, k=10) -> tuple[dict, list[int]]:

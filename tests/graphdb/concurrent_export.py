@@ -21,7 +21,7 @@ from pathlib import Path
 from hopbench.graphdb.connection import connect
 from hopbench.graphdb.export import ensure_exported
 from hopbench.graphdb.sa_query import spreading_activation_query
-from hopbench.retrieve.activation_rules import relation_matrix
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
 
 # the `pairs` rule spreading activation gives the export (graphdb knows no method's rule)
 PAIRS = partial(relation_matrix, edges="pairs")

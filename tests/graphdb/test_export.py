@@ -15,7 +15,7 @@ from hopbench.graphdb.export import ensure_exported, export_key, namespace_of
 from hopbench.graphdb.export_registry import stored_export_key
 from hopbench.graphdb.inventory import drop_graph
 from hopbench.graphdb.namespace import Namespace
-from hopbench.retrieve.activation_rules import relation_matrix
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
 
 # the `pairs` rule spreading activation gives the export (graphdb knows no method's rule)
 PAIRS = partial(relation_matrix, edges="pairs")

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hopbench.graphdb.export import export_rows
-from hopbench.retrieve.activation_rules import relation_matrix
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
 
 
 def _toy_graph():

@@ -24,9 +24,9 @@ from hopbench.graphdb.export import ensure_exported, export_graph, export_key, n
 from hopbench.graphdb.export_registry import LEASE_S
 from hopbench.graphdb.inventory import drop_graph, list_graphs
 from hopbench.graphdb.legacy import LEGACY_CONSTRAINTS, LEGACY_INDEXES, drop_legacy_graph
-from hopbench.retrieve.activation_rules import relation_matrix
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 from .conftest import make_services, probe_questions, sa_results
 

@@ -1,5 +1,5 @@
 """`mentions: llm` for the Neo4j retriever (plumbing only, against a scripted HTTP LLM server): the
-same mention step as in memory (`hopbench.retrieve.qasa_mentions`), the search hint is what the
+same mention step as in memory (`hopbench.retrieve.qasa.mentions`), the search hint is what the
 vector seeds embed, and a bad reply falls back to the spaCy mentions, recorded in trace.fallback."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from hopbench.llm.errors import LLMServerError
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 from tests.helpers.scripted_llm_server import error, reply
 
 from .conftest import make_services

@@ -13,8 +13,8 @@ from hopbench.graphdb.connection import GraphDBSettings, connect
 from hopbench.graphdb.namespace import Namespace
 from hopbench.graphdb.sa_query import spreading_activation_query, template
 from hopbench.retrieve.baselines.dense import DenseRetriever
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 from .conftest import make_services
 

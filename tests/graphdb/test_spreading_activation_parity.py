@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from hopbench.graphdb.export import ensure_exported
-from hopbench.retrieve.activation_rules import relation_matrix
-from hopbench.retrieve.kernels.passages import passage_activation_scores
-from hopbench.retrieve.kernels.spread import spreading_activation
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
+from hopbench.retrieve.qasa.passages import passage_activation_scores
+from hopbench.retrieve.qasa.spread import spreading_activation
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 from .conftest import make_services
 
@@ -137,7 +137,7 @@ def test_native_gate_agrees_to_float32_and_paths_follow_the_authors_rule(
     activations within 1e-5 relative of the float64 kernel, the same activated set on almost
     every question, and the path rows equal to `relationship_path_rows` on the query's own
     activations (weights to 1e-12, the node lists except inside ties at the cut)."""
-    from hopbench.retrieve.kernels.paths import relationship_path_rows
+    from hopbench.retrieve.qasa.paths import relationship_path_rows
 
     kg = exported
     neo = SpreadingActivationNeo4jRetriever(form=form)

@@ -65,7 +65,7 @@ def test_defaults_from_the_yaml_list_and_the_class(tmp_path):
         yaml.safe_dump(
             {
                 "name": "base",
-                "_target_": "hopbench.retrieve.spreading_activation.SpreadingActivationRetriever",
+                "_target_": "hopbench.retrieve.qasa.spreading_activation.SpreadingActivationRetriever",
                 "decay": 0.5,
             }
         )

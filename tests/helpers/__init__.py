@@ -5,5 +5,5 @@
     embedding_server        an OpenAI-compatible /v1/embeddings server computing local MiniLM vectors
 
 Helpers used by one folder only stay beside its tests (tests/kg/kg_helpers.py,
-tests/retrieve/sa_oracle.py, tests/graphdb/concurrent_export.py: a child-process script).
+tests/retrieve/qasa/sa_oracle.py, tests/graphdb/concurrent_export.py: a child-process script).
 """

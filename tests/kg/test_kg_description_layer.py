@@ -15,7 +15,7 @@ from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 from hopbench.retrieve.qafd.flow_diffusion_code import QAFDCodeRetriever
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 
 
 def _folder(kg, cache: Path) -> Path:

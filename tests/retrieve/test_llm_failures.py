@@ -21,7 +21,7 @@ from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 
 
 class FailingLLM:

@@ -41,7 +41,7 @@ from benchmarks.common.checkout import checkout_commit
 from benchmarks.common.paths import REPO, command_line, results_dir
 from benchmarks.common.worker import run_worker
 from benchmarks.speed.neo4j_sa import load
-from hopbench.retrieve.kernels.paths import relationship_path_rows
+from hopbench.retrieve.qasa.paths import relationship_path_rows
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 PINS = [
@@ -124,8 +124,8 @@ def compare_question(off: dict, hop_act: dict[str, float], hop_seeds: list[str],
 
 # ---- hopbench's side ---------------------------------------------------------------------------
 def hopbench_activations(kg, services, questions, mentions, gate: bool, depth: int):
-    from hopbench.retrieve.kernels.spread import spreading_activation
-    from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+    from hopbench.retrieve.qasa.spread import spreading_activation
+    from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 
     r = SpreadingActivationRetriever(gate=gate, depth=depth, top_paths=0)
     r.prepare(kg, services)
@@ -352,7 +352,7 @@ def write_fixture(
     path: Path, name: str, official: dict, mentions: dict, depth: int, n: int = 8
 ) -> None:
     """A small sample of what their code produced (activations rounded to 1e-12 are not needed:
-    floats are stored as JSON doubles) for tests/retrieve/test_official_qasa_fixture.py."""
+    floats are stored as JSON doubles) for tests/retrieve/qasa/test_official_qasa_fixture.py."""
     data = json.loads(path.read_text()) if path.exists() else {}
     sample = {}
     for run in official["runs"]:

@@ -158,7 +158,7 @@ def main() -> int:
     from hopbench.kg import load_or_build
     from hopbench.retrieve.base import Services
     from hopbench.retrieve.question import question_mentions
-    from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+    from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 
     gate_on = not args.no_gate
     run = next(

@@ -29,7 +29,7 @@ from hopbench.embed import Encoder
 from hopbench.graphdb.connection import QueryTimeout, connect
 from hopbench.kg import load_or_build
 from hopbench.retrieve.base import Services
-from hopbench.retrieve.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 
 K = 10
 

@@ -13,7 +13,6 @@ from hopbench.data.schema import Passage
 from hopbench.kg import descriptions, llm_extractor
 from hopbench.llm.prompts import (
     qa,
-    qasa_entities,
     question_entities,
     verify,
 )
@@ -24,6 +23,7 @@ from hopbench.retrieve.catrag.prompts import (
     neighbour_scores,
 )
 from hopbench.retrieve.hipporag.prompts import fact_filter
+from hopbench.retrieve.qasa.prompts import qasa_entities
 from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker, path_tracker
 from hopbench.retrieve.qafd.prompts import keywords, qafd_clusters, qafd_keywords
 

@@ -1,4 +1,4 @@
-"""The shared QASA mention step (hopbench.retrieve.qasa_mentions): settings are checked once for
+"""The shared QASA mention step (hopbench.retrieve.qasa.mentions): settings are checked once for
 both retrievers, spaCy mentions are plain strings, LLM pairs become `Mention`s with normalised
 names (first of each name kept)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.qasa_mentions import QasaMentions
+from hopbench.retrieve.qasa import activation_rules as rules
+from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions
 
 

@@ -4,7 +4,7 @@ activated nodes, found exactly without listing every path.
 A path is a simple walk seed -> target (target != seed) of 1 to `max_hops` hops on the
 propagation matrix whose nodes are all activated; its weight is the mean activation of its
 nodes. `top_paths` returns the `top` heaviest (ties by the node-index sequence), a path
-dropped when its reverse is already listed. tests/retrieve/sa_oracle.py enumerates them
+dropped when its reverse is already listed. tests/retrieve/qasa/sa_oracle.py enumerates them
 plainly; the tests check both agree.
 """
 

@@ -15,20 +15,20 @@ harness fixes every step, so the two implementations give the same ranking:
    ``seed_norm: all`` (the authors') divides every score by the largest score over all seeds
    (1.0 as soon as one mention matched exactly); ``mention`` divides a mention's hits by that
    mention's best (a mention is skipped when its best is 0).
-3. Propagation: `hopbench.retrieve.kernels.spread.spreading_activation` on an ENTITY x ENTITY
+3. Propagation: `hopbench.retrieve.qasa.spread.spreading_activation` on an ENTITY x ENTITY
    matrix (`relation_matrix`). ``edges: pairs`` (the authors'): A[u, v] = the number of
    ordered pairs (u, v), (v, u) with at least one fact, i.e. one RELATES_TO relationship per
    ordered pair as their loader MERGEs it (1 or 2); ``edges: facts``: ``kg.relation`` as
    stored, the number of facts between u and v in either direction. Self-loops never
    contribute. Gate = `semantic_gate(kg.description_embeddings, question embedding)`; the
    ablation passes no gate.
-4. Passages: `hopbench.retrieve.kernels.passages`: score(p) = the sum of the activations of
+4. Passages: `hopbench.retrieve.qasa.passages`: score(p) = the sum of the activations of
    the activated entities passage p contains; scored passages first (score, then dense
    cosine), then the rest by dense cosine.
-5. Trace paths: `hopbench.retrieve.kernels.paths.top_paths`: the 30 heaviest simple paths of
+5. Trace paths: `hopbench.retrieve.qasa.paths.top_paths`: the 30 heaviest simple paths of
    1 to 4 hops from a seed through activated nodes, weight = mean activation.
 
-The plain version of all five steps, with no speed work, is tests/retrieve/sa_oracle.py.
+The plain version of all five steps, with no speed work, is tests/retrieve/qasa/sa_oracle.py.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ normalise the names, fall back and record that fallback identically, or their ro
 for reasons that have nothing to do with where the propagation runs.
 
 ``mentions: spacy`` (default): `question.question_mentions`, each mention its own search text.
-``mentions: llm``: the pairs, from `hopbench.llm.prompts.qasa_entities` (hopbench's wording) or,
+``mentions: llm``: the pairs, from `hopbench.retrieve.qasa.prompts.qasa_entities` (hopbench's wording) or,
 with ``prompts: official``, the authors' prompt text read from ``official_src`` at run time.
 Under `hopbench.llm.policy`: a reply that never matches the schema falls back to the spaCy
 mentions, recorded in trace["fallback"] under the step ``qasa_question_entities``; an unusable
@@ -18,7 +18,7 @@ server raises, so the run aborts instead of filing spaCy numbers under the LLM s
 from __future__ import annotations
 
 from hopbench.core.errors import HopbenchError
-from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.question import dedupe_mentions, question_mentions
 from hopbench.retrieve.run_checks import resolve_llm_switch
 
@@ -48,7 +48,7 @@ class QasaMentions:
         self.source, self.prompts, self.official_src = mentions, prompts, official_src
         self.official_template = None
         if mentions == "llm" and prompts == "official":
-            from hopbench.llm.prompts import qasa_entities
+            from hopbench.retrieve.qasa.prompts import qasa_entities
 
             if not official_src:
                 raise HopbenchError(
@@ -70,7 +70,7 @@ class QasaMentions:
     def from_llm(self, question, llm, trace: dict) -> list:
         """The LLM's pairs, names normalised like spaCy's mentions, first of each name kept."""
         from hopbench.llm.policy import ask_json
-        from hopbench.llm.prompts import qasa_entities as qe
+        from hopbench.retrieve.qasa.prompts import qasa_entities as qe
 
         msgs = (
             qe.messages(question.text)

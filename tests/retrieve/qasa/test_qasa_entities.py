@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.llm.prompts import qasa_entities as qe
+from hopbench.retrieve.qasa.prompts import qasa_entities as qe
 
 
 def test_pairs_collapse_whitespace_keep_first_name_and_default_the_hint():

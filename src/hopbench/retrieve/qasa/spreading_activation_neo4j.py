@@ -6,7 +6,7 @@ its own namespace of the database (`hopbench.graphdb.export.ensure_exported`: la
 vector indexes named after the graph's content hash, skipped when the stored export key
 matches; other graphs and a user's own data are left alone, so runs on different graphs can
 share a server at the same time), and each question sends only parameters: its mentions with
-their embeddings and the question embedding (`hopbench.retrieve.activation_rules`, computed in
+their embeddings and the question embedding (`hopbench.retrieve.qasa.activation_rules`, computed in
 Python as the paper's LLM step is). The query (`hopbench.graphdb.sa_query`) is the authors'
 (docs/methods/qasa.md): seeds, T propagation blocks with the built-in cosine as the gate, their
 path block (top 30 rows; de-duplicated as they do, into the trace), and returns the seeds,
@@ -30,16 +30,16 @@ from hopbench.graphdb.connection import GraphDB, QueryTimeout, check_apoc, conne
 from hopbench.graphdb.export import ensure_exported
 from hopbench.graphdb.sa_query import FORMS, GATE_FUNCTIONS, spreading_activation_query
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.kernels.paths import dedupe_path_rows
-from hopbench.retrieve.kernels.spread import TIE_FACTOR
-from hopbench.retrieve.qasa_mentions import QasaMentions
+from hopbench.retrieve.qasa.paths import dedupe_path_rows
+from hopbench.retrieve.qasa.spread import TIE_FACTOR
+from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.run_checks import check_graph_matches
 from hopbench.retrieve.text_vectors import TextVectors
 
-log = logging.getLogger("hopbench.retrieve.spreading_activation_neo4j")
+log = logging.getLogger("hopbench.retrieve.qasa.spreading_activation_neo4j")
 
 TOP_ACTIVATIONS = 30
 

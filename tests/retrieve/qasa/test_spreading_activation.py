@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from hopbench.llm.errors import LLMServerError
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels.passages import rank_passages
-from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation
+from hopbench.retrieve.qasa import activation_rules as rules
+from hopbench.retrieve.qasa.passages import rank_passages
+from hopbench.retrieve.qasa.spread import semantic_gate, spreading_activation
 from hopbench.retrieve.question import question_mentions
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 from tests.helpers.scripted_llm_server import error, reply
 
 

@@ -1,6 +1,6 @@
 """hopbench's spreading activation against what the authors' code computed (issue #27).
 
-tests/retrieve/data/official_qasa_sample.json holds, for the first questions of the
+tests/retrieve/qasa/data/official_qasa_sample.json holds, for the first questions of the
 100-question MuSiQue subset, what kinfi4/qasa-graph-rag's `QASARetriever` returned on
 hopbench's graph (benchmarks/parity/qasa/compare.py --seed-search wide --fixture ...): the
 mentions both sides were given, the seeds, the full activation map at depth 3, the top-30
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hopbench.retrieve.kernels.paths import relationship_path_rows
-from hopbench.retrieve.kernels.spread import spreading_activation
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.qasa.paths import relationship_path_rows
+from hopbench.retrieve.qasa.spread import spreading_activation
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 
 FIXTURE = Path(__file__).parent / "data" / "official_qasa_sample.json"
 TOL = 1e-6

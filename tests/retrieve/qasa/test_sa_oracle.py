@@ -8,8 +8,8 @@ import pytest
 
 from hopbench.kg.graph import ENTITY_PREFIX, entity_node_id
 from hopbench.retrieve.question import question_mentions
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
-from tests.retrieve import sa_oracle
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from tests.retrieve.qasa import sa_oracle
 
 
 @pytest.mark.parametrize("gate", [True, False])

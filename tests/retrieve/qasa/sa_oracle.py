@@ -1,6 +1,6 @@
 """Spreading-activation retrieval written plainly: the test oracle of the fast retriever.
 
-The rules of `hopbench.retrieve.activation_rules`, one after the other, with no speed work:
+The rules of `hopbench.retrieve.qasa.activation_rules`, one after the other, with no speed work:
 full E x d float64 products for the vector seeds and the gate, the P x E passage product, a
 full sort of the passages, and the trace paths by plain depth-first enumeration. The
 retriever must give the same ranking, activations and paths (tests/retrieve/
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from hopbench.retrieve import activation_rules as rules
-from hopbench.retrieve.kernels import paths as path_kernels
-from hopbench.retrieve.kernels.passages import passage_activation_scores, rank_passages
-from hopbench.retrieve.kernels.spread import semantic_gate, spreading_activation
+from hopbench.retrieve.qasa import activation_rules as rules
+from hopbench.retrieve.qasa import paths as path_kernels
+from hopbench.retrieve.qasa.passages import passage_activation_scores, rank_passages
+from hopbench.retrieve.qasa.spread import semantic_gate, spreading_activation
 
 
 @dataclass

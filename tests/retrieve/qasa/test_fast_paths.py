@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.qasa import paths as path_kernels
 from hopbench.retrieve.kernels._csr import as_csr
-from hopbench.retrieve.kernels.passages import (
+from hopbench.retrieve.qasa.passages import (
     entity_passages,
     passage_activation_scores,
     passage_scores_from_entities,
     rank_passages,
     top_passages,
 )
-from hopbench.retrieve.kernels.spread import (
+from hopbench.retrieve.qasa.spread import (
     UPPER_SLACK,
     Int8Rows,
     LazyGate,
@@ -28,8 +28,8 @@ from hopbench.retrieve.kernels.spread import (
     spreading_activation,
     unit_rows,
 )
-from hopbench.retrieve.spreading_activation import SpreadingActivationRetriever
-from tests.retrieve import sa_oracle
+from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from tests.retrieve.qasa import sa_oracle
 
 
 def enumerate_top_paths(adj, activation, activated, seeds, max_hops=4, top=30):

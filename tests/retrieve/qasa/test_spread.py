@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.retrieve.kernels.spread import (
+from hopbench.retrieve.qasa.spread import (
     TIE_FACTOR,
     semantic_gate,
     spreading_activation,

@@ -9,14 +9,14 @@ step to what it had, only from sources more active than itself, and a new value 
 when the step's input exceeds θ. Passages are then ranked by the summed activation of the
 entities they contain, the rest by dense cosine; the trace keeps the heaviest seed -> target
 paths through activated nodes and the top activated entities.
-Each step is a rule of `hopbench.retrieve.activation_rules`, shared with the Neo4j retriever;
-the update is `hopbench.retrieve.kernels.spread.spreading_activation`. Hyper-parameters:
+Each step is a rule of `hopbench.retrieve.qasa.activation_rules`, shared with the Neo4j retriever;
+the update is `hopbench.retrieve.qasa.spread.spreading_activation`. Hyper-parameters:
 decay δ (0.7), depth T (3), threshold θ (0.01), gate on/off; the authors' seed scores,
 normalisation and edge multiplicity by default, hopbench's earlier choices as settings
 (``seed_score: cosine``, ``seed_norm: mention``, ``edges: facts``).
 
 The plain implementation of these rules, full products and plain path enumeration, is the
-test oracle tests/retrieve/sa_oracle.py. This one gives the same numbers with less work per
+test oracle tests/retrieve/qasa/sa_oracle.py. This one gives the same numbers with less work per
 query: an exact vector search over a quantised index (`kernels.topk.ExactTopK`), the gate
 computed only for nodes that could pass θ (`LazyGate`), passages scored from the activated
 entities' rows, dense cosines taken only where they decide the top k, and a pruned exact path
@@ -33,17 +33,17 @@ import numpy as np
 
 from hopbench.core.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve import activation_rules as rules
+from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.kernels import paths as path_kernels
+from hopbench.retrieve.qasa import paths as path_kernels
 from hopbench.retrieve.kernels._csr import as_csr
 from hopbench.retrieve.kernels._rows import same_float_rows
-from hopbench.retrieve.kernels.passages import (
+from hopbench.retrieve.qasa.passages import (
     entity_passages,
     passage_scores_from_entities,
     top_passages,
 )
-from hopbench.retrieve.kernels.spread import (
+from hopbench.retrieve.qasa.spread import (
     Int8Rows,
     LazyGate,
     semantic_gate,
@@ -52,7 +52,7 @@ from hopbench.retrieve.kernels.spread import (
     unit_rows,
 )
 from hopbench.retrieve.kernels.topk import ExactTopK
-from hopbench.retrieve.qasa_mentions import QasaMentions
+from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions, question_mentions_batch
 from hopbench.retrieve.run_checks import check_graph_matches
 from hopbench.retrieve.text_vectors import TextVectors

@@ -1,0 +1,1 @@
+"""The prompts only QASA uses (hopbench.llm.prompts holds the shared ones)."""
