@@ -34,7 +34,12 @@ METHODS = {
         "spreading_activation_neo4j",
         "spreading_activation_neo4j_nogate",
     ],
-    "qafd": ["flow_diffusion_code"],
+    "qafd": [
+        "flow_diffusion_code",
+        "flow_diffusion",
+        "flow_diffusion_bench",
+        "flow_diffusion_official_prompts",
+    ],
     "catrag": ["catrag", "catrag_code", "catrag_hb"],
     "neuropath": [
         "neuropath",
