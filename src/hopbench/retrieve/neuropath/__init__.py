@@ -1,1 +1,2 @@
-"""NeuroPath: its retriever, the reference reply rules, its coreference kernel and the prompts only it uses."""
+"""NeuroPath: its retriever, the reference reply rules, its coreference kernel and the
+prompts only it uses."""
