@@ -38,6 +38,11 @@ import scipy.sparse as sp
 from benchmarks.common.args import add_out_dir_arg
 from benchmarks.common.paths import REPO, results_dir
 from hopbench.core.atomic import write_json, write_text
+from hopbench.retrieve.kernels.ppr import (
+    personalized_pagerank,
+    personalized_pagerank_batch,
+    prepare_ppr,
+)
 from hopbench.retrieve.qafd.flow import (
     degree_capacities,
     is_bounded,
@@ -45,11 +50,6 @@ from hopbench.retrieve.qafd.flow import (
     qafd,
     query_aware_weights,
     source_mass,
-)
-from hopbench.retrieve.kernels.ppr import (
-    personalized_pagerank,
-    personalized_pagerank_batch,
-    prepare_ppr,
 )
 from hopbench.retrieve.qasa.spread import (
     spreading_activation,

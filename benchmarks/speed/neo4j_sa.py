@@ -40,9 +40,9 @@ from hopbench.graphdb.connection import GraphDBSettings, connect
 from hopbench.graphdb.export import ensure_exported, export_graph
 from hopbench.kg import load_or_build
 from hopbench.retrieve.base import Services
-from hopbench.retrieve.question import question_mentions  # noqa
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.question import question_mentions  # noqa
 
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
 K = 10

@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-import hopbench.retrieve.qafd.flow_diffusion as flow_module
 import hopbench.retrieve.hipporag.hipporag as hipporag_module
+import hopbench.retrieve.qafd.flow_diffusion as flow_module
 from benchmarks.common.paths import REPO
 from benchmarks.speed.retrievers import compose_cfg, load_avg
 from hopbench.core.atomic import write_json, write_text

@@ -11,9 +11,9 @@ from hopbench.embed import Encoder
 from hopbench.kg import load_or_build
 from hopbench.kg.description_layer import LAYER
 from hopbench.retrieve.catrag.catrag import CatRAGRetriever
-from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
+from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
 from hopbench.retrieve.qafd.flow_diffusion_code import QAFDCodeRetriever
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 

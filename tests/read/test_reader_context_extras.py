@@ -12,8 +12,8 @@ from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 from hopbench.llm.client import LLMClient
 from hopbench.llm.prompts import qa
-from hopbench.retrieve.qafd.prompts import qafd_clusters, qafd_keywords
 from hopbench.read import ClaimVerifier, QAReader
+from hopbench.retrieve.qafd.prompts import qafd_clusters, qafd_keywords
 from tests.helpers.scripted_llm_server import ScriptedServer, reply
 
 

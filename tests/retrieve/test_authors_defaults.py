@@ -39,6 +39,7 @@ METHODS = {
         "flow_diffusion",
         "flow_diffusion_bench",
         "flow_diffusion_official_prompts",
+        "flow_diffusion_joint",
     ],
     "catrag": ["catrag", "catrag_code", "catrag_hb"],
     "neuropath": [

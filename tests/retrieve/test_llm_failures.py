@@ -17,10 +17,10 @@ from hopbench.llm.errors import (
     LLMUnavailableError,
 )
 from hopbench.retrieve.catrag.catrag import CatRAGRetriever
-from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
-from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
+from hopbench.retrieve.qafd.flow_diffusion import FlowDiffusionRetriever
+from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 
 

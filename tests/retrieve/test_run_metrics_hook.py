@@ -13,8 +13,8 @@ from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 from hopbench.retrieve.base import Retriever
 from hopbench.retrieve.baselines.dense import DenseRetriever
-from hopbench.retrieve.registry import configurable_classes
 from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
+from hopbench.retrieve.registry import configurable_classes
 
 
 def _rows(*timeouts):

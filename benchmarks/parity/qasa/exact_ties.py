@@ -157,8 +157,8 @@ def main() -> int:
     from hopbench.embed import Encoder
     from hopbench.kg import load_or_build
     from hopbench.retrieve.base import Services
-    from hopbench.retrieve.question import question_mentions
     from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+    from hopbench.retrieve.question import question_mentions
 
     gate_on = not args.no_gate
     run = next(

@@ -23,9 +23,9 @@ from hopbench.retrieve.catrag.prompts import (
     neighbour_scores,
 )
 from hopbench.retrieve.hipporag.prompts import fact_filter
-from hopbench.retrieve.qasa.prompts import qasa_entities
 from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker, path_tracker
 from hopbench.retrieve.qafd.prompts import keywords, qafd_clusters, qafd_keywords
+from hopbench.retrieve.qasa.prompts import qasa_entities
 
 PASSAGES = [
     Passage("p1", "Kiruna", "Kiruna is the northernmost town in Sweden."),

@@ -14,8 +14,8 @@ from hopbench.harness.compose import build_retriever, load_config
 from hopbench.harness.runner import execute
 from hopbench.retrieve.base import Services
 from hopbench.retrieve.baselines.bm25 import BM25Retriever
-from hopbench.retrieve.baselines.hybrid import HybridRetriever, reciprocal_rank_fusion
 from hopbench.retrieve.baselines.dense import DenseRetriever
+from hopbench.retrieve.baselines.hybrid import HybridRetriever, reciprocal_rank_fusion
 
 
 def test_fusion_equals_a_hand_computation():

@@ -10,9 +10,9 @@ import pytest
 
 from hopbench.core.errors import HopbenchError
 from hopbench.llm.errors import LLMFormatError
+from hopbench.retrieve.catrag import kernels as cw
 from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
-from hopbench.retrieve.catrag import kernels as cw
 
 
 class RuleLLM:

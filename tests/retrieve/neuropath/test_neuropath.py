@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from hopbench.llm.errors import LLMFormatError
-from hopbench.retrieve.neuropath.prompts import path_tracker
 from hopbench.llm.prompts import question_entities
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever, coreference_sets
+from hopbench.retrieve.neuropath.prompts import path_tracker
 
 Q_JOURNAL = 0  # "Who was the first president of the association which published Journal of ..."
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker
 from hopbench.retrieve.neuropath import reference as ref
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever, merge_ranking
+from hopbench.retrieve.neuropath.prompts import neuropath_ner, neuropath_tracker
 
 Q = 0  # "Who was the first president of the association which published Journal of ..."
 NER = {"named_entities": ["Journal of Psychotherapy Integration"]}

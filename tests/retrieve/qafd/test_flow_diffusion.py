@@ -9,8 +9,8 @@ import pytest
 
 from hopbench.core.errors import HopbenchError
 from hopbench.core.fallback_field import DENSE, fallbacks
-from hopbench.retrieve.qafd.prompts import qafd_clusters, qafd_keywords
 from hopbench.retrieve.qafd.flow_diffusion import KEYWORD_FALLBACK, FlowDiffusionRetriever
+from hopbench.retrieve.qafd.prompts import qafd_clusters, qafd_keywords
 from hopbench.retrieve.qafd.text_units import seed_text_units
 from hopbench.retrieve.question import question_phrases
 

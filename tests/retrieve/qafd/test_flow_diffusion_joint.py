@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever, keyword_seeds
 from hopbench.retrieve.qafd.flow import node_query_cosine, qafd
+from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever, keyword_seeds
 from hopbench.retrieve.question import question_phrases
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from hopbench.retrieve.kernels.topk import top_k_indices
 from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.qasa import paths as path_kernels
 from hopbench.retrieve.qasa.passages import passage_activation_scores, rank_passages
-from hopbench.retrieve.kernels.topk import top_k_indices
 
 
 def _unit(*xy):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hopbench.retrieve.qasa import paths as path_kernels
 from hopbench.retrieve.kernels._csr import as_csr
+from hopbench.retrieve.qasa import paths as path_kernels
 from hopbench.retrieve.qasa.passages import (
     entity_passages,
     passage_activation_scores,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hopbench.kg.graph import ENTITY_PREFIX, entity_node_id
-from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.question import question_mentions
 from tests.retrieve.qasa import sa_oracle
 
 

@@ -10,8 +10,8 @@ from hopbench.llm.errors import LLMServerError
 from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.qasa.passages import rank_passages
 from hopbench.retrieve.qasa.spread import semantic_gate, spreading_activation
-from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
+from hopbench.retrieve.question import question_mentions
 from tests.helpers.scripted_llm_server import error, reply
 
 

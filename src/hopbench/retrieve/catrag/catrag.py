@@ -46,11 +46,11 @@ from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Services
+from hopbench.retrieve.catrag import kernels as cw
 from hopbench.retrieve.hipporag.hipporag import (
     HippoRAGRetriever,
     passage_reset,
 )
-from hopbench.retrieve.catrag import kernels as cw
 from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.run_checks import resolve_llm_switch
@@ -404,7 +404,11 @@ class CatRAGRetriever(HippoRAGRetriever):
         fallback is not memoised, so every question it affects records it."""
         from hopbench.llm.errors import LLMFormatError
         from hopbench.llm.policy import fallback_on_bad_reply
-        from hopbench.retrieve.catrag.prompts import entity_summary, neighbour_lines, neighbour_scores
+        from hopbench.retrieve.catrag.prompts import (
+            entity_summary,
+            neighbour_lines,
+            neighbour_scores,
+        )
         from hopbench.retrieve.catrag.prompts import official_catrag as oc
 
         kg = self.kg

@@ -508,8 +508,8 @@ class NeuroPathRetriever(Retriever):
 
     def track_reference(self, question, seeds: list[int], trace: dict):
         """The reference's ``get_path_filtered_docs`` (L435-475): the final path state."""
-        from hopbench.retrieve.neuropath.prompts import neuropath_tracker as nt
         from hopbench.retrieve.neuropath import reference as ref
+        from hopbench.retrieve.neuropath.prompts import neuropath_tracker as nt
 
         hops: list[dict] = []
         trace["hops"] = hops

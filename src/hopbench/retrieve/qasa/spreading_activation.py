@@ -33,11 +33,13 @@ import numpy as np
 
 from hopbench.core.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.qasa import paths as path_kernels
 from hopbench.retrieve.kernels._csr import as_csr
 from hopbench.retrieve.kernels._rows import same_float_rows
+from hopbench.retrieve.kernels.topk import ExactTopK
+from hopbench.retrieve.qasa import activation_rules as rules
+from hopbench.retrieve.qasa import paths as path_kernels
+from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.qasa.passages import (
     entity_passages,
     passage_scores_from_entities,
@@ -51,8 +53,6 @@ from hopbench.retrieve.qasa.spread import (
     spreading_activation_batch,
     unit_rows,
 )
-from hopbench.retrieve.kernels.topk import ExactTopK
-from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions, question_mentions_batch
 from hopbench.retrieve.run_checks import check_graph_matches
 from hopbench.retrieve.text_vectors import TextVectors

@@ -30,11 +30,11 @@ from hopbench.graphdb.connection import GraphDB, QueryTimeout, check_apoc, conne
 from hopbench.graphdb.export import ensure_exported
 from hopbench.graphdb.sa_query import FORMS, GATE_FUNCTIONS, spreading_activation_query
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.qasa import activation_rules as rules
+from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.qasa.paths import dedupe_path_rows
 from hopbench.retrieve.qasa.spread import TIE_FACTOR
-from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.run_checks import check_graph_matches
 from hopbench.retrieve.text_vectors import TextVectors
