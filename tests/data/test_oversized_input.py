@@ -158,3 +158,34 @@ def test_the_cli_says_one_line_and_exits_2(tmp_path, child_env):
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("hopbench: error:")]
     assert len(errors) == 1 and f"{path}: invalid JSON: nested deeper than" in errors[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_messages_quote_a_huge_or_odd_value_in_one_short_printable_line(tmp_path):
+    """Found by the fuzz test (test_fuzz_loaders.py): ids and values were quoted whole."""
+    huge_id = "i" * 50_000
+    path = _write(tmp_path, "q.json", [{"id": huge_id, "question": "Q?", "answer": 1}])
+    with pytest.raises(DataError) as exc:
+        load_dataset("m", "musique", path)
+    assert f"id={'i' * 80}... (50,000 characters)), field 'answer'" in str(exc.value)
+    assert len(str(exc.value)) < 400
+    path = _write(tmp_path, "q2.json", [{"id": "a\nb\ud800", "question": "Q?", "answer": 1}])
+    with pytest.raises(DataError) as exc:
+        load_dataset("m", "musique", path)
+    assert "(id=a\\nb\\ud800), field 'id': not valid Unicode" in str(exc.value)
+    str(exc.value).encode("utf-8")  # printable
+    claims = _write(tmp_path, "c.json", [{"uid": "c", "claim": "C.", "label": "x" * 9000}])
+    with pytest.raises(DataError, match=r"field 'label': expected one of") as exc:
+        load_dataset("v", "hover", claims, claims)
+    assert len(str(exc.value)) < 400
+
+
+def test_a_lone_surrogate_in_a_context_or_a_corpus_title_is_refused(tmp_path):
+    """Found by the fuzz test: these texts were not checked, so a lone surrogate was loaded."""
+    ok_q = {"_id": "h0", "question": "Q?", "answer": "A", "supporting_facts": [["T", 0]]}
+    bad = _write(tmp_path, "h.json", [{**ok_q, "context": [["T", ["lone \ud800"]]]}])
+    with pytest.raises(DataError, match=r"field 'context\[0\]': not valid Unicode text"):
+        load_dataset("h", "hotpotqa", bad)
+    questions = _write(tmp_path, "hq.json", [{**ok_q, "context": [["T", ["fine."]]]}])
+    corpus = _write(tmp_path, "c.json", {"T": ["fine."], "U\udc00": ["x"]})
+    with pytest.raises(DataError, match=r"record title='U\\udc00', field 'title': not valid"):
+        load_dataset("h", "hotpotqa", questions, corpus)

@@ -18,4 +18,12 @@ class DataError(HopbenchError):
         where = self.path if record in (None, "-", "file") else f"{self.path}: record {record}"
         if field:
             where += f", field '{field}'"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(one_line(f"{where}: {problem}"))
+
+
+def one_line(text: str) -> str:
+    """`text` with every character that is not printable (a newline, a lone surrogate from a
+    dataset's value) escaped: one line that any terminal can print."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from hopbench.core.errors import DataError
-from hopbench.data.io import field, read_json, record_label
+from hopbench.data.io import check_unicode, field, read_json, record_label, shown
 from hopbench.data.schema import Passage, passage_id
 from hopbench.data.text_limit import check_text_length
 
@@ -24,12 +24,13 @@ def load_corpus_file(path: str | Path) -> list[Passage]:
             else:
                 raise DataError(
                     path,
-                    f"title={title!r}",
+                    f"title={shown(title)!r}",
                     "sentences",
                     f"expected a list of strings (or one string), got {sentences!r:.80}",
                 )
-            check_text_length(path, f"title={title[:80]!r}", "title", title)
-            check_text_length(path, f"title={title[:80]!r}", "sentences", text)
+            label = f"title={shown(title)!r}"
+            for name, part in (("title", title), ("sentences", text)):
+                check_unicode(path, label, name, check_text_length(path, label, name, part))
             items.append((title, text))
     elif isinstance(data, list):
         items = []

@@ -7,12 +7,14 @@ from pathlib import Path
 from hopbench.core.errors import DataError
 from hopbench.data.corpus import TitleIndex, dedupe, load_corpus_file
 from hopbench.data.io import (
+    check_unicode,
     check_unique_ids,
     field,
     read_json,
     record_label,
     require_list,
     require_object,
+    shown,
 )
 from hopbench.data.schema import Passage, Question
 from hopbench.data.text_limit import check_text_length
@@ -50,8 +52,11 @@ def load_context_format(
                     f"context[{j}]",
                     f"expected [title, [sentence, ...]] (strings), got {item!r:.80}",
                 )
-            check_text_length(path, label, f"context[{j}]", item[0])
-            ctx[item[0]] = check_text_length(path, label, f"context[{j}]", "".join(item[1]))
+            title, text = item[0], "".join(item[1])
+            for part in (title, text):
+                check_unicode(path, label, f"context[{j}]", part)
+                check_text_length(path, label, f"context[{j}]", part)
+            ctx[title] = text
         facts = field(path, label, rec, "supporting_facts", list, non_empty=True)
         titles: list[str] = []
         for j, fact in enumerate(facts):
@@ -68,6 +73,7 @@ def load_context_format(
                     f"supporting_facts[{j}]",
                     f"expected [title, sentence_index] (a string and an integer), got {fact!r:.80}",
                 )
+            check_unicode(path, label, f"supporting_facts[{j}]", fact[0])
             if fact[0] not in titles:
                 titles.append(fact[0])
         parsed.append((label, rec, ctx, titles))
@@ -89,7 +95,7 @@ def load_context_format(
                     path,
                     label,
                     "supporting_facts",
-                    f"gold title '{title}' is absent from the corpus"
+                    f"gold title '{shown(title)}' is absent from the corpus"
                     f"{' ' + str(corpus_path) if corpus_path else ''}",
                 )
             gold_ids.append(pid)

@@ -21,8 +21,17 @@ from pathlib import Path
 from hopbench.core.errors import DataError
 from hopbench.data.corpus import TitleIndex, load_corpus_file
 from hopbench.data.hover_corpus import ClaimTitles, build_hover_corpus, is_evidence_file
-from hopbench.data.io import check_unique_ids, field, read_json, record_label, require_list
+from hopbench.data.io import (
+    check_unicode,
+    check_unique_ids,
+    field,
+    read_json,
+    record_label,
+    require_list,
+    shown,
+)
 from hopbench.data.schema import Passage, Question
+from hopbench.data.text_limit import check_text_length
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +55,10 @@ def _parse(path, i: int, rec) -> _Claim:
     text = field(path, label, rec, "claim", str, non_empty=True)
     claim_label = rec.get("label")
     if claim_label is not None and claim_label not in LABELS:
-        raise DataError(path, label, "label", f"expected one of {LABELS}, got {claim_label!r}")
+        raise DataError(path, label, "label", f"expected one of {LABELS}, got {claim_label!r:.80}")
     hops = rec.get("num_hops")
     if hops is not None and (not isinstance(hops, int) or isinstance(hops, bool) or hops < 1):
-        raise DataError(path, label, "num_hops", f"expected a positive integer, got {hops!r}")
+        raise DataError(path, label, "num_hops", f"expected a positive integer, got {hops!r:.80}")
     facts = rec.get("supporting_facts") or []
     if not isinstance(facts, list):
         raise DataError(
@@ -69,6 +78,8 @@ def _parse(path, i: int, rec) -> _Claim:
             raise DataError(
                 path, label, f"supporting_facts[{j}]", "expected [title, sentence_index]"
             )
+        check_unicode(path, label, f"supporting_facts[{j}]", fact[0])
+        check_text_length(path, label, f"supporting_facts[{j}]", fact[0])
         titles.setdefault(fact[0], None)
         max_sentence[fact[0]] = max(max_sentence.get(fact[0], -1), fact[1])
     return _Claim(str(rec["uid"]), label, text, claim_label, hops, tuple(titles), max_sentence)
@@ -129,7 +140,7 @@ def _from_corpus(path, claims: list[_Claim], corpus_path) -> tuple[list[Question
                     path,
                     c.record,
                     "supporting_facts",
-                    f"gold title '{t}' is absent from the corpus {corpus_path}",
+                    f"gold title '{shown(t)}' is absent from the corpus {corpus_path}",
                 )
             if pid not in gold_ids:
                 gold_ids.append(pid)

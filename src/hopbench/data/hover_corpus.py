@@ -41,7 +41,7 @@ from scipy.optimize import linear_sum_assignment
 
 from hopbench.core.errors import DataError
 from hopbench.data.io import field as record_field
-from hopbench.data.io import unreadable_json
+from hopbench.data.io import shown, unreadable_json
 from hopbench.data.schema import Passage, passage_id
 
 log = logging.getLogger(__name__)
@@ -362,7 +362,7 @@ def _lines_with_titles(
                     evidence_path,
                     ev.label,
                     "original",
-                    f"matches claims {matches[0].uid} and {other.uid} of {claims_path}, whose "
+                    f"matches claims {shown(matches[0].uid)} and {shown(other.uid)} of {claims_path}, whose "
                     "supporting titles differ: cannot tell which one the evidence is for",
                 )
         if len(ev.paragraphs) != len(keys):
@@ -370,7 +370,7 @@ def _lines_with_titles(
                 evidence_path,
                 ev.label,
                 "gold_evidence",
-                f"{len(ev.paragraphs)} paragraphs, but claim {matches[0].uid} of {claims_path} "
+                f"{len(ev.paragraphs)} paragraphs, but claim {shown(matches[0].uid)} of {claims_path} "
                 f"has {len(keys)} distinct supporting titles",
             )
         line_titles.append((ev, keys))

@@ -276,13 +276,20 @@ def id_field(path, record_label, rec: Any, name: str) -> str:
     return str(field(path, record_label, rec, name, (str, int), non_empty=True))
 
 
+def shown(value: Any, n: int = 80) -> str:
+    """`value` for an error message: at most `n` characters of it (a dataset value can be
+    megabytes long; issue #54), with its length when cut."""
+    text = str(value)
+    return text if len(text) <= n else f"{text[:n]}... ({len(text):,} characters)"
+
+
 def record_label(index: int, rec: Any, id_field: str | None, records: list | None = None) -> str:
     """'#12 (id=abc)' when the id is readable, '#12' otherwise; JSON Lines records add their line."""
     parts = []
     if isinstance(records, JsonLines):
         parts.append(f"line {records.lines[index]}")
     if id_field and isinstance(rec, dict) and _is(rec.get(id_field), (str, int)):
-        parts.append(f"id={rec[id_field]}")
+        parts.append(f"id={shown(rec[id_field])}")
     return f"#{index} ({', '.join(parts)})" if parts else f"#{index}"
 
 
@@ -291,6 +298,6 @@ def check_unique_ids(path, ids_with_labels: list[tuple[str, str]]) -> None:
     for qid, label in ids_with_labels:
         if qid in seen:
             raise DataError(
-                path, label, "id", f"duplicate id '{qid}' (first seen at record {seen[qid]})"
+                path, label, "id", f"duplicate id '{shown(qid)}' (first seen at record {seen[qid]})"
             )
         seen[qid] = label

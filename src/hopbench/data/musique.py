@@ -15,6 +15,7 @@ from hopbench.data.io import (
     record_label,
     require_list,
     require_object,
+    shown,
 )
 from hopbench.data.schema import Passage, Question
 
@@ -44,7 +45,7 @@ def load_musique(
                     path,
                     label,
                     f"{where}.idx",
-                    f"duplicate paragraph idx {idx} (also paragraphs[{first_at[idx]}])",
+                    f"duplicate paragraph idx {shown(idx)} (also paragraphs[{first_at[idx]}])",
                 )
             first_at[idx] = j
             paras.append(
@@ -74,7 +75,7 @@ def load_musique(
                     path,
                     label,
                     "paragraphs.is_supporting",
-                    f"gold paragraph '{title}' is absent from the corpus {corpus_path}",
+                    f"gold paragraph '{shown(title)}' is absent from the corpus {corpus_path}",
                 )
             gold_ids.append(pid)
         aliases = (
@@ -113,7 +114,7 @@ def _gold_in_hop_order(path, label, rec, paras) -> list[tuple[str, str]]:
                 path,
                 label,
                 f"{where}.paragraph_support_idx",
-                f"refers to paragraph idx {idx}, which the record does not have",
+                f"refers to paragraph idx {shown(idx)}, which the record does not have",
             )
         if idx not in ordered:
             ordered.append(idx)

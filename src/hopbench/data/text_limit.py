@@ -66,7 +66,7 @@ def load_within_limit(loader: Callable, questions_path, corpus_path, max_chars: 
                 ("question", q.text),
                 *((f"answers[{i}]", a) for i, a in enumerate(q.answers)),
             ):
-                check_text_length(questions_path, f"id={q.id}", name, text)
+                check_text_length(questions_path, f"id={q.id[:80]}", name, text)
         where = corpus_path if corpus_path is not None else questions_path
         for p in corpus:
             for name, text in (("title", p.title), ("text", p.text)):

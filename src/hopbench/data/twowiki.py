@@ -10,6 +10,7 @@ from pathlib import Path
 from hopbench.core.errors import DataError
 from hopbench.data.corpus import load_corpus_file
 from hopbench.data.io import (
+    check_unicode,
     check_unique_ids,
     field,
     id_field,
@@ -19,6 +20,7 @@ from hopbench.data.io import (
     require_object,
 )
 from hopbench.data.schema import Passage, Question
+from hopbench.data.text_limit import check_text_length
 
 _TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 
@@ -76,6 +78,9 @@ def load_2wiki_linearrag(
                     f"evidence[{j}]",
                     f"expected [subject, relation, object] strings, got {triple!r:.80}",
                 )
+            for part in triple:
+                check_unicode(path, label, f"evidence[{j}]", part)
+                check_text_length(path, label, f"evidence[{j}]", part)
             if triple[0] not in subjects:
                 subjects.append(triple[0])
         gold_ids, complete = [], True
