@@ -189,3 +189,19 @@ def test_a_lone_surrogate_in_a_context_or_a_corpus_title_is_refused(tmp_path):
     corpus = _write(tmp_path, "c.json", {"T": ["fine."], "U\udc00": ["x"]})
     with pytest.raises(DataError, match=r"record title='U\\udc00', field 'title': not valid"):
         load_dataset("h", "hotpotqa", questions, corpus)
+
+
+def test_the_limit_is_a_run_setting_outside_the_run_hash(tmp_path, data_dir):
+    from hopbench.harness.compose import build_dataset, build_retriever, load_config
+    from hopbench.harness.run_store import config_hash
+    from hopbench.harness.runner import semantic_config
+
+    base = [f"paths.data_dir={data_dir}", "dataset=musique_sub", "retriever=dense"]
+
+    def run_hash(*extra):
+        cfg = load_config([*base, *extra])
+        return config_hash(semantic_config(cfg, build_dataset(cfg), build_retriever(cfg)))
+
+    assert run_hash("+dataset.max_text_chars=200000") == run_hash()
+    with pytest.raises(DataError, match=r"over the limit of 50 \(dataset.max_text_chars"):
+        build_dataset(load_config([*base, "+dataset.max_text_chars=50"]))
