@@ -112,6 +112,43 @@ def headline_headers() -> dict[str, str]:
     return {m: metric_registry.get(m).header for m in headline_metrics()}
 
 
+def _score_row(r, headline: dict[str, str]) -> dict:
+    """A run's line of the scores table: its metrics with their intervals, costs, fallbacks."""
+    row = {
+        "dataset": r["dataset"],
+        "method": r["retriever"],
+        "reader": r["reader"],
+        "params": fmt_params(r.get("params_diff"), r.get("params")),
+        "n": str(r["n_questions"]),
+    }
+    for m, h in headline.items():
+        row[h] = fmt_ci(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
+    row["p50 ms"] = fmt_num(r.get("latency_ms_p50"))
+    row["p95 ms"] = fmt_num(r.get("latency_ms_p95"))
+    row["LLM calls/q"] = fmt_num(r.get("llm_calls_per_q"), 1)
+    row["LLM tok/q"] = fmt_num(r.get("llm_tokens_per_q"), 0)
+    row["LLM s/q"] = fmt_num(r.get("llm_seconds_per_q"), 1)
+    row["fallback"] = fmt_fallback(r.get("fallback_rate"))
+    row["config"] = r["config_hash"]
+    return row
+
+
+def _test_row(r, headline: dict[str, str], baseline: str) -> dict:
+    """A run's line of the paired-tests table: its differences to the baseline, corrected p."""
+    t = {
+        "dataset": r["dataset"],
+        "method": r["retriever"],
+        "reader": r["reader"],
+        "params": fmt_params(r.get("params_diff"), r.get("params")),
+        "config": r["config_hash"],
+        f"vs {baseline}": r["baseline_config_hash"],
+        "n paired": str(int(r["n_paired"])),
+    }
+    for m, h in headline.items():
+        t[h] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
+    return t
+
+
 def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     """The scores table and the paired-tests table of one leaderboard (one Holm family)."""
     if df.empty:
@@ -120,37 +157,9 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     HEADLINE = headline_headers()
     rows, tests = [], []
     for _, r in df.iterrows():
-        params = fmt_params(r.get("params_diff"), r.get("params"))
-        row = {
-            "dataset": r["dataset"],
-            "method": r["retriever"],
-            "reader": r["reader"],
-            "params": params,
-            "n": str(r["n_questions"]),
-        }
-        for m, h in HEADLINE.items():
-            row[h] = fmt_ci(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
-        row["p50 ms"] = fmt_num(r.get("latency_ms_p50"))
-        row["p95 ms"] = fmt_num(r.get("latency_ms_p95"))
-        row["LLM calls/q"] = fmt_num(r.get("llm_calls_per_q"), 1)
-        row["LLM tok/q"] = fmt_num(r.get("llm_tokens_per_q"), 0)
-        row["LLM s/q"] = fmt_num(r.get("llm_seconds_per_q"), 1)
-        row["fallback"] = fmt_fallback(r.get("fallback_rate"))
-        row["config"] = r["config_hash"]
-        rows.append(row)
+        rows.append(_score_row(r, HEADLINE))
         if not _missing(r.get("n_paired")) and r.get("n_paired"):
-            t = {
-                "dataset": r["dataset"],
-                "method": r["retriever"],
-                "reader": r["reader"],
-                "params": params,
-                "config": r["config_hash"],
-                f"vs {baseline}": r["baseline_config_hash"],
-                "n paired": str(int(r["n_paired"])),
-            }
-            for m, h in HEADLINE.items():
-                t[h] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
-            tests.append(t)
+            tests.append(_test_row(r, HEADLINE, baseline))
     cols = [
         "dataset",
         "method",
