@@ -1,8 +1,13 @@
 """`hopbench show RUN QUESTION_ID` on a hand-made run with a spreading-activation trace."""
 
+import shutil
+
+import pytest
+
 from hopbench.cli import main
 from hopbench.commands.show import main as cli
-from hopbench.report.show import _Namer, render_value
+from hopbench.core.errors import HopbenchError
+from hopbench.report.show import _Namer, find_run, render_value
 
 
 def _lines(capsys) -> list[str]:
@@ -204,3 +209,22 @@ def test_show_prints_the_fallbacks_of_retrieval_and_reader_above_the_trace(toy_r
     )  # not again in the traces
     assert cli([str(run), "q2", "--no-corpus"]) == 0
     assert not any(line.startswith("fallback") for line in _lines(capsys))
+
+
+def test_show_by_hash_takes_the_run_not_its_backup_copy(toy_runs):
+    """`<hash>.bak` is a copy of the run, not a second match of its hash (as the report)."""
+    run = toy_runs / "musique_toy" / "dense" / "d0000000000a"
+    shutil.copytree(run, run.with_name("d0000000000a.bak"))
+    assert find_run("d0000000000a", toy_runs) == run
+    assert find_run("d00000", toy_runs) == run
+
+
+def test_show_by_hash_does_not_follow_a_link_out_of_the_runs_folder(toy_runs, tmp_path):
+    """A run folder that is a link to elsewhere is not a run of this runs folder (as the report)."""
+    run = toy_runs / "musique_toy" / "dense" / "d0000000000a"
+    outside = tmp_path / "elsewhere" / "d0000000000a"
+    outside.parent.mkdir()
+    shutil.move(str(run), outside)
+    run.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(HopbenchError, match="no run 'd0000000000a'"):
+        find_run("d0000000000a", toy_runs)

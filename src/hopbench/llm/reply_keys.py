@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hopbench.core.errors import HopbenchError
 from hopbench.core.records import LLM_CALLS, LLM_KEYS, read_rows
+from hopbench.core.run_folders import run_folders
 
 _TRACES = ("trace", "reader_trace")
 
@@ -34,12 +35,10 @@ def run_label(run_dir: Path) -> str:
 
 
 def complete_runs(runs_dir: str | Path) -> list[Path]:
-    """Every complete run (metrics.json written) under `runs_dir/<dataset>/<retriever>/<hash>/`."""
-    return sorted(
-        p.parent
-        for p in Path(runs_dir).glob("*/*/*/metrics.json")
-        if not p.parent.name.startswith(".")
-    )
+    """Every complete run under `runs_dir/<dataset>/<retriever>/<hash>/`, as `hopbench report`
+    finds them (run_folders): a link out of the runs folder or a `<hash>.bak` copy would put
+    another folder's replies under a run's label."""
+    return run_folders(runs_dir, "the reply file")
 
 
 def run_keys(run_dir: str | Path) -> RunKeys:

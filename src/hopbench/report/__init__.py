@@ -1,9 +1,8 @@
 """Collect complete runs into results tables with uncertainty; figures; traces.
 
-run_reader.py   read run folders (metrics.json marks a run complete and records the method's
-                graph, family and settings that differ from its defaults; per-question scores from
-                predictions.jsonl)
-run_folders.py  which folders are runs: inside the runs folder, named by their hash, each once
+run_reader.py   read run folders (which folders are runs: hopbench.core.run_folders;
+                metrics.json marks a run complete and records the method's graph, family and
+                settings that differ from its defaults; per-question scores from predictions.jsonl)
 run_check.py    a run's rows against its metrics.json and recorded question set (else refused)
 table_params.py the settings columns of a table: reading them, sorting rows by them
 stats.py        percentile bootstrap CIs, paired bootstrap and exact McNemar p-values, Holm

@@ -18,12 +18,11 @@ import numpy as np
 import yaml
 
 from hopbench.core.errors import DataError
-from hopbench.core.metrics_file import read_metrics
 from hopbench.core.param_values import diff_label, params_label  # noqa: F401  (the report's labels)
 from hopbench.core.records import LLM_CACHED_SECONDS, BadLine, read_rows
+from hopbench.core.run_folders import run_folders
 from hopbench.evaluate.metric_registry import backfilled
 from hopbench.report.run_check import check_run
-from hopbench.report.run_folders import candidate_folders, check_unique, named_by_its_hash
 
 log = logging.getLogger(__name__)
 
@@ -200,18 +199,11 @@ def load_run(run_dir: str | Path) -> Run:
 def load_runs(runs_dir: str | Path) -> list[Run]:
     """Every complete run under runs_dir, sorted by dataset, retriever, reader, hash."""
     runs = []
-    for folder in candidate_folders(runs_dir):  # inside runs_dir, not hidden (run_folders)
-        metrics = read_metrics(folder / "metrics.json")
-        if metrics is None:  # empty or cut short: incomplete, warned; a relaunch redoes it
-            log.warning("%s: left out of the report until the run is finished again", folder)
-            continue
-        if not named_by_its_hash(folder, metrics):  # a `<hash>.bak` copy, warned
-            continue
+    for folder in run_folders(runs_dir):  # inside runs_dir, named by their hash, each once
         run = load_run(folder)
         if not run.predictions:
             log.warning("%s: complete but without predictions; left out of the report", folder)
             continue
         check_run(run.dir, run.metrics, run.predictions)  # rows that disagree: refused
         runs.append(run)
-    check_unique(runs)
     return sorted(runs, key=lambda r: (r.dataset, r.retriever, r.reader, r.config_hash))

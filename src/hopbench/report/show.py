@@ -20,6 +20,7 @@ import yaml
 
 from hopbench.core.errors import HopbenchError
 from hopbench.core.records import Row, Seed, Trace
+from hopbench.core.run_folders import run_folders
 from hopbench.report.run_reader import read_predictions
 
 # Trace keys printed first, in this order (by substring); the rest follow alphabetically.
@@ -32,25 +33,26 @@ _LONG = 60  # a string field longer than this gets a line of its own
 
 # ---- locating the run and the question ------------------------------------------------------
 def find_run(run: str, runs_dir: str | Path = "runs") -> Path:
-    """A run folder given as a path, as a table's `run_dir` cell (relative to runs_dir), or as a
-    config hash under runs_dir."""
+    """A run folder given as a path, as a table's `run_dir` cell (relative to runs_dir), or as
+    (the start of) a config hash of a complete run in runs_dir, found as `hopbench report` finds
+    runs (run_folders: no link out of the runs folder, no `<hash>.bak` copy)."""
     p = Path(run)
     if (p / "predictions.jsonl").exists():
         return p
     if (Path(runs_dir) / p / "predictions.jsonl").exists():
         return Path(runs_dir) / p
-    hits = sorted(Path(runs_dir).glob(f"*/*/{run}*/predictions.jsonl"))
+    hits = [f for f in run_folders(runs_dir, "hopbench show") if f.name.startswith(run)]
     if len(hits) == 1:
-        return hits[0].parent
+        return hits[0]
     if len(hits) > 1:
         raise HopbenchError(
             f"'{run}' matches {len(hits)} runs: "
-            + ", ".join(str(h.parent) for h in hits[:5])
+            + ", ".join(str(h) for h in hits[:5])
             + "; give the folder"
         )
     raise HopbenchError(
-        f"no run '{run}': not a folder with predictions.jsonl, nor a config hash "
-        f"under {runs_dir}/<dataset>/<retriever>/"
+        f"no run '{run}': not a folder with predictions.jsonl, nor the config hash of a complete "
+        f"run under {runs_dir}/<dataset>/<retriever>/"
     )
 
 
