@@ -148,25 +148,16 @@ def export_graph(
 def _export(
     db: GraphDB, kg, ns: Namespace, claim: ExportClaim, batch_size: int, pair_counts: PairCounts
 ) -> ExportReport:
-    t0 = time.perf_counter()
-    stages: dict[str, float] = {}
-    mark = [t0]
-
-    def stage(name: str) -> None:
-        now = time.perf_counter()
-        stages[name] = round(now - mark[0], 3)
-        mark[0] = now
-        claim.check()
-
+    clock = _StageClock(claim)
     key = claim.export_key
     dim = _check_dims(kg)
     # the server deletes the old version of this graph while this process converts the new one to rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hopbench-clear") as pool:
         clearing = pool.submit(_timed, clear_graph, db, ns)
         rows = export_rows(kg, pair_counts)
-        stage("prepare")
-        stages["clear"] = clearing.result()
-    mark[0] = time.perf_counter()
+        clock.stage("prepare")
+        clock.stages["clear"] = clearing.result()
+    clock.restart()
     # names and labels are the namespace's (checked hex), properties this module's constants
     run_schema(
         db,
@@ -176,70 +167,14 @@ def _export(
         ],
         "export: constraint",
     )
-    stage("clear_wait")  # the part of the clear not hidden behind "prepare", plus constraints
-
-    _write(
-        db,
-        ns.cypher(
-            "UNWIND $rows AS r CREATE (e:{{ENTITY}} {idx: r.idx, name: r.name, label: r.label, "
-            "description: r.description, desc_emb: r.emb, desc_norm: r.norm})"
-        ),
-        rows["entities"],
-        batch_size,
-        "export: entities",
-    )
-    # HNSW population is the slowest step and runs on one server thread: let it build the entity
-    # index in the background while the passages and edges are written; wait for it at the end
-    _create_vector_index(db, ns.entity_index, ns.entity, "desc_emb", dim)
-    stage("entities")
-
-    _write(
-        db,
-        ns.cypher("UNWIND $rows AS r CREATE (p:{{PASSAGE}} {idx: r.idx, id: r.id, emb: r.emb})"),
-        rows["passages"],
-        batch_size,
-        "export: passages",
-    )
-    _create_vector_index(db, ns.passage_index, ns.passage, "emb", dim)
-    stage("passages")
-
-    _write(
-        db,
-        ns.cypher(
-            "UNWIND $rows AS r MATCH (a:{{ENTITY}} {idx: r.u}) MATCH (b:{{ENTITY}} {idx: r.v}) "
-            "CREATE (a)-[:RELATES_TO {count: r.c, pairs: r.n}]->(b)"
-        ),
-        rows["relations"],
-        5 * batch_size,
-        "export: relations",
-    )
-    stage("relations")
-
-    _write(
-        db,
-        ns.cypher(
-            "UNWIND $rows AS r MATCH (p:{{PASSAGE}} {idx: r.p}) MATCH (e:{{ENTITY}} {idx: r.e}) "
-            "CREATE (p)-[:MENTIONS]->(e)"
-        ),
-        rows["mentions"],
-        5 * batch_size,
-        "export: context edges",
-    )
-    stage("context_edges")
+    clock.stage("clear_wait")  # the part of the clear not hidden behind "prepare", plus constraints
+    _write_graph(db, ns, rows, batch_size, dim, clock)
     n_rel, n_ctx = len(rows["relations"]), len(rows["mentions"])
     del rows
+    _await_vector_indexes(db, ns)
+    clock.stage("vector_indexes")  # what is left of the index population after the writes
 
-    # only this graph's indexes: db.awaitIndexes would also wait for other runs' exports
-    for name in (ns.entity_index, ns.passage_index):
-        db.query(
-            "CALL db.awaitIndex($name, 600)",
-            {"name": name},
-            what="export: waiting for the vector indexes",
-            timeout=None,
-        )
-    stage("vector_indexes")  # what is left of the index population after the writes
-
-    seconds = time.perf_counter() - t0
+    seconds = clock.seconds()
     claim.complete(
         {
             "export_key": key,
@@ -266,11 +201,103 @@ def _export(
         n_rel,
         n_ctx,
         seconds,
-        ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()),
+        ", ".join(f"{k} {v:.1f} s" for k, v in clock.stages.items()),
     )
     return ExportReport(
-        key, True, seconds, kg.n_entities, kg.n_passages, n_rel, n_ctx, stages, namespace=ns
+        key, True, seconds, kg.n_entities, kg.n_passages, n_rel, n_ctx, clock.stages, namespace=ns
     )
+
+
+class _StageClock:
+    """Seconds per export stage, each from the end of the one before; the claim is checked at
+    each stage's end (a lost claim stops the export there)."""
+
+    def __init__(self, claim: ExportClaim) -> None:
+        self.claim = claim
+        self.t0 = self.mark = time.perf_counter()
+        self.stages: dict[str, float] = {}
+
+    def stage(self, name: str) -> None:
+        now = time.perf_counter()
+        self.stages[name] = round(now - self.mark, 3)
+        self.mark = now
+        self.claim.check()
+
+    def restart(self) -> None:
+        self.mark = time.perf_counter()
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.t0
+
+
+def _write_graph(
+    db: GraphDB,
+    ns: Namespace,
+    rows: dict[str, list[dict]],
+    batch_size: int,
+    dim: int,
+    clock: _StageClock,
+) -> None:
+    """Entities, passages (each followed by its vector index), relations, context edges."""
+    _write(
+        db,
+        ns.cypher(
+            "UNWIND $rows AS r CREATE (e:{{ENTITY}} {idx: r.idx, name: r.name, label: r.label, "
+            "description: r.description, desc_emb: r.emb, desc_norm: r.norm})"
+        ),
+        rows["entities"],
+        batch_size,
+        "export: entities",
+    )
+    # HNSW population is the slowest step and runs on one server thread: let it build the entity
+    # index in the background while the passages and edges are written; wait for it at the end
+    _create_vector_index(db, ns.entity_index, ns.entity, "desc_emb", dim)
+    clock.stage("entities")
+
+    _write(
+        db,
+        ns.cypher("UNWIND $rows AS r CREATE (p:{{PASSAGE}} {idx: r.idx, id: r.id, emb: r.emb})"),
+        rows["passages"],
+        batch_size,
+        "export: passages",
+    )
+    _create_vector_index(db, ns.passage_index, ns.passage, "emb", dim)
+    clock.stage("passages")
+
+    _write(
+        db,
+        ns.cypher(
+            "UNWIND $rows AS r MATCH (a:{{ENTITY}} {idx: r.u}) MATCH (b:{{ENTITY}} {idx: r.v}) "
+            "CREATE (a)-[:RELATES_TO {count: r.c, pairs: r.n}]->(b)"
+        ),
+        rows["relations"],
+        5 * batch_size,
+        "export: relations",
+    )
+    clock.stage("relations")
+
+    _write(
+        db,
+        ns.cypher(
+            "UNWIND $rows AS r MATCH (p:{{PASSAGE}} {idx: r.p}) MATCH (e:{{ENTITY}} {idx: r.e}) "
+            "CREATE (p)-[:MENTIONS]->(e)"
+        ),
+        rows["mentions"],
+        5 * batch_size,
+        "export: context edges",
+    )
+    clock.stage("context_edges")
+
+
+def _await_vector_indexes(db: GraphDB, ns: Namespace) -> None:
+    # only this graph's indexes: db.awaitIndexes would also wait for other runs' exports
+    for name in (ns.entity_index, ns.passage_index):
+        db.query(
+            "CALL db.awaitIndex($name, 600)",
+            {"name": name},
+            what="export: waiting for the vector indexes",
+            timeout=None,
+        )
 
 
 # -- clearing ------------------------------------------------------------------------------
