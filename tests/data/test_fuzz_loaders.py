@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.conftest import REPO
+REPO = Path(__file__).resolve().parents[2]  # the child imports tests.data.fuzz_loaders from here
 
 SEED = 54
 CASES = 3000
