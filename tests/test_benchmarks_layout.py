@@ -161,6 +161,7 @@ def test_readme_commands_name_modules_that_exist():
     """Every `python -m benchmarks.x.y` in the READMEs and the Makefile is a file of the checkout."""
     texts = [p.read_text() for p in BENCH.rglob("README.md")]
     texts += [(ROOT / n).read_text() for n in ("README.md", "Makefile", "CONTRIBUTING.md")]
+    texts += [p.read_text() for p in sorted((ROOT / "docs").rglob("*.md"))]
     modules = {m for t in texts for m in re.findall(r"-m (benchmarks(?:\.\w+)+)", t)}
     assert modules, "the READMEs give their commands as modules"
     gone = [

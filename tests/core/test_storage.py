@@ -1,4 +1,4 @@
-"""What hopbench claims about the storage under runs and caches (README, 'Shared storage'):
+"""What hopbench claims about the storage under runs and caches (docs/run.md, 'Shared storage'):
 the file system is read from the real mount table, the response cache leaves WAL for a rollback
 journal on network file systems, that mode works with several writers, and a file system without
 flock, or one whose flock other nodes do not see, is named in one line.

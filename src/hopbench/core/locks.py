@@ -44,7 +44,7 @@ def exclusive(lock_path: str | Path, what: str, wait: bool = True):
             raise HopbenchError(
                 f"cannot lock {lock_path}: its file system does not support flock "
                 f"({exc.strerror}); put runs and caches on a local disk, NFS, or "
-                "Lustre mounted with -o flock (README, 'Shared storage')"
+                "Lustre mounted with -o flock (docs/run.md, 'Shared storage')"
             ) from None
         fh.seek(0)
         fh.truncate()

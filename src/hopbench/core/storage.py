@@ -129,7 +129,7 @@ def storage_warning(path: str | Path, what: str) -> str | None:
     )
     return (
         f"{what} {path} is on {fstype} ({why}): use it from one machine only, or give each node "
-        "its own folder (see README, 'Shared storage')"
+        "its own folder (see docs/run.md, 'Shared storage')"
     )
 
 

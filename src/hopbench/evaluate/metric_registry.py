@@ -261,7 +261,7 @@ def answer_scored(metrics: Mapping) -> bool:
 
 
 # ---- the metrics -------------------------------------------------------------------------------
-# Definitions: docs/architecture.md, Metrics. JSR's k is FCR's (CatRAG's chain metrics).
+# Definitions: docs/internals/architecture.md, Metrics. JSR's k is FCR's (CatRAG's chain metrics).
 JSR_K = 5
 
 

@@ -4,7 +4,7 @@ metrics (Recall@k, FCR@k, JSR@k, MRR@k, nDCG@k).
 Pure functions of a ranking, gold ids, an answer and gold answers; which of them a run scores,
 under which name, and how the report tests them is declared once in
 `hopbench.evaluate.metric_registry`. Definitions follow HippoRAG's eval utils and CatRAG's chain
-metrics (docs/architecture.md, Metrics; docs/methods/hipporag.md, Evaluation;
+metrics (docs/internals/architecture.md, Metrics; docs/methods/hipporag.md, Evaluation;
 docs/methods/catrag.md).
 """
 

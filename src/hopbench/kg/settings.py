@@ -32,7 +32,7 @@ DEFAULTS: dict = {
     # source facts: an entity's facts + its first-mention sentence (max_chars, max_facts);
     # llm: an LLM summary for entities with at least llm_min_facts facts. embedding text:
     # encode each description; composed: the normalised mean of the name, fact and passage
-    # vectors (needs source facts; README "The knowledge graph")
+    # vectors (needs source facts; docs/internals/knowledge-graph.md)
     "description": {
         "source": "facts",
         "max_chars": 160,

@@ -136,7 +136,7 @@ def mcnemar_exact_p(method, baseline) -> float:
 
 def paired_test_for(name: str) -> str:
     """The paired test of a metric, by its declared kind: 'paired_bootstrap' for a continuous
-    score, 'mcnemar' for a binary one (docs/architecture.md, Metrics). An undeclared name is a
+    score, 'mcnemar' for a binary one (docs/internals/architecture.md, Metrics). An undeclared name is a
     KeyError, never a guess."""
     return metric_registry.get(name).paired_test
 

@@ -52,7 +52,7 @@ class Outcome:
     failed: list[Planned] = field(default_factory=list)
     left: list[Planned] = field(default_factory=list)
     llm_hours_spent: float = 0.0  # wall-clock of every LLM row run (reply-file rows too)
-    cpu_hours_spent: float = 0.0  # wall-clock of the CPU-only rows run (README's timing, #29)
+    cpu_hours_spent: float = 0.0  # wall-clock of CPU-only rows (docs/results.md, #29)
     budget_hours_spent: float = 0.0  # wall-clock of the rows that needed the model (needs_model)
     interrupted: bool = False
 
