@@ -1,5 +1,5 @@
-"""Adding a retriever takes a module and a config (CONTRIBUTING.md): a toy retriever from a
-temporary folder, found through `hydra.searchpath` as README documents for your own configs,
+"""Adding a retriever takes a module and a config (docs/add-a-method.md): a toy retriever from a
+temporary folder, found through `hydra.searchpath` as docs/run.md documents for your own configs,
 runs end to end on the MuSiQue subset and appears in the report."""
 
 from __future__ import annotations
