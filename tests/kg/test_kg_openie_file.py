@@ -111,6 +111,14 @@ def test_missing_path_and_non_openie_json_are_refused(tmp_path, musique_sub):
         match_openie(bad, musique_sub.corpus)
 
 
+def test_a_deeply_nested_openie_file_is_one_error(tmp_path, musique_sub):
+    """200,000 levels of nesting: the same one-line refusal as any non-JSON file, no traceback."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(HopbenchError, match="not a JSON file"):
+        match_openie(deep, musique_sub.corpus)
+
+
 def test_crafted_bad_file_is_read_with_everything_counted(musique_sub, tmp_path):
     c = musique_sub.corpus
     corpus = c[:6]

@@ -104,6 +104,8 @@ def load_docs(path: str | Path) -> tuple[list, dict]:
             data = json.load(fh)
     except (ValueError, UnicodeDecodeError) as exc:
         raise HopbenchError(f"{p}: not a JSON file ({exc})") from None
+    except RecursionError:
+        raise HopbenchError(f"{p}: not a JSON file (nested too deeply to read)") from None
     if not isinstance(data, dict) or not isinstance(data.get("docs"), list):
         got = type(data).__name__ if not isinstance(data, dict) else f"keys {sorted(data)[:6]}"
         raise HopbenchError(
