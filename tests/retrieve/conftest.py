@@ -59,8 +59,9 @@ def scripted_llm():
 
 
 @pytest.fixture(scope="session")
-def musique_graph(data_dir):
+def musique_mention_graph(data_dir):
     """Title-mention graph of the 1,890-passage MuSiQue subset corpus (about 3.5k nodes): the
-    real graph the kernel tests of every method folder share."""
+    real graph the kernel tests of every method folder share (tests/conftest.py's
+    `musique_graph` is the knowledge graph, which the other retrieve tests read)."""
     corpus = json.loads((data_dir / "musique" / "musique_train_corpus.json").read_text())
     return title_mention_graph([p["title"] for p in corpus], [p["text"] for p in corpus])

@@ -61,10 +61,10 @@ def assert_same_ranking(ours: np.ndarray, ref: np.ndarray, k: int, tie: float = 
     np.testing.assert_allclose(ref[top], ref_sorted, atol=tie, rtol=0)
 
 
-def test_equals_networkx_on_real_mention_graph(musique_graph):
+def test_equals_networkx_on_real_mention_graph(musique_mention_graph):
     rng = np.random.default_rng(0)
-    adj = musique_graph.adj
-    n, n_p = adj.shape[0], musique_graph.n_passages
+    adj = musique_mention_graph.adj
+    n, n_p = adj.shape[0], musique_mention_graph.n_passages
     degrees = np.diff(adj.indptr)
     assert (degrees == 0).sum() > 0, "want isolated (dangling) nodes in the real graph too"
     op = prepare_ppr(adj)
@@ -101,10 +101,10 @@ def test_equals_networkx_with_isolated_and_zero_weight_nodes(seed):
             assert np.abs(ours - ref).max() <= 1e-8
 
 
-def test_equals_igraph_prpack_scores_and_rankings(musique_graph):
+def test_equals_igraph_prpack_scores_and_rankings(musique_mention_graph):
     rng = np.random.default_rng(7)
-    adj = musique_graph.adj
-    n, n_p = adj.shape[0], musique_graph.n_passages
+    adj = musique_mention_graph.adj
+    n, n_p = adj.shape[0], musique_mention_graph.n_passages
     op = prepare_ppr(adj)
     for _ in range(3):
         reset = hipporag_like_reset(n, n_p, rng.choice(np.arange(n_p, n), 5, replace=False), rng)
@@ -131,10 +131,10 @@ def test_self_loops_twice_reproduces_igraph():
     assert np.abs(personalized_pagerank(adj, reset) - ref).max() > 1e-4
 
 
-def test_batched_equals_column_by_column(musique_graph):
+def test_batched_equals_column_by_column(musique_mention_graph):
     rng = np.random.default_rng(3)
-    adj = musique_graph.adj
-    n, n_p = adj.shape[0], musique_graph.n_passages
+    adj = musique_mention_graph.adj
+    n, n_p = adj.shape[0], musique_mention_graph.n_passages
     op = prepare_ppr(adj)
     resets = np.stack(
         [

@@ -122,10 +122,10 @@ def test_simultaneous_sweeps_reach_the_sequential_random_push_optimum(seed):
     np.testing.assert_allclose(sweep.x, seq, atol=1e-8 * seq.max(), rtol=0)
 
 
-def test_kkt_on_real_mention_graph(musique_graph):
+def test_kkt_on_real_mention_graph(musique_mention_graph):
     rng = np.random.default_rng(5)
-    adj = musique_graph.adj
-    n, n_p = adj.shape[0], musique_graph.n_passages
+    adj = musique_mention_graph.adj
+    n, n_p = adj.shape[0], musique_mention_graph.n_passages
     # seeds in the giant component: a seed in a small component overflows its capacity
     # at almost any alpha (see test below), and then no schedule converges
     _, label = connected_components(adj, directed=False)
@@ -149,8 +149,8 @@ def test_kkt_on_real_mention_graph(musique_graph):
     assert n_p > 0
 
 
-def test_seed_in_a_small_component_makes_it_unbounded(musique_graph):
-    adj = musique_graph.adj
+def test_seed_in_a_small_component_makes_it_unbounded(musique_mention_graph):
+    adj = musique_mention_graph.adj
     _, label = connected_components(adj, directed=False)
     sizes = np.bincount(label)
     small = np.flatnonzero(sizes[label] == 3)[0]  # a node in a 3-node component

@@ -163,11 +163,11 @@ def test_rejects_bad_input():
         spreading_activation_batch(adj, [([0], [1.0])], np.ones((2, 1)))
 
 
-def test_equals_reference_loop_on_real_mention_graph(musique_graph):
+def test_equals_reference_loop_on_real_mention_graph(musique_mention_graph):
     rng = np.random.default_rng(9)
-    upper = sp.triu(musique_graph.adj, k=1).tocoo()
+    upper = sp.triu(musique_mention_graph.adj, k=1).tocoo()
     rels = list(zip(upper.row.tolist(), upper.col.tolist()))
-    n = musique_graph.adj.shape[0]
+    n = musique_mention_graph.adj.shape[0]
     adj = counts_matrix(rels, n)
     hubs = np.argsort(-np.diff(adj.indptr))[:300]
     for _ in range(3):
