@@ -1,0 +1,166 @@
+"""Mutation suite (issue #55): each listed mutation applied to a scratch copy, the method's tests
+run, caught or not recorded.
+
+    python -m benchmarks.parity.mutations [--only NAME,...] [--methods catrag,...]
+        [--kind rule|default] [--defaults N] [--worktree] [--out runs/parity/mutations/mutations]
+
+The list is mutations.yaml (this folder); the room's README says what each field means and how
+the committed results/mutations.md was made. Exit code 1 when a mutation that ran was not
+caught (and is not marked equivalent) or a method's baseline failed, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common.paths import REPO, command_line
+from benchmarks.common.report import write_json_and_md
+from benchmarks.parity.mutations import catalogue, scratch
+from benchmarks.parity.mutations.report import markdown, status
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="comma-separated mutation names (default: all)")
+    ap.add_argument("--methods", default="", help="comma-separated methods (default: all)")
+    ap.add_argument("--kind", choices=["rule", "default"], help="only this kind")
+    ap.add_argument(
+        "--defaults",
+        type=int,
+        default=None,
+        help="at most N config defaults per method (audit ones always)",
+    )
+    ap.add_argument("--worktree", action="store_true", help="copy the working tree, not HEAD")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run")
+    ap.add_argument("--out", type=Path, default=Path("runs/parity/mutations/mutations"))
+    ap.add_argument("--note", default="", help="a sentence for the results file")
+    return ap, ap.parse_args(argv)
+
+
+def select(muts, args, ap):
+    names = [n for n in args.only.split(",") if n]
+    unknown = sorted(set(names) - {m.name for m in muts})
+    if unknown:
+        ap.error(f"unknown mutation(s): {unknown}")
+    methods = [m for m in args.methods.split(",") if m]
+    picked, per_method = [], {}
+    for m in muts:
+        if names and m.name not in names or methods and m.method not in methods:
+            continue
+        if args.kind and m.kind != args.kind:
+            continue
+        if args.defaults is not None and m.config and not m.audit:
+            per_method[m.method] = per_method.get(m.method, 0) + 1
+            if per_method[m.method] > args.defaults:
+                continue
+        picked.append(m)
+    return picked
+
+
+def run_one(m, tests, work: Path, worktree: bool, timeout: float) -> dict:
+    root = work / m.name
+    scratch.make_copy(root, worktree)
+    try:
+        catalogue.apply(m, root)
+        scratch.imported_from(root)
+        got = scratch.run_tests(root, tests[m.method], m.method, timeout)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return {
+        "name": m.name,
+        "method": m.method,
+        "kind": m.kind,
+        "audit": m.audit,
+        "edit": m.edit,
+        "why": m.why,
+        "caught": not got["passed"],
+        "failed": got["failed"],
+        "seconds": got["seconds"],
+        "equivalent": m.equivalent,
+        "catch_with": m.catch_with,
+    }
+
+
+def baseline(method, tests, work: Path, worktree: bool, timeout: float) -> dict:
+    root = work / f"baseline-{method}"
+    scratch.make_copy(root, worktree)
+    try:
+        scratch.imported_from(root)
+        return scratch.run_tests(root, tests[method], method, timeout)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    ap, args = parse(argv)
+    tests, muts = catalogue.load()
+    picked = select(muts, args, ap)
+    picked.sort(key=lambda m: not m.audit)  # the audit's five first (a stable sort)
+    for m in picked:  # a stale entry stops the suite before anything runs
+        if m.file:
+            catalogue.check_text(m, REPO)
+    t0 = time.perf_counter()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    results, baselines = [], {}
+    with tempfile.TemporaryDirectory(prefix="hopbench-mutations-") as tmp:
+        work = Path(tmp)
+        for m in picked:
+            if m.method not in baselines:
+                print(f"== baseline {m.method}", flush=True)
+                baselines[m.method] = baseline(m.method, tests, work, args.worktree, args.timeout)
+            if not baselines[m.method]["passed"]:
+                r = {
+                    "name": m.name,
+                    "method": m.method,
+                    "kind": m.kind,
+                    "audit": m.audit,
+                    "edit": m.edit,
+                    "why": m.why,
+                    "caught": False,
+                    "failed": [],
+                    "seconds": 0,
+                    "baseline_failed": True,
+                }
+            else:
+                r = run_one(m, tests, work, args.worktree, args.timeout)
+            results.append(r)
+            print(f"{m.name}: {status(r)} {r['seconds']} s {r['failed'][:1]}", flush=True)
+            save(args, t0, load, muts, baselines, results, argv, final=False)
+    return save(args, t0, load, muts, baselines, results, argv, final=True)
+
+
+def save(args, t0, load, muts, baselines, results, argv, final: bool) -> int:
+    """Writes OUT.json and OUT.md; after each mutation too, so a stopped run keeps what ran."""
+    res = {
+        "command": command_line(sys.argv if argv is None else [__file__, *argv]).replace(
+            ".__main__", ""
+        ),
+        "source": "the working tree" if args.worktree else "the commit HEAD (git archive)",
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "load": load,
+        "listed": len(muts),
+        "note": args.note,
+        "baselines": baselines,
+        "results": results,
+    }
+    if not final:
+        res["note"] = (args.note + " Run in progress (or stopped): the table has what ran.").strip()
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+        args.out.with_suffix(".md").write_text(markdown(res), encoding="utf-8")
+        return 0
+    write_json_and_md(args.out, res, markdown)
+    bad = [r for r in results if status(r) in ("NOT CAUGHT", "not run (baseline failed)")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
