@@ -6,6 +6,7 @@ REPLIES  ?= results/reference/llm_replies.jsonl.gz
 PAPER    ?=
 BENCH    ?= --quick
 PARITY   ?=
+MUTATION_FLAGS ?= --defaults 0
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
 .PHONY: help install install-latest lock test test-fast run-experiment sweep paper report replies-export lint bench parity neo4j-build neo4j-up neo4j-down neo4j-clean
@@ -59,9 +60,11 @@ bench:           ## the speed suite (benchmarks/speed/; outputs in runs/bench/);
 
 # Each method whose authors' checkout is given (OFFICIAL_SRC_HIPPORAG, _QASA, _QAFD, _CATRAG,
 # _NEUROPATH=<folder>) is compared with it; the others are skipped by name (none given: exit 0).
-# More parity suites (the mutation suite) go on further lines of this recipe.
-parity:          ## hopbench against the authors' code (benchmarks/parity/README.md); OFFICIAL_SRC_QAFD=../QAFD-RAG ...
+# Then the mutation suite (benchmarks/parity/mutations/): every rule mutation and the audit's
+# five by default; MUTATIONS=name,name for some, MUTATION_FLAGS= (empty) for all 186 (hours).
+parity:          ## hopbench against the authors' code (benchmarks/parity/README.md); OFFICIAL_SRC_QAFD=../QAFD-RAG ...; MUTATIONS=a,b
 	$(PYTHON) -m benchmarks.parity --data-dir $(DATA_DIR) $(PARITY)
+	HOPBENCH_DATA_DIR=$(DATA_DIR) $(PYTHON) -m benchmarks.parity.mutations $(MUTATION_FLAGS) $(if $(MUTATIONS),--only $(MUTATIONS))
 
 lint:            ## ruff: the linter (complexity limits included: pyproject.toml) and the formatter's check (CI runs it; .pre-commit-config.yaml does it per commit)
 	$(PYTHON) -m ruff check src tests benchmarks scripts

@@ -17,7 +17,9 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.common.paths import REPO, command_line
@@ -37,6 +39,7 @@ def parse(argv):
         default=None,
         help="at most N config defaults per method (audit ones always)",
     )
+    ap.add_argument("--jobs", type=int, default=1, help="mutations run at once")
     ap.add_argument("--worktree", action="store_true", help="copy the working tree, not HEAD")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run")
     ap.add_argument("--out", type=Path, default=Path("runs/parity/mutations/mutations"))
@@ -98,41 +101,61 @@ def baseline(method, tests, work: Path, worktree: bool, timeout: float) -> dict:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def order(picked: list) -> list:
+    """The audit's five first, then one mutation per method in turn (a stopped run covers all)."""
+    seen: dict[str, int] = {}
+    rank = []
+    for m in picked:
+        seen[m.method] = seen.get(m.method, 0) + 1
+        rank.append((not m.audit, seen[m.method]))
+    return [m for _, m in sorted(zip(rank, picked, strict=True), key=lambda x: x[0])]
+
+
+def not_run(m) -> dict:
+    return {
+        "name": m.name,
+        "method": m.method,
+        "kind": m.kind,
+        "audit": m.audit,
+        "edit": m.edit,
+        "why": m.why,
+        "caught": False,
+        "failed": [],
+        "seconds": 0,
+        "baseline_failed": True,
+    }
+
+
 def main(argv=None) -> int:
     ap, args = parse(argv)
     tests, muts = catalogue.load()
-    picked = select(muts, args, ap)
-    picked.sort(key=lambda m: not m.audit)  # the audit's five first (a stable sort)
+    picked = order(select(muts, args, ap))
     for m in picked:  # a stale entry stops the suite before anything runs
         if m.file:
             catalogue.check_text(m, REPO)
     t0 = time.perf_counter()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    results, baselines = [], {}
+    results, baselines, lock = [], {}, threading.Lock()
     with tempfile.TemporaryDirectory(prefix="hopbench-mutations-") as tmp:
         work = Path(tmp)
-        for m in picked:
-            if m.method not in baselines:
-                print(f"== baseline {m.method}", flush=True)
-                baselines[m.method] = baseline(m.method, tests, work, args.worktree, args.timeout)
-            if not baselines[m.method]["passed"]:
-                r = {
-                    "name": m.name,
-                    "method": m.method,
-                    "kind": m.kind,
-                    "audit": m.audit,
-                    "edit": m.edit,
-                    "why": m.why,
-                    "caught": False,
-                    "failed": [],
-                    "seconds": 0,
-                    "baseline_failed": True,
-                }
-            else:
-                r = run_one(m, tests, work, args.worktree, args.timeout)
-            results.append(r)
-            print(f"{m.name}: {status(r)} {r['seconds']} s {r['failed'][:1]}", flush=True)
-            save(args, t0, load, muts, baselines, results, argv, final=False)
+        methods = list(dict.fromkeys(m.method for m in picked))
+        with ThreadPoolExecutor(args.jobs) as pool:
+            done = pool.map(
+                lambda x: baseline(x, tests, work, args.worktree, args.timeout), methods
+            )
+            baselines.update(zip(methods, done, strict=True))
+        print(f"baselines: { {k: v['passed'] for k, v in baselines.items()} }", flush=True)
+
+        def one(m):
+            ok = baselines[m.method]["passed"]
+            r = run_one(m, tests, work, args.worktree, args.timeout) if ok else not_run(m)
+            with lock:
+                results.append(r)
+                print(f"{m.name}: {status(r)} {r['seconds']} s {r['failed'][:1]}", flush=True)
+                save(args, t0, load, muts, baselines, results, argv, final=False)
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(one, picked))
     return save(args, t0, load, muts, baselines, results, argv, final=True)
 
 
