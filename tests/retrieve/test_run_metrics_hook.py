@@ -1,8 +1,8 @@
 """`Retriever.run_metrics`: a method's own entries of metrics.json, merged by the runner.
 
 The Neo4j spreading-activation retriever has one (n_query_timeouts, which the runner used to
-count itself for every `needs_graphdb` retriever) and NeuroPath adds its hop statistics; the
-rest add nothing, so their metrics.json keys are what they were. No database needed: the hook reads the rows only.
+count itself for every `needs_graphdb` retriever), NeuroPath adds its hop statistics and LinearRAG
+its graph key (a graph of its own, not the shared KG); the rest add nothing, so their metrics.json keys are what they were. No database needed: the hook reads the rows only.
 """
 
 from __future__ import annotations
@@ -32,16 +32,18 @@ def test_base_adds_nothing_and_neo4j_counts_its_timeouts():
     assert neo.run_metrics([]) == {"n_query_timeouts": 0}
 
 
-def test_only_the_database_retriever_and_neuropath_have_metrics_of_their_own():
+def test_only_the_database_retriever_neuropath_and_linearrag_have_metrics_of_their_own():
     """Before the hook the runner added n_query_timeouts exactly for `needs_graphdb`; besides
-    those only NeuroPath (its hop statistics) overrides the hook, so no other run's keys change."""
+    those only NeuroPath (its hop statistics) and LinearRAG (its graph key) override the hook,
+    so no other run's keys change."""
+    from hopbench.retrieve.linearrag.retriever import LinearRAGRetriever
     from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
 
     classes = [c for c in configurable_classes() if issubclass(c, Retriever)]
     assert SpreadingActivationNeo4jRetriever in classes and len(classes) > 5
     own = {c for c in classes if c.run_metrics is not Retriever.run_metrics}
     assert {c for c in classes if c.needs_graphdb} == {SpreadingActivationNeo4jRetriever}
-    assert own == {SpreadingActivationNeo4jRetriever, NeuroPathRetriever}
+    assert own == {SpreadingActivationNeo4jRetriever, NeuroPathRetriever, LinearRAGRetriever}
 
 
 MODULE = '''
