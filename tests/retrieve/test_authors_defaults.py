@@ -11,10 +11,12 @@ parent's rows cover the rest.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
 import yaml
+from hydra.utils import get_class
 from omegaconf import OmegaConf
 
 from hopbench.core.paths import CONFIG_DIR
@@ -52,9 +54,23 @@ METHODS = {
 CASES = [(m, c) for m, configs in METHODS.items() for c in configs]
 
 
+def unlisted_defaults(node: dict) -> dict[str, object]:
+    """The class's `unlisted` settings (kept out of the schema so old run hashes stand) with
+    their constructor defaults: still settings, so a changed default must fail here too."""
+    cls = get_class(node["_target_"])
+    params = inspect.signature(cls.__init__).parameters
+    return {
+        name: params[name].default
+        for name in getattr(cls, "unlisted", ())
+        if name in params and name not in node
+    }
+
+
 def settings_of(config: str) -> dict[str, object]:
-    """The composed retriever config's settings as dotted paths (nested nodes flattened)."""
+    """The composed retriever config's settings as dotted paths (nested nodes flattened), with
+    the class's unlisted settings at their constructor defaults."""
     node = OmegaConf.to_container(load_config([f"retriever={config}"]).retriever, resolve=False)
+    node = {**node, **unlisted_defaults(node)}
     out: dict[str, object] = {}
 
     def walk(prefix: str, value: object) -> None:
