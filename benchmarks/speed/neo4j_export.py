@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import os
 import platform
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -37,8 +39,28 @@ from hopbench.embed.encoder import Encoder
 from hopbench.graphdb import export as current
 from hopbench.graphdb.connection import GraphDBSettings, connect
 from hopbench.kg import load_or_build
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
 
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
+
+
+PAIR_COUNTS = partial(relation_matrix, edges="pairs")  # QASA's rule, as its retriever passes it
+
+
+class WithPairCounts:
+    """An export module whose `ensure_exported`/`export_graph` get QASA's pair rule when they
+    take one (today's export is given the rule; a reference tree's may compute it itself)."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+
+    def __getattr__(self, name: str):
+        attr = getattr(self.module, name)
+        if name in ("ensure_exported", "export_graph") and (
+            "pair_counts" in inspect.signature(attr).parameters
+        ):
+            return partial(attr, pair_counts=PAIR_COUNTS)
+        return attr
 
 
 def load_reference(path: str, k: int):
@@ -131,9 +153,9 @@ def main() -> None:
         rust = True
     except ImportError:
         rust = False
-    impls = [("this tree", current)]
+    impls = [("this tree", WithPairCounts(current))]
     for k, path in enumerate(args.reference):
-        impls.insert(k, (f"reference {path}", load_reference(path, k)))
+        impls.insert(k, (f"reference {path}", WithPairCounts(load_reference(path, k))))
     print(
         f"{args.dataset}: {kg.n_entities} entities, {kg.n_passages} passages; rust packstream: {rust}; "
         f"{os.cpu_count()} cpus; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}"

@@ -29,6 +29,7 @@ import platform
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,7 @@ from hopbench.graphdb.connection import GraphDBSettings, connect
 from hopbench.graphdb.export import ensure_exported, export_graph
 from hopbench.kg import load_or_build
 from hopbench.retrieve.base import Services
+from hopbench.retrieve.qasa.activation_rules import relation_matrix
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.qasa.spreading_activation_neo4j import SpreadingActivationNeo4jRetriever
 from hopbench.retrieve.question import question_mentions  # noqa
@@ -85,8 +87,9 @@ def bench_dataset(name, args, encoder, db):
     services = Services(dataset=ds, encoder=encoder)
     services.encode_questions(ds.questions)
     _ = services.passage_embeddings
-    report = export_graph(db, kg)
-    _, check_ms = timed(ensure_exported, db, kg)
+    pairs = partial(relation_matrix, edges="pairs")  # QASA's rule, as its retriever passes it
+    report = export_graph(db, kg, pair_counts=pairs)
+    _, check_ms = timed(ensure_exported, db, kg, pair_counts=pairs)
     out = {
         "dataset": ds.name,
         "questions": len(ds.questions),
