@@ -1,8 +1,9 @@
 """`Retriever.run_metrics`: a method's own entries of metrics.json, merged by the runner.
 
 The Neo4j spreading-activation retriever has one (n_query_timeouts, which the runner used to
-count itself for every `needs_graphdb` retriever), NeuroPath adds its hop statistics and LinearRAG
-its graph key (a graph of its own, not the shared KG); the rest add nothing, so their metrics.json keys are what they were. No database needed: the hook reads the rows only.
+count itself for every `needs_graphdb` retriever), NeuroPath adds its hop statistics and
+LinearRAG its graph key (a graph of its own, not the shared KG); the rest add nothing, so their
+metrics.json keys are what they were. No database needed: the hook reads the rows only.
 """
 
 from __future__ import annotations
