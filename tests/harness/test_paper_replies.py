@@ -134,7 +134,8 @@ def test_a_budget_of_hours_or_null_is_taken(tmp_path, data_dir, capsys, value, s
 def test_make_paper_ends_checking_the_reference_a_plan_does_not(tmp_path, monkeypatch):
     def dry(paper_words: str) -> str:
         return subprocess.run(
-            ["make", "-n", "paper", f"PAPER={paper_words}"],
+            # under `make test` a child make prints "Entering directory" lines unless told not to
+            ["make", "--no-print-directory", "-n", "paper", f"PAPER={paper_words}"],
             cwd=REPO,
             capture_output=True,
             text=True,
