@@ -66,7 +66,7 @@ def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
     from hopbench.kg import load_or_build
     from hopbench.kg.hipporag2_igraph import directed_entries
     from hopbench.retrieve.base import Services
-    from hopbench.retrieve.qafd.code_push import code_flow_diffusion, rank_passages
+    from hopbench.retrieve.qafd.code_push import rank_passages
 
     cfg = compose(dataset_name, graph, "flow_diffusion_code", args.data_dir, args.cache_dir)
     dataset = build_dataset(cfg)
@@ -86,19 +86,7 @@ def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
         if reset is None:
             raise SystemExit(f"{q.id}: no seed (dense fallback); the comparison needs seeds")
         t = time.perf_counter()
-        res = code_flow_diffusion(
-            r.graph,
-            reset,
-            r.node_emb,
-            qe,
-            alpha=r.alpha,
-            epsilon=r.epsilon,
-            max_iterations=r.max_iterations,
-            step_size=r.step_size,
-            threshold=r.threshold,
-            warm_steps=r.warm_steps,
-            seed=r.random_seed,
-        )
+        res = r.diffuse(reset, qe)
         order, scores = rank_passages(res.x[kg.n_entities :])
         kernel_ms = 1000 * (time.perf_counter() - t)
         t = time.perf_counter()
