@@ -13,7 +13,7 @@ official hipporag package, through one-line re-export modules this worker writes
 holds what the driver wrote (the HippoRAG worker's files: docs.json, queries.json, vectors.npz,
 the OpenIE file) plus ``decisions.json``: per question, hopbench's recorded LLM decisions.
 
-What is replaced, and only that (parity/hipporag/worker.py's placeholders are reused):
+What is replaced, and only that (benchmarks/common/hipporag_offline.py's stand-ins, as for HippoRAG):
 * vllm, gritlm, litellm: placeholder modules; the embedding model: the precomputed vectors;
 * the prompt templates: ``render`` returns its arguments (name and values), since no model reads
   them; the LLM: `DecisionReplay`, which writes hopbench's recorded decision for the request in
@@ -36,15 +36,18 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from benchmarks.common.shims import install_placeholders
 
-# the HippoRAG worker installs the vllm/gritlm/litellm placeholders
-from benchmarks.parity.hipporag import worker as ohw
+install_placeholders(purpose="the offline comparison")
+
+from benchmarks.common import hipporag_offline as offline
+from benchmarks.common.versions import package_versions
 
 WORK = Path(sys.argv[1])
 SRC = Path(sys.argv[2])
 TOP = 20
 REPEATS = int(os.environ.get("HOPBENCH_TIMING_REPEATS", "3"))
+VERSIONS = ("hipporag", "igraph", "torch", "numpy", "transformers", "tenacity")
 
 SHIMS = {  # catrag module -> what it re-exports from the official hipporag package
     "llm/__init__.py": "from hipporag.llm import *\nfrom hipporag.llm import _get_llm_class, BaseLLM\n",
@@ -166,26 +169,17 @@ def main() -> int:
     import_s = time.perf_counter() - t_import
     decisions = json.loads((WORK / "decisions.json").read_text(encoding="utf-8"))
     replay = DecisionReplay(decisions)
-    C._get_embedding_model_class = lambda embedding_model_name=None: ohw.PrecomputedVectors
-    C._get_llm_class = lambda config: replay
+    offline.replace_models(C, offline.precomputed_vectors(WORK / "vectors.npz"), replay)
     C.PromptTemplateManager = Templates
 
     docs = json.loads((WORK / "docs.json").read_text(encoding="utf-8"))
     queries = json.loads((WORK / "queries.json").read_text(encoding="utf-8"))
-    save_dir = WORK / f"official_catrag_{os.environ.get('PYTHONHASHSEED', 'random')}"
-    save_dir.mkdir(parents=True, exist_ok=True)
-    openie = save_dir / f"openie_results_ner_{ohw.LLM_NAME}.json"
-    if not openie.exists():
-        os.symlink(WORK / f"openie_results_ner_{ohw.LLM_NAME}.json", openie)
+    save_dir = offline.openie_save_dir(WORK, offline.hash_seed_dir(WORK, "official_catrag"))
     (save_dir / "node_summaries_final_musique.json").write_text("{}")
-    cfg = BaseConfig(
-        save_dir=str(save_dir),
-        llm_name=ohw.LLM_NAME,
+    cfg = offline.openie_config(
+        BaseConfig,
+        save_dir,
         embedding_model_name="all-MiniLM-L6-v2-precomputed",
-        openie_mode="online",
-        force_index_from_scratch=True,
-        force_openie_from_scratch=False,
-        save_openie=False,
         retrieval_top_k=TOP,
         dataset="musique",
         cache_dir=str(save_dir),
@@ -197,7 +191,7 @@ def main() -> int:
     cr.prepare_retrieval_objects()
     cr.get_query_embeddings(queries)
     g = cr.graph
-    _, contents, kinds = ohw.save_edges(g, WORK / "official_catrag_edges.npz")
+    _, contents, kinds = offline.save_edges(g, WORK / "official_catrag_edges.npz")
 
     def one(q):
         """The body of CatRAG.retrieve's loop for one question (its two threads run in turn)."""
@@ -219,13 +213,13 @@ def main() -> int:
             ner,
         )
 
-    resets, run_ppr = ohw.recording_resets(cr)
+    resets, run_ppr = offline.recording_resets(cr)
     ent_index = [i for i, k in enumerate(kinds) if k == "entity"]
     rows = []
     for q in queries:
         resets.clear()
         (ids, sc), facts, ner = one(q)
-        seeds = ohw.seeds_from(resets, contents, ent_index)
+        seeds = offline.seeds_from(resets, contents, ent_index)
         rows.append(
             {
                 "top": [int(i) for i in ids[:TOP]],
@@ -241,18 +235,13 @@ def main() -> int:
         row["undecided"] = sum(1 for u in replay.undecided if u[0] == q)
     counts = dict(replay.count)
     cr.run_ppr = run_ppr
-    times = [[] for _ in queries]
-    for _ in range(REPEATS):
-        for i, q in enumerate(queries):
-            t = time.perf_counter()
-            one(q)
-            times[i].append(1000 * (time.perf_counter() - t))
+    ms = offline.median_ms(one, queries, REPEATS)
     out = {
         "hash_seed": os.environ.get("PYTHONHASHSEED"),
         "questions": rows,
         "replay": counts,
         "undecided": replay.undecided,
-        "ms": [float(np.median(t)) for t in times],
+        "ms": ms,
         "index_seconds": index_s,
         "import_seconds": import_s,
         "graph": {
@@ -261,7 +250,7 @@ def main() -> int:
             "entities": len(ent_index),
             "facts": len(cr.fact_node_keys),
         },
-        "versions": ohw._versions(),
+        "versions": package_versions(VERSIONS),
     }
     (WORK / f"official_catrag_{os.environ.get('PYTHONHASHSEED', 'random')}.json").write_text(
         json.dumps(out), encoding="utf-8"

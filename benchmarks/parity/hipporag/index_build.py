@@ -42,7 +42,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -58,6 +57,7 @@ from benchmarks.common import args as common_args
 from benchmarks.common.paths import REPO, module_name, results_dir
 from benchmarks.common.report import render_only, write_json_and_md
 from benchmarks.common.timing import loadavg
+from benchmarks.common.versions import package_versions
 
 WORKER = Path(__file__).resolve().parent / "index_worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
@@ -304,23 +304,10 @@ def child_hopbench(args) -> int:
 
 
 def versions() -> dict:
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for name in (
-        "hopbench",
-        "torch",
-        "sentence-transformers",
-        "transformers",
-        "numpy",
-        "scipy",
-        "spacy",
-    ):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return package_versions(
+        ("hopbench", "torch", "sentence-transformers", "transformers", "numpy", "scipy", "spacy"),
+        python=True,
+    )
 
 
 def threads() -> dict:

@@ -38,10 +38,22 @@ from benchmarks.common.shims import install_placeholders
 
 install_placeholders(purpose="the offline benchmark")
 
+from benchmarks.common import hipporag_offline as offline
+from benchmarks.common.versions import package_versions
+
 WORK = Path(sys.argv[1])
 SAVE = Path(sys.argv[2])
-LLM_NAME = "bypassed"
 CONFIG = json.loads((WORK / "index_config.json").read_text(encoding="utf-8"))
+VERSIONS = (
+    "hipporag",
+    "torch",
+    "sentence-transformers",
+    "transformers",
+    "igraph",
+    "numpy",
+    "pandas",
+    "pyarrow",
+)
 
 
 def cpu_seconds() -> float:
@@ -125,21 +137,6 @@ class SentenceTransformerModel:
         return np.asarray(out, dtype=np.float32)
 
 
-class NoLLM:
-    def infer(self, *args, **kwargs):
-        raise RuntimeError("the LLM was called: indexing from an OpenIE file must not use it")
-
-
-class FilterBypassed:
-    """The DSPy recognition filter (retrieval only); constructed by __init__, never called here."""
-
-    def __init__(self, hipporag):
-        pass
-
-    def __call__(self, query, candidate_items, candidate_indices, len_after_rerank=None):
-        raise RuntimeError("the fact filter was called while indexing")
-
-
 def main() -> int:
     w, c = time.perf_counter(), cpu_seconds()
     import hipporag  # noqa: F401  (its __init__ binds the name HippoRAG to the class)
@@ -149,9 +146,12 @@ def main() -> int:
     H = sys.modules["hipporag.HippoRAG"]  # the module, whose global names the patches replace
     imports = {"wall": time.perf_counter() - w, "cpu": cpu_seconds() - c}
 
-    H._get_embedding_model_class = lambda embedding_model_name=None: SentenceTransformerModel
-    H._get_llm_class = lambda config: NoLLM()
-    H.DSPyFilter = FilterBypassed
+    offline.replace_models(
+        H,
+        SentenceTransformerModel,
+        offline.NoLLM("indexing from an OpenIE file"),
+        offline.FilterNeverCalled,
+    )
 
     # ---- the stages: methods of HippoRAG, EmbeddingStore and the module functions `index` calls
     cls = H.HippoRAG
@@ -200,17 +200,11 @@ def main() -> int:
     STAGES.wrap(H, "retrieve_knn", "retrieve_knn")
 
     docs = json.loads((WORK / "docs.json").read_text(encoding="utf-8"))
-    SAVE.mkdir(parents=True, exist_ok=False)  # a cold build: nothing of a previous one
-    openie = SAVE / f"openie_results_ner_{LLM_NAME}.json"
-    os.symlink(WORK / f"openie_results_ner_{LLM_NAME}.json", openie)
-    cfg = BaseConfig(
-        save_dir=str(SAVE),
-        llm_name=LLM_NAME,
+    offline.openie_save_dir(WORK, SAVE, cold=True)  # a cold build: nothing of a previous one
+    cfg = offline.openie_config(
+        BaseConfig,
+        SAVE,
         embedding_model_name="sentence-transformers/all-MiniLM-L6-v2",
-        openie_mode="online",
-        force_index_from_scratch=True,
-        force_openie_from_scratch=False,
-        save_openie=False,
         embedding_batch_size=int(CONFIG["embedding_batch_size"]),
     )
 
@@ -284,7 +278,7 @@ def main() -> int:
         "graph": graph,
         "embedding_batch_size": cfg.embedding_batch_size,
         "model_path": CONFIG["model_path"],
-        "versions": _versions(),
+        "versions": package_versions(VERSIONS, python=True),
         "threads": {
             **{
                 k: os.environ.get(k)
@@ -311,27 +305,6 @@ def _blas_threads():
         return sorted({(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()})
     except Exception:  # pragma: no cover
         return None
-
-
-def _versions() -> dict:
-    from importlib import metadata
-
-    out = {"python": sys.version.split()[0]}
-    for name in (
-        "hipporag",
-        "torch",
-        "sentence-transformers",
-        "transformers",
-        "igraph",
-        "numpy",
-        "pandas",
-        "pyarrow",
-    ):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 if __name__ == "__main__":

@@ -33,46 +33,13 @@ from benchmarks.common.shims import install_placeholders
 
 install_placeholders(purpose="the offline comparison")
 
-import numpy as np
+from benchmarks.common import hipporag_offline as offline
+from benchmarks.common.versions import package_versions
 
 WORK = Path(sys.argv[1])
-LLM_NAME = "bypassed"
 TOP = 20  # passages kept per question (scores too, for the tie analysis)
 REPEATS = int(os.environ.get("HOPBENCH_TIMING_REPEATS", "3"))
-
-
-class PrecomputedVectors:
-    """Stands in for HippoRAG's embedding model: the vectors hopbench computed, by text."""
-
-    def __init__(self, global_config=None, embedding_model_name=None):
-        z = np.load(WORK / "vectors.npz", allow_pickle=False)
-        self.table = {str(t): i for i, t in enumerate(z["texts"])}
-        self.vectors = z["vectors"].astype(np.float32)
-        self.embedding_dim = self.vectors.shape[1]
-
-    def batch_encode(self, texts, instruction=None, norm=True, **kwargs):
-        if isinstance(texts, str):
-            texts = [texts]
-        missing = [t for t in texts if str(t) not in self.table]
-        if missing:
-            raise KeyError(f"{len(missing)} texts have no precomputed vector, e.g. {missing[:3]!r}")
-        return self.vectors[[self.table[str(t)] for t in texts]]
-
-
-class NoLLM:
-    def infer(self, *args, **kwargs):
-        raise RuntimeError("the LLM was called: the offline comparison must not use it")
-
-
-class FilterBypassed:
-    """The DSPy recognition filter, bypassed: the candidate facts are kept as they are."""
-
-    def __init__(self, hipporag):
-        pass
-
-    def __call__(self, query, candidate_items, candidate_indices, len_after_rerank=None):
-        n = len(candidate_items) if len_after_rerank is None else len_after_rerank
-        return candidate_indices[:n], candidate_items[:n], {"bypassed": True}
+VERSIONS = ("hipporag", "igraph", "torch", "numpy", "transformers", "tenacity")
 
 
 class RecordingDict(dict):
@@ -95,9 +62,12 @@ def main() -> int:
     H = sys.modules["hipporag.HippoRAG"]  # the module, whose global names the patches replace
 
     import_s = time.perf_counter() - t_import
-    H._get_embedding_model_class = lambda embedding_model_name=None: PrecomputedVectors
-    H._get_llm_class = lambda config: NoLLM()
-    H.DSPyFilter = FilterBypassed
+    offline.replace_models(
+        H,
+        offline.precomputed_vectors(WORK / "vectors.npz"),
+        offline.NoLLM("the offline comparison"),
+        offline.FilterBypassed,
+    )
 
     steps: dict = {}
 
@@ -122,19 +92,11 @@ def main() -> int:
 
     docs = json.loads((WORK / "docs.json").read_text(encoding="utf-8"))
     queries = json.loads((WORK / "queries.json").read_text(encoding="utf-8"))
-    save_dir = WORK / f"official_{os.environ.get('PYTHONHASHSEED', 'random')}"
-    save_dir.mkdir(parents=True, exist_ok=True)
-    openie = save_dir / f"openie_results_ner_{LLM_NAME}.json"
-    if not openie.exists():
-        os.symlink(WORK / f"openie_results_ner_{LLM_NAME}.json", openie)
-    cfg = BaseConfig(
-        save_dir=str(save_dir),
-        llm_name=LLM_NAME,
+    save_dir = offline.openie_save_dir(WORK, offline.hash_seed_dir(WORK, "official"))
+    cfg = offline.openie_config(
+        BaseConfig,
+        save_dir,
         embedding_model_name="all-MiniLM-L6-v2-precomputed",
-        openie_mode="online",
-        force_index_from_scratch=True,
-        force_openie_from_scratch=False,
-        save_openie=False,
         retrieval_top_k=TOP,
     )
     t0 = time.perf_counter()
@@ -146,7 +108,7 @@ def main() -> int:
 
     # the graph: vertices (kind, content) and every igraph edge with its weight
     g = hr.graph
-    names, contents, kinds = save_edges(g, WORK / "official_edges.npz")
+    names, contents, kinds = offline.save_edges(g, WORK / "official_edges.npz")
     ent_keys = {n for n, k in zip(names, kinds) if k == "entity"}
     fact_pairs = {frozenset(k) for k in steps["fact"] if k[0] != k[1]}
     syn_pairs = {frozenset(k) for k in steps["synonym"]}
@@ -183,25 +145,16 @@ def main() -> int:
 
     for q in queries[:5]:  # warm-up
         one(q)
-    times = [
-        [] for _ in queries
-    ]  # REPEATS passes over the questions; a question's median is its time
-    for _ in range(REPEATS):
-        for i, q in enumerate(queries):
-            t = time.perf_counter()
-            (ids, sc), _ = one(q)
-            _ = ids[:TOP]
-            times[i].append(1000 * (time.perf_counter() - t))
-    times = [float(np.median(t)) for t in times]
+    times = offline.median_ms(one, queries, REPEATS)
 
     # an untimed pass that also keeps the reset vector each PPR was given (the seeds)
-    resets, _ = recording_resets(hr)
+    resets, _ = offline.recording_resets(hr)
     ent_index = [i for i, k in enumerate(kinds) if k == "entity"]
     rows = []
     for q in queries:
         resets.clear()
         (ids, sc), facts = one(q)
-        seeds = seeds_from(resets, contents, ent_index)
+        seeds = offline.seeds_from(resets, contents, ent_index)
         rows.append(
             {
                 "top": [int(i) for i in ids[:TOP]],
@@ -220,64 +173,13 @@ def main() -> int:
             k: os.environ.get(k)
             for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
         },
-        "versions": _versions(),
+        "versions": package_versions(VERSIONS),
     }
     (WORK / f"official_{os.environ.get('PYTHONHASHSEED', 'random')}.json").write_text(
         json.dumps(out), encoding="utf-8"
     )
     print(json.dumps(graph))
     return 0
-
-
-def save_edges(g, path: Path) -> tuple[list, list, list]:
-    """Every igraph edge with its weight, and each vertex's kind and content, to `path` (what
-    the compare script matches against hopbench's graph); returns names, contents, kinds."""
-    names, contents = g.vs["name"], g.vs["content"]
-    kinds = ["entity" if n.startswith("entity-") else "passage" for n in names]
-    el = np.array(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    np.savez(
-        path,
-        src=el[:, 0],
-        dst=el[:, 1],
-        weight=np.array(g.es["weight"], dtype=np.float64),
-        kind=np.array(kinds),
-        content=np.array(contents),
-    )
-    return names, contents, kinds
-
-
-def recording_resets(owner) -> tuple[list, object]:
-    """Wraps `owner.run_ppr` so that every reset vector it is given is kept (a query's seeds);
-    returns the list the vectors go to and the unwrapped `run_ppr` (to put back)."""
-    resets: list = []
-    run_ppr = owner.run_ppr
-
-    def keep_reset(reset_prob, damping=0.5):
-        resets.append(np.asarray(reset_prob, dtype=np.float64).copy())
-        return run_ppr(reset_prob, damping=damping)
-
-    owner.run_ppr = keep_reset
-    return resets, run_ppr
-
-
-def seeds_from(resets: list, contents: list, ent_index: list) -> dict:
-    """Entity name -> weight of the last reset vector's positive entries ({} without PPR)."""
-    if not resets:
-        return {}
-    r = resets[-1]
-    return {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
-
-
-def _versions() -> dict:
-    from importlib import metadata
-
-    out = {}
-    for name in ("hipporag", "igraph", "torch", "numpy", "transformers", "tenacity"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 if __name__ == "__main__":
