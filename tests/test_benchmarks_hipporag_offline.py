@@ -115,3 +115,14 @@ def test_the_config_indexes_from_the_openie_file_and_writes_nothing_back(tmp_pat
         "save_openie": False,
         "retrieval_top_k": 20,
     }
+
+
+def test_a_question_row_keeps_the_top_and_says_when_no_ppr_ran():
+    ranked = (np.array([4, 2, 9]), np.array([0.9, 0.5, 0.1]))
+    facts = [("a", "r", "b")]
+    row = ho.question_row(ranked, facts, [np.array([0.0, 0.7])], ["x", "a"], [1], top=2)
+    assert row["top"] == [4, 2] and row["scores"] == pytest.approx([0.9, 0.5], abs=1e-12)
+    assert row["facts"] == ["('a', 'r', 'b')"]
+    assert row["seeds"] == pytest.approx({"a": 0.7}, abs=1e-12) and row["dense"] is False
+    dense = ho.question_row(ranked, [], [], ["x", "a"], [1], top=5)
+    assert dense["dense"] is True and dense["seeds"] == {} and len(dense["top"]) == 3

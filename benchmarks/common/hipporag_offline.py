@@ -146,6 +146,20 @@ def seeds_from(resets: list, contents: list, ent_index: list) -> dict:
     return {contents[i]: float(r[i]) for i in ent_index if r[i] > 0}
 
 
+def question_row(ranked, facts, resets: list, contents: list, ent_index: list, top: int) -> dict:
+    """What a worker records of one question: its `top` passages and scores (`ranked`: ids,
+    scores), the facts kept, the seeds of its last PPR, and whether it fell back to dense
+    retrieval (no PPR ran)."""
+    ids, scores = ranked
+    return {
+        "top": [int(i) for i in ids[:top]],
+        "scores": [float(s) for s in scores[:top]],
+        "facts": [str(tuple(f)) for f in facts],
+        "seeds": seeds_from(resets, contents, ent_index),
+        "dense": not resets,
+    }
+
+
 def median_ms(one: Callable, items: Sequence, repeats: int) -> list[float]:
     """`repeats` passes over `items`, calling `one` on each; an item's time is its median, in
     milliseconds (passes, not repeats in place, so no item is timed only while warm)."""

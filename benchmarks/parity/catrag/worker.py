@@ -218,18 +218,9 @@ def main() -> int:
     rows = []
     for q in queries:
         resets.clear()
-        (ids, sc), facts, ner = one(q)
-        seeds = offline.seeds_from(resets, contents, ent_index)
-        rows.append(
-            {
-                "top": [int(i) for i in ids[:TOP]],
-                "scores": [float(s) for s in sc[:TOP]],
-                "facts": [str(tuple(f)) for f in facts],
-                "seeds": seeds,
-                "dense": not resets,
-                "anchors": [contents[i] for i in ner],
-            }
-        )
+        ranked, facts, ner = one(q)
+        row = offline.question_row(ranked, facts, resets, contents, ent_index, TOP)
+        rows.append({**row, "anchors": [contents[i] for i in ner]})
     for q, row in zip(queries, rows):
         row["asked_seeds"] = list(replay.asked.get(q, []))
         row["undecided"] = sum(1 for u in replay.undecided if u[0] == q)

@@ -153,17 +153,8 @@ def main() -> int:
     rows = []
     for q in queries:
         resets.clear()
-        (ids, sc), facts = one(q)
-        seeds = offline.seeds_from(resets, contents, ent_index)
-        rows.append(
-            {
-                "top": [int(i) for i in ids[:TOP]],
-                "scores": [float(s) for s in sc[:TOP]],
-                "facts": [str(tuple(f)) for f in facts],
-                "seeds": seeds,
-                "dense": not resets,
-            }
-        )
+        ranked, facts = one(q)
+        rows.append(offline.question_row(ranked, facts, resets, contents, ent_index, TOP))
     out = {
         "hash_seed": os.environ.get("PYTHONHASHSEED"),
         "graph": graph,
