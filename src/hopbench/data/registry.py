@@ -15,6 +15,12 @@ from hopbench.data.hover import load_hover
 from hopbench.data.hub import DEFAULT_REPO, fetch_hipporag_files
 from hopbench.data.io import file_digest
 from hopbench.data.musique import load_musique
+from hopbench.data.protocol import (
+    DEFAULT_TOKENIZER,
+    apply_protocol,
+    check_protocol,
+    fingerprint_parts,
+)
 from hopbench.data.schema import Dataset
 from hopbench.data.text_limit import (
     DEFAULT_MAX_TEXT_CHARS,
@@ -66,6 +72,12 @@ def load_dataset(
     hub_revision: str | None = None,
     sample_seed: int | None = None,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+    corpus_order: str = "given",
+    corpus_seed: int = 0,
+    chunking: str = "passages",
+    chunk_size: int = 1000,
+    chunk_overlap: int = 100,
+    chunk_tokenizer: str = DEFAULT_TOKENIZER,
     **_ignored,
 ) -> Dataset:
     """Load a dataset; the corpus is always built from the whole file, `limit` only cuts questions.
@@ -77,6 +89,11 @@ def load_dataset(
     `max_text_chars`: a longer text (passage, title, question, answer) is refused, naming its
     record (`hopbench.data.text_limit`); a check only, so it is in no fingerprint or hash.
 
+    The retrieval protocol (`hopbench.data.protocol`; docs/results.md, "Protocol settings"):
+    `corpus_order` "given" or "shuffled" by `corpus_seed`; `chunking` "passages" (as given) or
+    "tokens": windows of `chunk_size` tokens overlapping by `chunk_overlap`, by
+    `chunk_tokenizer`, the gold credited to chunks. At their defaults they change no fingerprint.
+
     Every argument is checked before any file is read: a wrong type is one HopbenchError naming
     the `dataset.<key>` (nothing is coerced: `limit` is null or a positive integer, never "5").
     """
@@ -84,6 +101,15 @@ def load_dataset(
     _check_str("format", format)
     _check_str("source", source)
     check_limit_setting(max_text_chars)
+    protocol = {
+        "corpus_order": corpus_order,
+        "corpus_seed": corpus_seed,
+        "chunking": chunking,
+        "chunk_size": chunk_size,
+        "chunk_overlap": chunk_overlap,
+        "chunk_tokenizer": chunk_tokenizer,
+    }
+    check_protocol(protocol)
     if format not in FORMATS:
         raise HopbenchError(
             f"dataset.format '{format}' is unknown; choose one of {sorted(FORMATS)}"
@@ -124,12 +150,14 @@ def load_dataset(
         questions = questions[:limit]
     if not questions:  # loaders reject an empty file; this guards any loader that filters
         raise DataError(questions_path, "-", None, "no questions to run")
+    questions, corpus, notes = apply_protocol(questions, corpus, protocol)
     parts = [format, file_digest(questions_path), file_digest(corpus_path), str(limit)]
     # settings added after fingerprints existed: absent at their old default (hash_inputs)
     added = omit_defaults({"sample_seed": sample_seed}, {"sample_seed": None})
+    added |= fingerprint_parts(protocol)
     parts += [f"{k}={v}" for k, v in added.items()]
     fp = hashlib.sha256("|".join(parts).encode()).hexdigest()
-    notes = {
+    notes |= {
         "n_questions": len(questions),
         "n_passages": len(corpus),
         "n_retrieval_excluded": sum(not q.retrieval_scorable for q in questions),

@@ -26,11 +26,13 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from hopbench.core.errors import HopbenchError
+from hopbench.core.hash_inputs import omit_defaults
 from hopbench.core.private import private_umask
 from hopbench.core.provenance import software_versions
 from hopbench.core.question_set import QUESTION_SET_DIGEST, question_gold, question_set_digest
 from hopbench.core.records import Row
 from hopbench.core.storage import warn_once
+from hopbench.data.protocol import PROTOCOL_DEFAULTS
 from hopbench.data.schema import Dataset, Question
 from hopbench.evaluate.costs import concurrency_counts, cost_summary, llm_totals
 from hopbench.evaluate.fallbacks import fallback_summary, fallback_warning
@@ -89,7 +91,10 @@ def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> 
     c = OmegaConf.to_container(cfg, resolve=True)
     reader_on = c.get("reader", {}).get("name", "none") != "none"
     out = {
-        "dataset": {k: v for k, v in c["dataset"].items() if k not in _DATASET_PATH_KEYS},
+        "dataset": omit_defaults(
+            {k: v for k, v in c["dataset"].items() if k not in _DATASET_PATH_KEYS},
+            PROTOCOL_DEFAULTS,
+        ),
         "dataset_fingerprint": dataset.fingerprint,
         "retriever": {
             **{k: v for k, v in c["retriever"].items() if k != "_target_"},
