@@ -13,6 +13,20 @@ from scipy.sparse.csgraph import connected_components
 from hopbench.kg.graph import KnowledgeGraph
 
 
+def graph_sizes(kg: KnowledgeGraph) -> dict:
+    """The counts a run's protocol card records of its graph (hopbench.core.protocol_card): what
+    "the same graph" must agree on before two methods on it are compared. Edges counted as
+    `graph_stats` counts them (relation and synonym edges once per pair)."""
+    return {
+        "entities": kg.n_entities,
+        "facts": kg.n_facts,
+        "passages": kg.n_passages,
+        "relation_edges": int(kg.relation.nnz // 2),
+        "synonym_edges": int(kg.synonym.nnz // 2),
+        "context_edges": int(kg.context.nnz),
+    }
+
+
 def graph_stats(kg: KnowledgeGraph, top: int = 10) -> dict:
     """Nodes and edges by type, degrees, components, isolated passages, hubs."""
     a = kg.adjacency()
