@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 from hopbench.core.errors import HopbenchError
 from hopbench.core.hash_inputs import omit_defaults
 from hopbench.core.private import private_umask
+from hopbench.core.protocol_card import CARD_KEY
 from hopbench.core.provenance import software_versions
 from hopbench.core.question_set import QUESTION_SET_DIGEST, question_gold, question_set_digest
 from hopbench.core.records import Row
@@ -46,10 +47,12 @@ from hopbench.harness.compose import (
     check_encoder,
 )
 from hopbench.harness.method_info import method_record
+from hopbench.harness.protocol_card import protocol_card
 from hopbench.harness.question_loop import answer, run_questions
 from hopbench.harness.run_config import check_run_config, config_yaml
 from hopbench.harness.run_store import RunStore, config_hash
 from hopbench.kg.settings import graph_label
+from hopbench.kg.stats import graph_sizes
 from hopbench.retrieve.base import Retriever, Services
 from hopbench.retrieve.registry import registry_name
 
@@ -175,6 +178,7 @@ class Job:
     done: list[dict]
     todo: list[Question]
     timings: dict = field(default_factory=dict)
+    graph_sizes: dict | None = None  # the counts of the graph read, for the protocol card
 
 
 def prepare(p: Plan, llm, reader) -> Job:
@@ -201,7 +205,8 @@ def prepare(p: Plan, llm, reader) -> Job:
     timings["query_encoding_ms_per_question"] = (
         1000 * (time.perf_counter() - t_enc) / max(len(todo), 1)
     )
-    return Job(p, work, llm, reader, services, done, todo, timings)
+    sizes = graph_sizes(kg) if kg is not None else None
+    return Job(p, work, llm, reader, services, done, todo, timings, sizes)
 
 
 # ---- 3. loop -----------------------------------------------------------------------------
@@ -303,6 +308,16 @@ def run_metrics(job: Job) -> dict:
     metrics.update(cost_summary(done))
     metrics.update(concurrency_counts(done))
     metrics.update(fallback_summary(done))
+    metrics[CARD_KEY] = protocol_card(  # metadata: in no run hash (semantic_config)
+        cfg,
+        p.dataset,
+        p.retriever,
+        encoder=job.services.encoder,
+        llm=job.llm,
+        reader=job.reader,
+        graph_sizes=job.graph_sizes,
+        scores=metrics,
+    )
     if warning := fallback_warning(metrics):
         log.warning("%s", warning)
     return metrics
