@@ -6,6 +6,7 @@
     hopbench kg-export dataset=musique --out x.json   # its triples as a HippoRAG 2 OpenIE file
     hopbench replies export --out r.jsonl.gz          # the LLM replies runs used (and `import`)
     hopbench paper --plan-only                        # the whole comparison grid and its plan
+    hopbench export out/set && hopbench import out/set  # runs as a `datasets` dataset, and back
 
 An entry point, like `hopbench.run`: the subcommands that compose a run config (kg-stats,
 kg-export, graphdb-check, graphdb-drop) are here, over `hopbench.harness.compose` and the library;
@@ -42,6 +43,18 @@ def _replies(argv: list[str]) -> int:
     return replies.main(argv)
 
 
+def _export(argv: list[str]) -> int:
+    from hopbench.commands import run_sets
+
+    return run_sets.export_main(argv)
+
+
+def _import(argv: list[str]) -> int:
+    from hopbench.commands import run_sets
+
+    return run_sets.import_main(argv)
+
+
 def _paper(argv: list[str]) -> int:
     from hopbench.harness.paper.command import cli
 
@@ -71,6 +84,8 @@ SUBCOMMANDS = {
         _replies,
         "export the LLM replies runs used to a file, or import one into the response cache",
     ),
+    "export": (_export, "write runs as a Hugging Face `datasets` dataset (parquet + card)"),
+    "import": (_import, "write the runs of an exported set into a runs folder"),
     "migrate": (_migrate, "upgrade run folders and result tables written by older versions"),
     "graphdb-check": (
         lambda argv: graphdb_check(argv),
