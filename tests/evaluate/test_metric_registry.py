@@ -26,8 +26,12 @@ def test_the_declared_metrics_and_where_they_are_shown():
         "fcr@10",
         "mrr@10",
         "ndcg@10",
+        "recall@512t",
+        "recall@1024t",
+        "recall@2048t",
         "em",
         "f1",
+        "contain_acc",
         "jsr@5",
         "jsr_contain@5",
         "accuracy",
@@ -66,6 +70,20 @@ def test_the_declared_metrics_and_where_they_are_shown():
     assert reg.shown_in(reg.FIGURES) == ["recall@5", "f1", "accuracy"]
     assert reg.shown_in(reg.SUMMARY) == ["recall@2", "recall@5", "fcr@5", "em", "f1"]
     assert reg.family_ks("recall") == [1, 2, 5, 10]
+    assert reg.family_ks("recall_tokens") == [512, 1024, 2048]
+    assert reg.paper_columns() == [
+        "recall@2",
+        "recall@5",
+        "recall@1024t",
+        "recall@10",
+        "fcr@5",
+        "em",
+        "f1",
+        "contain_acc",
+        "jsr@5",
+        "jsr_contain@5",
+        "accuracy",
+    ]
     continuous = {m.name for m in reg.declared() if m.kind == CONTINUOUS}
     assert continuous == {
         "recall@1",
@@ -74,9 +92,19 @@ def test_the_declared_metrics_and_where_they_are_shown():
         "recall@10",
         "mrr@10",
         "ndcg@10",
+        "recall@512t",
+        "recall@1024t",
+        "recall@2048t",
         "f1",
     }
-    assert {m.name for m in reg.declared() if not m.legacy} == {"mrr@10", "ndcg@10"}
+    assert {m.name for m in reg.declared() if not m.legacy} == {
+        "mrr@10",
+        "ndcg@10",
+        "recall@512t",
+        "recall@1024t",
+        "recall@2048t",
+        "contain_acc",
+    }
 
 
 def _o(**kw):
@@ -103,12 +131,17 @@ def test_needs_decide_which_metrics_a_question_gets():
         "ndcg@10",
     }
     qa = reg.score(_o(answer="Paris", gold_complete=False))
-    assert set(qa) == {"em", "f1"}
+    assert set(qa) == {"em", "f1", "contain_acc"}
+    budgeted = reg.score(_o(passage_tokens={"a": 600, "b": 400}))
+    assert budgeted["recall@512t"] == 0.0  # a passage that does not fit whole is not shown
+    assert budgeted["recall@1024t"] == budgeted["recall@2048t"] == 1.0
+    assert reg.retrieval_scored(budgeted) and "recall@1024t" not in reg.score(_o())
     claim = reg.score(_o(answer="SUPPORTED", kind="claim", label="SUPPORTED"))
     assert (
         claim["accuracy"] == claim["jsr@5"] == claim["jsr_contain@5"] == 1.0 and "em" not in claim
     )
     assert "accuracy" not in reg.score(_o(answer="SUPPORTED", kind="claim", label=None))
+    assert "contain_acc" not in claim  # a claim's label is not an answer: Accuracy scores it
     assert reg.retrieval_scored(reg.score(_o())) and not reg.answer_scored(reg.score(_o()))
     assert reg.answer_scored(claim) and not reg.retrieval_scored(qa)
 

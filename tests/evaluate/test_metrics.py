@@ -5,11 +5,13 @@ import pytest
 from hopbench.evaluate.metrics import (
     answer_contains,
     claim_accuracy,
+    contain_accuracy,
     exact_match,
     f1_score,
     full_chain_at_k,
     normalize_answer,
     recall_at_k,
+    recall_at_tokens,
 )
 
 
@@ -60,6 +62,34 @@ def test_containment_is_word_bounded():
     assert answer_contains("Hallway", ["Hall"]) == 0.0
     assert answer_contains("in 1851", ["851"]) == 0.0
     assert answer_contains("anything", [""]) == 0.0
+
+
+def test_contain_accuracy_hand_worked():
+    # normalised prediction "answer is g stanley hall" holds alias "stanley hall"
+    assert contain_accuracy("The answer is G. Stanley Hall.", ["G. Stanley Hall", "Hall S."]) == 1.0
+    assert contain_accuracy("the Beatles", ["Beatles"]) == 1.0  # articles dropped on both sides
+    assert contain_accuracy("Beatles", ["The Beatles band"]) == 0.0  # the gold in the prediction
+    # a plain substring, unlike JSRc's word-bounded test
+    assert (
+        contain_accuracy("in 1851", ["851"]) == 1.0 and answer_contains("in 1851", ["851"]) == 0.0
+    )
+    assert contain_accuracy("1,000 people", ["1000"]) == 1.0  # punctuation dropped first
+    assert contain_accuracy("anything", ["", "the"]) == 0.0  # golds normalising to "" never count
+    assert contain_accuracy(None, ["x"]) == 0.0 and contain_accuracy("", ["x"]) == 0.0
+
+
+def test_recall_at_tokens_hand_worked():
+    tokens = {"p1": 300, "p2": 250, "p3": 100, "p4": 700, "p5": 50}
+    ranked = ["p1", "p2", "p3", "p4", "p5"]
+    # 512: p1 (300) fits, p2 (300+250=550) does not and ends the prefix; p3 is not pulled in
+    assert recall_at_tokens(ranked, ["p1", "p3"], tokens, 512) == 0.5
+    # 1024: p1+p2+p3 = 650, p4 (1350) does not fit, p5 after it is not reached
+    assert recall_at_tokens(ranked, ["p3", "p5"], tokens, 1024) == 0.5
+    # 2048: all 1400 tokens fit
+    assert recall_at_tokens(ranked, ["p3", "p5"], tokens, 2048) == 1.0
+    assert recall_at_tokens(ranked, ["p1"], tokens, 299) == 0.0  # the first alone is too long
+    assert recall_at_tokens(ranked, ["p1"], tokens, 300) == 1.0  # exactly full fits
+    assert recall_at_tokens(ranked, ["p9", "p1", "p2"], tokens, 550) == pytest.approx(2 / 3)
 
 
 def test_recall_and_full_chain():

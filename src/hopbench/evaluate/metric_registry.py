@@ -14,9 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
+from hopbench.evaluate import token_budget
 from hopbench.evaluate.metrics import (
     answer_contains,
     claim_accuracy,
+    contain_accuracy,
     exact_match,
     f1_score,
     full_chain_at_k,
@@ -24,6 +26,7 @@ from hopbench.evaluate.metrics import (
     mrr_at_k,
     ndcg_at_k,
     recall_at_k,
+    recall_at_tokens,
 )
 
 BINARY, CONTINUOUS = "binary", "continuous"
@@ -34,7 +37,8 @@ RETRIEVAL = "retrieval"  # its gold passages are all in the corpus (Question.ret
 ANSWER = "answer"  # a reader answered it (a question, not a claim)
 LABEL = "label"  # a reader labelled it (a claim with a gold label)
 READER = "reader"  # ANSWER or LABEL
-NEEDS = (RETRIEVAL, ANSWER, LABEL, READER)
+TOKENS = "tokens"  # every ranked passage has a token count (evaluate.token_budget)
+NEEDS = (RETRIEVAL, ANSWER, LABEL, READER, TOKENS)
 
 # Where a metric is shown beyond the csv/parquet tables, which hold every metric.
 LEADERBOARD = (
@@ -43,7 +47,10 @@ LEADERBOARD = (
 BREAKDOWN = "breakdown"  # a table of breakdown.md (per hop count / question type)
 FIGURES = "figures"  # a panel of the quality-vs-latency and sensitivity figures
 SUMMARY = "summary"  # the line `hopbench.run` prints when a run ends
-VIEWS = (LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY)
+# a column of paper_tables.md (every LEADERBOARD metric is one too); a PAPER metric that is not a
+# headline one is outside the Holm family, so its Δ carries the unadjusted p
+PAPER = "paper_tables"
+VIEWS = (LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY, PAPER)
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,7 @@ class Outcome:
     gold_answers: Sequence[str]
     kind: str = "qa"
     label: str | None = None
+    passage_tokens: Mapping[str, int] | None = None  # of the ranked passages (TOKENS), or None
 
     @classmethod
     def of(cls, question, ranked: Sequence[str], answer: str | None) -> "Outcome":
@@ -69,6 +77,7 @@ class Outcome:
             question.answers,
             question.kind,
             question.label,
+            token_budget.known(ranked),
         )
 
     @classmethod
@@ -81,11 +90,14 @@ class Outcome:
             row.get("gold_answers") or [],
             row.get("kind", "qa"),
             row.get("label"),
+            token_budget.known(row.get("ranked_passage_ids") or []),
         )
 
     def has(self, need: str) -> bool:
         if need == RETRIEVAL:  # as Question.retrieval_scorable
             return bool(self.gold_complete) and bool(self.gold_passages)
+        if need == TOKENS:
+            return self.passage_tokens is not None
         answered = self.answer is not None and self.kind != "claim"
         labelled = self.answer is not None and self.kind == "claim" and self.label is not None
         return {ANSWER: answered, LABEL: labelled, READER: answered or labelled}[need]
@@ -112,6 +124,7 @@ class Metric:
     legacy: bool = False
     family: str | None = None  # metrics of one function at several k ("recall"), with their k
     k: int | None = None
+    beside: str | None = None  # PAPER: its paper-table column follows this metric's
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -139,8 +152,9 @@ class Metric:
 
     @property
     def retrieval_only(self) -> bool:
-        """Scored for every question with complete gold passages, reader or not."""
-        return set(self.needs) == {RETRIEVAL}
+        """Scored for every question with complete gold passages, reader or not (R@Nt also
+        needs its passages' token counts, which every run has)."""
+        return RETRIEVAL in self.needs and not set(self.needs) & {ANSWER, LABEL, READER}
 
     @property
     def reader_only(self) -> bool:
@@ -229,6 +243,19 @@ def shown_in(view: str) -> list[str]:
     return [m.name for m in _METRICS.values() if view in m.show]
 
 
+def paper_columns() -> list[str]:
+    """The metrics of the paper tables: the headline ones, each PAPER one right after the metric
+    it is declared `beside` (at the end when that one is not shown)."""
+    cols = shown_in(LEADERBOARD)
+    for m in _METRICS.values():
+        if PAPER in m.show and m.name not in cols:
+            at = cols.index(m.beside) + 1 if m.beside in cols else len(cols)
+            while at < len(cols) and _METRICS[cols[at]].beside == m.beside:
+                at += 1  # several beside one metric keep their declared order
+            cols.insert(at, m.name)
+    return cols
+
+
 def family_ks(family: str) -> list[int]:
     """The k of every metric of a family (`recall` -> [1, 2, 5, 10])."""
     return [m.k for m in _METRICS.values() if m.family == family]
@@ -314,6 +341,21 @@ register(
         label="nDCG@10",
         show=(BREAKDOWN,),
     ),
+    [
+        Metric(
+            f"recall@{b}t",
+            (lambda o, b=b: recall_at_tokens(o.ranked, o.gold_passages, o.passage_tokens, b)),
+            kind=CONTINUOUS,
+            needs=(RETRIEVAL, TOKENS),
+            label=f"Recall@{b} tokens",
+            short=f"R@{b}t",
+            family="recall_tokens",
+            k=b,
+            show=(PAPER,) if b == 1024 else (),
+            beside="recall@5" if b == 1024 else None,
+        )
+        for b in token_budget.BUDGETS
+    ],
     Metric(
         "em",
         lambda o: exact_match(o.answer, o.gold_answers),
@@ -331,6 +373,16 @@ register(
         label="F1",
         legacy=True,
         show=(LEADERBOARD, BREAKDOWN, FIGURES, SUMMARY),
+    ),
+    Metric(
+        "contain_acc",
+        lambda o: contain_accuracy(o.answer, o.gold_answers),
+        kind=BINARY,
+        needs=(ANSWER,),  # a question's answer; a claim's label is Accuracy's (not applicable)
+        label="Contain-Acc",
+        short="CAcc",
+        show=(PAPER,),
+        beside="f1",
     ),
     Metric(
         f"jsr@{JSR_K}",

@@ -1,5 +1,5 @@
 """The per-question metric functions: SQuAD-style answer metrics and multi-hop retrieval
-metrics (Recall@k, FCR@k, JSR@k, MRR@k, nDCG@k).
+metrics (Recall@k, FCR@k, JSR@k, MRR@k, nDCG@k, R@Nt at a token budget), Contain-Acc.
 
 Pure functions of a ranking, gold ids, an answer and gold answers; which of them a run scores,
 under which name, and how the report tests them is declared once in
@@ -14,7 +14,9 @@ import math
 import re
 import string
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
+
+from hopbench.evaluate.token_budget import budget_prefix
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
@@ -63,9 +65,29 @@ def answer_contains(prediction: str | None, golds: Iterable[str]) -> float:
     return 0.0
 
 
+def contain_accuracy(prediction: str | None, golds: Iterable[str]) -> float:
+    """Contain-Acc (LinearRAG's answer metric): 1 when a normalised gold answer (any alias) is a
+    substring of the normalised prediction. A plain substring, unlike JSRc's word-bounded test:
+    gold "1990" is contained in "19901". A gold that normalises to "" never counts."""
+    if prediction is None:
+        return 0.0
+    p = normalize_answer(prediction)
+    return float(any(ng and ng in p for ng in map(normalize_answer, golds)))
+
+
 def recall_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
     gold_set = set(gold)
     return len(set(ranked[:k]) & gold_set) / len(gold_set)
+
+
+def recall_at_tokens(
+    ranked: Sequence[str], gold: Sequence[str], tokens: Mapping[str, int], budget: int
+) -> float:
+    """R@Nt: the share of gold passages in the ranking prefix that fits in `budget` tokens
+    (`token_budget.budget_prefix`: a unit counts when it fits whole, the first that does not
+    ends the prefix); the gold mapping of Recall@k."""
+    gold_set = set(gold)
+    return len(set(budget_prefix(ranked, tokens, budget)) & gold_set) / len(gold_set)
 
 
 def full_chain_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:

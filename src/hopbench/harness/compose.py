@@ -21,6 +21,7 @@ from hopbench.core.paths import CONFIG_DIR
 from hopbench.data import load_dataset
 from hopbench.data.schema import Dataset
 from hopbench.embed import Encoder
+from hopbench.evaluate import token_budget
 from hopbench.retrieve.base import Retriever, Services
 
 
@@ -33,8 +34,9 @@ def load_config(overrides: list[str]) -> DictConfig:
 
 
 def build_dataset(cfg: DictConfig) -> Dataset:
+    """The dataset, its corpus registered for the token-budget metrics (R@Nt, counted lazily)."""
     try:
-        return load_dataset(**OmegaConf.to_container(cfg.dataset, resolve=True))
+        dataset = load_dataset(**OmegaConf.to_container(cfg.dataset, resolve=True))
     except DataError as exc:
         if exc.problem != "file not found":
             raise
@@ -47,6 +49,8 @@ def build_dataset(cfg: DictConfig) -> Dataset:
             "HOPBENCH_DATA_DIR, or point dataset.questions_path / dataset.corpus_path "
             "at your files",
         ) from None
+    token_budget.register(dataset.corpus)
+    return dataset
 
 
 def server_encoder_settings(cfg: DictConfig) -> dict:

