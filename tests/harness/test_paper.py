@@ -323,6 +323,30 @@ def test_cost_estimates_count_a_run_still_going_from_its_rows(tmp_path):
     assert costs.estimate("catrag", "qa", True) == (53.0, 11.0, "runs")
 
 
+def test_cost_estimates_read_the_runs_the_report_reads(tmp_path):
+    """Costs come from the one run discovery (core/run_folders): a `<hash>.bak` copy, a run
+    linked from outside the runs folder and a hidden staging folder are not runs, finished or
+    still going, so none of them moves an estimate."""
+    runs = tmp_path / "runs" / "musique"
+
+    def run(folder: Path, seconds: float, hash_: str) -> None:
+        folder.mkdir(parents=True)
+        m = {"retriever": "catrag", "reader": "none", "config_hash": hash_}
+        m |= {"retrieval_llm_seconds_uncached_per_question": seconds}
+        (folder / "metrics.json").write_text(json.dumps(m))
+
+    run(runs / "catrag" / "h1", 10.0, "h1")
+    run(runs / "catrag" / "h1.bak", 1000.0, "h1")  # a copy: its name is not its hash
+    run(tmp_path / "elsewhere" / "h2", 1000.0, "h2")
+    (runs / "catrag" / "h2").symlink_to(tmp_path / "elsewhere" / "h2", target_is_directory=True)
+    staging = runs / "catrag" / ".h3.rerun"  # hidden: a rerun being staged, not a run
+    staging.mkdir()
+    row = {"trace": {"llm_cost": {"llm_calls": 1, "llm_seconds": 1000.0}}}
+    (staging / "predictions.jsonl").write_text((json.dumps(row) + "\n") * 5)
+    costs = Costs.from_runs(tmp_path / "runs", None, default=(60.0, 5.0), min_partial=2)
+    assert costs.estimate("catrag", "none", True) == (10.0, 0.0, "runs")
+
+
 def test_cost_estimates_are_wall_clock_at_the_recorded_concurrency(tmp_path):
     """Seconds recorded at concurrency c (each request waiting for the others) count 1/c."""
     d = tmp_path / "runs" / "musique" / "neuropath" / "h"

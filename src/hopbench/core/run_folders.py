@@ -38,13 +38,25 @@ def run_folders(runs_dir: str | Path, reader: str = "the report") -> list[Path]:
     return folders
 
 
-def _candidate_folders(runs_dir: str | Path, reader: str = "the report") -> list[Path]:
-    """Folders `<dataset>/<retriever>/<name>/` with a metrics.json, inside the runs folder;
+def unfinished_run_folders(runs_dir: str | Path, reader: str = "the report") -> list[Path]:
+    """Every run still going, or stopped before its end: predictions.jsonl but no readable
+    metrics.json; inside runs_dir and not hidden, as run_folders takes them."""
+    return [
+        folder
+        for folder in _candidate_folders(runs_dir, reader, marker="predictions.jsonl")
+        if read_metrics(folder / "metrics.json") is None
+    ]
+
+
+def _candidate_folders(
+    runs_dir: str | Path, reader: str = "the report", marker: str = "metrics.json"
+) -> list[Path]:
+    """Folders `<dataset>/<retriever>/<name>/` holding `marker`, inside the runs folder;
     hidden ones (staging `.<hash>.rerun/`, Hydra's `.hydra/`) are not runs."""
     root = Path(runs_dir)
     real_root = root.resolve()
     out = []
-    for p in sorted(root.glob("*/*/*/metrics.json")):
+    for p in sorted(root.glob(f"*/*/*/{marker}")):
         if any(part.startswith(".") for part in p.relative_to(root).parts):
             continue
         folder = p.parent

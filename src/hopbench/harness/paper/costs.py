@@ -110,26 +110,25 @@ def _number(v) -> bool:
 
 
 def _run_costs(runs_dir: str | Path, min_partial: int) -> Iterator[dict]:
-    """metrics.json of every complete run; for a run still going (predictions, no metrics.json)
-    with at least `min_partial` questions, the same cost keys summed from its rows, so the
-    estimate of a method being run for the first time is its own recorded cost, not a guess."""
+    """metrics.json of every complete run (the runs `hopbench report` reads: run_folders); for a
+    run still going (predictions, no metrics.json) with at least `min_partial` questions, the
+    same cost keys summed from its rows, so the estimate of a method being run for the first
+    time is its own recorded cost, not a guess."""
     from hopbench.core.metrics_file import read_metrics
+    from hopbench.core.run_folders import run_folders, unfinished_run_folders
     from hopbench.evaluate.costs import concurrency_counts, cost_summary
 
-    root = Path(runs_dir)
-    if not root.is_dir():
+    if not Path(runs_dir).is_dir():
         return
-    for d in sorted(p for p in root.glob("*/*/*") if p.is_dir()):
-        m = read_metrics(d / "metrics.json") if (d / "metrics.json").is_file() else None
-        if m:
-            yield m
-            continue
-        rows = _read_rows(d / "predictions.jsonl")
+    for folder in run_folders(runs_dir, "the paper's cost estimate"):
+        yield read_metrics(folder / "metrics.json")
+    for folder in unfinished_run_folders(runs_dir, "the paper's cost estimate"):
+        rows = _read_rows(folder / "predictions.jsonl")
         if len(rows) >= min_partial:
             yield {
-                "retriever": d.parent.name,
+                "retriever": folder.parent.name,
                 "reader": _reader_of(rows),
-                "concurrency": _config_concurrency(d / "config.yaml"),
+                "concurrency": _config_concurrency(folder / "config.yaml"),
                 **cost_summary(rows),
                 **concurrency_counts(rows),
             }
