@@ -1,7 +1,8 @@
 """Which folders under the runs folder are runs (issue #54.6): one discovery for every reader.
 
 A run lives at `<runs_dir>/<dataset>/<retriever>/<config hash>/`. `hopbench report`, `hopbench
-show` (a run given by its hash) and `hopbench replies export` (every complete run) take a folder
+show` (a run given by its hash), `hopbench replies export` (every complete run) and the paper's
+cost estimate (complete runs, and unfinished ones by their rows) take a folder
 only when it and the files it reads are inside the runs folder (a link out of it is left out,
 with a warning: they describe that folder, nothing else), and only when its name is the config
 hash the run recorded (a `<hash>.bak` copy is left out, with a warning). Two folders that hold
