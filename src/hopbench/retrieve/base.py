@@ -80,6 +80,10 @@ class Retriever(Configurable):
     needs_llm: bool = False
     needs_graphdb: bool = False
     needs_descriptions: bool = True  # the safe default; methods that never read them say False
+    # What the ranking reads of corpus positions beyond breaking exact ties (e.g. LinearRAG's
+    # adjacent-passage edges). A method that declares none must rank the same under a shuffled
+    # corpus (tests/retrieve/test_order_invariance.py; dataset.corpus_order)
+    position_features: tuple[str, ...] = ()
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -101,6 +101,13 @@ class LinearRAGRetriever(Retriever):
         self.adjacent_edges = adjacent_edges
         self.ppr_tol = ppr_tol
 
+    @property
+    def position_features(self) -> tuple[str, ...]:
+        """The corpus position enters through the adjacent-passage edges and the "i:" prefix
+        (NER, passage vectors): both off, the ranking is order-invariant (dataset.corpus_order)."""
+        on = {"adjacent_edges": self.adjacent_edges, "passage_prefix": self.passage_prefix}
+        return tuple(name for name, used in on.items() if used)
+
     # -- index -----------------------------------------------------------------------------
     def _nlp(self):
         from hopbench.kg.spacy_pipeline import load_pipeline
