@@ -3,7 +3,9 @@
 The report computes every table from the rows, so a row added, dropped or edited after the run
 finished would change its numbers without a word. Before a run is used, its rows are checked:
 one row per question of the set the run recorded (`question_set_digest`, ids and gold), every
-per-question score recomputed from the row's ranking, answer and gold, and the counts, means
+per-question score recomputed from the row's ranking, answer and gold (R@Nt also from the
+token counts of the run's corpus: when its files are not at hand, the R@Nt values the run wrote
+are not rechecked, `report.run_corpus`), and the counts, means
 and latencies recomputed from the rows equal to metrics.json's. A run that fails is refused
 (`DataError`: one line naming the file, the record and the field; exit code 2), not skipped:
 a table without it would look complete. Runs written before the question set was recorded are
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from hopbench.core.errors import DataError
 from hopbench.core.question_set import QUESTION_SET_DIGEST, question_set_digest, row_gold
-from hopbench.evaluate.metric_registry import Outcome, names, score
+from hopbench.evaluate.metric_registry import TOKENS, Outcome, get, names, score
 from hopbench.evaluate.score import aggregate
 
 log = logging.getLogger(__name__)
@@ -79,12 +81,15 @@ def check_question_set(run_dir: Path, metrics: dict, rows: list[dict]) -> None:
 
 def check_row_scores(pred: Path, row: dict) -> None:
     """Each declared metric a row records equals its value recomputed from the row."""
-    expected = score(Outcome.from_row(row))
+    outcome = Outcome.from_row(row)
+    expected = score(outcome)
     declared = set(names())
     for name, value in row["metrics"].items():
         if name not in declared:
             continue  # a metric no longer declared: the report does not read it
         if name not in expected:
+            if TOKENS in get(name).needs and outcome.passage_tokens is None:
+                continue  # exempt: the run's corpus is not at hand (report.run_corpus)
             raise DataError(
                 pred,
                 f"id {row['id']}",

@@ -23,6 +23,7 @@ from hopbench.core.records import LLM_CACHED_SECONDS, BadLine, read_rows
 from hopbench.core.run_folders import run_folders
 from hopbench.evaluate.metric_registry import backfilled
 from hopbench.report.run_check import check_run
+from hopbench.report.run_corpus import register_run_corpus
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +190,7 @@ def load_run(run_dir: str | Path) -> Run:
     if not pred_path.exists():
         raise DataError(pred_path, "file", None, "missing: a complete run needs its predictions")
     predictions = read_predictions(pred_path)
+    register_run_corpus(config)  # R@Nt needs its passages' token counts
     for (
         p
     ) in predictions:  # metrics declared since the run was written, from its rankings and answers
