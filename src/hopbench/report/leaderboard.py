@@ -26,6 +26,17 @@ import pandas as pd
 
 from hopbench.core.param_values import diff_label, params_label
 from hopbench.core.paths import run_folder_cell
+from hopbench.core.protocol_card import (
+    CARD_DIFFERENCES,
+    CARD_DIFFERS,
+    CARD_ID,
+    CARD_KEY,
+    COLUMN_PREFIX,
+    GRAPH_COUNTS,
+    card_columns,
+    differences,
+    flat_card,
+)
 from hopbench.core.records import (
     LLM_CALLS,
     LLM_COMPLETION_TOKENS,
@@ -68,6 +79,12 @@ COST_COLUMNS = [
 ]
 FALLBACK_COLUMNS = ["n_fallback", "fallback_rate"]
 TEST_COLUMNS = ["baseline", "baseline_config_hash", "n_paired"]
+# the protocol card (hopbench.core.protocol_card): its id, and whether the paired baseline's differs
+CARD_FLAG_COLUMNS = [CARD_ID, CARD_DIFFERS, CARD_DIFFERENCES]
+CARD_COUNT_COLUMNS = [
+    COLUMN_PREFIX + k
+    for k in ("n_questions", "n_retrieval_scored", "retrieval_depth", *GRAPH_COUNTS)
+]
 CORRECTION = "Holm"
 
 
@@ -186,12 +203,28 @@ def choose_baseline(run: Run, runs: list[Run], baseline: str) -> Run | None:
         return (
             r.reader == run.reader,
             r.models == run.models,
+            _card_id(r) == _card_id(run),  # on the same protocol, when both recorded one
             len(ids & theirs),
             -len(theirs - ids),
             str(r.metrics.get("finished_at", "")),
         )
 
     return max(candidates, key=preference)
+
+
+def _card_id(run: Run) -> str | None:
+    return card_columns(run.metrics.get(CARD_KEY))[CARD_ID]
+
+
+def card_pairing(run: Run, base: Run | None) -> dict:
+    """`card_differs` (None when unpaired or a card is missing) and `card_differences` (the fields
+    in which the baseline's card differs, the method's own left out: core.protocol_card)."""
+    mine = flat_card(run.metrics.get(CARD_KEY))
+    theirs = flat_card(base.metrics.get(CARD_KEY)) if base is not None else {}
+    if base is None or not mine or not theirs:
+        return {CARD_DIFFERS: None, CARD_DIFFERENCES: None}
+    fields = differences(mine, theirs) if base is not run else []
+    return {CARD_DIFFERS: bool(fields), CARD_DIFFERENCES: ", ".join(fields) or None}
 
 
 def _per_question(value, n: int):
@@ -238,6 +271,7 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
         m = {**m, **fallback_summary(run.predictions)}
     row["n_fallback"] = m.get("n_fallback")  # None: no predictions to count them from
     row["fallback_rate"] = m.get("fallback_rate")
+    row.update(card_columns(m.get(CARD_KEY)))
 
     base = choose_baseline(run, runs, baseline)
     row["baseline"] = baseline
@@ -255,13 +289,14 @@ def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT
     for metric in metrics():
         row[f"delta_{metric}"] = tests[metric][2] if paired else float("nan")
     row["n_paired"] = max(k for _, k, _ in tests.values()) if paired else None
+    row.update(card_pairing(run, base))
     row["run_dir"] = run_folder_cell(run.dir)  # relative: no machine path in a table
     row["models"] = run.models
     for k, v in run.params.items():  # one column per hyper-parameter, for sweeps and plots
         row[f"param.{k}"] = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
     # everything else metrics.json holds (timings, LLM counters), for the csv/parquet
     for k, v in m.items():
-        if k not in row and k not in metric_registry.names():
+        if k not in row and k not in metric_registry.names() and k != CARD_KEY:
             row[k] = v
     return row
 
@@ -275,6 +310,7 @@ def leaderboard(
         + COST_COLUMNS
         + FALLBACK_COLUMNS
         + TEST_COLUMNS
+        + CARD_FLAG_COLUMNS
         + p_columns()
         + delta_columns()
         + p_adj_columns()
@@ -284,9 +320,10 @@ def leaderboard(
         return pd.DataFrame(columns=columns)
     df = pd.DataFrame([run_row(r, runs, baseline, n_resamples) for r in runs])
     # counts stay integers next to missing values (csv "3", not "3.0"; parquet int64 with nulls)
-    df["n_fallback"] = pd.Series(
-        [None if pd.isna(v) else int(v) for v in df["n_fallback"]], dtype=object, index=df.index
-    )
+    for col in ["n_fallback", *(c for c in CARD_COUNT_COLUMNS if c in df)]:
+        df[col] = pd.Series(
+            [None if pd.isna(v) else int(v) for v in df[col]], dtype=object, index=df.index
+        )
     df = finish_table(df)
     rest = [c for c in df.columns if c not in columns]
     return df[columns + rest].reset_index(drop=True)

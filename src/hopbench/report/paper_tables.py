@@ -26,14 +26,25 @@ import pandas as pd
 
 from hopbench.core.atomic import write_text
 from hopbench.core.param_values import parse_params_label
+from hopbench.evaluate.fallbacks import WARN_RATE
+from hopbench.report.card_tables import DIFFERENT_CARD, cards_section, differs, row_card
 from hopbench.report.leaderboard import CORRECTION, finish_table
-from hopbench.report.markdown import DASH, _table, fmt_delta, fmt_params, headline_headers
+from hopbench.report.markdown import (
+    DASH,
+    _table,
+    fmt_delta,
+    fmt_fallback,
+    fmt_params,
+    headline_headers,
+)
 from hopbench.report.reference import concat_rows, load_table
 from hopbench.report.table_params import is_missing
 
 PAPER_TABLES = "paper_tables.md"
 OTHER_QUESTIONS = "†"
 BASELINE_CELL = "baseline"
+FALLBACK = "fallback"  # the share of questions an LLM step failed or fell back on
+FALLBACK_AFTER = "recall@5"  # shown next to this metric's difference column
 
 
 def fmt_interval(mean, lo, hi) -> str:
@@ -110,6 +121,7 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
     for _, r in df.iterrows():
         kind = pairing(r, by_hash)
         method = str(r["retriever"]) + (f" {OTHER_QUESTIONS}" if kind == "other" else "")
+        method += f" {DIFFERENT_CARD}" if kind == "paired" and differs(r) else ""
         row = {
             "method": method,
             "reader": str(r["reader"]),
@@ -124,6 +136,8 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
                 row[f"Δ {h}"] = BASELINE_CELL
             else:
                 row[f"Δ {h}"] = DASH
+        row[FALLBACK] = fmt_fallback(r.get("fallback_rate"))
+        row["card"] = row_card(r)
         row["config"] = str(r["config_hash"])
         row[f"vs {baseline}"] = {
             "paired": str(r.get("baseline_config_hash")),
@@ -135,9 +149,12 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
 
 def columns(baseline: str = "dense") -> list[str]:
     cols = ["method", "reader", "params", "n"]
-    for h in headline_headers().values():
-        cols += [h, f"Δ {h}"]
-    return cols + ["config", f"vs {baseline}"]
+    headers = headline_headers()
+    for m, h in headers.items():
+        cols += [h, f"Δ {h}"] + ([FALLBACK] if m == FALLBACK_AFTER else [])
+    if FALLBACK_AFTER not in headers:
+        cols.append(FALLBACK)
+    return cols + ["card", "config", f"vs {baseline}"]
 
 
 def _method_order(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -165,7 +182,7 @@ def dataset_section(
         out += f"\n**Variants** (the methods' other configurations on {dataset}):\n\n" + _table(
             table_rows(_method_order(variants, baseline), by_hash, baseline), cols
         )
-    return out
+    return out + cards_section(_method_order(rows, baseline))
 
 
 def paper_tables_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
@@ -192,7 +209,13 @@ its main row is its defaults configuration (else the one with the fewest paramet
 defaults), then the most questions; its other configurations are listed as variants.
 {OTHER_QUESTIONS}: the row is not on the same questions as a `{baseline}` row of this table
 (other question count, or its baseline run is not in the table), so it gets no paired
-difference. `params` as in leaderboard.md; `config` is the run's config hash.
+difference. {DIFFERENT_CARD}: paired with a `{baseline}` run whose protocol card differs in more
+than the method (the fields are named under the table): the difference is not on equal terms.
+`{FALLBACK}`: the share of questions where an LLM step failed or fell back (marked ⚠ above
+{100 * WARN_RATE:.0f}%: the row measures the fallback as much as the method). `card`: the row's
+protocol card, listed under each table (retrieval unit, corpus and question digests, questions
+scored, embedder, LLM, reader context; the graph builds below it); `params` as in
+leaderboard.md; `config` is the run's config hash.
 
 """
 
