@@ -1,0 +1,213 @@
+"""Iterations the certified top-k stop saves on HippoRAG 2's PPR, per dataset (issue #59).
+
+    nice -n 19 python -m benchmarks.speed.ppr_stop [--datasets musique,2wikimultihopqa,...]
+
+For every question of each dataset, HippoRAG 2's reset vector (retriever=hipporag,
+graph=spacy, retriever.filter=false, as `python -m hopbench.run` builds it from the same
+cache) is solved three ways: the default stop (tol 1e-10), the certified top-k stop
+(kernels/ppr_stop.py, k = top_k) and a converged reference (tol 1e-13). Reported: sparse
+mat-vecs per solve, wall time per solve, how many top-k lists equal the converged ones (by the
+retriever's own rule, `order_by`: score, then dense cosine, then index) and how far the stored
+top-k scores move. Results: benchmarks/speed/results/ppr_certified_stop.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from benchmarks.common.args import add_data_and_cache_args, add_out_dir_arg
+from benchmarks.common.timing import loadavg
+from hopbench.core.atomic import write_json, write_text
+from hopbench.harness.compose import build_dataset, build_retriever, build_services, load_config
+from hopbench.retrieve.kernels.ppr import personalized_pagerank
+from hopbench.retrieve.kernels.ppr_stop import personalized_pagerank_stopped
+from hopbench.retrieve.ranking import order_by
+
+CONVERGED_TOL = 1e-13
+DATASETS = "musique,2wikimultihopqa,hotpotqa,hover"
+
+
+def prepared_hipporag(dataset: str, data_dir: str, cache_dir: str):
+    """(config, dataset, prepared HippoRAG 2 retriever with every question encoded)."""
+    cfg = load_config(
+        [
+            f"dataset={dataset}",
+            "retriever=hipporag",
+            "retriever.filter=false",
+            "graph=spacy",
+            "llm=none",
+            "progress=false",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+        ]
+    )
+    data = build_dataset(cfg)
+    retriever = build_retriever(cfg)
+    services, kg = build_services(cfg, data, retriever, None)
+    services.encode_questions(data.questions)
+    retriever.prepare(kg, services)
+    return cfg, data, retriever
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def one_question(retriever, reset, dense, k: int) -> dict:
+    """The three solves of one reset vector and what differs between them."""
+    common = {"damping": retriever.damping, "tol": retriever.ppr_tol}
+    passages = slice(retriever.E, None)
+    full, t_full = timed(lambda: personalized_pagerank_stopped(retriever.ppr, reset, **common))
+    cut, t_cut = timed(
+        lambda: personalized_pagerank_stopped(
+            retriever.ppr, reset, stop="certified_topk", k=k, candidates=passages, **common
+        )
+    )
+    ref = personalized_pagerank(retriever.ppr, reset, damping=retriever.damping, tol=CONVERGED_TOL)
+    top = {
+        name: order_by(x[passages], dense)[:k]
+        for name, x in (("default", full.scores), ("certified", cut.scores), ("converged", ref))
+    }
+    stored = top["certified"]
+    return {
+        "iters_default": full.iterations,
+        "iters_certified": cut.iterations,
+        "certified": cut.certified,
+        "s_default": t_full,
+        "s_certified": t_cut,
+        "certified_equals_converged": bool(np.array_equal(top["certified"], top["converged"])),
+        "default_equals_converged": bool(np.array_equal(top["default"], top["converged"])),
+        "max_score_change": float(
+            np.abs(cut.scores[passages][stored] - full.scores[passages][stored]).max()
+        ),
+        "max_rel_score_change": float(
+            (
+                np.abs(cut.scores[passages][stored] - full.scores[passages][stored])
+                / full.scores[passages][stored]
+            ).max()
+        ),
+    }
+
+
+def summarise(rows: list[dict], fallbacks: int) -> dict:
+    """Per-dataset totals of `one_question` rows."""
+    it_d = np.array([r["iters_default"] for r in rows])
+    it_c = np.array([r["iters_certified"] for r in rows])
+    return {
+        "ppr_questions": len(rows),
+        "dense_fallbacks": fallbacks,
+        "certified": int(sum(r["certified"] for r in rows)),
+        "mean_iters_default": float(it_d.mean()),
+        "mean_iters_certified": float(it_c.mean()),
+        "median_iters_default": float(np.median(it_d)),
+        "median_iters_certified": float(np.median(it_c)),
+        "iters_ratio": float(it_d.sum() / it_c.sum()),
+        "mean_ms_default": 1e3 * float(np.mean([r["s_default"] for r in rows])),
+        "mean_ms_certified": 1e3 * float(np.mean([r["s_certified"] for r in rows])),
+        "topk_certified_equals_converged": int(sum(r["certified_equals_converged"] for r in rows)),
+        "topk_default_equals_converged": int(sum(r["default_equals_converged"] for r in rows)),
+        "max_stored_score_change": max(r["max_score_change"] for r in rows),
+        "max_stored_rel_score_change": max(r["max_rel_score_change"] for r in rows),
+    }
+
+
+def run_dataset(name: str, args) -> dict:
+    cfg, data, retriever = prepared_hipporag(name, args.data_dir, args.cache_dir)
+    k = int(cfg.top_k)
+    questions = data.questions[: args.limit] if args.limit else data.questions
+    load_before = loadavg()
+    rows, fallbacks = [], 0
+    for q in questions:
+        reset, dense, _ = retriever.reset_vector(q)
+        if reset is None:
+            fallbacks += 1
+            continue
+        rows.append(one_question(retriever, reset, dense, k))
+    out = {
+        "dataset": name,
+        "questions": len(questions),
+        "k": k,
+        "nodes": retriever.ppr.n,
+        "nnz": int(retriever.ppr.transition.nnz),
+        **summarise(rows, fallbacks),
+        "load_before": load_before,
+        "load_after": loadavg(),
+    }
+    print(out, flush=True)
+    return out
+
+
+NOTE = """\
+Mat-vecs: sparse matrix-vector products per solve; the certified count includes the one extra
+product that recomputes the residual before a certificate is accepted. Default: Chebyshev to
+tol 1e-10, checked every 4 steps (kernels/ppr.py); certified: the same recursion, stopped when
+the residual bound proves the top-k passages and their order (kernels/ppr_stop.py has the
+derivation); converged: tol 1e-13. Top-k lists are compared by the retriever's rule
+(`order_by`: PPR score, then dense cosine, then corpus index); a question whose top k cannot
+be certified (a tie within the bound) runs on to tol 1e-10 and returns the default's scores.
+
+What changes for a run: the ranking returned is the converged one, but the scores are not
+converged. A run stores each returned passage's PPR score (predictions.jsonl `scores`); under
+the certified stop those move by up to the bound (the columns on stored scores above), and every
+score beyond the top k is not converged at all. The option is off by default (the authors'
+computation); wiring it into the retriever config is in the final report of issue #59.
+"""
+
+TABLE_HEAD = (
+    "| dataset | questions (PPR / dense fallback) | nodes | certified | mat-vecs default "
+    "(mean, median) | mat-vecs certified (mean, median) | fewer by | ms/solve default | "
+    "ms/solve certified | top-k = converged: certified, default | max change of a stored "
+    "score (abs, rel) | load before -> after |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def table_row(r: dict) -> str:
+    n = r["ppr_questions"]
+    return (
+        f"| {r['dataset']} | {n} / {r['dense_fallbacks']} | {r['nodes']:,} | "
+        f"{r['certified']}/{n} | {r['mean_iters_default']:.1f}, {r['median_iters_default']:.0f} | "
+        f"{r['mean_iters_certified']:.1f}, {r['median_iters_certified']:.0f} | "
+        f"{r['iters_ratio']:.2f}x | {r['mean_ms_default']:.2f} | {r['mean_ms_certified']:.2f} | "
+        f"{r['topk_certified_equals_converged']}/{n}, {r['topk_default_equals_converged']}/{n} | "
+        f"{r['max_stored_score_change']:.1e}, {r['max_stored_rel_score_change']:.1e} | "
+        f"{r['load_before'][0]} -> {r['load_after'][0]} |"
+    )
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default=DATASETS, help="comma-separated dataset configs")
+    ap.add_argument("--limit", type=int, default=0, help="questions per dataset (0: all)")
+    add_data_and_cache_args(ap)
+    add_out_dir_arg(ap, __file__)
+    args = ap.parse_args(argv)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    results = [run_dataset(name, args) for name in args.datasets.split(",")]
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(args.out_dir / "ppr_certified_stop.json", {"started": started, "rows": results})
+    command = "nice -n 19 python -m benchmarks.speed.ppr_stop " + " ".join(argv or sys.argv[1:])
+    md = "\n".join(
+        [
+            "# Certified top-k stop for PPR: iterations saved (HippoRAG 2, graph=spacy, filter off)",
+            "",
+            f"`{command.strip()}`, started {started}; load average (1 min) before and after each "
+            "dataset in the table (the machine is shared). Subset numbers.",
+            "",
+            TABLE_HEAD,
+            *map(table_row, results),
+            "",
+            NOTE,
+        ]
+    )
+    write_text(args.out_dir / "ppr_certified_stop.md", md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
