@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         "--check-reference",
         action="store_true",
         help="compare your runs that are reference rows (same dataset, retriever, config hash) "
-        "with the reference: question counts and metrics must be identical (exit code 1 if not)",
+        "with the reference: question counts and metrics must be identical (exit code 1 if not); "
+        "and check every reference row's protocol card: complete, and paired rows on their "
+        "baseline's protocol (exit code 2 if not, one line per row)",
     )
     return parser
 
@@ -112,6 +114,8 @@ def main(argv: list[str]) -> int:
     print(leaderboard_markdown(df, args.baseline))
     if warning := fallback_warning_line(df):
         print(f"hopbench report: warning: {warning}", file=sys.stderr)
+    if warning := _cardless_warning(df):
+        print(f"hopbench report: warning: {warning}", file=sys.stderr)
     if args.published:
         print((paths[0].parent / "published_vs_ours.md").read_text(encoding="utf-8"))
     paper = next((p for p in paths if p.name == PAPER_TABLES), None)
@@ -126,13 +130,33 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _cardless_warning(df) -> str | None:
+    """The plain report only warns about runs without a protocol card (--check-reference fails)."""
+    from hopbench.report.card_check import lacking_card
+
+    rows = lacking_card(df)
+    if not rows:
+        return None
+    return (
+        f"{len(rows)} run(s) without a protocol card (written before runs recorded one; their "
+        f"pairs are not checked for equal protocols): " + ", ".join(rows)
+    )
+
+
 def _check_reference(df, reference_dir) -> int:
+    """1 when a run that is a reference row came back with other numbers; 2 when a reference
+    row's protocol card is missing or incomplete, or a paired row is on another protocol."""
+    from hopbench.report.card_check import card_problems, card_summary
     from hopbench.report.reference import load_table
     from hopbench.report.reference_check import compare, summary
 
     if reference_dir is None:
         print("hopbench report: error: no reference results to check against", file=sys.stderr)
         return 2
-    comparisons = compare(df, load_table(reference_dir, "leaderboard"))
+    reference = load_table(reference_dir, "leaderboard")
+    comparisons = compare(df, reference)
     print("\n".join(summary(comparisons, len(df))))
+    print("\n".join(card_summary(reference)))
+    if card_problems(reference):
+        return 2
     return 0 if all(c.identical for c in comparisons) else 1

@@ -20,10 +20,9 @@ from hopbench.core.protocol_card import (
     from_columns,
     missing_fields,
 )
-from hopbench.report.markdown import DASH, _table
+from hopbench.report.markdown import DASH, DIFFERENT_CARD, _table
 from hopbench.report.table_params import is_missing
 
-DIFFERENT_CARD = "‡"  # a paired row whose baseline is on another protocol
 SHORT = 12  # hex digits of a digest shown
 
 

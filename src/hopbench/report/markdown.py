@@ -17,6 +17,7 @@ from hopbench.evaluate.fallbacks import WARN_RATE, is_high
 from hopbench.report.leaderboard import CORRECTION, finish_table, headline_metrics, n_comparisons
 
 DASH = "–"
+DIFFERENT_CARD = "‡"  # paired with a baseline on another protocol card (core.protocol_card)
 MINUS = "−"
 SIGNIFICANT = 0.05
 
@@ -146,7 +147,19 @@ def _test_row(r, headline: dict[str, str], baseline: str) -> dict:
     }
     for m, h in headline.items():
         t[h] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
+    t["protocol"] = fmt_card_pairing(r)
     return t
+
+
+def fmt_card_pairing(r) -> str:
+    """'same' when the baseline's protocol card matches, '‡ <fields>' when it differs in more
+    than the method, DASH when a card is missing (a run from before cards were recorded)."""
+    differs = r.get("card_differs")
+    if _missing(differs):
+        return DASH
+    if not bool(differs):
+        return "same"
+    return f"{DIFFERENT_CARD} {r.get('card_differences') or ''}".rstrip()
 
 
 def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
@@ -198,8 +211,15 @@ def leaderboard_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
                 f"vs {baseline}",
                 "n paired",
                 *HEADLINE.values(),
+                "protocol",
             ],
         )
+        if any(t["protocol"].startswith(DIFFERENT_CARD) for t in tests):
+            out += (
+                f"\n{DIFFERENT_CARD} the row's protocol card differs from its `{baseline}` run's in "
+                "more than the method (the fields named): the difference is not on equal terms. "
+                "`protocol` = same: both runs are on one card; –: a run without a card.\n"
+            )
     else:
         out += f"_no run to compare with a `{baseline}` run on the same dataset_\n"
     return out
