@@ -30,12 +30,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
-
 from benchmarks.common.args import add_data_and_cache_args, add_out_dir_arg
 from benchmarks.common.paths import results_dir
 from hopbench.core.atomic import write_json, write_text
-from hopbench.core.paths import CONFIG_DIR
+from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 
 RESULTS = results_dir(__file__)
@@ -102,18 +100,16 @@ class FixedLatencyServer:
 
 
 def _cfg(runs: Path, data_dir: str, cache_dir: str, overrides: list[str]):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose(
-            "config",
-            overrides=[
-                f"paths.data_dir={data_dir}",
-                f"paths.runs_dir={runs}",
-                f"paths.cache_dir={cache_dir}",
-                "progress=false",
-                "llm.cache=false",
-                *overrides,
-            ],
-        )
+    return load_config(
+        [
+            f"paths.data_dir={data_dir}",
+            f"paths.runs_dir={runs}",
+            f"paths.cache_dir={cache_dir}",
+            "progress=false",
+            "llm.cache=false",
+            *overrides,
+        ]
+    )
 
 
 def fake(args) -> dict:

@@ -68,23 +68,18 @@ GRAPH = os.environ.get("HOPBENCH_COST_CURVE_GRAPH", "spacy")  # --graph, passed 
 
 
 def compose(dataset: str, retriever: str, data_dir: str, cache_dir: str):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
+    from hopbench.harness.compose import load_config
 
-    from hopbench.core.paths import CONFIG_DIR
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return hydra_compose(
-            config_name="config",
-            overrides=[
-                f"dataset={dataset}",
-                f"retriever={retriever}",
-                f"graph={GRAPH}",
-                "progress=false",
-                f"paths.data_dir={data_dir}",
-                f"paths.cache_dir={cache_dir}",
-            ],
-        )
+    return load_config(
+        [
+            f"dataset={dataset}",
+            f"retriever={retriever}",
+            f"graph={GRAPH}",
+            "progress=false",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+        ]
+    )
 
 
 def union_dataset(size: str, data_dir: str, per_dataset: int, seed: int = 0):

@@ -163,12 +163,12 @@ def bench_backends(n: int, backends: list[str], cache: Path) -> dict:
 
 def profile_config(profile: str) -> tuple[dict, dict]:
     """(graph config, embedding config) exactly as `python -m hopbench.run graph=<profile>` composes them."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
+    from hopbench.harness.compose import load_config
+
     graph = {"default": "spacy", "fast": "spacy_fast"}[profile]
-    with initialize_config_dir(config_dir=str(REPO / "configs"), version_base="1.3"):
-        cfg = compose("config", overrides=[f"graph={graph}"])
+    cfg = load_config([f"graph={graph}"])
     return OmegaConf.to_container(cfg.graph, resolve=True), OmegaConf.to_container(
         cfg.embedding, resolve=True
     )

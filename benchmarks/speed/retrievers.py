@@ -27,7 +27,6 @@ import platform
 import time
 
 import numpy as np
-from hydra import compose, initialize_config_dir
 
 from benchmarks.common.args import add_out_dir_arg
 from benchmarks.speed.kernels import (
@@ -39,8 +38,7 @@ from benchmarks.speed.kernels import (
     topk_agree,
 )
 from hopbench.core.atomic import write_json, write_text
-from hopbench.core.paths import CONFIG_DIR
-from hopbench.harness.compose import build_dataset, build_encoder, build_retriever
+from hopbench.harness.compose import build_dataset, build_encoder, build_retriever, load_config
 from hopbench.kg import load_or_build
 from hopbench.retrieve.base import Services
 from hopbench.retrieve.kernels.ppr import personalized_pagerank
@@ -58,17 +56,9 @@ RETRIEVERS = [
 
 
 def compose_cfg(dataset: str, retriever: str, extra=()):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return compose(
-            "config",
-            overrides=[
-                f"dataset={dataset}",
-                f"retriever={retriever}",
-                "progress=false",
-                "llm=none",
-                *extra,
-            ],
-        )
+    return load_config(
+        [f"dataset={dataset}", f"retriever={retriever}", "progress=false", "llm=none", *extra]
+    )
 
 
 def load_avg() -> str:

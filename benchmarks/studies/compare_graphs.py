@@ -100,23 +100,18 @@ def delta(d: float, p: float) -> str:
 
 def load_graph_of(dataset: str, graph: str, data_dir: str, cache_dir: str):
     """The graph a run of `graph=<graph>` on `dataset` uses (from the graph cache; built if missing)."""
-    from hydra import compose, initialize_config_dir
-
-    from hopbench.core.paths import CONFIG_DIR
-    from hopbench.harness.compose import build_dataset, build_encoder
+    from hopbench.harness.compose import build_dataset, build_encoder, load_config
     from hopbench.kg import load_or_build
 
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(
-            config_name="config",
-            overrides=[
-                f"dataset={dataset}",
-                f"graph={graph}",
-                "progress=false",
-                f"paths.data_dir={data_dir}",
-                f"paths.cache_dir={cache_dir}",
-            ],
-        )
+    cfg = load_config(
+        [
+            f"dataset={dataset}",
+            f"graph={graph}",
+            "progress=false",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+        ]
+    )
     return load_or_build(
         build_dataset(cfg), cfg.graph, encoder=build_encoder(cfg), cache_dir=cache_dir
     )

@@ -50,10 +50,7 @@ SCORE_REL_TOL = 1e-5  # float32 (the code) against float64 (hopbench): ~1e-7 rel
 
 
 def compose(dataset: str, limit, graph: str, data_dir: str, cache_dir: str):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-
-    from hopbench.core.paths import CONFIG_DIR
+    from hopbench.harness.compose import load_config
 
     over = [
         f"dataset={dataset}",
@@ -66,8 +63,7 @@ def compose(dataset: str, limit, graph: str, data_dir: str, cache_dir: str):
     ]
     if limit:
         over.append(f"dataset.limit={limit}")
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=over)
+    return load_config(over)
 
 
 def read_run(run: Path) -> tuple[dict, list[dict]]:

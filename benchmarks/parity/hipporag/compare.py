@@ -114,24 +114,19 @@ def run_official(py: Path, work: Path, hash_seed: str) -> dict:
 
 # ---- hopbench's side -------------------------------------------------------------------------
 def compose(dataset: str, graph: str, retriever: str, data_dir: str, cache_dir: str):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
+    from hopbench.harness.compose import load_config
 
-    from hopbench.core.paths import CONFIG_DIR
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        return hydra_compose(
-            config_name="config",
-            overrides=[
-                f"dataset={dataset}",
-                f"graph={graph}",
-                f"retriever={retriever}",
-                "retriever.filter=false",
-                "progress=false",
-                f"paths.data_dir={data_dir}",
-                f"paths.cache_dir={cache_dir}",
-            ],
-        )
+    return load_config(
+        [
+            f"dataset={dataset}",
+            f"graph={graph}",
+            f"retriever={retriever}",
+            "retriever.filter=false",
+            "progress=false",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+        ]
+    )
 
 
 def run_hopbench(cfg, dataset, kg, encoder) -> dict:

@@ -16,11 +16,9 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from hopbench.core.paths import CONFIG_DIR
-from hopbench.harness.compose import build_dataset, build_encoder
+from hopbench.harness.compose import build_dataset, build_encoder, load_config
 from hopbench.kg import load_or_build
 from hopbench.retrieve.base import Services
 from hopbench.retrieve.neuropath.neuropath import NeuroPathRetriever
@@ -89,18 +87,16 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     out = args.out
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        cfg = compose(
-            config_name="config",
-            overrides=[
-                f"dataset={args.dataset}",
-                "retriever=neuropath",
-                "llm=local",
-                "dataset.limit=100",
-                f"paths.data_dir={args.data_dir}",
-                *args.overrides,
-            ],
-        )
+    cfg = load_config(
+        [
+            f"dataset={args.dataset}",
+            "retriever=neuropath",
+            "llm=local",
+            "dataset.limit=100",
+            f"paths.data_dir={args.data_dir}",
+            *args.overrides,
+        ]
+    )
     dataset, enc = build_dataset(cfg), build_encoder(cfg)
     kg = load_or_build(
         dataset, cfg.graph, encoder=enc, cache_dir=cfg.paths.cache_dir, descriptions=False
