@@ -57,11 +57,10 @@ from benchmarks.common import args as common_args
 from benchmarks.common.paths import REPO, module_name, results_dir
 from benchmarks.common.report import render_only, write_json_and_md
 from benchmarks.common.timing import loadavg
-from benchmarks.common.versions import package_versions
+from benchmarks.common.versions import THREAD_VARS, package_versions, thread_settings
 
 WORKER = Path(__file__).resolve().parent / "index_worker.py"
 LLM_NAME = "bypassed"  # the worker's BaseConfig.llm_name (names the OpenIE file it reads)
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 CHILD_ENV = {
     "PYTHONHASHSEED": "0",
     "TQDM_DISABLE": "1",
@@ -297,7 +296,7 @@ def child_hopbench(args) -> int:
         },
         "descriptions": args.descriptions,
         "versions": versions(),
-        "threads": threads(),
+        "threads": thread_settings(),
     }
     Path(args.child_out).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
@@ -308,25 +307,6 @@ def versions() -> dict:
         ("hopbench", "torch", "sentence-transformers", "transformers", "numpy", "scipy", "spacy"),
         python=True,
     )
-
-
-def threads() -> dict:
-    out: dict = {k: os.environ.get(k) for k in THREAD_VARS}
-    try:
-        import torch
-
-        out["torch"] = torch.get_num_threads()
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from threadpoolctl import threadpool_info
-
-        out["blas"] = sorted(
-            {(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()}
-        )
-    except ImportError:  # pragma: no cover
-        pass
-    return out
 
 
 # ---- running the children ------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from benchmarks.common.shims import install_placeholders
 install_placeholders(purpose="the offline benchmark")
 
 from benchmarks.common import hipporag_offline as offline
-from benchmarks.common.versions import package_versions
+from benchmarks.common.versions import THREAD_VARS, package_versions, thread_settings
 
 WORK = Path(sys.argv[1])
 SAVE = Path(sys.argv[2])
@@ -137,6 +137,24 @@ class SentenceTransformerModel:
         return np.asarray(out, dtype=np.float32)
 
 
+# the stages that partition index() (the others are inside one of them)
+TOP_STAGES = [
+    "insert_chunk",
+    "load_existing_openie",
+    "reformat_openie_results",
+    "text_processing",
+    "extract_entity_nodes",
+    "flatten_facts",
+    "insert_entity",
+    "insert_fact",
+    "add_fact_edges",
+    "add_passage_edges",
+    "add_synonymy_edges",
+    "augment_graph",
+    "save_igraph",
+]
+
+
 def main() -> int:
     w, c = time.perf_counter(), cpu_seconds()
     import hipporag  # noqa: F401  (its __init__ binds the name HippoRAG to the class)
@@ -152,12 +170,60 @@ def main() -> int:
         offline.NoLLM("indexing from an OpenIE file"),
         offline.FilterNeverCalled,
     )
+    sizes = time_the_stages(H, EmbeddingStore)
 
-    # ---- the stages: methods of HippoRAG, EmbeddingStore and the module functions `index` calls
-    cls = H.HippoRAG
-    sizes: dict[
-        str, int
-    ] = {}  # len(node_to_node_stats) after each edge step (read outside the timing)
+    docs = json.loads((WORK / "docs.json").read_text(encoding="utf-8"))
+    offline.openie_save_dir(WORK, SAVE, cold=True)  # a cold build: nothing of a previous one
+    cfg = offline.openie_config(
+        BaseConfig,
+        SAVE,
+        embedding_model_name="sentence-transformers/all-MiniLM-L6-v2",
+        embedding_batch_size=int(CONFIG["embedding_batch_size"]),
+    )
+
+    w, c = time.perf_counter(), cpu_seconds()
+    hr = H.HippoRAG(global_config=cfg)
+    init = {"wall": time.perf_counter() - w, "cpu": cpu_seconds() - c}
+    w, c = time.perf_counter(), cpu_seconds()
+    hr.index(docs)
+    index = {"wall": time.perf_counter() - w, "cpu": cpu_seconds() - c}
+    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    stages = {
+        k: {"wall": round(v["wall"], 4), "cpu": round(v["cpu"], 4), "calls": v["calls"]}
+        for k, v in STAGES.data.items()
+    }
+    other = {
+        k: index[k] - sum(stages.get(s, {}).get(k, 0.0) for s in TOP_STAGES)
+        for k in ("wall", "cpu")
+    }
+    graph = graph_counts(hr, sizes)
+    out = {
+        "imports": imports,
+        "init": init,
+        "index": index,
+        "other": other,
+        "total": {k: init[k] + index[k] for k in ("wall", "cpu")},
+        "stages": stages,
+        "top_stages": TOP_STAGES,
+        "process_wall_to_end": time.perf_counter() - T_PROCESS,
+        "peak_rss_mib": round(peak_rss_mib, 1),
+        "graph": graph,
+        "embedding_batch_size": cfg.embedding_batch_size,
+        "model_path": CONFIG["model_path"],
+        "versions": package_versions(VERSIONS, python=True),
+        "threads": thread_settings((*THREAD_VARS, "PYTHONHASHSEED")),
+    }
+    (SAVE / "official_index.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
+    print(json.dumps({"total": out["total"], "graph": graph}))
+    return 0
+
+
+def time_the_stages(H, EmbeddingStore) -> dict[str, int]:
+    """Wraps the methods of HippoRAG and EmbeddingStore and the module functions `index` calls
+    so that STAGES times them; returns the dict that will hold len(node_to_node_stats) after
+    each edge step (read outside the timing)."""
+    sizes: dict[str, int] = {}
     marks: dict[str, tuple[float, float]] = {}
 
     def set_namespace(args):
@@ -183,7 +249,7 @@ def main() -> int:
             def after(args, result, name=name):
                 sizes[name] = len(args[0].node_to_node_stats)
 
-        STAGES.wrap(cls, name, name, after=after)
+        STAGES.wrap(H.HippoRAG, name, name, after=after)
 
     # text_processing runs once per passage in a comprehension between these two calls: its time is
     # the gap from reformat_openie_results' return to extract_entity_nodes' call (no per-call wrapper)
@@ -198,53 +264,18 @@ def main() -> int:
     STAGES.wrap(H, "extract_entity_nodes", "extract_entity_nodes", before=gap)
     STAGES.wrap(H, "flatten_facts", "flatten_facts")
     STAGES.wrap(H, "retrieve_knn", "retrieve_knn")
+    return sizes
 
-    docs = json.loads((WORK / "docs.json").read_text(encoding="utf-8"))
-    offline.openie_save_dir(WORK, SAVE, cold=True)  # a cold build: nothing of a previous one
-    cfg = offline.openie_config(
-        BaseConfig,
-        SAVE,
-        embedding_model_name="sentence-transformers/all-MiniLM-L6-v2",
-        embedding_batch_size=int(CONFIG["embedding_batch_size"]),
-    )
 
-    w, c = time.perf_counter(), cpu_seconds()
-    hr = cls(global_config=cfg)
-    init = {"wall": time.perf_counter() - w, "cpu": cpu_seconds() - c}
-    w, c = time.perf_counter(), cpu_seconds()
-    hr.index(docs)
-    index = {"wall": time.perf_counter() - w, "cpu": cpu_seconds() - c}
-    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-    stages = {
-        k: {"wall": round(v["wall"], 4), "cpu": round(v["cpu"], 4), "calls": v["calls"]}
-        for k, v in STAGES.data.items()
-    }
-    # the stages that partition index() (the others are inside one of them)
-    top = [
-        "insert_chunk",
-        "load_existing_openie",
-        "reformat_openie_results",
-        "text_processing",
-        "extract_entity_nodes",
-        "flatten_facts",
-        "insert_entity",
-        "insert_fact",
-        "add_fact_edges",
-        "add_passage_edges",
-        "add_synonymy_edges",
-        "augment_graph",
-        "save_igraph",
-    ]
-    other = {k: index[k] - sum(stages.get(s, {}).get(k, 0.0) for s in top) for k in ("wall", "cpu")}
-
+def graph_counts(hr, sizes: dict[str, int]) -> dict:
+    """The built graph's counts, and the edges each step added (from `sizes`)."""
     g = hr.graph
     names = g.vs["name"]
     n_entities = sum(n.startswith("entity-") for n in names)
     loops = sum(a == b for a, b in hr.node_to_node_stats)  # only fact triples make them
     simple = g.copy()
     simple.simplify(multiple=True, loops=True)
-    graph = {
+    return {
         "vertices": g.vcount(),
         "edges": g.ecount(),
         "entities": n_entities,
@@ -259,52 +290,6 @@ def main() -> int:
             for ns in ("chunk", "entity", "fact")
         },
     }
-    try:
-        import torch
-
-        torch_threads = torch.get_num_threads()
-    except Exception:  # pragma: no cover
-        torch_threads = None
-    out = {
-        "imports": imports,
-        "init": init,
-        "index": index,
-        "other": other,
-        "total": {k: init[k] + index[k] for k in ("wall", "cpu")},
-        "stages": stages,
-        "top_stages": top,
-        "process_wall_to_end": time.perf_counter() - T_PROCESS,
-        "peak_rss_mib": round(peak_rss_mib, 1),
-        "graph": graph,
-        "embedding_batch_size": cfg.embedding_batch_size,
-        "model_path": CONFIG["model_path"],
-        "versions": package_versions(VERSIONS, python=True),
-        "threads": {
-            **{
-                k: os.environ.get(k)
-                for k in (
-                    "OMP_NUM_THREADS",
-                    "MKL_NUM_THREADS",
-                    "OPENBLAS_NUM_THREADS",
-                    "PYTHONHASHSEED",
-                )
-            },
-            "torch": torch_threads,
-            "blas": _blas_threads(),
-        },
-    }
-    (SAVE / "official_index.json").write_text(json.dumps(out, indent=1), encoding="utf-8")
-    print(json.dumps({"total": out["total"], "graph": graph}))
-    return 0
-
-
-def _blas_threads():
-    try:
-        from threadpoolctl import threadpool_info
-
-        return sorted({(i.get("internal_api"), i.get("num_threads")) for i in threadpool_info()})
-    except Exception:  # pragma: no cover
-        return None
 
 
 if __name__ == "__main__":
