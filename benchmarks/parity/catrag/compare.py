@@ -233,6 +233,40 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def question_rows(questions, by_id, hop, off, tops, work: Path) -> list[dict]:
+    """Per question: run and official top-K identical (same set), the replay equal to the run;
+    the PPR scores side by side where the top is the same; why, where they differ."""
+    run_top, off_top = tops
+    fact_passages = fact_passages_of(work)
+    vectors = vectors_of(work)
+    per_q = []
+    for i, q in enumerate(questions):
+        same = run_top[i] == off_top[i]
+        o = off["questions"][i]
+        row = {
+            "id": q.id,
+            "identical": same,
+            "replay_equals_run": hop["rows"][i]["top"][:K] == run_top[i],
+            "same_set": set(run_top[i]) == set(off_top[i]),
+        }
+        if same and not o["dense"]:  # the PPR scores of the same passages, side by side
+            ours = np.array(
+                by_id[q.id].get("scores") or hop["rows"][i]["scores"][:K], dtype=np.float64
+            )
+            theirs = np.array(o["scores"][:K])
+            row["max_abs_score_diff"] = float(np.max(np.abs(ours - theirs)))
+            row["max_rel_score_diff"] = float(np.max(np.abs(ours - theirs) / np.abs(theirs)))
+            if row["max_rel_score_diff"] > SCORE_REL_TOL:
+                row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages, vectors)
+        if not same:
+            row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages, vectors)
+            s = o["scores"][: K + 1]
+            row["official_scores_tied"] = len(set(np.round(s, 15))) < len(s)
+            row["first_difference"] = next(j for j in range(K) if run_top[i][j] != off_top[i][j])
+        per_q.append(row)
+    return per_q
+
+
 def main() -> int:
     ap = parser()
     args = ap.parse_args()
@@ -268,35 +302,8 @@ def main() -> int:
     run_top = [
         [kg.passage_index(p) for p in by_id[q.id]["ranked_passage_ids"][:K]] for q in questions
     ]
-    rep_top = [r["top"][:K] for r in hop["rows"]]
     off_top = [r["top"][:K] for r in off["questions"]]
-    fact_passages = fact_passages_of(work)
-    vectors = vectors_of(work)
-    per_q = []
-    for i, q in enumerate(questions):
-        same = run_top[i] == off_top[i]
-        o = off["questions"][i]
-        row = {
-            "id": q.id,
-            "identical": same,
-            "replay_equals_run": rep_top[i] == run_top[i],
-            "same_set": set(run_top[i]) == set(off_top[i]),
-        }
-        if same and not o["dense"]:  # the PPR scores of the same passages, side by side
-            ours = np.array(
-                by_id[q.id].get("scores") or hop["rows"][i]["scores"][:K], dtype=np.float64
-            )
-            theirs = np.array(o["scores"][:K])
-            row["max_abs_score_diff"] = float(np.max(np.abs(ours - theirs)))
-            row["max_rel_score_diff"] = float(np.max(np.abs(ours - theirs) / np.abs(theirs)))
-            if row["max_rel_score_diff"] > SCORE_REL_TOL:
-                row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages, vectors)
-        if not same:
-            row["why"] = classify(hop["rows"][i]["trace"], o, fact_passages, vectors)
-            s = o["scores"][: K + 1]
-            row["official_scores_tied"] = len(set(np.round(s, 15))) < len(s)
-            row["first_difference"] = next(j for j in range(K) if run_top[i][j] != off_top[i][j])
-        per_q.append(row)
+    per_q = question_rows(questions, by_id, hop, off, (run_top, off_top), work)
     sc = {
         "hopbench catrag_code (run)": coh.recall_rows(dataset, kg, run_top),
         "official CatRAG (ce06b459), same decisions": coh.recall_rows(dataset, kg, off_top),
