@@ -369,8 +369,6 @@ def fresh(path: Path) -> Path:
 
 def bench_dataset(name: str, args, py: Path) -> dict:
     from hopbench.embed.encoder import resolve_model_path
-    from hopbench.kg.extraction_run import extract_corpus, make_extractor
-    from hopbench.kg.settings import resolve_settings
 
     tag = name + (f"_first{args.limit_passages}" if args.limit_passages else "")
     work = Path(args.work_dir) / tag
@@ -388,6 +386,61 @@ def bench_dataset(name: str, args, py: Path) -> dict:
     res.update({"passages": len(corpus), "extraction_key": key})
 
     # 1. the triples
+    res["extraction"], records = extraction_step(tag, name, args, cfg, corpus, work, rel)
+
+    # 2-3. the inputs of both builds, then the alternating cold builds
+    inputs = work / "official-inputs"
+    model_path = resolve_model_path(cfg.embedding.model)
+    write_official_inputs(
+        inputs,
+        corpus,
+        records,
+        model_path,
+        args.official_batch_size,
+        cfg.embedding.get("max_seq_length"),
+    )
+    res["runs"] = {"hopbench": [], "official": []}
+    for rep in range(args.repeats):
+        cache = fresh(work / f"hopbench-cache-{rep}")
+        (cache / rel).parent.mkdir(parents=True)
+        shutil.copyfile(shared_log, cache / rel)
+        out = work / f"hopbench-{rep}.json"
+        h = cold_build(
+            f"[{tag}] hopbench cold build {rep + 1}/{args.repeats}",
+            self_cmd(args, "--child-hopbench", name, cache, out),
+            child_env(False),
+            work / f"hopbench-{rep}.log",
+            "the hopbench build",
+            out,
+        )
+        res["runs"]["hopbench"].append(h)
+        if not args.keep:
+            shutil.rmtree(cache)
+
+        save = fresh(work / f"official-save-{rep}")
+        o = cold_build(
+            f"[{tag}] official cold build {rep + 1}/{args.repeats}",
+            [str(py), "-m", module_name(WORKER), str(inputs), str(save)],
+            child_env(True),
+            work / f"official-{rep}.log",
+            "the official package",
+            save / "official_index.json",
+        )
+        res["runs"]["official"].append(o)
+        if not args.keep:
+            shutil.rmtree(save)
+    res["loadavg_end"] = loadavg()
+    return res
+
+
+def extraction_step(tag: str, name: str, args, cfg, corpus: list, work: Path, rel: Path):
+    """The triples of the corpus, read from hopbench's shared extraction log (with
+    --cold-extraction, first extracted cold in a child, and the log shared when it was not);
+    returns what the step measured and the records."""
+    from hopbench.kg.extraction_run import extract_corpus, make_extractor
+    from hopbench.kg.settings import resolve_settings
+
+    shared_log = Path(args.cache_dir) / rel
     if args.cold_extraction:
         cache = fresh(work / "extraction-cold")
         out = work / "extraction-cold.json"
@@ -414,70 +467,23 @@ def bench_dataset(name: str, args, py: Path) -> dict:
     records = extract_corpus(corpus, make_extractor(resolve_settings(cfg.graph)), args.cache_dir)
     ext["read_shared" if args.cold_extraction else "extract"] = clock.done()
     ext.setdefault("triples", sum(len(r.triples) for r in records.values()))
-    res["extraction"] = ext
     print(f"[{tag}] extraction: {json.dumps(ext.get('extract'))}", flush=True)
+    return ext, records
 
-    # 2-3. the inputs of both builds, then the alternating cold builds
-    inputs = work / "official-inputs"
-    model_path = resolve_model_path(cfg.embedding.model)
-    write_official_inputs(
-        inputs,
-        corpus,
-        records,
-        model_path,
-        args.official_batch_size,
-        cfg.embedding.get("max_seq_length"),
+
+def cold_build(label: str, cmd: list, env: dict, log: Path, what: str, result: Path) -> dict:
+    """One cold build in a child process: its JSON `result`, with the process's own wall and
+    CPU seconds and the load average after it."""
+    print(f"{label} (load {loadavg()}) ...", flush=True)
+    proc = run_child(cmd, env, log, what)
+    r = json.loads(result.read_text(encoding="utf-8"))
+    r["process"], r["loadavg_after"] = proc, loadavg()
+    print(
+        f"{label.split(']')[0]}]   total {r['total']['wall']:.1f} s wall, "
+        f"{r['total']['cpu']:.1f} s CPU; process {proc['wall']:.1f} s",
+        flush=True,
     )
-    res["runs"] = {"hopbench": [], "official": []}
-    for rep in range(args.repeats):
-        cache = fresh(work / f"hopbench-cache-{rep}")
-        (cache / rel).parent.mkdir(parents=True)
-        shutil.copyfile(shared_log, cache / rel)
-        out = work / f"hopbench-{rep}.json"
-        print(
-            f"[{tag}] hopbench cold build {rep + 1}/{args.repeats} (load {loadavg()}) ...",
-            flush=True,
-        )
-        proc = run_child(
-            self_cmd(args, "--child-hopbench", name, cache, out),
-            child_env(False),
-            work / f"hopbench-{rep}.log",
-            "the hopbench build",
-        )
-        h = json.loads(out.read_text(encoding="utf-8"))
-        h["process"], h["loadavg_after"] = proc, loadavg()
-        res["runs"]["hopbench"].append(h)
-        print(
-            f"[{tag}]   total {h['total']['wall']:.1f} s wall, {h['total']['cpu']:.1f} s CPU; "
-            f"process {proc['wall']:.1f} s",
-            flush=True,
-        )
-        if not args.keep:
-            shutil.rmtree(cache)
-
-        save = fresh(work / f"official-save-{rep}")
-        print(
-            f"[{tag}] official cold build {rep + 1}/{args.repeats} (load {loadavg()}) ...",
-            flush=True,
-        )
-        proc = run_child(
-            [str(py), "-m", module_name(WORKER), str(inputs), str(save)],
-            child_env(True),
-            work / f"official-{rep}.log",
-            "the official package",
-        )
-        o = json.loads((save / "official_index.json").read_text(encoding="utf-8"))
-        o["process"], o["loadavg_after"] = proc, loadavg()
-        res["runs"]["official"].append(o)
-        print(
-            f"[{tag}]   total {o['total']['wall']:.1f} s wall, {o['total']['cpu']:.1f} s CPU; "
-            f"process {proc['wall']:.1f} s",
-            flush=True,
-        )
-        if not args.keep:
-            shutil.rmtree(save)
-    res["loadavg_end"] = loadavg()
-    return res
+    return r
 
 
 # ---- the report --------------------------------------------------------------------------------
