@@ -46,3 +46,45 @@ def test_a_class_outside_hopbench_is_named_by_its_import_path():
         registry_name(Mine)
         == f"{__name__}.test_a_class_outside_hopbench_is_named_by_its_import_path.<locals>.Mine"
     )
+
+
+# the reference row musique / dense / qa (results/reference/leaderboard.csv, config_hash), as
+# `make paper` composes it
+DENSE_QA_REFERENCE = "f10fde263b39"
+DENSE_QA_OVERRIDES = [
+    "dataset=musique",
+    "retriever=dense",
+    "graph=spacy",
+    "reader=qa",
+    "llm=local",
+    "llm.replay_failed=true",
+]
+
+
+def _reference_hash(ref, dataset, retriever, reader) -> str:
+    import csv
+
+    with open(ref, newline="", encoding="utf-8") as fh:
+        rows = [
+            r["config_hash"]
+            for r in csv.DictReader(fh)
+            if (r["dataset"], r["retriever"], r["reader"]) == (dataset, retriever, reader)
+        ]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_a_reader_at_its_defaults_keeps_the_reference_hash(data_dir):
+    """reader.context_tokens (issue #57) is left out of the hash at null: the reference row's
+    hash is unchanged; a budget is another run."""
+    from hopbench.harness.paper.reference import REFERENCE_LEADERBOARD
+    from hopbench.harness.runner import plan
+
+    assert _reference_hash(REFERENCE_LEADERBOARD, "musique", "dense", "qa") == DENSE_QA_REFERENCE
+    base = [*DENSE_QA_OVERRIDES, f"paths.data_dir={data_dir}"]
+    cfg = load_config(base)
+    assert cfg.reader.context_tokens is None
+    assert plan(cfg).config_hash == DENSE_QA_REFERENCE
+    assert (
+        plan(load_config([*base, "reader.context_tokens=1024"])).config_hash != DENSE_QA_REFERENCE
+    )

@@ -90,6 +90,17 @@ def known(passage_ids: Iterable[str]) -> dict[str, int] | None:
         return {pid: _counts[pid] for pid in ids}
 
 
+def passage_counts(passages: Sequence) -> dict[str, int]:
+    """The counts of these passages, registered or not (a passage's count is kept by its id)."""
+    with _lock:
+        todo = [p for p in passages if p.id not in _counts]
+        if todo:
+            _counts.update(zip((p.id for p in todo), count_tokens([p.content for p in todo])))
+            for p in todo:
+                _sources.pop(p.id, None)
+        return {p.id: _counts[p.id] for p in passages}
+
+
 def budget_prefix(
     ranked: Sequence[str], tokens: Mapping[str, int], budget: int, spent: int = 0
 ) -> list[str]:

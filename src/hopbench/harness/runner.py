@@ -53,6 +53,7 @@ from hopbench.harness.run_config import check_run_config, config_yaml
 from hopbench.harness.run_store import RunStore, config_hash
 from hopbench.kg.settings import graph_label
 from hopbench.kg.stats import graph_sizes
+from hopbench.read.base import ADDED_DEFAULTS as READER_ADDED_DEFAULTS
 from hopbench.retrieve.base import Retriever, Services
 from hopbench.retrieve.registry import registry_name
 
@@ -104,7 +105,7 @@ def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> 
             "class": registry_name(type(retriever)),
         },
         "embedding": {k: v for k, v in c["embedding"].items() if k not in _EMBEDDING_RUNTIME_KEYS},
-        "reader": c.get("reader", {"name": "none"}),
+        "reader": omit_defaults(c.get("reader", {"name": "none"}), READER_ADDED_DEFAULTS),
         "top_k": c["top_k"],
     }
     if retriever.needs_graph and "graph" in c:

@@ -1,6 +1,7 @@
 """Reader contract: hyper-parameters in __init__, the LLM in bind(), then answer(question, passages).
 
-The shared part lives here: passages are cut to the reader's top_k, and when the prompt does
+The shared part lives here: passages are cut to the reader's top_k (or to its token budget,
+`context_tokens`), and when the prompt does
 not fit the model's context the lowest-ranked passage is dropped whole and the request
 retried, so the reader never sees half a passage; every trim is written to the trace.
 An answer that never matches the schema (or a prompt that overflows with one passage left)
@@ -16,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from hopbench.core.errors import HopbenchError
 from hopbench.data.schema import Passage, Question
+from hopbench.evaluate import token_budget
 from hopbench.llm.errors import LLMContextOverflowError
 from hopbench.llm.policy import fallback_on_bad_reply
 
@@ -26,6 +28,11 @@ class ReaderOutput:
     trace: dict[str, Any] = field(default_factory=dict)
 
 
+# Settings added after run hashes existed, at the value that changes nothing: left out of the hash
+# while at it (hopbench.core.hash_inputs), so every earlier reader run keeps its hash.
+ADDED_DEFAULTS = {"context_tokens": None}
+
+
 class Reader:
     """Base class; subclasses set `name`, their prompt module and the reply field they return."""
 
@@ -34,12 +41,30 @@ class Reader:
     answer_field: str = ""  # the reply key that holds the answer
 
     def __init__(
-        self, top_k: int = 5, max_tokens: int = 256, retries: int = 2, context_extras: bool = False
+        self,
+        top_k: int = 5,
+        max_tokens: int = 256,
+        retries: int = 2,
+        context_extras: bool = False,
+        context_tokens: int | None = None,
     ):
         """context_extras: also show the retriever's notes for the reader (`reader_context`,
-        e.g. QAFD's cluster summaries) before the passages; configs/reader/qa_clusters.yaml."""
+        e.g. QAFD's cluster summaries) before the passages; configs/reader/qa_clusters.yaml.
+        context_tokens: show the top passages up to this many tokens instead of the top_k
+        (issue #57, equal context for every method): the notes' tokens are spent first, then
+        each passage while it fits whole (`token_budget.budget_prefix`), among the run's
+        ranking (its `top_k`, not the reader's). null: the reader's top_k, as before."""
         if top_k < 1:
             raise HopbenchError(f"reader.top_k must be at least 1, got {top_k}")
+        if context_tokens is not None and (
+            isinstance(context_tokens, bool)
+            or not isinstance(context_tokens, int)
+            or context_tokens < 1
+        ):
+            raise HopbenchError(
+                f"reader.context_tokens must be null or a positive integer, got {context_tokens!r}"
+            )
+        self.context_tokens = context_tokens
         if context_extras and not getattr(self.prompt, "TAKES_NOTES", False):
             raise HopbenchError(
                 f"reader '{self.name}' cannot show retriever notes (context_extras)"
@@ -65,11 +90,12 @@ class Reader:
         """notes: the retriever's extra context (context_extras), shown before the passages."""
         if self.llm is None:
             raise HopbenchError(f"reader '{self.name}' has no LLM: call bind(llm) first")
-        shown = list(passages[: self.top_k])
+        shown, budget_note = self._shown(passages, notes)
         trace: dict[str, Any] = {
             "reader": self.name,
             "passage_ids": [p.id for p in shown],
             "calls": [],
+            **budget_note,
         }
         if notes is not None:
             trace["notes"] = len(notes)
@@ -90,6 +116,23 @@ class Reader:
             trace["trimmed_passage_ids"] = trimmed
             trace["passage_ids"] = [p.id for p in shown]
         return ReaderOutput(answer=answer, trace=trace)
+
+    def _shown(
+        self, passages: Sequence[Passage], notes: Sequence[str] | None
+    ) -> tuple[list[Passage], dict]:
+        """The passages the reader is shown, and what the trace says of the token budget
+        (nothing without one, so a trace keeps the bytes it always had; counted before any
+        overflow trim)."""
+        if self.context_tokens is None:
+            return list(passages[: self.top_k]), {}
+        spent = sum(token_budget.count_tokens(list(notes))) if notes else 0
+        tokens = token_budget.passage_counts(passages)
+        kept = token_budget.budget_prefix(
+            [p.id for p in passages], tokens, self.context_tokens, spent
+        )
+        shown = list(passages[: len(kept)])
+        used = spent + sum(tokens[p.id] for p in shown)
+        return shown, {"context_budget": self.context_tokens, "context_tokens": used}
 
     def _ask(
         self,
