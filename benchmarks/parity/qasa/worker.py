@@ -134,7 +134,7 @@ def load_graph(driver, work: Path, batch: int = 1000) -> dict:
     return {"entities": len(rows), "relates_to": len(rel), "load_s": time.perf_counter() - t0}
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--official-src", required=True)
@@ -150,20 +150,25 @@ def main() -> int:
         "--skip-load", action="store_true", help="the database holds this graph already"
     )
     ap.add_argument("--seed-search", choices=("theirs", "wide"), default="theirs")
-    args = ap.parse_args()
-    import neo4j
-    import qasa_rag.retrieval.qasa_retriever as qr
-    import qasa_rag.retrieval.retriever as base
+    return ap
 
+
+def patch_queries(qr, seed_search: str) -> None:
+    """Their Cypher, with the two documented changes (native propagation instead of GDS, the
+    activation map returned) and, for `wide`, the wider seed search."""
     assert GDS_CALL in qr._PROPAGATION_QA and RETURN_LINE in qr._COLLECT_SUFFIX, (
         "unexpected query text"
     )
     qr._PROPAGATION_QA = qr._PROPAGATION_QA.replace(GDS_CALL, NATIVE_CALL)
     qr._COLLECT_SUFFIX = qr._COLLECT_SUFFIX.replace(RETURN_LINE, RETURN_WITH_MAP)
-    if args.seed_search == "wide":
+    if seed_search == "wide":
         assert SEED_CALL in qr._SEED_PREFIX, "unexpected seed query text"
         qr._SEED_PREFIX = qr._SEED_PREFIX.replace(SEED_CALL, WIDE_SEED_CALL)
-    base.create_genai_client = lambda: None  # no Gemini client: entities come from the cache
+
+
+def recording_raw_paths(qr) -> list:
+    """The paths of each retrieval before their _deduplicate_paths (read only): the list they
+    go to."""
     raw_paths: list = []
     dedup = qr.QASARetriever._deduplicate_paths
 
@@ -172,30 +177,13 @@ def main() -> int:
         return dedup(rows)
 
     qr.QASARetriever._deduplicate_paths = staticmethod(record_raw)
+    return raw_paths
+
+
+def recording_maps(tdriver) -> list:
+    """The resource_map of each record their session.run(...).single() returns: the list the
+    maps go to."""
     maps: list = []
-    real_run = None
-
-    work = Path(args.work)
-    qs = json.loads((work / "questions.json").read_text())
-    vt = VectorTable(
-        json.loads((work / "texts.json").read_text()), np.load(work / "text_vectors.npy")
-    )
-    password = os.environ.get(args.password_env)
-    # notifications off: their entity block reads e.type, which hopbench's graph has no value for
-    driver = neo4j.GraphDatabase.driver(
-        args.uri, auth=(args.user, password) if password else None, notifications_min_severity="OFF"
-    )
-    loaded = load_graph(driver, work) if not args.skip_load else {"skipped": True}
-    print(f"loaded {loaded}", flush=True)
-    cache = {
-        q["text"]: [
-            base.QueryEntity(name=e["name"], search_hint=e["search_hint"]) for e in q["entities"]
-        ]
-        for q in qs
-    }
-    tdriver = TimedDriver(driver, args.timeout)
-
-    # capture resource_map: wrap the record returned by their session.run(...).single()
     orig_session = tdriver.session
 
     def session(**kw):
@@ -218,7 +206,39 @@ def main() -> int:
         return s
 
     tdriver.session = session
-    del real_run
+    return maps
+
+
+def main() -> int:
+    args = parser().parse_args()
+    import neo4j
+    import qasa_rag.retrieval.qasa_retriever as qr
+    import qasa_rag.retrieval.retriever as base
+
+    patch_queries(qr, args.seed_search)
+    base.create_genai_client = lambda: None  # no Gemini client: entities come from the cache
+    raw_paths = recording_raw_paths(qr)
+
+    work = Path(args.work)
+    qs = json.loads((work / "questions.json").read_text())
+    vt = VectorTable(
+        json.loads((work / "texts.json").read_text()), np.load(work / "text_vectors.npy")
+    )
+    password = os.environ.get(args.password_env)
+    # notifications off: their entity block reads e.type, which hopbench's graph has no value for
+    driver = neo4j.GraphDatabase.driver(
+        args.uri, auth=(args.user, password) if password else None, notifications_min_severity="OFF"
+    )
+    loaded = load_graph(driver, work) if not args.skip_load else {"skipped": True}
+    print(f"loaded {loaded}", flush=True)
+    cache = {
+        q["text"]: [
+            base.QueryEntity(name=e["name"], search_hint=e["search_hint"]) for e in q["entities"]
+        ]
+        for q in qs
+    }
+    tdriver = TimedDriver(driver, args.timeout)
+    maps = recording_maps(tdriver)
 
     out = {
         "loaded": loaded,
@@ -238,33 +258,9 @@ def main() -> int:
             )
             for q in qs[:3]:  # warm-up: plan cache, page cache
                 r.retrieve(q["text"])
-            rows = []
-            for q in qs:
-                raw_paths.clear()
-                maps.clear()
-                t0 = time.perf_counter()
-                try:
-                    res = r.retrieve(q["text"])
-                    ms = 1000 * (time.perf_counter() - t0)
-                except neo4j.exceptions.Neo4jError as exc:
-                    rows.append(
-                        {"id": q["id"], "error": exc.code, "ms": 1000 * (time.perf_counter() - t0)}
-                    )
-                    continue
-                row = {
-                    "id": q["id"],
-                    "ms": ms,
-                    "seeds": res.seed_entities,
-                    "entities": [[e["name"], e["resource"]] for e in res.entities],
-                    "paths": [[p["names"], p["path_weight"]] for p in res.paths],
-                    "raw_paths": [
-                        [p["names"], p["path_weight"]] for p in (raw_paths[0] if raw_paths else [])
-                    ],
-                    "n_activated": len(maps[0]) if maps else None,
-                }
-                if depth == args.keep_maps and maps:
-                    row["activation"] = maps[0]
-                rows.append(row)
+            rows = [
+                question_row(r, q, (raw_paths, maps), depth == args.keep_maps, neo4j) for q in qs
+            ]
             ms = [x["ms"] for x in rows if "error" not in x]
             print(
                 f"depth {depth} gate {gate}: p50 {np.percentile(ms, 50):.1f} ms, "
@@ -279,6 +275,32 @@ def main() -> int:
     (work / f"official_{args.seed_search}.json").write_text(json.dumps(out))
     driver.close()
     return 0
+
+
+def question_row(r, q: dict, recorded: tuple[list, list], keep_map: bool, neo4j) -> dict:
+    """One timed retrieval of their retriever `r`: seeds, entities, paths before and after their
+    deduplication, and (`keep_map`) the full activation map; a Neo4j error is recorded."""
+    raw_paths, maps = recorded
+    raw_paths.clear()
+    maps.clear()
+    t0 = time.perf_counter()
+    try:
+        res = r.retrieve(q["text"])
+        ms = 1000 * (time.perf_counter() - t0)
+    except neo4j.exceptions.Neo4jError as exc:
+        return {"id": q["id"], "error": exc.code, "ms": 1000 * (time.perf_counter() - t0)}
+    row = {
+        "id": q["id"],
+        "ms": ms,
+        "seeds": res.seed_entities,
+        "entities": [[e["name"], e["resource"]] for e in res.entities],
+        "paths": [[p["names"], p["path_weight"]] for p in res.paths],
+        "raw_paths": [[p["names"], p["path_weight"]] for p in (raw_paths[0] if raw_paths else [])],
+        "n_activated": len(maps[0]) if maps else None,
+    }
+    if keep_map and maps:
+        row["activation"] = maps[0]
+    return row
 
 
 if __name__ == "__main__":
