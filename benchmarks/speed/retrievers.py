@@ -114,25 +114,7 @@ def main() -> None:
         flush=True,
     )
 
-    # ---- 1. per-query latency of every retriever
-    latency, retrievers = {}, {}
-    for name in (
-        [n for n in RETRIEVERS if n.startswith("spreading")] if args.sa_only else RETRIEVERS
-    ):
-        r = build_retriever(compose_cfg(args.dataset, name))
-        t = time.perf_counter()
-        r.prepare(kg, services)
-        prep = time.perf_counter() - t
-        for q in qs[:3]:
-            r.retrieve(q, 10)
-        tm = time_calls(lambda q, r=r: r.retrieve(q, 10), [(q,) for q in qs])
-        latency[name] = {**stats_ms(tm), "prepare_s": prep}
-        retrievers[name] = r
-        print(
-            f"  {name:30s} p50 {latency[name]['p50_ms']:8.2f} ms  p95 {latency[name]['p95_ms']:8.2f} ms"
-            f"  (prepare {prep:.1f}s) [load {load_avg()}]",
-            flush=True,
-        )
+    latency, retrievers = latency_section(args, qs, kg, services)
     out["latency"] = latency
 
     # spreading activation split: (a) question analysis, (b) retrieval proper given the mentions,
@@ -156,8 +138,43 @@ def main() -> None:
         print(render(out))
         return
 
-    # ---- 2. PPR: ours vs igraph prpack vs networkx, same graph and resets
-    hr = retrievers["hipporag"]
+    out["ppr"] = ppr_section(retrievers["hipporag"], kg, qs, args.nx_questions)
+
+    out["batched"] = batched_section(retrievers, qs, args.batch)
+    out["load_after"] = load_avg()
+
+    write_json(args.out_dir / f"retrievers_{args.dataset}.json", out)
+    write_text(args.out_dir / f"retrievers_{args.dataset}.md", render(out))
+    print(render(out))
+
+
+def latency_section(args, qs, kg, services) -> tuple[dict, dict]:
+    """1. per-query latency of every retriever (the spreading-activation ones with --sa-only),
+    after its prepare and a warm-up; returns the figures and the prepared retrievers."""
+    latency, retrievers = {}, {}
+    for name in (
+        [n for n in RETRIEVERS if n.startswith("spreading")] if args.sa_only else RETRIEVERS
+    ):
+        r = build_retriever(compose_cfg(args.dataset, name))
+        t = time.perf_counter()
+        r.prepare(kg, services)
+        prep = time.perf_counter() - t
+        for q in qs[:3]:
+            r.retrieve(q, 10)
+        tm = time_calls(lambda q, r=r: r.retrieve(q, 10), [(q,) for q in qs])
+        latency[name] = {**stats_ms(tm), "prepare_s": prep}
+        retrievers[name] = r
+        print(
+            f"  {name:30s} p50 {latency[name]['p50_ms']:8.2f} ms  p95 {latency[name]['p95_ms']:8.2f} ms"
+            f"  (prepare {prep:.1f}s) [load {load_avg()}]",
+            flush=True,
+        )
+    return latency, retrievers
+
+
+def ppr_section(hr, kg, qs, nx_questions: int) -> dict:
+    """2. PPR: ours against igraph prpack and networkx, on the same graph and resets (HippoRAG's
+    retriever `hr` gives both): times, and how far the results agree."""
     resets = [rv for rv, _, _ in (hr.reset_vector(q) for q in qs) if rv is not None]
     adj = hr.adjacency
     E = kg.n_entities
@@ -171,7 +188,7 @@ def main() -> None:
         lambda r: personalized_pagerank(hr.ppr, r, damping=0.5), [(r,) for r in resets]
     )
     ig_t = time_calls(lambda r: igraph_ppr(g_ig, r), [(r,) for r in resets])
-    nx_t = time_calls(lambda r: nx_ppr(g_nx, r), [(r,) for r in resets[: args.nx_questions]])
+    nx_t = time_calls(lambda r: nx_ppr(g_nx, r), [(r,) for r in resets[:nx_questions]])
     agree_ig = agree_nx = 0
     diff_ig = diff_nx = 0.0
     for i, r in enumerate(resets):
@@ -179,11 +196,11 @@ def main() -> None:
         ref = igraph_ppr(g_ig, r)
         diff_ig = max(diff_ig, float(np.abs(ours - ref).max()))
         agree_ig += topk_agree(ours[E:], ref[E:], 10)
-        if i < args.nx_questions:
+        if i < nx_questions:
             refn = nx_ppr(g_nx, r)
             diff_nx = max(diff_nx, float(np.abs(ours - refn).max()))
             agree_nx += topk_agree(ours[E:], refn[E:], 10)
-    out["ppr"] = {
+    ppr = {
         "ours": stats_ms(ours_t),
         "igraph_prpack": stats_ms(ig_t),
         "networkx": stats_ms(nx_t),
@@ -191,20 +208,24 @@ def main() -> None:
         "cpu_ratio_igraph_over_ours_p50": float(np.median(ig_t.cpu) / np.median(ours_t.cpu)),
         "ratio_networkx_over_ours_p50": float(np.median(nx_t) / np.median(ours_t)),
         "top10_identical_igraph": f"{agree_ig}/{len(resets)}",
-        "top10_identical_networkx": f"{agree_nx}/{min(len(resets), args.nx_questions)}",
+        "top10_identical_networkx": f"{agree_nx}/{min(len(resets), nx_questions)}",
         "max_abs_diff_igraph": diff_ig,
         "max_abs_diff_networkx": diff_nx,
         "nodes": int(adj.shape[0]),
         "undirected_edges": int((adj.nnz + adj.diagonal().astype(bool).sum()) // 2),
     }
     print(
-        f"  PPR ours p50 {out['ppr']['ours']['p50_ms']:.2f} ms, igraph {out['ppr']['igraph_prpack']['p50_ms']:.2f} ms, "
-        f"networkx {out['ppr']['networkx']['p50_ms']:.1f} ms; top10 identical igraph {agree_ig}/{len(resets)} "
-        f"networkx {out['ppr']['top10_identical_networkx']} [load {load_avg()}]",
+        f"  PPR ours p50 {ppr['ours']['p50_ms']:.2f} ms, igraph {ppr['igraph_prpack']['p50_ms']:.2f} ms, "
+        f"networkx {ppr['networkx']['p50_ms']:.1f} ms; top10 identical igraph {agree_ig}/{len(resets)} "
+        f"networkx {ppr['top10_identical_networkx']} [load {load_avg()}]",
         flush=True,
     )
+    return ppr
 
-    # ---- 3. batched throughput (seeding included) vs one by one
+
+def batched_section(retrievers: dict, qs, batch_size: int) -> dict:
+    """3. batched throughput (seeding included) against one question at a time, and whether
+    the rankings are the same."""
     batched = {}
     for name in ("hipporag", "spreading_activation", "spreading_activation_nogate"):
         r = retrievers[name]
@@ -213,32 +234,27 @@ def main() -> None:
             r.retrieve(q, 10)
         single = len(qs) / (time.perf_counter() - t)
         t = time.perf_counter()
-        for s in range(0, len(qs), args.batch):
-            r.retrieve_batch(qs[s : s + args.batch], 10)
+        for s in range(0, len(qs), batch_size):
+            r.retrieve_batch(qs[s : s + batch_size], 10)
         batch = len(qs) / (time.perf_counter() - t)
         same = all(
             a.passage_ids == b.passage_ids
             for a, b in zip(
-                r.retrieve_batch(qs[: args.batch], 10),
-                (r.retrieve(q, 10) for q in qs[: args.batch]),
+                r.retrieve_batch(qs[:batch_size], 10),
+                (r.retrieve(q, 10) for q in qs[:batch_size]),
             )
         )
         batched[name] = {
             "single_q_per_s": single,
             "batched_q_per_s": batch,
-            "batch": args.batch,
+            "batch": batch_size,
             "same_rankings": same,
         }
         print(
             f"  {name}: single {single:.1f} q/s, batched {batch:.1f} q/s, same rankings {same}",
             flush=True,
         )
-    out["batched"] = batched
-    out["load_after"] = load_avg()
-
-    write_json(args.out_dir / f"retrievers_{args.dataset}.json", out)
-    write_text(args.out_dir / f"retrievers_{args.dataset}.md", render(out))
-    print(render(out))
+    return batched
 
 
 def split_timings(r, qs, kg) -> dict:
