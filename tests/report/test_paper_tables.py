@@ -185,6 +185,19 @@ def test_a_headline_metric_declared_in_the_registry_is_a_column(declared):
     assert not any("Top-1" in h or "first_gold" in h for h in header)  # not a headline metric
 
 
+def test_r_at_1024_tokens_sits_beside_r_at_5_with_its_unadjusted_p():
+    """Issue #57: the token-budget recall beside R@k; outside the Holm family, so its Δ carries
+    the paired test's own p (P of the row), where R@5's is Holm-adjusted."""
+    table = _tables(paper_tables_markdown(finish_table(frame(extra=("recall@1024t",)))))[0]
+    header = table[0]
+    assert header[header.index("R@5") + 2 : header.index("R@5") + 4] == ["R@1024t", "Δ R@1024t"]
+    rows = _by_config(table)
+    assert rows["s1"]["R@1024t"] == "35.0 [25.0, 45.0]"  # value / 2 with ±0.1 (frame's extra)
+    assert rows["s1"]["Δ R@1024t"] == f"+2.0 ▲ ({P['s1']:.3f})"
+    assert rows["d1"]["Δ R@1024t"] == "baseline"
+    assert "R@1024t" not in _tables(paper_tables_markdown(finish_table(frame())))[0][0]
+
+
 def test_without_the_declaration_the_column_is_not_there():
     header = _tables(paper_tables_markdown(finish_table(frame(extra=("precision@3",)))))[0][0]
     assert "P@3" not in header

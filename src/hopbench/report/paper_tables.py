@@ -3,7 +3,8 @@ and the paired difference to the baseline (dense) with its Holm-adjusted p-value
 
 Built from a finished leaderboard frame (leaderboard.finish_table), the one leaderboard.md is
 written from: every number is a column of that frame (M, M_lo, M_hi, delta_M, p_adj_M), nothing
-is recomputed. The metrics are the headline ones (`headline_metrics()`, metric_registry).
+is recomputed. The metrics are the headline ones (`headline_metrics()`, metric_registry), with
+the paper-table ones beside them (R@1024t beside R@5, Contain-Acc beside F1; `paper_columns`).
 
 A method is a retriever with its reader and graph (the `graph=` entry of `params_diff`). Its
 main row is the one with the fewest other parameters differing from the method's defaults
@@ -26,6 +27,7 @@ import pandas as pd
 
 from hopbench.core.atomic import write_text
 from hopbench.core.param_values import parse_params_label
+from hopbench.evaluate import metric_registry
 from hopbench.evaluate.fallbacks import WARN_RATE
 from hopbench.report.card_tables import DIFFERENT_CARD, cards_section, differs, row_card
 from hopbench.report.leaderboard import CORRECTION, finish_table
@@ -115,8 +117,21 @@ def split_methods(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return df[df.index.isin(chosen)], df[~df.index.isin(chosen)]
 
 
+def paper_headers() -> dict[str, str]:
+    """metric -> header: the headline metrics, and the paper-table ones each beside its metric
+    (R@1024t beside R@5, Contain-Acc beside F1: `metric_registry.paper_columns`)."""
+    return {m: metric_registry.get(m).header for m in metric_registry.paper_columns()}
+
+
+def _p_for_delta(row, metric: str, holm: set[str]):
+    """The Holm-adjusted p of a headline metric; the paired test's own p of the others (they are
+    outside the Holm family, the header says so)."""
+    return row.get(f"p_adj_{metric}" if metric in holm else f"p_{metric}")
+
+
 def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list[dict]:
-    headers = headline_headers()
+    headers = paper_headers()
+    holm = set(headline_headers())
     rows = []
     for _, r in df.iterrows():
         kind = pairing(r, by_hash)
@@ -131,7 +146,7 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
         for m, h in headers.items():
             row[h] = fmt_interval(r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi"))
             if kind == "paired" and not is_missing(r.get(m)):
-                row[f"Δ {h}"] = fmt_delta(r.get(f"delta_{m}"), r.get(f"p_adj_{m}"))
+                row[f"Δ {h}"] = fmt_delta(r.get(f"delta_{m}"), _p_for_delta(r, m, holm))
             elif kind == "baseline" and not is_missing(r.get(m)):
                 row[f"Δ {h}"] = BASELINE_CELL
             else:
@@ -149,7 +164,7 @@ def table_rows(df: pd.DataFrame, by_hash: dict, baseline: str = "dense") -> list
 
 def columns(baseline: str = "dense") -> list[str]:
     cols = ["method", "reader", "params", "n"]
-    headers = headline_headers()
+    headers = paper_headers()
     for m, h in headers.items():
         cols += [h, f"Δ {h}"] + ([FALLBACK] if m == FALLBACK_AFTER else [])
     if FALLBACK_AFTER not in headers:
@@ -196,6 +211,17 @@ def paper_tables_markdown(df: pd.DataFrame, baseline: str = "dense") -> str:
     )
 
 
+def _outside_holm() -> str:
+    """The header's line on the paper-table metrics outside the Holm family."""
+    names = [h for m, h in paper_headers().items() if m not in headline_headers()]
+    if not names:
+        return ""
+    return (
+        f"{', '.join(names)} (R@Nt: recall within N tokens of context, docs/results.md) are not "
+        f"in the {CORRECTION} family: their `Δ` carries the paired test's own p-value."
+    )
+
+
 def header(baseline: str = "dense") -> str:
     return f"""# hopbench: paper tables
 
@@ -211,6 +237,7 @@ defaults), then the most questions; its other configurations are listed as varia
 (other question count, or its baseline run is not in the table), so it gets no paired
 difference. {DIFFERENT_CARD}: paired with a `{baseline}` run whose protocol card differs in more
 than the method (the fields are named under the table): the difference is not on equal terms.
+{_outside_holm()}
 `{FALLBACK}`: the share of questions where an LLM step failed or fell back (marked ⚠ above
 {100 * WARN_RATE:.0f}%: the row measures the fallback as much as the method). `card`: the row's
 protocol card, listed under each table (retrieval unit, corpus and question digests, questions
