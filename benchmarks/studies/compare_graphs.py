@@ -176,12 +176,7 @@ def main() -> int:
         ap.error("--graphs takes two graph configs")
 
     runs = [r for r in load_runs(args.runs_dir) if r.dataset == args.dataset]
-    dense = {}
-    for r in runs:
-        if r.retriever == "dense" and (
-            r.reader not in dense or len(r.predictions) > len(dense[r.reader].predictions)
-        ):
-            dense[r.reader] = r
+    dense = dense_runs(runs)
     if "none" not in dense:
         print(f"no complete dense run for {args.dataset} under {args.runs_dir}", file=sys.stderr)
         return 2
@@ -190,21 +185,7 @@ def main() -> int:
         """The dense run r is compared with: the same reader's (paired on the questions both ran)."""
         return dense.get(r.reader, dense["none"])
 
-    by_graph: dict[str, list[Run]] = {g: [] for g in graphs}
-    for r in runs:
-        g = graph_label(r)
-        if g in by_graph:
-            by_graph[g].append(r)
-    for g in graphs:
-        by_graph[g].sort(
-            key=lambda r: (
-                r.reader != "none",
-                ORDER.index(r.retriever) if r.retriever in ORDER else 99,
-                r.retriever,
-                params_label(r.params),
-            )
-        )
-
+    by_graph = runs_by_graph(runs, graphs)
     lines = [
         f"# Graph sources on {args.dataset}: {graphs[0]} vs {graphs[1]}",
         "",
@@ -221,10 +202,58 @@ def main() -> int:
     ]
     if not args.no_graph_stats:
         lines += graph_stats_section(args.dataset, graphs, args.data_dir, args.cache_dir)
+    lines += against_dense_section(dense, graphs, by_graph, base)
+    pairs = [
+        (a, b)
+        for a in by_graph[graphs[0]]
+        for b in by_graph[graphs[1]]
+        if a.retriever == b.retriever and a.params == b.params and a.reader == b.reader
+    ]
+    lines += graph_pairs_section(graphs, pairs)
+    lines += gate_section(graphs, by_graph)
+    lines += summary_section(graphs, by_graph, base, pairs)
+    text = "\n".join(lines)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
+    return 0
 
+
+def dense_runs(runs: list[Run]) -> dict[str, Run]:
+    """Reader -> its dense run (the one with the most questions)."""
+    dense: dict[str, Run] = {}
+    for r in runs:
+        if r.retriever == "dense" and (
+            r.reader not in dense or len(r.predictions) > len(dense[r.reader].predictions)
+        ):
+            dense[r.reader] = r
+    return dense
+
+
+def runs_by_graph(runs: list[Run], graphs: list[str]) -> dict[str, list[Run]]:
+    """The runs on each of `graphs`, no-reader runs first, then in the table's retriever order."""
+    by_graph: dict[str, list[Run]] = {g: [] for g in graphs}
+    for r in runs:
+        g = graph_label(r)
+        if g in by_graph:
+            by_graph[g].append(r)
+    for g in graphs:
+        by_graph[g].sort(
+            key=lambda r: (
+                r.reader != "none",
+                ORDER.index(r.retriever) if r.retriever in ORDER else 99,
+                r.retriever,
+                params_label(r.params),
+            )
+        )
+    return by_graph
+
+
+def against_dense_section(dense: dict, graphs: list[str], by_graph: dict, base) -> list[str]:
+    """Every run's scores, and its differences from the dense run of its reader."""
     cols = METRICS + ANSWER
     deltas = ("recall@5", "recall@10", "fcr@5", "f1")
-    lines += ["## Every run against dense", ""]
+    lines = ["## Every run against dense", ""]
     for reader, d in sorted(dense.items()):
         lines.append(
             f"Dense, reader {reader}: config `{d.config_hash}`, n = {len(d.scores('recall@5'))}: "
@@ -251,18 +280,18 @@ def main() -> int:
                 + " |"
             )
     lines.append("")
+    return lines
 
-    lines += [
+
+def graph_pairs_section(graphs: list[str], pairs: list[tuple[Run, Run]]) -> list[str]:
+    """The first graph against the second, per retriever with the same settings and reader."""
+    cols = METRICS + ANSWER
+    lines = [
         f"## {graphs[0]} against {graphs[1]}, per retriever (same hyper-parameters and reader)",
         "",
         "| retriever | reader | params | " + " | ".join(f"Δ{HEAD[m]}" for m in cols) + " | n |",
         "|:--|:--|:--|" + ":--|" * len(cols) + "--:|",
     ]
-    pairs = []
-    for a in by_graph[graphs[0]]:
-        for b in by_graph[graphs[1]]:
-            if a.retriever == b.retriever and a.params == b.params and a.reader == b.reader:
-                pairs.append((a, b))
     for a, b in pairs:
         res = [paired(a, b, m) if m in metrics_of(a) else None for m in cols]
         lines.append(
@@ -271,8 +300,13 @@ def main() -> int:
             + f" | {res[0][2]} |"
         )
     lines.append("")
+    return lines
 
-    lines += [
+
+def gate_section(graphs: list[str], by_graph: dict[str, list[Run]]) -> list[str]:
+    """Spreading activation with its gate against without, on each graph (settings otherwise
+    the same)."""
+    lines = [
         "## The gate (spreading_activation against spreading_activation_nogate)",
         "",
         "| graph | " + " | ".join(f"Δ{HEAD[m]}" for m in METRICS) + " |",
@@ -292,12 +326,7 @@ def main() -> int:
                         + " |"
                     )
     lines.append("")
-    lines += summary_section(graphs, by_graph, base, pairs)
-    text = "\n".join(lines)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text, encoding="utf-8")
-    print(text)
-    return 0
+    return lines
 
 
 def summary_section(
