@@ -222,19 +222,28 @@ def bench_on_graph(
         "queries": len(qs),
     }
 
-    # ---- PPR
+    out.update(
+        ppr_section(adj, qs, n_passages, k=k, batch=batch, nx_qs=ref_qs if with_networkx else [])
+    )
+    out["spread"] = spread_section(adj, qs, n_reference, batch)
+    out["flow"] = flow_section(adj, qs, ref_qs, flow_alpha, flow_budget)
+    return out
+
+
+def ppr_section(adj, qs, n_passages: int, *, k: int, batch: int, nx_qs: list) -> dict:
+    """PPR: ours against igraph prpack (every query) and networkx (`nx_qs`), one at a time and
+    batched; top-k passage agreement and the largest difference from igraph."""
     t = time.perf_counter()
     op = prepare_ppr(adj)
-    out["ppr_prepare_ms"] = (time.perf_counter() - t) * 1e3
+    prepare_ms = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     g_ig = igraph_from_csr(adj)
-    out["igraph_build_ms"] = (time.perf_counter() - t) * 1e3
-    g_nx = nx.from_scipy_sparse_array(adj, edge_attribute="weight") if with_networkx else None
+    igraph_build_ms = (time.perf_counter() - t) * 1e3
+    g_nx = nx.from_scipy_sparse_array(adj, edge_attribute="weight") if nx_qs else None
     personalized_pagerank(op, qs[0]["reset"])  # warm-up
     igraph_ppr(g_ig, qs[0]["reset"])
     ours_t = time_calls(lambda r: personalized_pagerank(op, r), [(q["reset"],) for q in qs])
     ig_t = time_calls(lambda r: igraph_ppr(g_ig, r), [(q["reset"],) for q in qs])
-    nx_qs = ref_qs if with_networkx else []
     nx_t = time_calls(lambda r: nx_ppr(g_nx, r), [(q["reset"],) for q in nx_qs])
     agree_ig = agree_nx = 0
     max_diff_ig = 0.0
@@ -254,7 +263,7 @@ def bench_on_graph(
     for s in range(0, len(qs), batch):
         personalized_pagerank_batch(op, resets[:, s : s + batch], block=8)
     block8_s = time.perf_counter() - t
-    out["ppr"] = {
+    ppr = {
         "ours": stats_ms(ours_t),
         "igraph_prpack": stats_ms(ig_t),
         "networkx": stats_ms(nx_t) if len(nx_t) else None,
@@ -272,8 +281,12 @@ def bench_on_graph(
         "single_questions_per_s": float(1.0 / ours_t.mean()),
         "igraph_questions_per_s": float(1.0 / ig_t.mean()),
     }
+    return {"ppr_prepare_ms": prepare_ms, "igraph_build_ms": igraph_build_ms, "ppr": ppr}
 
-    # ---- spreading activation (seeds at activation 1, QASA defaults)
+
+def spread_section(adj, qs, n_reference: int, batch: int) -> dict:
+    """Spreading activation (seeds at activation 1, QASA defaults), gated and not, one at a time
+    and batched, against a plain-Python reference that must compute the same activations."""
     counts = adj.copy()
     counts.data = np.ones_like(counts.data)
     counts = sp.csr_matrix(counts)
@@ -298,7 +311,7 @@ def bench_on_graph(
             counts, [(a[0], a[1]) for a in args[s : s + batch]], gates[:, s : s + batch]
         )
     sa_batch_s = time.perf_counter() - t
-    out["spread"] = {
+    return {
         "ours_gated": stats_ms(sa_t),
         "ours_ungated": stats_ms(sa_ng_t),
         "python_dict_reference": stats_ms(py_t),
@@ -308,7 +321,10 @@ def bench_on_graph(
         "batch_size": batch,
     }
 
-    # ---- QAFD: paper setting (alpha = 50, unbounded, push budget) and a bounded setting
+
+def flow_section(adj, qs, ref_qs, flow_alpha: float, flow_budget: int) -> dict:
+    """QAFD: the paper setting (alpha = 50, unbounded, a push budget) against a sequential
+    Python push, and a bounded setting by the exact solver and by pushes."""
     wq = [query_aware_weights(adj, q["cos"], "hybrid", 1.0, 0.25) for q in ref_qs]
     T = degree_capacities(adj)
     fd_t = time_calls(
@@ -359,7 +375,7 @@ def bench_on_graph(
         lambda q: qafd(adj, q["cos"], q["seeds"], q["weights"], alpha=small_alpha, epsilon=1e-6),
         [(q,) for q in bounded],
     )
-    out["flow"] = {
+    return {
         "paper_alpha": flow_alpha,
         "push_budget": flow_budget,
         "ours_push_budget_incl_weights": stats_ms(fd_t),
@@ -371,7 +387,6 @@ def bench_on_graph(
         "bounded_exact": stats_ms(ex_t) if len(bounded) else None,
         "bounded_push_eps1e-6": stats_ms(pu_t) if len(bounded) else None,
     }
-    return out
 
 
 # ---------------------------------------------------------------- parts
