@@ -20,35 +20,7 @@ from hopbench.core.protocol_card import (
     from_columns,
     missing_fields,
 )
-
-
-def card(**changes) -> dict:
-    """A complete nested card as metrics.json holds it, with `changes` applied."""
-    out = {
-        "version": 1,
-        "retrieval_unit": "passage",
-        "chunking": "passages as given",
-        "corpus_digest": "sha256:" + "c" * 64,
-        "question_set_digest": "sha256:" + "q" * 64,
-        "n_questions": 1000,
-        "n_retrieval_scored": 863,
-        "recall": "recall@k: ...",
-        "retrieval_depth": 10,
-        "embedder": {"name": "minilm", "digest": "sha256:" + "e" * 64},
-        "llm": {"name": "qwen", "digest": "sha256:" + "l" * 64, "roles": ["retrieval", "reader"]},
-        "reader_context": "top-5 passages",
-        "graph": {
-            "label": "spacy",
-            "entities": 10,
-            "facts": 5,
-            "passages": 4,
-            "relation_edges": 3,
-            "synonym_edges": 2,
-            "context_edges": 7,
-        },
-    }
-    out.update(changes)
-    return out
+from tests.helpers.protocol_cards import nested_card as card
 
 
 def test_flat_card_names_every_field_and_the_columns_carry_them_with_an_id():
