@@ -8,7 +8,7 @@ import pandas as pd
 
 from hopbench.commands.report import main as report
 from hopbench.core.protocol_card import card_columns
-from hopbench.report.card_check import card_problems, card_summary, lacking_card
+from hopbench.report.card_check import as_rerun, card_problems, card_summary, lacking_card
 from tests.helpers.protocol_cards import nested_card
 
 DENSE_CARD = nested_card(llm=None, reader_context=None, graph=None)
@@ -87,7 +87,8 @@ def test_check_reference_passes_on_complete_cards_and_exits_2_without_one(
     capsys.readouterr()
     results = ["--results-dir", str(tmp_path / "results")]
     assert _report(tmp_path, good, *results, "--check-reference") == 0
-    assert "protocol check: 2 reference row(s); every card complete" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "protocol check: 2 reference row(s) (2 as your runs made them again); every card" in out
 
     old = _runs(tmp_path / "old", run_factory, run_maker, None)
     assert _report(tmp_path, old, "--update-reference") == 0
@@ -98,3 +99,16 @@ def test_check_reference_passes_on_complete_cards_and_exits_2_without_one(
     assert _report(tmp_path, old, *results, "--check-reference") == 2
     out = capsys.readouterr().out
     assert "  no protocol card: toy/spreading_activation/5a0000000001 (written before" in out
+    # the rerun of a reference written before cards: checked with the cards the runs recorded
+    assert _report(tmp_path, good, *results, "--check-reference") == 0
+
+
+def test_as_rerun_puts_your_runs_in_place_of_their_reference_rows():
+    reference = pd.DataFrame([_row("dense", "d", "d", None), _row("old", "o", "d", None)])
+    runs = pd.DataFrame([_row("dense", "d", "d", DENSE_CARD), _row("mine", "m", "d", DENSE_CARD)])
+    checked = as_rerun(reference, runs)
+    assert sorted(checked["retriever"]) == [
+        "dense",
+        "old",
+    ]  # your other runs are not reference rows
+    assert lacking_card(checked) == ["toy/old/o"]

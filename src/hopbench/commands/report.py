@@ -145,8 +145,9 @@ def _cardless_warning(df) -> str | None:
 
 def _check_reference(df, reference_dir) -> int:
     """1 when a run that is a reference row came back with other numbers; 2 when a reference
-    row's protocol card is missing or incomplete, or a paired row is on another protocol."""
-    from hopbench.report.card_check import card_problems, card_summary
+    row's protocol card is missing or incomplete, or a paired row is on another protocol (the
+    rows your runs made again are checked as they made them)."""
+    from hopbench.report.card_check import as_rerun, card_problems, card_summary
     from hopbench.report.reference import load_table
     from hopbench.report.reference_check import compare, summary
 
@@ -156,7 +157,8 @@ def _check_reference(df, reference_dir) -> int:
     reference = load_table(reference_dir, "leaderboard")
     comparisons = compare(df, reference)
     print("\n".join(summary(comparisons, len(df))))
-    print("\n".join(card_summary(reference)))
-    if card_problems(reference):
+    checked = as_rerun(reference, df)  # a reference row you ran again: as your run made it
+    print("\n".join(card_summary(checked, len(comparisons))))
+    if card_problems(checked):
         return 2
     return 0 if all(c.identical for c in comparisons) else 1

@@ -18,11 +18,25 @@ from hopbench.core.protocol_card import (
     from_columns,
     missing_fields,
 )
+from hopbench.report.reference import RUN_KEY, concat_rows
 from hopbench.report.table_params import is_missing
 
 
 def _label(row) -> str:
     return f"{row.get('dataset')}/{row.get('retriever')}/{row.get('config_hash')}"
+
+
+def as_rerun(reference: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The reference rows, each replaced by your run of the same dataset, method and config hash
+    when there is one: what the check reads, so a `make paper` that reran every row checks the
+    cards the reruns recorded (a reference written before cards passes once it is rerun)."""
+    if reference.empty or runs.empty:
+        return reference
+    keys = {tuple(r[k] for k in RUN_KEY) for _, r in runs.iterrows()}
+    ref_keys = [tuple(r[k] for k in RUN_KEY) for _, r in reference.iterrows()]
+    kept = reference[[k not in keys for k in ref_keys]]
+    rerun = runs[[tuple(r[k] for k in RUN_KEY) in set(ref_keys) for _, r in runs.iterrows()]]
+    return concat_rows([kept, rerun]).reset_index(drop=True)
 
 
 def lacking_card(df: pd.DataFrame) -> list[str]:
@@ -69,12 +83,15 @@ def card_problems(df: pd.DataFrame) -> list[str]:
     return lines
 
 
-def card_summary(df: pd.DataFrame) -> list[str]:
+def card_summary(df: pd.DataFrame, n_rerun: int = 0) -> list[str]:
     """The check's lines for the terminal: a count, then each problem."""
     problems = card_problems(df)
-    head = f"protocol check: {len(df)} reference row(s); " + (
-        "every card complete, every paired row on its baseline's protocol"
-        if not problems
-        else f"{len(problems)} problem(s)"
+    head = (
+        f"protocol check: {len(df)} reference row(s) ({n_rerun} as your runs made them again); "
+        + (
+            "every card complete, every paired row on its baseline's protocol"
+            if not problems
+            else f"{len(problems)} problem(s)"
+        )
     )
     return [head, *problems]
