@@ -136,6 +136,9 @@ def test_needs_decide_which_metrics_a_question_gets():
     assert budgeted["recall@512t"] == 0.0  # a passage that does not fit whole is not shown
     assert budgeted["recall@1024t"] == budgeted["recall@2048t"] == 1.0
     assert reg.retrieval_scored(budgeted) and "recall@1024t" not in reg.score(_o())
+    # a method's notes in the reader's context are paid first: 500 + 600 > 1024
+    noted = reg.score(_o(passage_tokens={"a": 600, "b": 400}, notes_tokens=500))
+    assert noted["recall@1024t"] == 0.0 and noted["recall@2048t"] == 1.0
     claim = reg.score(_o(answer="SUPPORTED", kind="claim", label="SUPPORTED"))
     assert (
         claim["accuracy"] == claim["jsr@5"] == claim["jsr_contain@5"] == 1.0 and "em" not in claim

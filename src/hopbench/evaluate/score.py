@@ -20,10 +20,13 @@ from hopbench.evaluate.metric_registry import (
 TOKEN_BUDGET = "token_budget"
 
 
-def score_question(question, ranked_ids: Sequence[str], answer: str | None) -> dict:
+def score_question(
+    question, ranked_ids: Sequence[str], answer: str | None, notes_tokens: int = 0
+) -> dict:
     """Metrics of one question (every declared metric that applies, hopbench.evaluate.metric_registry);
-    keys are absent (not zero) when they do not apply."""
-    return score(Outcome.of(question, ranked_ids, answer))
+    keys are absent (not zero) when they do not apply. notes_tokens: what the retriever's notes
+    took of the reader's context (R@Nt counts them first)."""
+    return score(Outcome.of(question, ranked_ids, answer, notes_tokens))
 
 
 def _mean(rows: list[dict], key: str) -> float | None:

