@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 
 from hopbench.cli import kg_stats as cli
-from hopbench.kg.stats import graph_stats
+from hopbench.kg.stats import graph_sizes, graph_stats
 
 
 def test_stats_agree_with_networkx(musique_kg):
@@ -55,3 +55,15 @@ def test_cli_reports_bad_overrides(data_dir, tmp_path, capsys):
     assert "treshold" in capsys.readouterr().err
     assert cli(base + ["+graph.synonym.treshold=0.5"]) == 2  # added key: rejected by the builder
     assert "graph.synonym.treshold is not a setting" in capsys.readouterr().err
+
+
+def test_graph_sizes_are_the_counts_kg_stats_prints(musique_kg):
+    """The protocol card's graph counts (graph_sizes) are graph_stats' own, not a second count."""
+    s, sizes = graph_stats(musique_kg), graph_sizes(musique_kg)
+    assert (sizes["entities"], sizes["passages"]) == (s["nodes"]["entity"], s["nodes"]["passage"])
+    assert sizes["facts"] == s["facts"] == musique_kg.n_facts
+    assert (sizes["relation_edges"], sizes["synonym_edges"], sizes["context_edges"]) == (
+        s["edges"]["relation"],
+        s["edges"]["synonym"],
+        s["edges"]["context"],
+    )
