@@ -13,6 +13,9 @@ runs written before they were counted.
 `params` lists every hyper-parameter of the run; `params_diff` only those that differ from
 the method's defaults (as the run recorded them: metrics.json's `method`), `params_json` all of them with their types.
 `long_table` turns the wide table into one row per run x metric.
+The protocol card (metrics.json's `protocol`, hopbench.core.protocol_card) becomes `card.*`
+columns and `card_id`; `card_differs` / `card_differences` say whether, and in which fields,
+the paired baseline's card differs in more than the method (None when a card is missing).
 """
 
 from __future__ import annotations
