@@ -66,3 +66,14 @@ def test_a_rows_notes_tokens_come_from_its_reader_trace():
     o = Outcome.from_row(row)
     assert o.notes_tokens == 450 and o.passage_tokens == {"tb-n1": 100}
     assert Outcome.from_row({**row, "reader_trace": None}).notes_tokens == 0
+
+
+def test_rankings_shorter_than_a_budget_are_counted():
+    token_budget.register([Passage(f"tb-s{i}", "t", " ".join(["w"] * 299)) for i in range(5)])
+    rows = [
+        {"ranked_passage_ids": ["tb-s0", "tb-s1"]},  # 600 tokens
+        {"ranked_passage_ids": ["tb-s0", "tb-s1", "tb-s2", "tb-s3"]},  # 1200
+        {"ranked_passage_ids": ["tb-s4"], "reader_trace": {"notes_tokens": 250}},  # 550
+    ]
+    assert token_budget.short_rankings(rows) == "512: 0/3, 1024: 2/3, 2048: 3/3"
+    assert token_budget.short_rankings([{"ranked_passage_ids": ["tb-never"]}]) is None

@@ -18,6 +18,7 @@ from hopbench.evaluate.metric_registry import (
 )
 
 TOKEN_BUDGET = "token_budget"
+TOKEN_BUDGET_SHORT = "token_budget_short_rankings"
 
 
 def score_question(
@@ -46,6 +47,7 @@ def aggregate(rows: list[dict]) -> dict:
     for key in names():
         out[key] = _mean(scored, key)
     out[TOKEN_BUDGET] = token_budget.describe()  # what R@Nt counted with
+    out[TOKEN_BUDGET_SHORT] = token_budget.short_rankings(rows)
     if len(latencies):
         out["latency_ms_mean"] = float(latencies.mean())
         out["latency_ms_p50"] = float(np.percentile(latencies, 50))

@@ -117,6 +117,21 @@ def budget_prefix(
     return out
 
 
+def short_rankings(rows: Sequence[Mapping]) -> str | None:
+    """'512: 1/100, 1024: 57/100, 2048: 99/100': per budget, how many rows' recorded rankings
+    (with their notes) hold fewer tokens than it, so R@Nt is their R@top_k (raise top_k to
+    measure N fully). None when no row's passages are counted."""
+    totals = []
+    for r in rows:
+        counts = known(r.get("ranked_passage_ids") or [])
+        if counts is not None:
+            notes = (r.get("reader_trace") or {}).get(NOTES_TOKENS) or 0
+            totals.append(sum(counts.values()) + int(notes))
+    if not totals:
+        return None
+    return ", ".join(f"{b}: {sum(t < b for t in totals)}/{len(totals)}" for b in BUDGETS)
+
+
 def describe() -> str:
     """What metrics.json records of the token-budget metrics (`token_budget`): one string, so
     the leaderboard carries it as a plain column."""
