@@ -8,6 +8,8 @@ import json
 import pytest
 
 from hopbench.core.errors import HopbenchError
+from hopbench.evaluate import token_budget
+from hopbench.evaluate.metric_registry import Outcome, score
 from hopbench.harness.compose import load_config
 from hopbench.harness.runner import execute
 from hopbench.llm.client import LLMClient
@@ -92,6 +94,9 @@ def test_run_with_flow_diffusion_and_qa_clusters(tmp_path, data_dir, cache_dir, 
     for row in rows:
         notes = row["trace"]["cluster_summaries"]
         assert row["reader_trace"]["notes"] == len(notes)
+        # what the notes took of the context is recorded, and R@Nt paid it first (issue #57)
+        assert row["reader_trace"]["notes_tokens"] == sum(token_budget.count_tokens(notes))
+        assert row["metrics"]["recall@1024t"] == score(Outcome.from_row(row))["recall@1024t"]
         if notes:
             prompt = next(p for p in seen["qa"] if p.endswith(f"Question: {row['question']}"))
             assert prompt.startswith(f"{qa.NOTES_HEADING}\n- note 1\n")
