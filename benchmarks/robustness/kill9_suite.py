@@ -1,6 +1,6 @@
 """kill -9 at seeded points, then relaunch: the results are those of an uninterrupted run (issue #28).
 
-    python benchmarks/robustness/kill9_suite.py --seed 0 --points 20 [--out OUT.json]
+    python -m benchmarks.robustness.kill9_suite --seed 0 --points 20 [--out OUT.json]
 
 Six scenarios, each against a reference computed without interruption in folders of its own:
 
@@ -258,17 +258,7 @@ def scenario_runs(name: str, work: Path, points: list, server: FakeLLM) -> dict:
         res = launch(run_cmd(test, test / "cache", *extra, multirun=multi), test, kill)
         kills.append({"point": p, **res})
     final = launch(run_cmd(test, test / "cache", *extra, multirun=multi), test)
-    a, b = snapshot(ref / "runs"), snapshot(test / "runs")
-    return {
-        "scenario": name,
-        "reference_seconds": r["seconds"],
-        "kills": kills,
-        "final_rc": final["rc"],
-        "runs_compared": sorted(a),
-        "identical": a == b and bool(a),
-        "differing": sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)),
-        "incomplete_after": incomplete(test / "runs"),
-    }
+    return runs_verdict(name, r, kills, final, ref, test)
 
 
 def report_tables(results: Path) -> dict[str, str]:
@@ -449,9 +439,15 @@ def scenario_paper(work: Path, points: list, server: FakeLLM) -> dict:
         res = launch(cmd(test), test, by_requests(server, p))
         kills.append({"point": p, **res, "runs_complete": len(snapshot(test / "runs"))})
     final = launch(cmd(test), test)
+    return runs_verdict("paper", r, kills, final, ref, test)
+
+
+def runs_verdict(name: str, r: dict, kills: list, final: dict, ref: Path, test: Path) -> dict:
+    """A scenario whose output is run folders: the killed side's runs, once finished, against the
+    reference's (byte for byte after snapshot()'s clean-up), and what was left incomplete."""
     a, b = snapshot(ref / "runs"), snapshot(test / "runs")
     return {
-        "scenario": "paper",
+        "scenario": name,
         "reference_seconds": r["seconds"],
         "kills": kills,
         "final_rc": final["rc"],
@@ -522,7 +518,7 @@ def main() -> None:
     lines = [
         f"# kill -9 suite (seed {args.seed}, {args.points} points, {n_kills} kills landed)",
         "",
-        f"`python benchmarks/robustness/kill9_suite.py --seed {args.seed} --points {args.points} "
+        f"`python -m benchmarks.robustness.kill9_suite --seed {args.seed} --points {args.points} "
         f"--scenarios {args.scenarios}`; "
         f"{summary['minutes']} min, load average at the end {summary['load_average']}.",
         "",

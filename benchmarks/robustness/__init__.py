@@ -1,0 +1,1 @@
+"""benchmarks/robustness: what an interruption may not change (README.md)."""
