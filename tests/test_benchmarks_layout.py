@@ -173,6 +173,23 @@ def test_readme_commands_name_modules_that_exist():
     assert not gone, f"commands naming modules that do not exist: {gone}"
 
 
+def test_no_command_starts_a_benchmark_by_its_path():
+    """`python benchmarks/x/y.py` runs with the script's folder, not the repository, on the import
+    path, so `benchmarks.common` is not found (or is found in another checkout): every command
+    in the READMEs, docs and the scripts' own usage lines starts a module (`python -m ...`).
+    Result files are left out: they quote the command they were made with."""
+    by_path = re.compile(r"python3?\s+(?:\./)?benchmarks/\S+\.py")
+    texts = [*_files((".md", ".py", ".sh")), ROOT / "README.md", ROOT / "Makefile"]
+    texts += sorted((ROOT / "docs").rglob("*.md"))
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()[:100]}"
+        for p in texts
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if by_path.search(line)
+    ]
+    assert not hits, "commands that start a benchmark by its path:\n" + "\n".join(hits)
+
+
 @pytest.mark.parametrize("script", ["parity", "speed"])
 def test_the_suites_say_what_they_would_run(script):
     """`make parity` with no checkout given runs nothing, says so and exits 0; `make bench`'s
