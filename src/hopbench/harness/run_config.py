@@ -37,6 +37,12 @@ def check_run_config(cfg: DictConfig) -> None:
             f"concurrency must be a whole number from 1 to 256 (questions in flight), "
             f"got {concurrency!r}"
         )
+    question_batch = cfg.get("question_batch", 1)
+    if not _is_int(question_batch) or not 1 <= question_batch <= 4096:
+        raise HopbenchError(
+            f"question_batch must be a whole number from 1 to 4096 (questions a retriever "
+            f"without an LLM is handed at once), got {question_batch!r}"
+        )
     for key in ("force", "progress"):
         if not isinstance(cfg.get(key), bool):
             raise HopbenchError(f"{key} must be true or false, got {cfg.get(key)!r}")

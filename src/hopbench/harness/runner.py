@@ -48,6 +48,12 @@ from hopbench.harness.compose import (
 )
 from hopbench.harness.method_info import method_record
 from hopbench.harness.protocol_card import protocol_card
+from hopbench.harness.question_blocks import (
+    answer_block,
+    batches,
+    question_batch_counts,
+    run_blocks,
+)
 from hopbench.harness.question_loop import answer, run_questions
 from hopbench.harness.run_config import check_run_config, config_yaml
 from hopbench.harness.run_store import RunStore, config_hash
@@ -230,20 +236,33 @@ def loop(job: Job) -> None:
         top_k=cfg.top_k,
         concurrency=n,
     )
+    block = batches(cfg, job.llm, job.reader, p.retriever)
+    desc = f"{cfg.retriever.name} on {p.dataset.name}"
     try:
         cpu0 = time.process_time()
-        loop_s = run_questions(
-            job.todo,
-            one,
-            keep,
-            concurrency=n,
-            show=cfg.progress,
-            llm=job.llm,
-            desc=f"{cfg.retriever.name} on {p.dataset.name}",
-        )
+        if block > 1:  # no LLM: blocks of questions, one retrieve_batch call each
+            loop_s = run_blocks(
+                job.todo,
+                partial(answer_block, retriever=p.retriever, top_k=cfg.top_k),
+                keep,
+                block=block,
+                desc=desc,
+                show=cfg.progress,
+            )
+        else:
+            loop_s = run_questions(
+                job.todo,
+                one,
+                keep,
+                concurrency=n,
+                show=cfg.progress,
+                llm=job.llm,
+                desc=desc,
+            )
         job.timings.update(
             {
                 "concurrency": n,
+                "question_batch": block,  # this process's; per row: question_batch_counts
                 "loop_seconds": loop_s,
                 "loop_cpu_seconds": time.process_time() - cpu0,
                 "questions_per_minute": 60 * len(job.todo) / loop_s
@@ -308,6 +327,7 @@ def run_metrics(job: Job) -> dict:
         metrics.update(llm_totals(done))  # every row's, not this process's (a resumed run)
     metrics.update(cost_summary(done))
     metrics.update(concurrency_counts(done))
+    metrics.update(question_batch_counts(done))
     metrics.update(fallback_summary(done))
     metrics[CARD_KEY] = protocol_card(  # metadata: in no run hash (semantic_config)
         cfg,

@@ -84,12 +84,22 @@ class Retriever(Configurable):
     # adjacent-passage edges). A method that declares none must rank the same under a shuffled
     # corpus (tests/retrieve/test_order_invariance.py; dataset.corpus_order)
     position_features: tuple[str, ...] = ()
+    # True where `retrieve_batch` is an override proven row for row equal to `retrieve`
+    # (tests/retrieve/test_batched_rows.py): only then does the run loop hand it blocks
+    exact_batches: bool = False
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
     def retrieve(self, question: Question, k: int) -> Retrieval:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def retrieve_batch(self, questions: list[Question], k: int) -> list[Retrieval]:
+        """`retrieve` of each question, in order. A method whose work shares passes over the
+        graph or the vectors overrides it (the run loop then hands it blocks of questions when
+        no LLM is used: `hopbench.harness.question_blocks`); an override must return, for every
+        question, rankings and scores equal to the last bit to what `retrieve` returns."""
+        return [self.retrieve(q, k) for q in questions]
 
     def run_metrics(self, rows: list[dict]) -> dict:
         """This method's own entries of metrics.json, from every row of the run (the

@@ -19,6 +19,7 @@ class DenseRetriever(Retriever):
     """Cosine similarity between question and 'title\\ntext' passage embeddings (exact search)."""
 
     family = "dense"
+    exact_batches = True
 
     def __init__(self) -> None:
         self._index = None
@@ -31,7 +32,22 @@ class DenseRetriever(Retriever):
         self._index = build_ip_index(services.passage_embeddings)
 
     def retrieve(self, question: Question, k: int) -> Retrieval:
-        q = self._services.query_embedding(question).reshape(1, -1).astype(np.float32)
-        scores, idx = self._index.search(q, min(k, len(self._ids)))
-        keep = idx[0] >= 0
-        return Retrieval([self._ids[i] for i in idx[0][keep]], [float(s) for s in scores[0][keep]])
+        return self.retrieve_batch([question], k)[0]
+
+    def retrieve_batch(self, questions: list[Question], k: int) -> list[Retrieval]:
+        """One faiss search for the block. Below faiss's BLAS threshold
+        (`faiss.cvar.distance_compute_blas_threshold` queries) each query's scores come from the
+        same per-query inner products as a search of it alone, so the rows are equal to the last
+        bit (tests/retrieve/test_batched_rows.py); blocks are cut below that threshold."""
+        most = max(1, int(faiss.cvar.distance_compute_blas_threshold) - 1)
+        out: list[Retrieval] = []
+        for s in range(0, len(questions), most):
+            block = questions[s : s + most]
+            q = np.stack([self._services.query_embedding(x) for x in block]).astype(np.float32)
+            scores, idx = self._index.search(q, min(k, len(self._ids)))
+            for row_s, row_i in zip(scores, idx, strict=True):
+                keep = row_i >= 0
+                out.append(
+                    Retrieval([self._ids[i] for i in row_i[keep]], [float(x) for x in row_s[keep]])
+                )
+        return out
