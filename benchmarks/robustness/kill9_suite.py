@@ -44,8 +44,10 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from benchmarks.common.fake_llm import QuietHandler
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("HOPBENCH_DATA_DIR", REPO.parent / "shared" / "datasets"))
@@ -75,36 +77,15 @@ class FakeLLM:
         self.lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = self.request_body()
                 with outer.lock:
                     outer.requests += 1
                 time.sleep(delay)
                 q = body["messages"][-1]["content"][-60:]
                 text = json.dumps({"reasoning": "fixed", "answer": f"answer {len(q)}"})
-                data = json.dumps(
-                    {
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": text},
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_reply(text, prompt_tokens=10, completion_tokens=3)
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True

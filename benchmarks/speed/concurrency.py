@@ -27,10 +27,11 @@ import multiprocessing as mp
 import os
 import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from benchmarks.common.args import add_data_and_cache_args, add_out_dir_arg
+from benchmarks.common.fake_llm import QuietHandler
 from benchmarks.common.paths import results_dir
 from hopbench.core.atomic import write_json, write_text
 from hopbench.harness.compose import load_config
@@ -42,39 +43,15 @@ RESULTS = results_dir(__file__)
 def _serve(latency: float, port_out) -> None:
     """The server process: /v1/chat/completions after `latency` s, a thread per request."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive: no new TCP connection per request
+    class Handler(QuietHandler):
         disable_nagle_algorithm = True  # headers and body must not wait for a delayed ACK
 
-        def log_message(self, *args):
-            pass
-
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.request_body()
             time.sleep(latency)
             question = body["messages"][-1]["content"][-60:]
             text = json.dumps({"reasoning": "fixed", "answer": question})
-            data = json.dumps(
-                {
-                    "id": "x",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": "fixed",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": text},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_reply(text, prompt_tokens=100, completion_tokens=10)
 
     ThreadingHTTPServer.request_queue_size = 256
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
