@@ -126,3 +126,22 @@ def test_a_question_row_keeps_the_top_and_says_when_no_ppr_ran():
     assert row["seeds"] == pytest.approx({"a": 0.7}, abs=1e-12) and row["dense"] is False
     dense = ho.question_row(ranked, [], [], ["x", "a"], [1], top=5)
     assert dense["dense"] is True and dense["seeds"] == {} and len(dense["top"]) == 3
+
+
+def test_indexing_for_retrieval_prepares_in_the_packages_order():
+    calls: list = []
+
+    class Rag:
+        def index(self, docs):
+            calls.append(("index", docs))
+
+        def prepare_retrieval_objects(self):
+            calls.append(("prepare",))
+
+        def get_query_embeddings(self, queries):
+            calls.append(("queries", queries))
+
+    rag, seconds = ho.index_for_retrieval(Rag, ["d1"], ["q1"])
+    assert isinstance(rag, Rag)
+    assert calls == [("index", ["d1"]), ("prepare",), ("queries", ["q1"])]
+    assert seconds >= 0

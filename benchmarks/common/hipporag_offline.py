@@ -107,6 +107,19 @@ def hash_seed_dir(work: Path, prefix: str) -> Path:
     return work / f"{prefix}_{os.environ.get('PYTHONHASHSEED', 'random')}"
 
 
+def index_for_retrieval(make: Callable, docs: list, queries: list):
+    """The package's object made by `make()` and indexed on `docs` (both timed, as the index
+    figures count them), then what its `retrieve` does before the first question (the
+    retrieval objects, the queries' embeddings); returns the object and the seconds."""
+    t0 = time.perf_counter()
+    rag = make()
+    rag.index(docs)
+    index_s = time.perf_counter() - t0
+    rag.prepare_retrieval_objects()
+    rag.get_query_embeddings(queries)
+    return rag, index_s
+
+
 def save_edges(g, path: Path) -> tuple[list, list, list]:
     """Every igraph edge with its weight, and each vertex's kind and content, to `path` (what
     the compare script matches against hopbench's graph); returns names, contents, kinds."""

@@ -184,12 +184,7 @@ def main() -> int:
         dataset="musique",
         cache_dir=str(save_dir),
     )
-    t0 = time.perf_counter()
-    cr = C.CatRAG(global_config=cfg)
-    cr.index(docs)
-    index_s = time.perf_counter() - t0
-    cr.prepare_retrieval_objects()
-    cr.get_query_embeddings(queries)
+    cr, index_s = offline.index_for_retrieval(lambda: C.CatRAG(global_config=cfg), docs, queries)
     g = cr.graph
     _, contents, kinds = offline.save_edges(g, WORK / "official_catrag_edges.npz")
 

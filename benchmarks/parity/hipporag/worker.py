@@ -99,12 +99,7 @@ def main() -> int:
         embedding_model_name="all-MiniLM-L6-v2-precomputed",
         retrieval_top_k=TOP,
     )
-    t0 = time.perf_counter()
-    hr = Recorded(global_config=cfg)
-    hr.index(docs)
-    index_s = time.perf_counter() - t0
-    hr.prepare_retrieval_objects()
-    hr.get_query_embeddings(queries)
+    hr, index_s = offline.index_for_retrieval(lambda: Recorded(global_config=cfg), docs, queries)
 
     # the graph: vertices (kind, content) and every igraph edge with its weight
     g = hr.graph
