@@ -590,6 +590,11 @@ def median_rows(rows: list[dict]) -> dict:
     return out
 
 
+def _median_part(runs: list[dict], key: str) -> dict | None:
+    """Median wall and CPU seconds of one part (`imports`, `process`) over the runs."""
+    return median_rows([{"x": r[key]} for r in runs])["x"]
+
+
 def _med(runs: list[dict], *path) -> float:
     vals = []
     for r in runs:
@@ -678,8 +683,7 @@ def dataset_section(d) -> list[str]:
             f"| *extraction, cold (spaCy, n_process={ext['spacy']['n_process']}; apart)* | "
             f"*{e['wall']:,.2f}* | *{e['cpu']:,.2f}* | *(input: OpenIE file)* | | | |"
         )
-    imp_h = median_rows([{"x": r["imports"]} for r in runs_h])["x"]
-    imp_o = median_rows([{"x": r["imports"]} for r in runs_o])["x"]
+    imp_h, imp_o = _median_part(runs_h, "imports"), _median_part(runs_o, "imports")
     L.append(
         f"| *imports (apart)* | *{_s(imp_h, 'wall')}* | *{_s(imp_h, 'cpu')}* | *{_s(imp_o, 'wall')}* | "
         f"*{_s(imp_o, 'cpu')}* | | |"
@@ -695,8 +699,7 @@ def dataset_section(d) -> list[str]:
         f"| **TOTAL** | **{_s(a, 'wall')}** | **{_s(a, 'cpu')}** | **{_s(b, 'wall')}** | "
         f"**{_s(b, 'cpu')}** | **{_ratio(b, a, 'wall')}** | **{_ratio(b, a, 'cpu')}** |"
     )
-    ph = median_rows([{"x": r["process"]} for r in runs_h])["x"]
-    po = median_rows([{"x": r["process"]} for r in runs_o])["x"]
+    ph, po = _median_part(runs_h, "process"), _median_part(runs_o, "process")
     L.append(
         f"| whole process (start-up to exit, measured outside) | {_s(ph, 'wall')} | {_s(ph, 'cpu')} | "
         f"{_s(po, 'wall')} | {_s(po, 'cpu')} | {_ratio(po, ph, 'wall')} | {_ratio(po, ph, 'cpu')} |"
