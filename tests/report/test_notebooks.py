@@ -92,3 +92,15 @@ def test_sensitivity_notebook_runs_on_fixture_results(results, python3_kernel):
     assert grid.split("\n")[1].split()[:2] == ["depth=1", "56.9"] and "95.8" in grid.split("\n")[2]
     assert text.count("0.3         0.7") == 1 and "depth=1.0" not in text and "1.0 " not in grid
     assert images == 4  # recall@5 vs depth and vs decay, latency vs depth and vs decay
+
+
+def test_leaderboard_notebook_loads_a_published_run_set(
+    results, toy_runs, tmp_path, monkeypatch, python3_kernel
+):
+    from hopbench.report.run_set_export import export_run_set
+
+    out, _ = export_run_set(toy_runs, tmp_path / "published", n_resamples=200)
+    monkeypatch.setenv("HOPBENCH_RUN_SET", str(out))
+    text, _ = _outputs(_execute("leaderboard.ipynb", python3_kernel))
+    assert "6 published runs, 36 predictions with their traces" in text  # the sweep runs too
+    assert "5a0000000001" in text and "no run set" not in text
