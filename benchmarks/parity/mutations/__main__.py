@@ -77,17 +77,24 @@ def run_one(m, tests, work: Path, worktree: bool, timeout: float) -> dict:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {
+        **described(m),
+        "caught": not got["passed"],
+        "failed": got["failed"],
+        "seconds": got["seconds"],
+        "equivalent": m.equivalent,
+        "catch_with": m.catch_with,
+    }
+
+
+def described(m) -> dict:
+    """What a result row says of its mutation, run or not."""
+    return {
         "name": m.name,
         "method": m.method,
         "kind": m.kind,
         "audit": m.audit,
         "edit": m.edit,
         "why": m.why,
-        "caught": not got["passed"],
-        "failed": got["failed"],
-        "seconds": got["seconds"],
-        "equivalent": m.equivalent,
-        "catch_with": m.catch_with,
     }
 
 
@@ -113,12 +120,7 @@ def order(picked: list) -> list:
 
 def not_run(m) -> dict:
     return {
-        "name": m.name,
-        "method": m.method,
-        "kind": m.kind,
-        "audit": m.audit,
-        "edit": m.edit,
-        "why": m.why,
+        **described(m),
         "caught": False,
         "failed": [],
         "seconds": 0,
