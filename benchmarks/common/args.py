@@ -1,5 +1,5 @@
-"""The input flags the benchmarks share (data, cache, output folder), declared once so their
-defaults and help read the same everywhere."""
+"""The input flags the benchmarks share (data, cache, output folder or file, the authors'
+checkout and venv), declared once so their defaults and help read the same everywhere."""
 
 from __future__ import annotations
 
@@ -35,4 +35,31 @@ def add_out_dir_arg(ap: argparse.ArgumentParser, script: str) -> None:
         type=Path,
         default=results_dir(script),
         help="folder for the result files (default: this room's results/)",
+    )
+
+
+def add_official_args(
+    ap: argparse.ArgumentParser, method: str, checkout_help: str, *, required: bool = True
+) -> None:
+    """--official-src (the authors' checkout, kept outside the repository) and --venv (their
+    virtual environment, `.cache/official-<method>` of the repository by default)."""
+    from benchmarks.common.paths import REPO
+
+    ap.add_argument(
+        "--official-src", type=Path, required=required, default=None, help=checkout_help
+    )
+    ap.add_argument(
+        "--venv",
+        type=Path,
+        default=REPO / ".cache" / f"official-{method}",
+        help="the official side's virtual environment (made on first use)",
+    )
+
+
+def add_out_arg(ap: argparse.ArgumentParser, script: str, stem: str) -> None:
+    """--out: the result pair OUT.json and OUT.md, by default `stem` in the room's results/."""
+    from benchmarks.common.paths import results_dir
+
+    ap.add_argument(
+        "--out", type=Path, default=results_dir(script) / stem, help="writes OUT.json and OUT.md"
     )

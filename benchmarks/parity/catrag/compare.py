@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import args as common_args
-from benchmarks.common.paths import REPO, results_dir
 from benchmarks.common.timing import pct
 from benchmarks.parity.hipporag import compare as coh
 
@@ -201,29 +200,15 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="hopbench run dir of retriever=catrag_code with an LLM",
     )
-    ap.add_argument(
-        "--official-src",
-        required=True,
-        type=Path,
-        help="folder holding catrag/CatRAG.py (kwunhang/CatRAG ce06b459: its src/)",
-    )
-    ap.add_argument(
-        "--venv",
-        type=Path,
-        default=REPO / ".cache" / "official-catrag",
-        help="the official side's virtual environment (made on first use)",
+    common_args.add_official_args(
+        ap, "catrag", "folder holding catrag/CatRAG.py (kwunhang/CatRAG ce06b459: its src/)"
     )
     ap.add_argument("--graph", default="spacy", help="hopbench graph the run used (spacy, openie)")
     common_args.add_data_and_cache_args(ap)
     ap.add_argument(
         "--work-dir", type=Path, default=None, help="inputs and outputs of the official side"
     )
-    ap.add_argument(
-        "--out",
-        type=Path,
-        default=results_dir(__file__) / "official_catrag",
-        help="writes OUT.json and OUT.md",
-    )
+    common_args.add_out_arg(ap, __file__, "official_catrag")
     ap.add_argument(
         "--fixture",
         type=Path,

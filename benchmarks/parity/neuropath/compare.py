@@ -45,7 +45,6 @@ import scipy.sparse as sp
 from benchmarks.common import args as common_args
 from benchmarks.common import venv as common_venv
 from benchmarks.common.checkout import checkout_commit
-from benchmarks.common.paths import REPO, results_dir
 from benchmarks.common.worker import run_worker
 
 PINS = [
@@ -303,11 +302,10 @@ def main() -> int:
         description="Run the authors' NeuroPath class on hopbench's graph, vectors and recorded "
         "replies, and compare each question's top-10 with the hopbench run's."
     )
-    ap.add_argument(
-        "--official-src",
-        required=True,
-        type=Path,
-        help="a checkout of KennyCaty/NeuroPath outside the repository (its commit is recorded)",
+    common_args.add_official_args(
+        ap,
+        "neuropath",
+        "a checkout of KennyCaty/NeuroPath outside the repository (its commit is recorded)",
     )
     ap.add_argument(
         "--run",
@@ -325,24 +323,13 @@ def main() -> int:
         "(second hops, bad ids, missing keys): reported apart, never a fixture",
     )
     ap.add_argument(
-        "--venv",
-        type=Path,
-        default=REPO / ".cache" / "official-neuropath",
-        help="the official side's virtual environment (made on first use)",
-    )
-    ap.add_argument(
         "--work",
         type=Path,
         default=Path.home() / ".cache" / "hopbench" / "official-neuropath",
         help="where the index files in the official format are written",
     )
     common_args.add_data_and_cache_args(ap)
-    ap.add_argument(
-        "--out",
-        type=Path,
-        default=results_dir(__file__) / "official_neuropath",
-        help="writes OUT.json and OUT.md",
-    )
+    common_args.add_out_arg(ap, __file__, "official_neuropath")
     ap.add_argument(
         "--fixture", type=Path, help="write the official top-10 of a sample here, for the CI test"
     )

@@ -37,8 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import args as common_args
 from benchmarks.common.checkout import checkout_commit
-from benchmarks.common.paths import REPO, command_line, results_dir
+from benchmarks.common.paths import REPO, command_line
 from benchmarks.common.worker import run_worker
 from benchmarks.speed.neo4j_sa import load
 from hopbench.retrieve.qasa.paths import relationship_path_rows
@@ -448,15 +449,10 @@ def markdown(res: dict) -> str:
 def parser() -> argparse.ArgumentParser:
     """The command line (its own function so that main() reads as the steps)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--official-src",
-        required=True,
-        help="a checkout of kinfi4/qasa-graph-rag outside the repository (its commit is recorded)",
-    )
-    ap.add_argument(
-        "--venv",
-        default=str(REPO / ".cache" / "official-qasa"),
-        help="the official side's virtual environment (made on first use)",
+    common_args.add_official_args(
+        ap,
+        "qasa",
+        "a checkout of kinfi4/qasa-graph-rag outside the repository (its commit is recorded)",
     )
     ap.add_argument("--datasets", default="musique,2wiki", help="comma-separated datasets")
     ap.add_argument(
@@ -480,11 +476,7 @@ def parser() -> argparse.ArgumentParser:
         default=str(Path.home() / ".cache" / "hopbench" / "official-qasa"),
         help="inputs and outputs of the official side",
     )
-    ap.add_argument(
-        "--out",
-        default=str(results_dir(__file__) / "official_qasa"),
-        help="writes OUT.json and OUT.md",
-    )
+    common_args.add_out_arg(ap, __file__, "official_qasa")
     ap.add_argument(
         "--fixture",
         default=None,
@@ -513,19 +505,19 @@ def main() -> int:
     ap = parser()
     args = ap.parse_args()
     if args.md_only:
-        Path(args.out + ".md").write_text(
-            markdown(json.loads(Path(args.out + ".json").read_text()))
+        Path(f"{args.out}.md").write_text(
+            markdown(json.loads(Path(f"{args.out}.json").read_text()))
         )
         return 0
     from hopbench.embed import Encoder
 
-    py = ensure_venv(Path(args.venv))
+    py = ensure_venv(args.venv)
     commit = checkout_commit(args.official_src)
     settings = graphdb_settings()
     encoder = Encoder(cache_dir=args.cache_dir, show_progress=False)
     results = {
         "official_commit": commit,
-        "official_src": args.official_src,
+        "official_src": str(args.official_src),
         "uri": settings.uri,
         "seed_search": args.seed_search,
         "mentions": "hopbench spaCy mentions, each its own search hint (identical on both sides)",
@@ -535,11 +527,11 @@ def main() -> int:
     }
     for name in args.datasets.split(","):
         results["datasets"].append(run_dataset(name, args, py, encoder, settings))
-        Path(args.out + ".json").write_text(json.dumps(results))
-        Path(args.out + ".md").write_text(markdown(results))
+        Path(f"{args.out}.json").write_text(json.dumps(results))
+        Path(f"{args.out}.md").write_text(markdown(results))
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    Path(args.out + ".json").write_text(json.dumps(results))
-    Path(args.out + ".md").write_text(markdown(results))
+    Path(f"{args.out}.json").write_text(json.dumps(results))
+    Path(f"{args.out}.md").write_text(markdown(results))
     return 0
 
 
