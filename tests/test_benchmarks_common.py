@@ -87,3 +87,26 @@ def test_an_unknown_suite_member_is_a_usage_error(capsys):
         chosen(ap, "c", ["a", "b"])
     assert e.value.code == 2
     assert "unknown name(s) ['c']" in capsys.readouterr().err
+
+
+def test_the_official_and_out_flags_default_inside_the_repository():
+    """--venv and --out default to folders of this checkout, never to one machine's folders."""
+    import argparse
+
+    from benchmarks.common import args as common_args
+
+    script = str(ROOT / "benchmarks" / "parity" / "qasa" / "compare.py")
+    ap = argparse.ArgumentParser()
+    common_args.add_official_args(ap, "qasa", "a checkout", required=False)
+    common_args.add_out_arg(ap, script, "official_qasa")
+    got = ap.parse_args([])
+    assert got.official_src is None
+    assert got.venv == ROOT / ".cache" / "official-qasa"
+    assert got.out == ROOT / "benchmarks" / "parity" / "qasa" / "results" / "official_qasa"
+    got = ap.parse_args(["--official-src", "../qasa-graph-rag", "--out", "x/y"])
+    assert got.official_src == Path("../qasa-graph-rag") and got.out == Path("x/y")
+    strict = argparse.ArgumentParser()
+    common_args.add_official_args(strict, "qasa", "a checkout")
+    with pytest.raises(SystemExit) as stop:  # a usage error: exit code 2
+        strict.parse_args([])
+    assert stop.value.code == 2
