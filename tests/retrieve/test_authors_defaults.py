@@ -50,6 +50,13 @@ METHODS = {
         "neuropath_one_shot",
         "neuropath_robust",
     ],
+    "linearrag": [
+        "linearrag",
+        "linearrag_musique",
+        "linearrag_2wiki",
+        "linearrag_hotpotqa",
+        "linearrag_cli",
+    ],
 }
 CASES = [(m, c) for m, configs in METHODS.items() for c in configs]
 
