@@ -55,6 +55,12 @@ def _import(argv: list[str]) -> int:
     return run_sets.import_main(argv)
 
 
+def _claims(argv: list[str]) -> int:
+    from hopbench.commands import claims
+
+    return claims.main(argv)
+
+
 def _paper(argv: list[str]) -> int:
     from hopbench.harness.paper.command import cli
 
@@ -86,6 +92,7 @@ SUBCOMMANDS = {
     ),
     "export": (_export, "write runs as a Hugging Face `datasets` dataset (parquet + card)"),
     "import": (_import, "write the runs of an exported set into a runs folder"),
+    "claims": (_claims, "test each method's headline claim on the reference rows (claims.md)"),
     "migrate": (_migrate, "upgrade run folders and result tables written by older versions"),
     "graphdb-check": (
         lambda argv: graphdb_check(argv),

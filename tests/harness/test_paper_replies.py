@@ -150,3 +150,5 @@ def test_make_paper_ends_checking_the_reference_a_plan_does_not(tmp_path, monkey
     extra = [f"paths.runs_dir={tmp_path / 'runs'}", f"paths.results_dir={tmp_path / 'res'}"]
     assert cli(["--grid", str(grid), "--check-reference", *extra]) == 0
     assert calls and calls[-1][3] == "report" and calls[-1][-1] == "--check-reference"
+    # the claims ledger just before it, its pairs read from the same runs folder
+    assert calls[-2][3] == "claims" and calls[-2][-2:] == ["--runs-dir", str(tmp_path / "runs")]

@@ -31,7 +31,8 @@ rows run, then the LLM rows cheapest first, each finished before the next starts
 `python -m hopbench.run` each. An LLM row starts only if its estimate fits in what is left of
 `paper.max_llm_hours`; when it does not, the command stops (exit 0) saying what is left: run the
 same command again to go on (complete runs are skipped, a killed one resumes). Then it prints
-the wall-clock hours of the CPU-only and of the LLM runs it made, and last runs `hopbench
+the wall-clock hours of the CPU-only and of the LLM runs it made, writes the claims ledger
+(`hopbench claims`: results/reference/claims.md), and last runs `hopbench
 report` (`--check-reference`, as `make paper` runs it: and compares the reference rows with the
 committed reference). Exit code 2 for a grid or setting that does not compose (a
 `paper.max_llm_hours` that is not a number >= 0) or a reply file that is damaged or does not
@@ -202,6 +203,25 @@ def run_report(args: Args) -> int:
     )
 
 
+def run_claims(args: Args) -> int:
+    """`hopbench claims`: the claims ledger (results/reference/claims.md) from the reference
+    rows, the runs pairing the rows the leaderboard did not pair; in a process of its own."""
+    from hopbench.harness.compose import load_config
+
+    cfg = load_config(args.extra)
+    return subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "hopbench.cli",
+            "claims",
+            "--runs-dir",
+            str(cfg.paths.runs_dir),
+        ],
+        env=child_env(),
+    )
+
+
 def cli(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__.strip() + "\n\n" + USAGE)
@@ -251,6 +271,8 @@ def cli(argv: list[str]) -> int:
         return 130
     status = say_outcome(out, max_h)
     if "--no-report" not in args.flags:
+        rc = run_claims(args)  # before the report, whose reference check is the last word
+        status = status or (1 if rc else 0)
         rc = run_report(args)
         status = status or (1 if rc else 0)
     return status

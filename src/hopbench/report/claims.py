@@ -1,0 +1,198 @@
+"""The claims ledger (issue #57): each method's headline claim, tested on the reference rows.
+
+For every claim of results/claims.yaml (hopbench.report.claims_file) and every dataset, the
+method's rows are paired with the baseline's rows that share their protocol (the "card":
+reader, questions, embedder, the reader's LLM, and any `card.*` column the leaderboard carries
+apart from the graph's and the retrieval LLM's, which belong to the method). A method row with
+baseline rows on its dataset but none on its card is listed as such, never paired silently.
+
+A pair's difference and p-value are the leaderboard's own when the baseline row is the one the
+report paired the method row with (its `delta_<metric>`, `p_<metric>`); otherwise they are
+computed from the two runs' per-question scores when their folders are in `runs_dir`, with the
+report's paired test (hopbench.report.leaderboard.paired_pvalues). All p-values of the ledger
+are one Holm family. Verdicts, first that applies:
+
+    model-bound        either row's LLM step failed or fell back on more than 10% of questions
+    no paired test     no per-question scores of both rows (the reference keeps only means)
+    holds              Holm-corrected p < 0.05, difference in the claimed direction
+    does not hold      Holm-corrected p < 0.05, difference against it
+    not significant    Holm-corrected p >= 0.05
+    no pair on one card, no rows yet
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from hopbench.report.claims_file import Claim, RowSpec
+from hopbench.report.stats import DEFAULT_RESAMPLES, holm
+
+ALPHA = 0.05
+FALLBACK_LIMIT = 0.10  # an LLM step's fallback share above this: the row measures the model
+HOLDS, FAILS, NOT_SIGNIFICANT = "holds", "does not hold", "not significant"
+MODEL_BOUND, UNPAIRED = "model-bound", "no paired test"
+OTHER_CARD, NO_ROWS = "no pair on one card", "no rows yet"
+# card columns that describe the method's own work, not the protocol shared by a pair
+METHOD_CARD_WORDS = ("graph", "llm")
+
+
+@dataclass
+class Pair:
+    """One test of a claim on one dataset (a method row and a baseline row), or the reason
+    there is none (`row` or `base` None)."""
+
+    claim: Claim
+    dataset: str
+    row: pd.Series | None = None
+    base: pd.Series | None = None
+    delta: float = float("nan")
+    p: float = float("nan")
+    p_adj: float = float("nan")
+    n_paired: int | None = None
+    verdict: str = NO_ROWS
+    checks: list[str] = field(default_factory=list)
+
+
+def rows_for(board: pd.DataFrame, spec: RowSpec, dataset: str) -> pd.DataFrame:
+    """The rows of one dataset a row spec names."""
+    sel = board[(board["dataset"] == dataset) & (board["retriever"] == spec.retriever)]
+    if spec.graph is not None:
+        sel = sel[
+            sel.get("graph", pd.Series(index=sel.index, dtype=object)).fillna("") == spec.graph
+        ]
+    if spec.params_diff is not None:
+        diff = sel.get("params_diff", pd.Series(index=sel.index, dtype=object)).fillna("")
+        sel = sel[diff.isin(spec.params_diff)]
+    return sel.sort_values("config_hash")
+
+
+def _cell(row: pd.Series, key: str):
+    v = row.get(key)
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def card_key(row: pd.Series) -> tuple:
+    """What two rows of a pair must share: the protocol apart from the method."""
+    models = str(_cell(row, "models") or "")
+    key = [
+        ("reader", _cell(row, "reader")),
+        ("n_questions", _cell(row, "n_questions")),
+        ("limit", _cell(row, "limit")),
+        ("question_set_digest", _cell(row, "question_set_digest")),
+        ("embedding", models.split(";")[0]),
+    ]
+    if _cell(row, "reader") not in (None, "none"):
+        key.append(("reader_llm", models))
+    cards = sorted(
+        c
+        for c in row.index
+        if str(c).startswith("card.") and not any(w in str(c).lower() for w in METHOD_CARD_WORDS)
+    )
+    key += [(c, _cell(row, c)) for c in cards]
+    return tuple(key)
+
+
+def pairs_of(claim: Claim, board: pd.DataFrame, dataset: str) -> list[Pair]:
+    """Each method row with its baseline row on the same card (the report's own pairing first)."""
+    rows, bases = rows_for(board, claim.row, dataset), rows_for(board, claim.baseline, dataset)
+    if rows.empty or bases.empty:
+        return [Pair(claim, dataset)]
+    out = []
+    for _, row in rows.iterrows():
+        same = [b for _, b in bases.iterrows() if card_key(b) == card_key(row)]
+        own = [b for b in same if b["config_hash"] == _cell(row, "baseline_config_hash")]
+        base = (own or same or [None])[0]
+        out.append(Pair(claim, dataset, row, base, verdict=OTHER_CARD if base is None else NO_ROWS))
+    return out
+
+
+def fill_test(pair: Pair, runs: dict, tester) -> None:
+    """The pair's difference and raw p: the leaderboard's, or from the runs' rows."""
+    m, row, base = pair.claim.metric, pair.row, pair.base
+    if (
+        _cell(row, "baseline_config_hash") == base["config_hash"]
+        and _cell(row, f"p_{m}") is not None
+    ):
+        pair.p, pair.delta = float(row[f"p_{m}"]), float(row[f"delta_{m}"])
+        pair.n_paired = _cell(row, "n_paired")
+        return
+    a, b = runs.get(row["config_hash"]), runs.get(base["config_hash"])
+    if a is not None and b is not None:
+        p, n, delta = tester(a, b)[m]
+        pair.p, pair.n_paired, pair.delta = p, n, delta
+        return
+    if _cell(row, m) is not None and _cell(base, m) is not None:
+        pair.delta = float(row[m]) - float(base[m])  # of the means, not paired: shown, not tested
+
+
+def verdict(pair: Pair) -> str:
+    fallbacks = [_cell(r, "fallback_rate") for r in (pair.row, pair.base)]
+    if any(f is not None and float(f) > FALLBACK_LIMIT for f in fallbacks):
+        return MODEL_BOUND
+    if math.isnan(pair.p_adj):
+        return UNPAIRED
+    if pair.p_adj >= ALPHA:
+        return NOT_SIGNIFICANT
+    better = pair.delta > 0 if pair.claim.direction == "higher" else pair.delta < 0
+    return HOLDS if better else FAILS
+
+
+def check_texts(pair: Pair) -> list[str]:
+    """The claim's other checks on this pair (no test: a ratio or a zero, as recorded)."""
+    out = []
+    for check in pair.claim.checks:
+        mine, theirs = _cell(pair.row, check.column), _cell(pair.base, check.column)
+        if check.kind == "zero":
+            ok = mine is None or float(mine) == 0
+            out.append(f"{check.column} zero: {HOLDS if ok else FAILS} ({mine or 0:g})")
+        elif mine is None or theirs is None or float(mine) <= 0:
+            out.append(f"{check.column} ratio: no value")
+        else:
+            ratio = float(theirs) / float(mine)
+            ok = ratio >= check.min
+            out.append(
+                f"{check.column} {ratio:.2f}x (claim {check.min:g}x): {HOLDS if ok else FAILS}"
+            )
+    return out
+
+
+def _run_tester(n_resamples: int):
+    from hopbench.report.leaderboard import all_scores, paired_pvalues, stable_seed
+
+    def test(a, b):
+        seed = stable_seed(a.config_hash, b.config_hash)
+        return paired_pvalues(all_scores(a), all_scores(b), seed, n_resamples)
+
+    return test
+
+
+def runs_by_hash(runs_dir, hashes: set[str]) -> dict:
+    """The runs under runs_dir whose config hash is one of `hashes` (none without runs_dir)."""
+    if runs_dir is None:
+        return {}
+    from hopbench.report.run_reader import load_runs
+
+    return {r.config_hash: r for r in load_runs(runs_dir) if r.config_hash in hashes}
+
+
+def ledger(
+    claims: list[Claim], board: pd.DataFrame, runs_dir=None, n_resamples: int = DEFAULT_RESAMPLES
+) -> list[Pair]:
+    """Every claim tested on every dataset of the board, with one Holm family over all tests."""
+    datasets = sorted(board["dataset"].unique()) if not board.empty else []
+    pairs = [p for c in claims for d in datasets for p in pairs_of(c, board, d)]
+    tested = [p for p in pairs if p.row is not None and p.base is not None]
+    hashes = {p.row["config_hash"] for p in tested} | {p.base["config_hash"] for p in tested}
+    runs, tester = runs_by_hash(runs_dir, hashes), _run_tester(n_resamples)
+    for p in tested:
+        fill_test(p, runs, tester)
+    adjusted = holm(np.array([p.p for p in tested], dtype=float))
+    for p, q in zip(tested, adjusted, strict=True):
+        p.p_adj = float(q)
+        p.verdict = verdict(p)
+        p.checks = check_texts(p)
+    return pairs
