@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks.common.args import add_data_and_cache_args, add_out_dir_arg
 from benchmarks.common.timing import loadavg
-from benchmarks.speed.ppr_stop import prepared_hipporag
+from benchmarks.speed.ppr_stop import hipporag_reset, prepared_hipporag
 from hopbench.core.atomic import write_json, write_text
 from hopbench.retrieve.kernels.ppr import personalized_pagerank
 from hopbench.retrieve.kernels.ppr_stop import personalized_pagerank_stopped
@@ -97,7 +97,7 @@ def ppr_bytes(graph) -> dict:
 def ppr_achieved(retriever, questions, repeats: int) -> dict:
     """Seconds per Chebyshev step of the real kernel on HippoRAG 2's resets (best of repeats
     over the whole question set, divided by the steps it took), and of the bare mat-vec."""
-    resets = [r for r, _, _ in (retriever.reset_vector(q) for q in questions) if r is not None]
+    resets = [r for r, _, _ in (hipporag_reset(retriever, q) for q in questions) if r is not None]
     g, d, tol = retriever.ppr, retriever.damping, retriever.ppr_tol
     iters = sum(personalized_pagerank_stopped(g, r, damping=d, tol=tol).iterations for r in resets)
     solve = best_seconds(
