@@ -189,3 +189,17 @@ def test_the_committed_claims_file_checks():
         "linearrag_beats_hipporag2",
     ]
     assert all(c.source and c.number for c in claims)
+
+
+def test_cards_that_differ_in_a_shared_field_are_not_paired(claims):
+    """The method's own card fields (its graph) may differ; the corpus may not."""
+    board = _board()
+    d1 = board["dataset"] == "d1_holds"
+    board["card.graph"] = None
+    board.loc[d1 & (board["retriever"] == "m"), "card.graph"] = "spacy"
+    board["card.corpus_digest"] = "sha256:same"
+    (pair,) = [p for p in ledger(claims, board) if p.dataset == "d1_holds"]
+    assert pair.verdict == HOLDS  # a graph only the method reads is the method
+    board.loc[d1 & (board["retriever"] == "base"), "card.corpus_digest"] = "sha256:other"
+    (pair,) = [p for p in ledger(claims, board) if p.dataset == "d1_holds"]
+    assert pair.verdict == OTHER_CARD and pair.base is None

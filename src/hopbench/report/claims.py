@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from hopbench.core.protocol_card import differences, from_columns
 from hopbench.report.claims_file import Claim, RowSpec
 from hopbench.report.stats import DEFAULT_RESAMPLES, holm
 
@@ -36,8 +37,6 @@ FALLBACK_LIMIT = 0.10  # an LLM step's fallback share above this: the row measur
 HOLDS, FAILS, NOT_SIGNIFICANT = "holds", "does not hold", "not significant"
 MODEL_BOUND, UNPAIRED = "model-bound", "no paired test"
 OTHER_CARD, NO_ROWS = "no pair on one card", "no rows yet"
-# card columns that describe the method's own work, not the protocol shared by a pair
-METHOD_CARD_WORDS = ("graph", "llm")
 
 
 @dataclass
@@ -75,25 +74,29 @@ def _cell(row: pd.Series, key: str):
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
-def card_key(row: pd.Series) -> tuple:
-    """What two rows of a pair must share: the protocol apart from the method."""
+def protocol_key(row: pd.Series) -> tuple:
+    """What two rows of a pair must share besides their cards: reader, questions, embedder, and
+    the reader's LLM when there is a reader (rows written before cards have only these)."""
     models = str(_cell(row, "models") or "")
     key = [
-        ("reader", _cell(row, "reader")),
-        ("n_questions", _cell(row, "n_questions")),
-        ("limit", _cell(row, "limit")),
-        ("question_set_digest", _cell(row, "question_set_digest")),
-        ("embedding", models.split(";")[0]),
+        _cell(row, "reader"),
+        _cell(row, "n_questions"),
+        _cell(row, "limit"),
+        models.split(";")[0],
     ]
     if _cell(row, "reader") not in (None, "none"):
-        key.append(("reader_llm", models))
-    cards = sorted(
-        c
-        for c in row.index
-        if str(c).startswith("card.") and not any(w in str(c).lower() for w in METHOD_CARD_WORDS)
-    )
-    key += [(c, _cell(row, c)) for c in cards]
+        key.append(models)
     return tuple(key)
+
+
+def same_card(row: pd.Series, base: pd.Series) -> bool:
+    """One protocol: the same protocol key and, when both rows carry a card, no difference in
+    a field the two must share (hopbench.core.protocol_card.differences: the method's own
+    fields, its graph and its LLM roles, never count)."""
+    if protocol_key(row) != protocol_key(base):
+        return False
+    mine, theirs = from_columns(row), from_columns(base)
+    return not (mine and theirs and differences(mine, theirs))
 
 
 def pairs_of(claim: Claim, board: pd.DataFrame, dataset: str) -> list[Pair]:
@@ -103,7 +106,7 @@ def pairs_of(claim: Claim, board: pd.DataFrame, dataset: str) -> list[Pair]:
         return [Pair(claim, dataset)]
     out = []
     for _, row in rows.iterrows():
-        same = [b for _, b in bases.iterrows() if card_key(b) == card_key(row)]
+        same = [b for _, b in bases.iterrows() if same_card(row, b)]
         own = [b for b in same if b["config_hash"] == _cell(row, "baseline_config_hash")]
         base = (own or same or [None])[0]
         out.append(Pair(claim, dataset, row, base, verdict=OTHER_CARD if base is None else NO_ROWS))

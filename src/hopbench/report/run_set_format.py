@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import hashlib
 
+from hopbench.core.protocol_card import CARD_KEY
+
 FORMAT_NAME = "hopbench-run-set"
 FORMAT_VERSION = 1
 TABLES = ("runs", "predictions", "leaderboard")
 DATA_FOLDER = "data"
 CARD_FILE = "README.md"
 # what metrics.json calls the run's protocol card (issue #57); absent in older runs
-CARD_KEYS = ("card", "protocol_card")
+CARD_KEYS = (CARD_KEY,)
 
 RUN_COLUMNS = (
     "dataset",
