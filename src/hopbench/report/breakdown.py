@@ -9,8 +9,6 @@ the number of comparisons: a breakdown is for looking, the leaderboard for claim
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from hopbench.evaluate import metric_registry
@@ -19,11 +17,12 @@ from hopbench.report.leaderboard import (
     choose_baseline,
     metrics,
     paired_pvalues,
+    run_columns,
     stable_seed,
     summaries,
 )
 from hopbench.report.markdown import DASH, MINUS, _table, fmt_ci, fmt_p
-from hopbench.report.run_reader import Run, diff_label, params_label
+from hopbench.report.run_reader import Run, diff_label
 from hopbench.report.table_params import row_diff, sort_rows
 
 GROUP_KEYS = ("hops", "type", "tracker_calls")
@@ -72,12 +71,7 @@ def breakdown(
         for key in GROUP_KEYS:
             for value, ids in sorted(groups(run, key).items(), key=lambda kv: _sort_key(kv[0])):
                 row = {
-                    "dataset": run.dataset,
-                    "retriever": run.retriever,
-                    "reader": run.reader,
-                    "params": params_label(run.params),
-                    "params_diff": diff_label(run.params_diff),
-                    "params_json": json.dumps(run.params, sort_keys=True, default=str),
+                    **run_columns(run),
                     "config_hash": run.config_hash,
                     "group_by": key,
                     "group": value,

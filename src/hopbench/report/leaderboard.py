@@ -234,16 +234,23 @@ def _per_question(value, n: int):
     return None if value is None or not n else float(value) / n
 
 
-def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
-    m = run.metrics
-    n = len(run.predictions)
-    row = {
+def run_columns(run: Run) -> dict:
+    """The columns that name a run in every table made of runs (leaderboard, breakdowns)."""
+    return {
         "dataset": run.dataset,
         "retriever": run.retriever,
         "reader": run.reader,
         "params": params_label(run.params),
         "params_diff": diff_label(run.params_diff),
         "params_json": json.dumps(run.params, sort_keys=True, default=str),
+    }
+
+
+def run_row(run: Run, runs: list[Run], baseline: str, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    m = run.metrics
+    n = len(run.predictions)
+    row = {
+        **run_columns(run),
         "params_diff_json": json.dumps(run.method_params_diff, sort_keys=True, default=str),
         "limit": run.limit,
         "config_hash": run.config_hash,
