@@ -6,7 +6,6 @@ hub access is needed at run time.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import tempfile
 import threading
@@ -21,6 +20,7 @@ from hopbench.core import checksum
 from hopbench.core.errors import HopbenchError
 from hopbench.core.text_bounds import cut_for_tokenizer
 from hopbench.embed.onnx_backend import BACKENDS
+from hopbench.embed.texts_key import texts_key
 
 log = logging.getLogger(__name__)
 
@@ -179,11 +179,7 @@ class Encoder:
         return arr / np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)
 
     def cache_key(self, texts: Sequence[str], alone: bool = False) -> str:
-        h = hashlib.sha256((self.identity + ("|alone" if alone else "")).encode())
-        for t in texts:
-            h.update(b"\x00")
-            h.update(t.encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
+        return texts_key(self.identity, texts, alone)
 
     def encode(
         self,

@@ -18,7 +18,6 @@ searches of passages by a question; passages, entity names, facts and descriptio
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import logging
@@ -41,6 +40,7 @@ from hopbench.core.http_transport import (
     error_detail,
 )
 from hopbench.core.secret_values import redact_url, url_credentials_error
+from hopbench.embed.texts_key import texts_key
 from hopbench.embed.vector_checks import degenerate
 
 log = logging.getLogger(__name__)
@@ -212,11 +212,7 @@ class ServerEncoder:
 
     def cache_key(self, texts: Sequence[str], alone: bool = False, query: bool = False) -> str:
         blob = f"{self._identity}|instruction={json.dumps(self.instruction(query))}"
-        h = hashlib.sha256((blob + ("|alone" if alone else "")).encode())
-        for t in texts:
-            h.update(b"\x00")
-            h.update(t.encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
+        return texts_key(blob, texts, alone)
 
     # ---- encoding ------------------------------------------------------------------------
     def encode(
