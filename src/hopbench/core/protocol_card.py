@@ -45,10 +45,8 @@ SHARED = (
 # Fields compared only when both runs have them: a method that calls no LLM (or reads with no
 # reader) differs by its method, not by its protocol.
 WHEN_BOTH = ("llm", "llm_digest", "reader_context")
-# Fields that are the method's: recorded and shown, never a reason to flag a pair.
-METHOD = (
-    "llm_roles",
-    "graph",
+# The counts of the graph a run read, in the order the card tables show them.
+GRAPH_COUNTS = (
     "graph_entities",
     "graph_facts",
     "graph_passages",
@@ -56,6 +54,8 @@ METHOD = (
     "graph_synonym_edges",
     "graph_context_edges",
 )
+# Fields that are the method's: recorded and shown, never a reason to flag a pair.
+METHOD = ("llm_roles", "graph", *GRAPH_COUNTS)
 FIELDS = SHARED + WHEN_BOTH + METHOD
 GRAPH_COUNTS = FIELDS[-6:]
 

@@ -15,6 +15,7 @@ from hopbench.core.protocol_card import (
     CARD_DIFFERENCES,
     CARD_DIFFERS,
     CARD_ID,
+    GRAPH_COUNTS,
     NONE,
     coverage,
     from_columns,
@@ -107,17 +108,7 @@ def graph_rows(df: pd.DataFrame) -> list[dict]:
         flat = from_columns(r)
         if not flat or flat.get("graph") in (None, NONE):
             continue
-        counts = tuple(
-            _cell(flat.get(k))
-            for k in (
-                "graph_entities",
-                "graph_facts",
-                "graph_passages",
-                "graph_relation_edges",
-                "graph_synonym_edges",
-                "graph_context_edges",
-            )
-        )
+        counts = tuple(_cell(flat.get(k)) for k in GRAPH_COUNTS)
         seen.setdefault(
             (str(flat["graph"]), counts),
             {
