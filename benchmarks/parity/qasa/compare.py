@@ -216,36 +216,10 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
     mentions = {q.id: question_mentions(q.text) for q in questions}
     work = Path(args.work) / name
     export_inputs(work, kg, services, questions, mentions)
-    env = {"PYTHONHASHSEED": "0"}
-    if settings.password:
-        env["HOPBENCH_NEO4J_PASSWORD"] = settings.password
     t0 = time.perf_counter()
     done = work / f"official_{args.seed_search}.json"
     if not (args.reuse and done.exists()):
-        run_worker(
-            py,
-            WORKER,
-            [
-                "--work",
-                str(work),
-                "--official-src",
-                args.official_src,
-                "--uri",
-                settings.uri,
-                "--user",
-                settings.user,
-                "--configs",
-                args.depths,
-                "--keep-maps",
-                str(args.keep_maps),
-                "--seed-search",
-                args.seed_search,
-                *(["--skip-load"] if args.skip_load else []),
-            ],
-            log=None,
-            env=env,
-            pythonpath=[args.official_src],
-        )
+        run_official(py, work, args, settings)
     official = json.loads(done.read_text())
     res = {
         "dataset": ds.name,
@@ -261,92 +235,128 @@ def run_dataset(name: str, args, py: Path, encoder, settings) -> dict:
     for run in official["runs"]:
         depth, gate = run["depth"], run["gate"]
         hop, adj = hopbench_activations(kg, services, questions, mentions, gate, depth)
-        per_q = []
-        for row in run["rows"]:
-            if "error" in row:
-                per_q.append({"id": row["id"], "error": row["error"]})
-                continue
-            act, seeds = hop[row["id"]]
-            c = (
-                compare_question(row, act, seeds, adj, kg)
-                if depth == args.keep_maps
-                else compare_question(
-                    {k: v for k, v in row.items() if k not in ("activation", "raw_paths")},
-                    act,
-                    seeds,
-                    adj,
-                    kg,
-                )
-            )
-            per_q.append({"id": row["id"], **c})
-        ok = [x for x in per_q if "error" not in x]
-        ms = [r["ms"] for r in run["rows"] if "error" not in r]
-        sizes = [r["n_activated"] for r in run["rows"] if r.get("n_activated") is not None]
-        summ = {
-            "depth": depth,
-            "gate": gate,
-            "n": len(per_q),
-            "errors": len(per_q) - len(ok),
-            "load": run.get("load"),
-            "official_ms_p50": pct(ms, 50),
-            "official_ms_p95": pct(ms, 95),
-            "official_ms_mean": float(np.mean(ms)),
-            "activated_mean": float(np.mean(sizes)) if sizes else None,
-            "activated_p50": pct(sizes, 50),
-            "same_seeds": sum(x["same_seeds"] for x in ok),
-            "entities_equal": sum(x["entities"]["equal"] for x in ok),
-            "entities_tie_only": sum(x["entities"]["tie_only"] for x in ok),
-            "entities_differ": sum(x["entities"].get("differs", False) for x in ok),
-        }
-        ss = [
-            x for x in ok if x["same_seeds"]
-        ]  # questions whose seeds agree: the propagation itself
-        summ.update(
-            {
-                "same_seed_questions": len(ss),
-                "entities_differ_same_seeds": sum(x["entities"].get("differs", False) for x in ss),
-            }
-        )
-        if depth == args.keep_maps:
-            summ.update(
-                {
-                    "same_keys_same_seeds": sum(x.get("same_keys", False) for x in ss),
-                    "max_abs_diff_same_seeds": max(
-                        (x.get("max_abs_diff", 0.0) for x in ss), default=0.0
-                    ),
-                    "paths_differ_same_seeds": sum(
-                        x["paths"].get("differs", False) for x in ss if "paths" in x
-                    ),
-                }
-            )
-            summ.update(
-                {
-                    "same_keys": sum(x.get("same_keys", False) for x in ok),
-                    "max_abs_diff": max((x.get("max_abs_diff", 0.0) for x in ok), default=0.0),
-                    "paths_compared": sum("paths" in x for x in ok),
-                    "paths_equal": sum(x["paths"]["equal"] for x in ok if "paths" in x),
-                    "paths_tie_only": sum(x["paths"]["tie_only"] for x in ok if "paths" in x),
-                    "paths_differ": sum(
-                        x["paths"].get("differs", False) for x in ok if "paths" in x
-                    ),
-                }
-            )
+        keep = depth == args.keep_maps
+        per_q = [compare_row(row, hop, adj, kg, keep) for row in run["rows"]]
+        summ = summarise_run(run, per_q, keep)
         res["runs"].append({**summ, "per_question": per_q})
-        print(
-            f"{name} depth {depth} gate {gate!s:5}: official p50 {summ['official_ms_p50']:.1f} ms "
-            f"p95 {summ['official_ms_p95']:.1f}, activated {summ['activated_mean']}, entities equal "
-            f"{summ['entities_equal']} tie {summ['entities_tie_only']} differ {summ['entities_differ']}"
-            + (
-                f", keys {summ['same_keys']}/{len(ok)}, max|diff| {summ['max_abs_diff']:.2e}, paths eq "
-                f"{summ['paths_equal']} tie {summ['paths_tie_only']} differ {summ['paths_differ']}"
-                if depth == args.keep_maps
-                else ""
-            ),
-            flush=True,
-        )
+        print_summary(name, summ, keep)
     if args.fixture:
         write_fixture(Path(args.fixture), name, official, mentions, args.keep_maps)
     return res
+
+
+def run_official(py: Path, work: Path, args, settings) -> None:
+    """Their retriever on the exported graph and questions (worker.py, in their venv), every
+    depth with and without the gate; it writes official_<seed search>.json into `work`."""
+    env = {"PYTHONHASHSEED": "0"}
+    if settings.password:
+        env["HOPBENCH_NEO4J_PASSWORD"] = settings.password
+    run_worker(
+        py,
+        WORKER,
+        [
+            "--work",
+            str(work),
+            "--official-src",
+            args.official_src,
+            "--uri",
+            settings.uri,
+            "--user",
+            settings.user,
+            "--configs",
+            args.depths,
+            "--keep-maps",
+            str(args.keep_maps),
+            "--seed-search",
+            args.seed_search,
+            *(["--skip-load"] if args.skip_load else []),
+        ],
+        log=None,
+        env=env,
+        pythonpath=[args.official_src],
+    )
+
+
+def compare_row(row: dict, hop: dict, adj, kg, keep: bool) -> dict:
+    """One question of one configuration against hopbench's (activation maps and raw paths only
+    at the depth whose maps are kept)."""
+    if "error" in row:
+        return {"id": row["id"], "error": row["error"]}
+    act, seeds = hop[row["id"]]
+    if not keep:
+        row = {k: v for k, v in row.items() if k not in ("activation", "raw_paths")}
+    return {"id": row["id"], **compare_question(row, act, seeds, adj, kg)}
+
+
+def summarise_run(run: dict, per_q: list[dict], keep: bool) -> dict:
+    """One configuration's counts: their times and activation sizes, and how many questions
+    agree on seeds, entities and (at the kept depth) maps and paths."""
+    ok = [x for x in per_q if "error" not in x]
+    ms = [r["ms"] for r in run["rows"] if "error" not in r]
+    sizes = [r["n_activated"] for r in run["rows"] if r.get("n_activated") is not None]
+    summ = {
+        "depth": run["depth"],
+        "gate": run["gate"],
+        "n": len(per_q),
+        "errors": len(per_q) - len(ok),
+        "load": run.get("load"),
+        "official_ms_p50": pct(ms, 50),
+        "official_ms_p95": pct(ms, 95),
+        "official_ms_mean": float(np.mean(ms)),
+        "activated_mean": float(np.mean(sizes)) if sizes else None,
+        "activated_p50": pct(sizes, 50),
+        "same_seeds": sum(x["same_seeds"] for x in ok),
+        "entities_equal": sum(x["entities"]["equal"] for x in ok),
+        "entities_tie_only": sum(x["entities"]["tie_only"] for x in ok),
+        "entities_differ": sum(x["entities"].get("differs", False) for x in ok),
+    }
+    ss = [x for x in ok if x["same_seeds"]]  # questions whose seeds agree: the propagation itself
+    summ.update(
+        {
+            "same_seed_questions": len(ss),
+            "entities_differ_same_seeds": sum(x["entities"].get("differs", False) for x in ss),
+        }
+    )
+    if keep:
+        summ.update(
+            {
+                "same_keys_same_seeds": sum(x.get("same_keys", False) for x in ss),
+                "max_abs_diff_same_seeds": max(
+                    (x.get("max_abs_diff", 0.0) for x in ss), default=0.0
+                ),
+                "paths_differ_same_seeds": sum(
+                    x["paths"].get("differs", False) for x in ss if "paths" in x
+                ),
+            }
+        )
+        summ.update(
+            {
+                "same_keys": sum(x.get("same_keys", False) for x in ok),
+                "max_abs_diff": max((x.get("max_abs_diff", 0.0) for x in ok), default=0.0),
+                "paths_compared": sum("paths" in x for x in ok),
+                "paths_equal": sum(x["paths"]["equal"] for x in ok if "paths" in x),
+                "paths_tie_only": sum(x["paths"]["tie_only"] for x in ok if "paths" in x),
+                "paths_differ": sum(x["paths"].get("differs", False) for x in ok if "paths" in x),
+            }
+        )
+    return summ
+
+
+def print_summary(name: str, summ: dict, keep: bool) -> None:
+    print(
+        f"{name} depth {summ['depth']} gate {summ['gate']!s:5}: official p50 "
+        f"{summ['official_ms_p50']:.1f} ms p95 {summ['official_ms_p95']:.1f}, activated "
+        f"{summ['activated_mean']}, entities equal {summ['entities_equal']} tie "
+        f"{summ['entities_tie_only']} differ {summ['entities_differ']}"
+        + (
+            f", keys {summ['same_keys']}/{summ['n'] - summ['errors']}, max|diff| "
+            f"{summ['max_abs_diff']:.2e}, paths eq {summ['paths_equal']} tie "
+            f"{summ['paths_tie_only']} differ {summ['paths_differ']}"
+            if keep
+            else ""
+        ),
+        flush=True,
+    )
 
 
 def write_fixture(
