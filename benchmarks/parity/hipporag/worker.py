@@ -70,25 +70,7 @@ def main() -> int:
     )
 
     steps: dict = {}
-
-    class Recorded(H.HippoRAG):
-        """The official class; the graph-building steps also note what they added (read only)."""
-
-        def add_fact_edges(self, chunk_ids, chunk_triples):
-            super().add_fact_edges(chunk_ids, chunk_triples)
-            steps.setdefault("fact", dict(self.node_to_node_stats))
-
-        def add_passage_edges(self, chunk_ids, chunk_triple_entities):
-            before = set(self.node_to_node_stats)
-            n = super().add_passage_edges(chunk_ids, chunk_triple_entities)
-            steps.setdefault("passage", [k for k in self.node_to_node_stats if k not in before])
-            return n
-
-        def add_synonymy_edges(self):
-            self.node_to_node_stats = RecordingDict(self.node_to_node_stats)
-            super().add_synonymy_edges()
-            steps.setdefault("synonym", list(self.node_to_node_stats.set_keys))
-            self.node_to_node_stats = dict(self.node_to_node_stats)
+    Recorded = recording_class(H.HippoRAG, steps)
 
     docs = json.loads((WORK / "docs.json").read_text(encoding="utf-8"))
     queries = json.loads((WORK / "queries.json").read_text(encoding="utf-8"))
@@ -102,23 +84,9 @@ def main() -> int:
     hr, index_s = offline.index_for_retrieval(lambda: Recorded(global_config=cfg), docs, queries)
 
     # the graph: vertices (kind, content) and every igraph edge with its weight
-    g = hr.graph
-    names, contents, kinds = offline.save_edges(g, WORK / "official_edges.npz")
-    ent_keys = {n for n, k in zip(names, kinds) if k == "entity"}
-    fact_pairs = {frozenset(k) for k in steps["fact"] if k[0] != k[1]}
-    syn_pairs = {frozenset(k) for k in steps["synonym"]}
+    names, contents, kinds = offline.save_edges(hr.graph, WORK / "official_edges.npz")
     graph = {
-        "vertices": g.vcount(),
-        "edges": g.ecount(),
-        "entities": len(ent_keys),
-        "passages": len(names) - len(ent_keys),
-        "facts": len(hr.fact_node_keys),
-        "fact_pairs": len(fact_pairs),
-        "synonym_pairs": len(syn_pairs),
-        "directed_synonym_entries": len(set(steps["synonym"])),
-        "fact_and_synonym_pairs": len(fact_pairs & syn_pairs),
-        "passage_entity_edges": len(steps["passage"]),
-        "graph_info": hr.get_graph_info(),
+        **graph_counts(hr, names, kinds, steps),
         "index_seconds": index_s,
         "import_seconds": import_s,
     }
@@ -166,6 +134,51 @@ def main() -> int:
     )
     print(json.dumps(graph))
     return 0
+
+
+def recording_class(base: type, steps: dict) -> type:
+    """The official class; its graph-building steps also note in `steps` what they added (read
+    only)."""
+
+    class Recorded(base):
+        def add_fact_edges(self, chunk_ids, chunk_triples):
+            super().add_fact_edges(chunk_ids, chunk_triples)
+            steps.setdefault("fact", dict(self.node_to_node_stats))
+
+        def add_passage_edges(self, chunk_ids, chunk_triple_entities):
+            before = set(self.node_to_node_stats)
+            n = super().add_passage_edges(chunk_ids, chunk_triple_entities)
+            steps.setdefault("passage", [k for k in self.node_to_node_stats if k not in before])
+            return n
+
+        def add_synonymy_edges(self):
+            self.node_to_node_stats = RecordingDict(self.node_to_node_stats)
+            super().add_synonymy_edges()
+            steps.setdefault("synonym", list(self.node_to_node_stats.set_keys))
+            self.node_to_node_stats = dict(self.node_to_node_stats)
+
+    return Recorded
+
+
+def graph_counts(hr, names: list, kinds: list, steps: dict) -> dict:
+    """The official graph's counts, and the pairs each edge step added (from `steps`)."""
+    g = hr.graph
+    ent_keys = {n for n, k in zip(names, kinds) if k == "entity"}
+    fact_pairs = {frozenset(k) for k in steps["fact"] if k[0] != k[1]}
+    syn_pairs = {frozenset(k) for k in steps["synonym"]}
+    return {
+        "vertices": g.vcount(),
+        "edges": g.ecount(),
+        "entities": len(ent_keys),
+        "passages": len(names) - len(ent_keys),
+        "facts": len(hr.fact_node_keys),
+        "fact_pairs": len(fact_pairs),
+        "synonym_pairs": len(syn_pairs),
+        "directed_synonym_entries": len(set(steps["synonym"])),
+        "fact_and_synonym_pairs": len(fact_pairs & syn_pairs),
+        "passage_entity_edges": len(steps["passage"]),
+        "graph_info": hr.get_graph_info(),
+    }
 
 
 if __name__ == "__main__":
