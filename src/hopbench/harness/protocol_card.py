@@ -102,12 +102,15 @@ def llm_record(cfg: DictConfig, llm, roles: list[str]) -> dict | None:
 
 
 def reader_context(cfg: DictConfig, reader) -> str | None:
-    """The reader's budget: 'top-5 passages', or '<n> tokens' with `reader.context_tokens`."""
+    """The reader's budget: 'top-5 passages', or '<n> tokens (by <tokenizer>)' with
+    `reader.context_tokens` (counted by hopbench.evaluate.token_budget's tokenizer)."""
     if reader is None:
         return None
     tokens = (cfg.get("reader") or {}).get("context_tokens")
     if tokens:
-        return f"{int(tokens)} tokens"
+        from hopbench.evaluate.token_budget import TOKENIZER
+
+        return f"{int(tokens)} tokens (by {TOKENIZER})"
     return f"top-{int(getattr(reader, 'top_k', cfg.reader.get('top_k')))} passages"
 
 
