@@ -104,26 +104,18 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main() -> int:
-    ap = parser()
-    args = ap.parse_args()
-    md = [
-        "# Spreading activation: the authors' settings against the earlier ones (issue #27)",
-        "",
-        f"`python -m benchmarks.studies.sa_rows_report --runs-dir {args.runs_dir} --out {args.out}`; reader none, "
-        "spaCy graph. Cells: A (A − B, p); recall p from a paired bootstrap, FCR@5 p from an exact McNemar "
-        "test, uncorrected.",
-        "",
-    ]
-    result: dict = {}
+def paired_section(runs_dir: Path, result: dict) -> list[str]:
+    """The pairs of issue #27 per dataset (into `result` too): A against B on the questions
+    both ran."""
+    md: list[str] = []
     header = "| dataset | A | B | A run | B run | n | " + " | ".join(METRICS) + " |"
     md += ["## Paired comparisons", "", header, "|" + "---|" * (6 + len(METRICS))]
     for ds in DATASETS:
-        sa = runs_of(args.runs_dir, ds, "spreading_activation")
+        sa = runs_of(runs_dir, ds, "spreading_activation")
         base = pick(sa)
         if base is None:
             continue
-        dense = [r for r in runs_of(args.runs_dir, ds, "dense") if r["limit"] == base["limit"]]
+        dense = [r for r in runs_of(runs_dir, ds, "dense") if r["limit"] == base["limit"]]
         pairs = [
             ("authors' settings", base, "earlier settings", pick(sa, **EARLIER)),
             ("edges=facts", pick(sa, edges="facts"), "authors' settings", base),
@@ -145,7 +137,12 @@ def main() -> int:
             md.append(
                 f"| {ds} | {name_a} | {name_b} | {a['hash']} | {b['hash']} | {c['recall@5']['n']} | {fmt(c)} |"
             )
-    md += [
+    return md
+
+
+def neo4j_section(runs_dir: Path, result: dict) -> list[str]:
+    """The Neo4j query's top-10 lists against memory's, gate on and off (into `result` too)."""
+    md = [
         "",
         "## Neo4j query against memory (top-10 lists)",
         "",
@@ -161,8 +158,8 @@ def main() -> int:
             (False, "spreading_activation_nogate", "spreading_activation_neo4j_nogate"),
         ):
             mem, db = (
-                pick(runs_of(args.runs_dir, ds, mem_name)),
-                pick(runs_of(args.runs_dir, ds, db_name)),
+                pick(runs_of(runs_dir, ds, mem_name)),
+                pick(runs_of(runs_dir, ds, db_name)),
             )
             if mem and db:
                 same, ties, n = top10_agreement(mem["dir"], db["dir"])
@@ -173,9 +170,16 @@ def main() -> int:
                     f"| {ds} | {'on' if gate else 'off'} | {mem['hash']} | {db['hash']} | {same}/{n}"
                     f" | {ties} | {n - same - ties} |"
                 )
+    return md
+
+
+def sweep_section(runs_dir: Path, reference: Path, result: dict) -> list[str]:
+    """MuSiQue's decay x depth sweep in the authors' settings beside the earlier code's
+    reference rows (into `result` too)."""
+    md: list[str] = []
     legacy = {}
-    if args.reference.exists():
-        for r in csv.DictReader(args.reference.open()):
+    if reference.exists():
+        for r in csv.DictReader(reference.open()):
             if (
                 r["dataset"] == "musique"
                 and r["retriever"] == "spreading_activation"
@@ -184,7 +188,7 @@ def main() -> int:
                 legacy[(float(r["param.decay"]), int(float(r["param.depth"])))] = r
     sweep = [
         r
-        for r in runs_of(args.runs_dir, "musique", "spreading_activation")
+        for r in runs_of(runs_dir, "musique", "spreading_activation")
         if all(r["retriever"].get(k) == DEFAULTS[k] for k in ("seed_score", "seed_norm", "edges"))
     ]
     md += [
@@ -219,6 +223,24 @@ def main() -> int:
             f"| {key[0]} | {key[1]} | {r['hash']} | {100 * m['recall@2']:.1f} | {100 * m['recall@5']:.1f} | "
             f"{100 * m['recall@10']:.1f} | {100 * m['fcr@5']:.1f} | {old_cells} |"
         )
+    return md
+
+
+def main() -> int:
+    ap = parser()
+    args = ap.parse_args()
+    md = [
+        "# Spreading activation: the authors' settings against the earlier ones (issue #27)",
+        "",
+        f"`python -m benchmarks.studies.sa_rows_report --runs-dir {args.runs_dir} --out {args.out}`; reader none, "
+        "spaCy graph. Cells: A (A − B, p); recall p from a paired bootstrap, FCR@5 p from an exact McNemar "
+        "test, uncorrected.",
+        "",
+    ]
+    result: dict = {}
+    md += paired_section(args.runs_dir, result)
+    md += neo4j_section(args.runs_dir, result)
+    md += sweep_section(args.runs_dir, args.reference, result)
     Path(args.out + ".md").write_text("\n".join(md) + "\n")
     Path(args.out + ".json").write_text(json.dumps(result, indent=1, default=str) + "\n")
     print("\n".join(md))
