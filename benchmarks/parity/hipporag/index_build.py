@@ -194,9 +194,9 @@ def write_official_inputs(
 def child_hopbench(args) -> int:
     """--child-hopbench: a cold `load_or_build` in the cache folder --child-cache, timed per stage."""
     clock = Clock()
-    import hopbench.kg.descriptions as descriptions
-    import hopbench.kg.graph_vectors as graph_vectors
-    import hopbench.kg.hipporag2 as h2
+    import hopbench.kg.descriptions  # noqa: F401  (the probes' modules, imported in the timing)
+    import hopbench.kg.graph_vectors  # noqa: F401
+    import hopbench.kg.hipporag2  # noqa: F401
     from hopbench.harness.compose import build_encoder
     from hopbench.kg import load_or_build
     from hopbench.kg.settings import resolve_settings
@@ -212,7 +212,59 @@ def child_hopbench(args) -> int:
     encoder.model  # noqa: B018  (loads the model: timed here, not inside the first embedding stage)
     model_load = clock.done()
 
-    # CPU of the two stages the builder times by wall only (assemble, describe): light probes
+    marks, probes = install_cpu_probes()
+
+    clock = Clock()
+    kg = load_or_build(
+        dataset,
+        cfg.graph,
+        encoder=encoder,
+        cache_dir=args.child_cache,
+        descriptions=args.descriptions,
+    )
+    index = clock.done()
+    rss = peak_rss_mib()
+    if kg.manifest.get("cache_hit"):
+        raise SystemExit("the hopbench build was a cache hit: the cache folder was not new")
+    t = dict(kg.manifest["timings"])
+    if "assemble" in marks and "describe_and_embed" in marks:
+        t["cpu_assemble"] = marks["describe_and_embed"] - marks["assemble"]
+    if "describe" in probes:
+        t["cpu_describe"] = probes["describe"]["cpu"]
+    graph = hopbench_graph_counts(kg)
+    out = {
+        "imports": imports,
+        "read_dataset": read_dataset,
+        "model_load": model_load,
+        "index": index,
+        "total": {k: model_load[k] + index[k] for k in ("wall", "cpu")},
+        "timings": t,
+        "graph_key": kg.manifest.get("graph_key"),
+        "peak_rss_mib": rss,
+        "graph": graph,
+        "encoder": {
+            "model": encoder.model_name,
+            "backend": encoder.backend,
+            "batch_size": encoder.batch_size,
+            "short_text_batch_size": resolve_settings(cfg.graph)["short_text_batch_size"],
+            "identity": encoder.identity,
+            "stats": encoder.stats,
+        },
+        "descriptions": args.descriptions,
+        "versions": versions(),
+        "threads": thread_settings(),
+    }
+    Path(args.child_out).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return 0
+
+
+def install_cpu_probes() -> tuple[dict[str, float], dict[str, dict]]:
+    """CPU of the two stages the builder times by wall only (assemble, describe): light probes
+    on the functions that start them; returns where the marks and the probed stages go."""
+    import hopbench.kg.descriptions as descriptions
+    import hopbench.kg.graph_vectors as graph_vectors
+    import hopbench.kg.hipporag2 as h2
+
     marks: dict[str, float] = {}
     probes: dict[str, dict] = {}
 
@@ -233,24 +285,11 @@ def child_hopbench(args) -> int:
     probe(h2, "assemble_hipporag2", enter="assemble")  # called as a module attribute
     probe(graph_vectors, "describe_and_embed", enter="describe_and_embed")
     probe(descriptions, "describe_entities", stage="describe")
+    return marks, probes
 
-    clock = Clock()
-    kg = load_or_build(
-        dataset,
-        cfg.graph,
-        encoder=encoder,
-        cache_dir=args.child_cache,
-        descriptions=args.descriptions,
-    )
-    index = clock.done()
-    rss = peak_rss_mib()
-    if kg.manifest.get("cache_hit"):
-        raise SystemExit("the hopbench build was a cache hit: the cache folder was not new")
-    t = dict(kg.manifest["timings"])
-    if "assemble" in marks and "describe_and_embed" in marks:
-        t["cpu_assemble"] = marks["describe_and_embed"] - marks["assemble"]
-    if "describe" in probes:
-        t["cpu_describe"] = probes["describe"]["cpu"]
+
+def hopbench_graph_counts(kg) -> dict:
+    """hopbench's graph in the official graph's terms (official_index.json's `graph`)."""
     m = kg.manifest["counts"]
     adj = kg.adjacency(relation=2.0, synonym=2.0, context=1.0)
     graph = {
@@ -276,30 +315,7 @@ def child_hopbench(args) -> int:
     graph["synonym_new_directed_entries"] = (
         graph["directed_synonym_entries"] - graph["fact_directions_overwritten"]
     )
-    out = {
-        "imports": imports,
-        "read_dataset": read_dataset,
-        "model_load": model_load,
-        "index": index,
-        "total": {k: model_load[k] + index[k] for k in ("wall", "cpu")},
-        "timings": t,
-        "graph_key": kg.manifest.get("graph_key"),
-        "peak_rss_mib": rss,
-        "graph": graph,
-        "encoder": {
-            "model": encoder.model_name,
-            "backend": encoder.backend,
-            "batch_size": encoder.batch_size,
-            "short_text_batch_size": resolve_settings(cfg.graph)["short_text_batch_size"],
-            "identity": encoder.identity,
-            "stats": encoder.stats,
-        },
-        "descriptions": args.descriptions,
-        "versions": versions(),
-        "threads": thread_settings(),
-    }
-    Path(args.child_out).write_text(json.dumps(out, indent=1), encoding="utf-8")
-    return 0
+    return graph
 
 
 def versions() -> dict:
