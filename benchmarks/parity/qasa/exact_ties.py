@@ -150,6 +150,53 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def print_question(res: dict) -> None:
+    """One question's differing entities, and which side holds the exact value."""
+    held = [x["holds_exact"] for x in res["differing"]]
+    print(
+        f"{res['id']}: {len(held)} entities differ; exact value held by hopbench {held.count('hopbench')}, "
+        f"authors {held.count('authors')}, neither {held.count('neither')}; hopbench vs exact max "
+        f"{res['max_abs_hopbench_vs_exact']:.1e}",
+        flush=True,
+    )
+    for x in res["differing"]:
+        print(
+            f"    {x['entity']!r}: authors {x['authors']:.6f} hopbench {x['hopbench']:.6f} "
+            f"exact {x['exact']:.6f} -> {x['holds_exact']}; tied neighbours {x['exact_tie_neighbours']}, "
+            f"(authors - hopbench) / (decay x exact) = {x['excess_over_decay_times_exact']:.12f}"
+        )
+
+
+def markdown(out: dict) -> str:
+    """The table of OUT.md, from what OUT.json holds."""
+    gate = "on" if out["gate"] else "off"
+    md = [
+        f"# Exact-arithmetic check: {out['dataset']}, depth {out['depth']}, gate {gate}",
+        "",
+        f"`{out['command']}`",
+        "",
+        "| question | entity | authors | hopbench | exact | holds the exact value | neighbours "
+        "tied exactly | (authors − hopbench) / (δ · exact) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for res in out["questions"]:
+        for x in res["differing"]:
+            md.append(
+                f"| {res['id']} | {x['entity']} | {x['authors']:.6f} | {x['hopbench']:.6f} | "
+                f"{x['exact']:.6f} | {x['holds_exact']} | {', '.join(x['exact_tie_neighbours'])} | "
+                f"{x['excess_over_decay_times_exact']:.12f} |"
+            )
+    md += [
+        "",
+        "hopbench vs exact, largest difference over every activated entity: "
+        + ", ".join(
+            f"{res['id']} {res['max_abs_hopbench_vs_exact']:.1e}" for res in out["questions"]
+        ),
+        "",
+    ]
+    return "\n".join(md)
+
+
 def main() -> int:
     ap = parser()
     args = ap.parse_args()
@@ -206,19 +253,7 @@ def main() -> int:
             qid, rows[qid]["activation"], hop[qid][0], idx, act, adj, gate, kg.entity_names, args
         )
         results.append(res)
-        held = [x["holds_exact"] for x in res["differing"]]
-        print(
-            f"{qid}: {len(held)} entities differ; exact value held by hopbench {held.count('hopbench')}, "
-            f"authors {held.count('authors')}, neither {held.count('neither')}; hopbench vs exact max "
-            f"{res['max_abs_hopbench_vs_exact']:.1e}",
-            flush=True,
-        )
-        for x in res["differing"]:
-            print(
-                f"    {x['entity']!r}: authors {x['authors']:.6f} hopbench {x['hopbench']:.6f} "
-                f"exact {x['exact']:.6f} -> {x['holds_exact']}; tied neighbours {x['exact_tie_neighbours']}, "
-                f"(authors - hopbench) / (decay x exact) = {x['excess_over_decay_times_exact']:.12f}"
-            )
+        print_question(res)
     if args.out:
         out = {
             "official": str(args.official),
@@ -229,29 +264,7 @@ def main() -> int:
             "questions": results,
         }
         Path(args.out + ".json").write_text(json.dumps(out, indent=1) + "\n")
-        md = [
-            f"# Exact-arithmetic check: {ds.name}, depth {args.depth}, gate {'on' if gate_on else 'off'}",
-            "",
-            f"`{out['command']}`",
-            "",
-            "| question | entity | authors | hopbench | exact | holds the exact value | neighbours "
-            "tied exactly | (authors − hopbench) / (δ · exact) |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for res in results:
-            for x in res["differing"]:
-                md.append(
-                    f"| {res['id']} | {x['entity']} | {x['authors']:.6f} | {x['hopbench']:.6f} | "
-                    f"{x['exact']:.6f} | {x['holds_exact']} | {', '.join(x['exact_tie_neighbours'])} | "
-                    f"{x['excess_over_decay_times_exact']:.12f} |"
-                )
-        md += [
-            "",
-            "hopbench vs exact, largest difference over every activated entity: "
-            + ", ".join(f"{res['id']} {res['max_abs_hopbench_vs_exact']:.1e}" for res in results),
-            "",
-        ]
-        Path(args.out + ".md").write_text("\n".join(md))
+        Path(args.out + ".md").write_text(markdown(out))
     return 0
 
 
