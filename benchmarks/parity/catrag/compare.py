@@ -334,26 +334,33 @@ def main() -> int:
     args.out.with_suffix(".json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(res), encoding="utf-8")
     if args.fixture:
-        fx = {
-            "dataset": ds_name,
-            "graph": args.graph,
-            "official_commit": CATRAG_COMMIT,
-            "k": K,
-            "questions": [
-                {
-                    "id": q.id,
-                    "text": q.text,
-                    "official_top10": [kg.passage_ids[j] for j in off_top[i]],
-                    "official_scores": off["questions"][i]["scores"][:K],
-                    "decisions": decisions[q.text],
-                }
-                for i, q in enumerate(questions)
-            ],
-        }
-        args.fixture.parent.mkdir(parents=True, exist_ok=True)
-        args.fixture.write_text(json.dumps(fx, indent=1), encoding="utf-8")
+        write_fixture(args.fixture, (ds_name, args.graph), questions, kg, off, decisions)
     print(markdown(res))
     return 0
+
+
+def write_fixture(path: Path, where: tuple, questions, kg, off: dict, decisions: dict) -> None:
+    """The official top-K, scores and the decisions replayed, per question (`where`: dataset and
+    graph), for tests/retrieve/catrag/test_catrag_parity.py."""
+    ds_name, graph = where
+    fx = {
+        "dataset": ds_name,
+        "graph": graph,
+        "official_commit": CATRAG_COMMIT,
+        "k": K,
+        "questions": [
+            {
+                "id": q.id,
+                "text": q.text,
+                "official_top10": [kg.passage_ids[j] for j in off["questions"][i]["top"][:K]],
+                "official_scores": off["questions"][i]["scores"][:K],
+                "decisions": decisions[q.text],
+            }
+            for i, q in enumerate(questions)
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(fx, indent=1), encoding="utf-8")
 
 
 def decision_source(run_cfg: dict) -> str:
