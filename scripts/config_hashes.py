@@ -30,7 +30,7 @@ DATA_DIR = os.environ.get("HOPBENCH_DATA_DIR") or str(
 )
 EXTRA = {
     "spreading_activation": ["retriever.decay=0.3", "retriever.depth=2"],
-    "hipporag": ["retriever.damping=0.3", "retriever.filter=false"],
+    "hipporag": ["retriever.damping=0.3", "retriever.seeding.filter=false"],
     "flow_diffusion": ["retriever.alpha=2"],
     "catrag": ["retriever.ner=spacy", "retriever.n_seed=3"],
 }

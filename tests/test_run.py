@@ -203,7 +203,7 @@ def test_a_graph_construction_against_the_retrievers_is_refused_before_anything_
         cache_dir,
         "dataset=musique_sub",
         "retriever=hipporag",
-        "retriever.filter=false",
+        "retriever.seeding.filter=false",
         "graph.construction=hopbench",
     )
     with pytest.raises(HopbenchError, match="graph.construction=hopbench was set.*hipporag_hb"):

@@ -86,7 +86,7 @@ def _question(body: dict) -> str:
 
 # ---- (a) nothing listening ------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "retriever, extra", [("hipporag", ["retriever.filter=true"]), ("catrag", [])]
+    "retriever, extra", [("hipporag", ["retriever.seeding.filter=true"]), ("catrag", [])]
 )
 def test_unreachable_server_exits_2_with_what_to_start(
     retriever, extra, tmp_path, data_dir, cache_dir, musique_kg, child_env
@@ -117,7 +117,7 @@ def test_server_errors_after_retries_abort_and_a_relaunch_computes_the_run(
             cache_dir,
             srv.base_url,
             "hipporag",
-            "retriever.filter=true",
+            "retriever.seeding.filter=true",
             "llm.transient_retries=2",
             "llm.backoff_s=0.001",
         )
@@ -147,7 +147,7 @@ def test_refused_key_aborts_without_retrying(tmp_path, data_dir, cache_dir, musi
             cache_dir,
             srv.base_url,
             "hipporag",
-            "retriever.filter=true",
+            "retriever.seeding.filter=true",
             "llm.transient_retries=3",
             "llm.backoff_s=0.001",
         )
@@ -174,7 +174,7 @@ def test_non_json_200_is_counted_and_aborts_without_a_traceback(
                 cache_dir,
                 srv.base_url,
                 "hipporag",
-                "retriever.filter=true",
+                "retriever.seeding.filter=true",
                 "llm.transient_retries=1",
                 "llm.backoff_s=0.001",
             ),
@@ -209,7 +209,7 @@ def test_bad_reply_falls_back_is_counted_and_is_not_replayed(
     srv = ScriptedServer(respond=respond)
     try:
         overrides = _overrides(
-            tmp_path, data_dir, cache_dir, srv.base_url, "hipporag", "retriever.filter=true"
+            tmp_path, data_dir, cache_dir, srv.base_url, "hipporag", "retriever.seeding.filter=true"
         )
         m = execute(_cfg(overrides))
         rows = _rows(tmp_path)

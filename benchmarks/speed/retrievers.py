@@ -175,7 +175,7 @@ def latency_section(args, qs, kg, services) -> tuple[dict, dict]:
 def ppr_section(hr, kg, qs, nx_questions: int) -> dict:
     """2. PPR: ours against igraph prpack and networkx, on the same graph and resets (HippoRAG's
     retriever `hr` gives both): times, and how far the results agree."""
-    resets = [rv for rv, _, _ in (hr.reset_vector(q) for q in qs) if rv is not None]
+    resets = [rv for rv, _, _ in (hr.seeding.reset_vector(q) for q in qs) if rv is not None]
     adj = hr.adjacency
     E = kg.n_entities
     g_ig = igraph_from_csr(adj)

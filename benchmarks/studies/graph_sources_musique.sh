@@ -2,7 +2,7 @@
 # Issue #15 part 1: every offline graph retriever on the MuSiQue subset, on HippoRAG's published
 # gpt-3.5-turbo OpenIE graph (graph=openie) and on the spaCy graph (graph=spacy), then the
 # paired comparison (benchmarks/studies/compare_graphs.py -> benchmarks/studies/results/graph_sources_musique.md).
-# The offline retrievers use no LLM: hipporag's fact filter is off (retriever.filter=false), as in
+# The offline retrievers use no LLM: hipporag's fact filter is off (retriever.seeding.filter=false), as in
 # the official-package run quoted in the issue; spreading_activation_neo4j runs inside a local
 # Neo4j (scripts/with-neo4j.sh starts it). With LLM=1 the LLM methods (catrag, catrag_code,
 # neuropath) follow on the first 20 questions with reader=qa and the local model, next to dense
@@ -16,7 +16,7 @@ CACHE=${CACHE:-$HOME/.cache/hopbench}
 DATA=${DATA:-../shared/datasets}
 PY=${PYTHON:-python3}
 common=(dataset=musique "paths.runs_dir=$RUNS" "paths.cache_dir=$CACHE" "paths.data_dir=$DATA" progress=false)
-retrievers=("hipporag retriever.filter=false" "hipporag_hb retriever.filter=false" hipporag1
+retrievers=("hipporag retriever.seeding.filter=false" "hipporag_hb retriever.seeding.filter=false" hipporag1
             spreading_activation spreading_activation_nogate flow_diffusion flow_diffusion_code)
 
 $PY -m hopbench.run "${common[@]}" retriever=dense

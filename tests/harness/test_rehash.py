@@ -159,3 +159,49 @@ def test_the_committed_map_names_every_reference_row_once_under_its_new_hash():
     old = {(m["dataset"], m["retriever"], m["old_hash"]) for m in mapping}
     assert len(new) == len(mapping) == len(rows) and new == rows
     assert not old & rows
+
+
+def test_the_seeding_node_and_the_flat_keys_of_before_are_one_config_either_way():
+    """Issue #58's second step: a stored config's flat seeding keys nest into today's node and
+    flatten back unchanged, for every class that holds HippoRAG's seeding."""
+    hipporag = {"damping": 0.5, "seeding": "hipporag1", "filter": False, "linking_top_k": 5}
+    nested = rehash.nested_seeding(hipporag, "HippoRAGRetriever")
+    assert nested == {
+        "damping": 0.5,
+        "seeding": {"method": "hipporag1", "filter": False, "linking_top_k": 5},
+    }
+    assert rehash.flat_seeding(nested, "HippoRAGRetriever") == hipporag
+    catrag = {"n_seed": 5, "top_phrases": 5, "filter": "auto"}
+    nested = rehash.nested_seeding(catrag, "CatRAGRetriever")
+    assert nested == {"n_seed": 5, "seeding": {"top_phrases": 5, "filter": "auto"}}
+    assert rehash.flat_seeding(nested, "CatRAGRetriever") == catrag
+    joint = {"seeding": "keywords", "alpha": 50.0}
+    nested = rehash.nested_seeding(joint, "JointFlowDiffusionRetriever")
+    assert set(nested["hipporag_seeding"]) == {
+        "linking_top_k",
+        "top_phrases",
+        "passage_node_weight",
+        "filter",
+    }
+    assert rehash.flat_seeding(nested, "JointFlowDiffusionRetriever") == joint
+    dense = {"k": 5}
+    assert (
+        rehash.nested_seeding(dense, "DenseRetriever")
+        == rehash.flat_seeding(dense, "DenseRetriever")
+        == dense
+    )
+
+
+def test_a_hipporag_config_hashes_differently_in_each_form_and_the_old_forms_are_flat():
+    cfg = load_config(["retriever=hipporag", "retriever.seeding.filter=false"])
+    semantic_new = {"retriever": {"class": "HippoRAGRetriever", **cfg_node(cfg)}}
+    mid = rehash.mid_form(semantic_new)["retriever"]
+    old = rehash.legacy_form(semantic_new, "hopbench.retrieve.hipporag.HippoRAGRetriever")
+    assert mid["seeding"] == "hipporag2" and mid["filter"] is False and "class" in mid
+    assert old["retriever"]["_target_"] == "hopbench.retrieve.hipporag.HippoRAGRetriever"
+    assert "class" not in old["retriever"] and old["retriever"]["linking_top_k"] == 5
+
+
+def cfg_node(cfg) -> dict:
+    node = OmegaConf.to_container(cfg.retriever, resolve=True)
+    return {k: v for k, v in node.items() if k != "_target_"}

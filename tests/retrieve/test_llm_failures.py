@@ -44,10 +44,17 @@ class FailingLLM:
 
 # retriever, its first LLM step
 RETRIEVERS = {
-    "hipporag": (lambda: HippoRAGRetriever(filter=True, llm_name="server"), "fact_filter"),
+    "hipporag": (
+        lambda: HippoRAGRetriever(llm_name="server", seeding={"filter": True}),
+        "fact_filter",
+    ),
     "catrag": (
         lambda: CatRAGRetriever(
-            filter=False, ner="llm", llm_name="server", edge_weighting=False, passage_boost=False
+            ner="llm",
+            llm_name="server",
+            edge_weighting=False,
+            passage_boost=False,
+            seeding={"filter": False},
         ),
         "question_entities",
     ),

@@ -20,7 +20,7 @@
    graph of `graph.construction=hipporag2` and its encoder: both sides use identical vectors.
 3. Runs the official `HippoRAG.index` and its retrieval loop (fact filter bypassed: the 5
    candidate facts are kept) once per PYTHONHASHSEED (it breaks exact ties by hash order), and
-   hopbench's `retriever=hipporag retriever.filter=false` (the faithful construction) and
+   hopbench's `retriever=hipporag retriever.seeding.filter=false` (the faithful construction) and
    `retriever=hipporag_hb` (hopbench's construction) in this process.
 4. Compares the graphs (node and edge counts by type, node names, every edge weight), the
    top-10 of every question (identical lists; for the others, whether the difference lies
@@ -121,7 +121,7 @@ def compose(dataset: str, graph: str, retriever: str, data_dir: str, cache_dir: 
             f"dataset={dataset}",
             f"graph={graph}",
             f"retriever={retriever}",
-            "retriever.filter=false",
+            "retriever.seeding.filter=false",
             "progress=false",
             f"paths.data_dir={data_dir}",
             f"paths.cache_dir={cache_dir}",
@@ -290,7 +290,7 @@ def tie_analysis(i: int, q, off_row: dict, hop: dict, kg) -> dict:
     out: dict = {"question": q.id}
     if None in off_facts:
         return {**out, "kind": "not a tie", "why": "an official fact is not a hopbench fact"}
-    k = r.linking_top_k
+    k = r.seeding.linking_top_k
     fifth = np.sort(scores)[::-1][k - 1]
     ours_facts = [kg_fact_index(fact_of, c) for c in hop["trace"]["candidate_facts"]]
     if set(off_facts) != set(ours_facts):
@@ -321,7 +321,7 @@ def tie_analysis(i: int, q, off_row: dict, hop: dict, kg) -> dict:
         out["seed_tie"] = True
     ent = np.zeros(kg.n_entities)
     ent[off_seeds] = w_all[off_seeds]
-    dense = r.passage_emb @ np.asarray(q_emb, dtype=np.float64)
+    dense = r.seeding.passage_emb @ np.asarray(q_emb, dtype=np.float64)
     reset = np.concatenate([ent, passage_reset(dense, r.passage_node_weight)])
     p = personalized_pagerank(r.ppr, reset, damping=r.damping, tol=r.ppr_tol)[kg.n_entities :]
     replay = np.lexsort((-dense, -p))[:K].tolist()
@@ -613,8 +613,8 @@ def markdown(res: dict) -> str:
         f"({', '.join(f'{k} {v}' for k, v in res['graphs'][0]['official_versions'].items())}), installed "
         "--no-deps in its own virtual environment, its DSPy fact filter bypassed (the 5 candidate facts are kept), "
         "fed hopbench's triples as an OpenIE file and hopbench's all-MiniLM-L6-v2 vectors for every text it embeds. "
-        "hopbench: `retriever=hipporag retriever.filter=false` (graph.construction=hipporag2) and "
-        "`retriever=hipporag_hb retriever.filter=false` (graph.construction=hopbench). Subset numbers: HippoRAG's "
+        "hopbench: `retriever=hipporag retriever.seeding.filter=false` (graph.construction=hipporag2) and "
+        "`retriever=hipporag_hb retriever.seeding.filter=false` (graph.construction=hopbench). Subset numbers: HippoRAG's "
         "100-question MuSiQue train subset, 1,890-passage corpus. Times: retrieval per question "
         "(question embedding precomputed on both sides), one thread (OMP/MKL/OPENBLAS_NUM_THREADS=1), "
         f"after a warm-up; a question's time is its median over {REPEATS} passes.",

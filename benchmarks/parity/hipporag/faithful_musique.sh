@@ -18,7 +18,7 @@ $PY -m hopbench.run "${common[@]}" retriever=dense
 for graph in spacy openie; do
   for r in hipporag hipporag_hb; do
     echo "== graph=$graph retriever=$r"
-    $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=$r" retriever.filter=false
+    $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=$r" retriever.seeding.filter=false
   done
 done
 HOPBENCH_DATA_DIR=$DATA HOPBENCH_CACHE_DIR=$CACHE $PY benchmarks/parity/hipporag/compare.py \

@@ -81,7 +81,7 @@ def hopbench_side(dataset_name: str, graph: str, limit: int, args) -> dict:
     services.encode_questions(questions)
     rows, xs, seeds, qv = [], [], [], []
     for q in questions:
-        reset, dense, trace = r.reset_vector(q)
+        reset, dense, trace = r.seeding.reset_vector(q)
         qe = np.asarray(services.query_embedding(q), dtype=np.float32)
         if reset is None:
             raise SystemExit(f"{q.id}: no seed (dense fallback); the comparison needs seeds")

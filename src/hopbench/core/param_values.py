@@ -76,3 +76,15 @@ def same_value(a, b) -> bool:
 def plain_value(v):
     """numpy scalars as Python values (so 3 prints '3', not 'np.int64(3)')."""
     return v.item() if isinstance(v, np.generic) else v
+
+
+def flat_params(params: dict, prefix: str = "") -> dict:
+    """A component's nested settings node as dotted keys ({'seeding': {'filter': False}} ->
+    {'seeding.filter': False}), as a command line names them: one table column per setting."""
+    out: dict = {}
+    for k, v in params.items():
+        if isinstance(v, dict) and v:
+            out.update(flat_params(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out

@@ -120,8 +120,21 @@ def _instantiate(group: str, cfg: DictConfig):
         if isinstance(cause, HopbenchError):
             raise cause from None
         if isinstance(cause, (TypeError, ValueError)):
-            raise HopbenchError(f"{group}={name}: {cause}") from None
+            raise HopbenchError(f"{group}={name}: {cause}{_moved_hint(group, params)}") from None
         raise
+
+
+# Settings that moved into a nested node (issue #58): a flat key of before gets told where it went.
+_MOVED_TO_SEEDING = ("filter", "linking_top_k", "top_phrases", "passage_node_weight")
+
+
+def _moved_hint(group: str, params: dict) -> str:
+    moved = [
+        k for k in _MOVED_TO_SEEDING if k in params and isinstance(params.get("seeding"), dict)
+    ]
+    if group != "retriever" or not moved:
+        return ""
+    return f" (HippoRAG's seeding settings are one node now: retriever.seeding.{moved[0]})"
 
 
 def build_retriever(cfg: DictConfig) -> Retriever:

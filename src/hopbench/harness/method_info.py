@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from hopbench.core.param_values import plain_value, same_value
+from hopbench.core.param_values import flat_params, plain_value, same_value
 from hopbench.core.paths import RETRIEVER_CONFIGS
 
 # Config keys that say where things live, not what was computed: never settings.
@@ -29,7 +29,7 @@ def method_record(retriever_cfg: dict, config: dict, family: str) -> dict:
     """metrics.json's `method`: {"family", "defaults", "params_diff"} for a run's retriever
     config (`config`: the whole run config, for defaults that interpolate another group)."""
     name = retriever_cfg.get("name")
-    params = {k: v for k, v in retriever_cfg.items() if k not in RETRIEVER_SKIP}
+    params = flat_params({k: v for k, v in retriever_cfg.items() if k not in RETRIEVER_SKIP})
     target = (_method_yaml(name, str(RETRIEVER_CONFIGS)) or {}).get(
         "_target_"
     ) or retriever_cfg.get("_target_")
@@ -74,12 +74,24 @@ def _merged_yaml(name: str, config_dir: Path, seen: tuple[str, ...] = ()) -> dic
     out: dict = {}
     for entry in entries:
         if entry == "_self_":
-            out.update(own)
+            _deep_update(out, own)
         elif isinstance(entry, str) and entry.startswith("schema/"):
-            out.update(_schema_settings(entry.split("@", 1)[0].split("/", 1)[1]))
+            _deep_update(out, _schema_settings(entry.split("@", 1)[0].split("/", 1)[1]))
         elif isinstance(entry, str):
-            out.update(_merged_yaml(entry.rsplit("/", 1)[-1], config_dir, (*seen, name)) or {})
+            _deep_update(
+                out, _merged_yaml(entry.rsplit("/", 1)[-1], config_dir, (*seen, name)) or {}
+            )
     return out
+
+
+def _deep_update(out: dict, new: dict) -> None:
+    """Merge `new` into `out` as Hydra merges configs: a nested node key by key."""
+    for k, v in new.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = dict(out[k])
+            _deep_update(out[k], v)
+        else:
+            out[k] = v
 
 
 @functools.lru_cache(maxsize=None)
@@ -117,9 +129,15 @@ def _class_defaults(target: str) -> dict:
         sig = None
     if sig is None:
         return {}
-    return {
-        k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty
-    }
+    from hopbench.retrieve.registry import Nested
+
+    return flat_params(
+        {
+            k: p.default.defaults() if isinstance(p.default, Nested) else p.default
+            for k, p in sig.parameters.items()
+            if p.default is not inspect.Parameter.empty
+        }
+    )
 
 
 def method_defaults(retriever: str, config_dir: str | Path | None = None) -> dict | None:
@@ -129,7 +147,7 @@ def method_defaults(retriever: str, config_dir: str | Path | None = None) -> dic
     merged = _method_yaml(retriever, str(config_dir or RETRIEVER_CONFIGS))
     if merged is None:
         return None
-    return {k: v for k, v in merged.items() if k not in RETRIEVER_SKIP}
+    return flat_params({k: v for k, v in merged.items() if k not in RETRIEVER_SKIP})
 
 
 def _default_for(retriever: str, key: str, config_dir=None):

@@ -1,5 +1,10 @@
-"""The one deliberate re-hash of issue #58: run hashes that named the retriever's `_target_` (a
-Python import path) re-keyed to today's, which name its registry name (harness.runner).
+"""The one deliberate re-hash of issue #58, from a run's old hash to today's, which
+- names the retriever's registry name, not its `_target_` (a Python import path: harness.runner);
+- holds HippoRAG's seeding settings as one nested node (``retriever.seeding.*``, or
+  ``retriever.hipporag_seeding.*`` in flow_diffusion_joint) where they were flat keys.
+
+Between the two steps, runs and the reference were keyed by the registry name with flat seeding
+keys (the "mid" hash); a run or a reference row under its old or its mid hash is re-keyed.
 
 A run's new hash is computed from its stored config.yaml by the runner's own `semantic_config`
 and `config_hash`; before a folder is renamed, the hash it had is recomputed from the same
@@ -45,14 +50,66 @@ LEGACY_TARGETS = {
         "hopbench.retrieve.spreading_activation_neo4j.SpreadingActivationNeo4jRetriever"
     ),
 }
-MAP_FIELDS = ("dataset", "retriever", "old_hash", "new_hash")
+MAP_FIELDS = ("dataset", "retriever", "old_hash", "mid_hash", "new_hash")
+# The flat seeding keys of before issue #58 (HippoRAGSeeding's settings) and where they went.
+SEEDING_KEYS = ("linking_top_k", "top_phrases", "passage_node_weight", "filter")
+NESTED_SEEDING = {  # class -> (node name, does the node carry `method`, the old flat `seeding`)
+    "HippoRAGRetriever": ("seeding", True),
+    "CatRAGRetriever": ("seeding", False),
+    "QAFDCodeRetriever": ("seeding", False),
+    "JointFlowDiffusionRetriever": ("hipporag_seeding", False),
+}
 _HASH = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
+
+
+def flat_seeding(node: dict, class_name: str) -> dict:
+    """A retriever node with its nested seeding node as the flat keys of before issue #58
+    (HippoRAGRetriever's `method` was its string setting `seeding`; flow_diffusion_joint's
+    node, unused unless `seeding: hipporag`, was not in its config at all)."""
+    where = NESTED_SEEDING.get(class_name)
+    if where is None or not isinstance(node.get(where[0]), dict):
+        return dict(node)
+    name, has_method = where
+    out = {k: v for k, v in node.items() if k != name}
+    if class_name == "JointFlowDiffusionRetriever":
+        return out
+    inner = dict(node[name])
+    if has_method:
+        out["seeding"] = inner.pop("method", "hipporag2")
+    out.update(inner)
+    return out
+
+
+def nested_seeding(node: dict, class_name: str) -> dict:
+    """The inverse of `flat_seeding`: a stored config's flat seeding keys as today's node
+    (flow_diffusion_joint gets its node's defaults, as a config composed today has them)."""
+    where = NESTED_SEEDING.get(class_name)
+    if where is None or isinstance(node.get(where[0]), dict):
+        return dict(node)
+    name, has_method = where
+    if class_name == "JointFlowDiffusionRetriever":
+        from hopbench.retrieve.qafd.flow_diffusion_joint import JointFlowDiffusionRetriever
+
+        return {**node, name: JointFlowDiffusionRetriever.hipporag_seeding_spec.defaults()}
+    out = {k: v for k, v in node.items() if k not in SEEDING_KEYS}
+    inner = {k: node[k] for k in SEEDING_KEYS if k in node}
+    if has_method:
+        inner = {"method": out.pop("seeding", "hipporag2"), **inner}
+    out[name] = inner
+    return out
+
+
+def mid_form(semantic: dict) -> dict:
+    """A semantic config as the runner built it between the two steps: registry name, flat keys."""
+    node = semantic["retriever"]
+    return {**semantic, "retriever": flat_seeding(node, str(node.get("class", "")))}
 
 
 def legacy_form(semantic: dict, target: str) -> dict:
     """A semantic config as the runner built it before issue #58: the retriever node with the
-    class's `_target_` and without its registry name."""
-    node = {k: v for k, v in semantic["retriever"].items() if k != "class"}
+    class's `_target_`, without its registry name, its seeding keys flat."""
+    node = mid_form(semantic)["retriever"]
+    node = {k: v for k, v in node.items() if k != "class"}
     return {**semantic, "retriever": {**node, "_target_": target}}
 
 
@@ -73,10 +130,20 @@ def current_target(target: str) -> str:
 
 def hashes(cfg, dataset, retriever, old_target: str) -> tuple[str, str]:
     """(old hash, new hash) of one composed config, by the runner's own functions."""
+    old, _, new = all_hashes(cfg, dataset, retriever, old_target)
+    return old, new
+
+
+def all_hashes(cfg, dataset, retriever, old_target: str) -> tuple[str, str, str]:
+    """(old, mid, new hash) of one composed config (module docstring)."""
     from hopbench.harness.runner import semantic_config
 
     semantic = semantic_config(cfg, dataset, retriever)
-    return config_hash(legacy_form(semantic, old_target)), config_hash(semantic)
+    return (
+        config_hash(legacy_form(semantic, old_target)),
+        config_hash(mid_form(semantic)),
+        config_hash(semantic),
+    )
 
 
 @dataclass
@@ -91,7 +158,9 @@ def _stored_config(run_dir: Path, data_dir: str | None) -> tuple[dict, str]:
     """(config.yaml with today's `_target_` and, if given, another data_dir; its old target)."""
     config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
     target = str((config.get("retriever") or {}).get("_target_", ""))
-    config["retriever"] = {**config["retriever"], "_target_": current_target(target)}
+    today = current_target(target)
+    node = nested_seeding(config["retriever"], today.rpartition(".")[2])
+    config["retriever"] = {**node, "_target_": today}
     stored = str((config.get("paths") or {}).get("data_dir", ""))
     if data_dir and stored:
         for key in ("questions_path", "corpus_path"):
@@ -113,7 +182,7 @@ def rehash_run(run_dir: str | Path, data_dir: str | None = None) -> Rehashed:
     try:
         config, target = _stored_config(run_dir, data_dir)
         cfg = OmegaConf.create(config)
-        old, new = hashes(cfg, build_dataset(cfg), build_retriever(cfg), target)
+        old, mid, new = all_hashes(cfg, build_dataset(cfg), build_retriever(cfg), target)
     except Exception as exc:  # noqa: BLE001 - one run's problem is told, the others go on
         out.why = f"its config.yaml could not be hashed: {type(exc).__name__}: {exc}"
         return out
@@ -121,9 +190,10 @@ def rehash_run(run_dir: str | Path, data_dir: str | None = None) -> Rehashed:
     if new == run_dir.name:
         out.why = "already under its new hash"
         return out
-    if old != run_dir.name:
+    if run_dir.name not in (old, mid):
         out.why = f"its old hash is not reproduced from its config.yaml (got {old})"
         return out
+    old = run_dir.name
     dest = run_dir.parent / new
     if dest.exists():
         out.why = f"{dest} exists already (the run was made again under its new hash)"
@@ -141,9 +211,10 @@ def rehash_run(run_dir: str | Path, data_dir: str | None = None) -> Rehashed:
 
 
 # ---- the reference: through the grid that makes its rows --------------------------------------
-def grid_rehash_map(rows, planner=None) -> list[dict]:
-    """(dataset, retriever, old_hash, new_hash) of every run of the grid `rows` (harness.paper),
-    each hashed in both forms from the config the grid composes; rows that fail are skipped."""
+def grid_rehash_map(rows, planner=None, errors: list | None = None) -> list[dict]:
+    """(dataset, retriever, old_hash, mid_hash, new_hash) of every run of the grid `rows`
+    (harness.paper), each hashed in every form from the config the grid composes; a row that
+    fails is left out, with its error appended to `errors` when given."""
     from hopbench.harness.compose import build_retriever, check_encoder, load_config
     from hopbench.harness.paper.plan import Planner
     from hopbench.retrieve.registry import registry_name
@@ -157,13 +228,15 @@ def grid_rehash_map(rows, planner=None) -> list[dict]:
             retriever = build_retriever(cfg)
             name = registry_name(type(retriever))
             target = LEGACY_TARGETS.get(name, str(cfg.retriever._target_))
-            old, new = hashes(cfg, planner.dataset(cfg), retriever, target)
-        except Exception:  # noqa: BLE001 - the plan shows such a row's error; nothing to map
+            old, mid, new = all_hashes(cfg, planner.dataset(cfg), retriever, target)
+        except Exception as exc:  # noqa: BLE001 - the plan shows such a row's error
+            if errors is not None:
+                errors.append(f"{row.dataset}/{row.retriever}: {type(exc).__name__}: {exc}")
             continue
         key = (row.dataset, row.retriever, old)
         if key not in seen:
             seen.add(key)
-            out.append(dict(zip(MAP_FIELDS, (*key, new))))
+            out.append(dict(zip(MAP_FIELDS, (*key, mid, new))))
     return out
 
 
@@ -175,10 +248,24 @@ def reference_map(grid_map: list[dict], reference_csv: str | Path) -> list[dict]
     keep = [
         m
         for m in grid_map
-        if (m["dataset"], m["retriever"], m["old_hash"]) in ref
-        or (m["dataset"], m["retriever"], m["new_hash"]) in ref
+        if any(
+            (m["dataset"], m["retriever"], m[f]) in ref
+            for f in ("old_hash", "mid_hash", "new_hash")
+        )
     ]
     return sorted(keep, key=lambda m: (m["dataset"], m["retriever"], m["old_hash"]))
+
+
+def unmapped(mapping: list[dict], reference_csv: str | Path) -> list[str]:
+    """The reference rows (dataset/retriever/hash) that no entry of `mapping` names."""
+    known = {
+        (m["dataset"], m["retriever"], m[f])
+        for m in mapping
+        for f in ("old_hash", "mid_hash", "new_hash")
+    }
+    with open(reference_csv, newline="", encoding="utf-8") as fh:
+        rows = [(r["dataset"], r["retriever"], r["config_hash"]) for r in csv.DictReader(fh)]
+    return ["/".join(r) for r in rows if r not in known]
 
 
 def write_map(path: str | Path, mapping: list[dict]) -> None:
@@ -198,8 +285,9 @@ def old_to_new(mapping: list[dict]) -> dict[str, str]:
     """old hash -> new hash; an old hash given two new ones is refused (hashes are the keys)."""
     out: dict[str, str] = {}
     for m in mapping:
-        if out.setdefault(m["old_hash"], m["new_hash"]) != m["new_hash"]:
-            raise ValueError(f"old hash {m['old_hash']} maps to two new hashes")
+        for field in ("old_hash", "mid_hash"):
+            if m.get(field) and out.setdefault(m[field], m["new_hash"]) != m["new_hash"]:
+                raise ValueError(f"{field.replace('_', ' ')} {m[field]} maps to two new hashes")
     return out
 
 

@@ -257,9 +257,14 @@ def _rehash_reference(folder: Path, data_dir: str | None) -> None:
         sizes=lambda ds: planner.size(ds, extra),
         llm_extra=llm_overrides([]),
     )
+    errors: list[str] = []
     mapping = rehash.reference_map(
-        rehash.grid_rehash_map(rows, planner), folder / "leaderboard.csv"
+        rehash.grid_rehash_map(rows, planner, errors), folder / "leaderboard.csv"
     )
+    for line in errors:
+        print(f"hopbench migrate: a grid row could not be hashed: {line}")
+    for label in rehash.unmapped(mapping, folder / "leaderboard.csv"):
+        print(f"hopbench migrate: reference row {label} is made by no grid row: not re-keyed")
     rehash.write_map(folder / rehash.MAP_FILE, mapping)
     print(f"hopbench migrate: {folder}/rehash_map.csv: {len(mapping)} runs")
     _rekey(folder, rehash.old_to_new(mapping))

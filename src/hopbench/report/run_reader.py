@@ -18,7 +18,7 @@ import numpy as np
 import yaml
 
 from hopbench.core.errors import DataError
-from hopbench.core.param_values import diff_label, params_label  # noqa: F401  (the report's labels)
+from hopbench.core.param_values import diff_label, flat_params, params_label  # noqa: F401
 from hopbench.core.records import LLM_CACHED_SECONDS, BadLine, read_rows
 from hopbench.core.run_folders import run_folders
 from hopbench.evaluate.metric_registry import backfilled
@@ -63,7 +63,7 @@ class Run:
     def params(self) -> dict:
         """The retriever's hyper-parameters from config.yaml (what distinguishes two configs)."""
         r = self.config.get("retriever") or {}
-        return {k: v for k, v in r.items() if k not in _RETRIEVER_SKIP}
+        return flat_params({k: v for k, v in r.items() if k not in _RETRIEVER_SKIP})
 
     @property
     def family(self) -> str:

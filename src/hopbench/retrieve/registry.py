@@ -20,8 +20,11 @@ A constructor that takes ``**kwargs`` passes them on to the next constructor in 
 MRO (``super().__init__(**kwargs)``), so the settings of that class are its settings too,
 except the ones it names in ``pinned`` (it passes those itself: CatRAG always seeds as
 HippoRAG 2). A class that holds a component instead (QAFD's optional HippoRAG seeding) keeps
-its own settings only, and a config that switches the component on adds the component's
-schema to its defaults list (configs/retriever/flow_diffusion_code.yaml).
+A component a retriever holds (HippoRAG 2's seeding, held by hipporag, catrag, flow_diffusion_code
+and flow_diffusion_joint) is a setting whose default is `nested(ComponentClass)`: the schema
+gives it the component's settings as one nested node (``retriever.seeding.linking_top_k``),
+and the retriever builds the object from that node with `build_nested`. That is the one way a
+retriever reuses another's component (issue #58).
 
 Every composer of the run config imports `hopbench.harness.config_resolvers`, which calls
 `register_configs` once.
@@ -32,6 +35,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 SCHEMA_GROUP = "retriever/schema"
 
@@ -44,6 +49,44 @@ class Configurable:
     # Settings the schema leaves out: they enter a config, and its run hash, only where a YAML
     # sets them, so adding one did not change the hash of any run made before it.
     unlisted: tuple = ()
+
+
+@dataclass(frozen=True)
+class Nested:
+    """The default of a setting that is a held component's config node: its class's settings,
+    less `pinned` (values the host passes itself)."""
+
+    cls: type
+    pinned: dict = field(default_factory=dict)
+
+    def defaults(self) -> dict:
+        return {k: v for k, v in settings(self.cls).items() if k not in self.pinned}
+
+
+def nested(cls: type, **pinned) -> Nested:
+    """A setting's default that makes it a nested node of `cls`'s settings (see module docstring)."""
+    return Nested(cls, dict(pinned))
+
+
+def build_nested(node, spec: Nested, where: str, **given):
+    """The component `spec` describes, from its config node (a mapping, or the `Nested` default
+    itself when the host is built in Python): every setting the node leaves out has its default,
+    a key the component does not have is refused naming ``retriever.<where>.<key>``; `given` and
+    the pinned values are passed as they are (they are the host's, not settings)."""
+    from hopbench.core.errors import HopbenchError
+
+    values = dict(spec.defaults())
+    if not isinstance(node, Nested):
+        if not isinstance(node, Mapping):
+            raise HopbenchError(f"retriever.{where} must be a mapping of settings, got {node!r}")
+        unknown = sorted(set(node) - set(values))
+        if unknown:
+            raise HopbenchError(
+                f"retriever.{where}.{unknown[0]} is not a setting of {spec.cls.__name__} "
+                f"(its settings: {', '.join(sorted(values))})"
+            )
+        values.update(node)
+    return spec.cls(**values, **spec.pinned, **given)
 
 
 def settings(cls: type) -> dict:
@@ -61,7 +104,7 @@ def settings(cls: type) -> dict:
                 continue
             if p.default is inspect.Parameter.empty:
                 raise TypeError(f"{cls.__qualname__}: setting {p.name!r} has no default")
-            out[p.name] = p.default
+            out[p.name] = p.default.defaults() if isinstance(p.default, Nested) else p.default
         elif p.kind is inspect.Parameter.VAR_KEYWORD:
             forwards = True
     if forwards and (base := _next_init_class(cls)) is not None:

@@ -64,7 +64,7 @@ class RuleLLM:
 
 
 def _catrag(kg, services, llm, **kw):
-    kw.setdefault("filter", False)
+    kw.setdefault("seeding", {"filter": kw.pop("filter", False)})
     kw.setdefault("ner", "spacy")
     kw.setdefault("llm_name", "local")
     services.llm = llm
@@ -76,7 +76,7 @@ def _catrag(kg, services, llm, **kw):
 def _seeds_and_multipliers(r, q):
     q_emb = r.services.query_embedding(q)
     trace: dict = {}
-    w, kept, _ = r.recognise(q, q_emb, trace)
+    w, kept, _ = r.seeding.recognise(q, q_emb, trace)
     if r.anchoring:
         w = r.anchor(q, w, trace, kept)
     rel_m, ctx_m = r.adapt(q, w, kept, q_emb, trace)
@@ -159,7 +159,7 @@ def test_neighbours_beyond_k_edge_get_the_pruned_weight_and_batches_are_split(
     assert sorted(rel_m.values()).count(5.0) == n_scored
     # the kept neighbours are the ones with the best question-fact similarity
     q_emb = services.query_embedding(q)
-    fact_cos = r.fact_emb @ q_emb.astype(float)
+    fact_cos = r.seeding.fact_emb @ q_emb.astype(float)
     for e in trace["edge_scores"]:
         u = kg.entity_index(e["seed"])
         sims = r.neighbour_sims(u, fact_cos)
@@ -197,7 +197,7 @@ def test_anchor_adds_epsilon_over_passage_count_only_for_new_seeds(
     r = _catrag(
         kg, services, RuleLLM(entities=[]), ner="llm", edge_weighting=False, passage_boost=False
     )
-    w0, _, _ = r.recognise(q, services.query_embedding(q), {})
+    w0, _, _ = r.seeding.recognise(q, services.query_embedding(q), {})
     seed_name = kg.entity_names[int(np.argmax(w0))]
     title = kg.entity_names[kg.title_entity(5)]
     r.llm = RuleLLM(entities=[seed_name, title])
@@ -229,7 +229,7 @@ def test_all_components_off_is_hipporag2(musique_kg, services, musique_sub):
     r = _catrag(
         musique_kg, services, None, anchoring=False, edge_weighting=False, passage_boost=False
     )
-    h = HippoRAGRetriever(filter=False)
+    h = HippoRAGRetriever(seeding={"filter": False})
     h.prepare(musique_kg, services)
     for q in musique_sub.questions:
         a, b = r.retrieve(q, 10), h.retrieve(q, 10)
@@ -246,7 +246,7 @@ def test_ppr_on_the_adapted_graph_equals_networkx_on_a_digraph(musique_kg, servi
     g = nx.DiGraph()
     g.add_nodes_from(range(kg.n_nodes))
     g.add_weighted_edges_from(zip(aq.row.tolist(), aq.col.tolist(), aq.data.tolist()))
-    dense = r.passage_emb @ services.query_embedding(q).astype(float)
+    dense = r.seeding.passage_emb @ services.query_embedding(q).astype(float)
     from hopbench.retrieve.hipporag.hipporag import passage_reset
 
     reset = np.concatenate([w, passage_reset(dense, 0.05)])
@@ -278,7 +278,7 @@ def test_a_failed_scoring_call_leaves_edges_unchanged_and_the_run_goes_on(
     assert all(
         "scripted failure" in e["reason"] and "unchanged" in e["reason"] for e in trace["fallback"]
     )
-    h = HippoRAGRetriever(filter=False)
+    h = HippoRAGRetriever(seeding={"filter": False})
     h.prepare(musique_kg, services)
     if not any(
         e["pruned"] for e in trace["edge_scores"]
@@ -321,8 +321,8 @@ def test_summaries_only_for_entities_with_more_than_tau_facts(musique_kg, servic
 
 def test_edge_weighting_needs_an_llm():
     with pytest.raises(HopbenchError, match="needs an LLM"):
-        CatRAGRetriever(filter=False, llm_name="none")
-    CatRAGRetriever(filter=False, llm_name="none", edge_weighting=False, ner="spacy")
+        CatRAGRetriever(llm_name="none", seeding={"filter": False})
+    CatRAGRetriever(llm_name="none", edge_weighting=False, ner="spacy", seeding={"filter": False})
     assert math.isclose(CatRAGRetriever(llm_name="local").passage_multiplier, 3.5)
 
 
@@ -470,8 +470,8 @@ def test_anchor_divisor_code_uses_the_previous_phrase_key(hipporag2_kg, services
         passage_boost=False,
         anchor_divisor="code",
     )
-    w0, kept, _ = r.recognise(q, services.query_embedding(q), {})
-    new = [e for e in np.argsort(r.passage_counts)[::-1] if w0[e] == 0][:2]
+    w0, kept, _ = r.seeding.recognise(q, services.query_embedding(q), {})
+    new = [e for e in np.argsort(r.seeding.passage_counts)[::-1] if w0[e] == 0][:2]
     names = [kg.entity_names[int(e)] for e in new]
     r.llm = RuleLLM(entities=names)
     trace: dict = {}
@@ -479,7 +479,7 @@ def test_anchor_divisor_code_uses_the_previous_phrase_key(hipporag2_kg, services
     order = list(set(int(e) for e in new))
     prev = int(kg.fact_object[int(kept[-1])])
     for e in order:
-        assert w[e] == pytest.approx(0.2 / r.passage_counts[prev])
+        assert w[e] == pytest.approx(0.2 / r.seeding.passage_counts[prev])
         prev = e
     assert [a[1] for a in trace["anchors"]] == [kg.entity_names[e] for e in order]
 
@@ -537,7 +537,7 @@ def test_neighbour_copies_follow_the_codes_parallel_out_edges(hipporag2_kg, serv
         k_edge=4,
     )
     q_emb = services.query_embedding(musique_sub.questions[0])
-    fact_cos = r.fact_emb @ q_emb.astype(float)
+    fact_cos = r.seeding.fact_emb @ q_emb.astype(float)
     pairs = {(int(a), int(b)) for a, b in zip(kg.fact_subject, kg.fact_object) if a != b}
     for u in range(kg.n_entities):
         sims = r.neighbour_sims(u, fact_cos)

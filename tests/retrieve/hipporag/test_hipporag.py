@@ -44,9 +44,9 @@ def _hand_reset(kg, services, q, kept_positions=None):
 
 
 def test_seeds_and_resets_match_a_hand_computation(musique_kg, services, musique_sub):
-    r = _prepared(musique_kg, services, filter=False)
+    r = _prepared(musique_kg, services, seeding={"filter": False})
     for q in musique_sub.questions:
-        reset, dense, trace = r.reset_vector(q)
+        reset, dense, trace = r.seeding.reset_vector(q)
         want, ranked = _hand_reset(musique_kg, services, q)
         np.testing.assert_allclose(reset, want, rtol=1e-9, atol=1e-12)
         assert 0 < np.count_nonzero(reset[: musique_kg.n_entities]) <= 5
@@ -74,13 +74,13 @@ def test_phrase_weights_average_repeated_entities():
 def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(
     musique_kg, services, musique_sub
 ):
-    r = _prepared(musique_kg, services, filter=False)
+    r = _prepared(musique_kg, services, seeding={"filter": False})
     g = musique_kg.to_networkx()
     for _, _, d in g.edges(data=True):  # HippoRAG's effective weights
         d["w"] = 2 * d.get("relation", 0.0) + 2 * d.get("synonym", 0.0) + d.get("context", 0.0)
     ids = musique_kg.node_ids
     for q in musique_sub.questions:
-        reset, _, _ = r.reset_vector(q)
+        reset, _, _ = r.seeding.reset_vector(q)
         ref = nx.pagerank(
             g,
             alpha=0.5,
@@ -102,8 +102,8 @@ def test_ppr_ranking_equals_networkx_pagerank_with_the_same_reset(
 def test_filter_keeps_only_the_selected_facts(musique_kg, services, musique_sub, scripted_llm):
     q = musique_sub.questions[0]
     services.llm = scripted_llm({"selected": [2, 4, 9]})  # 9 is out of range and ignored
-    r = _prepared(musique_kg, services, filter=True, llm_name="local")
-    reset, _, trace = r.reset_vector(q)
+    r = _prepared(musique_kg, services, llm_name="local", seeding={"filter": True})
+    reset, _, trace = r.seeding.reset_vector(q)
     want, _ = _hand_reset(musique_kg, services, q, kept_positions=[1, 3])
     np.testing.assert_allclose(reset, want, rtol=1e-9, atol=1e-12)
     assert "Candidate facts" in services.llm.prompts[0][1]["content"]
@@ -112,7 +112,7 @@ def test_filter_keeps_only_the_selected_facts(musique_kg, services, musique_sub,
 
 def test_dense_fallback_when_no_fact_survives(musique_kg, services, musique_sub, scripted_llm):
     services.llm = scripted_llm(*[{"selected": []}] * 3)
-    r = _prepared(musique_kg, services, filter=True, llm_name="local")
+    r = _prepared(musique_kg, services, llm_name="local", seeding={"filter": True})
     dense = DenseRetriever()
     dense.prepare(None, services)
     for q in musique_sub.questions:
@@ -128,16 +128,16 @@ def test_dense_fallback_when_no_fact_survives(musique_kg, services, musique_sub,
 
 def test_filter_needs_an_llm_and_auto_follows_the_llm_choice():
     with pytest.raises(HopbenchError, match="llm=local"):
-        HippoRAGRetriever(filter=True, llm_name="none")
-    assert HippoRAGRetriever(filter="auto", llm_name="none").needs_llm is False
-    assert HippoRAGRetriever(filter="auto", llm_name="local").needs_llm is True
-    assert HippoRAGRetriever(filter=False, llm_name="local").needs_llm is False
+        HippoRAGRetriever(llm_name="none", seeding={"filter": True})
+    assert HippoRAGRetriever(llm_name="none", seeding={"filter": "auto"}).needs_llm is False
+    assert HippoRAGRetriever(llm_name="local", seeding={"filter": "auto"}).needs_llm is True
+    assert HippoRAGRetriever(llm_name="local", seeding={"filter": False}).needs_llm is False
 
 
 def test_hipporag1_seeds_nearest_entity_with_node_specificity(musique_kg, services, musique_sub):
-    r = _prepared(musique_kg, services, seeding="hipporag1")
+    r = _prepared(musique_kg, services, seeding={"method": "hipporag1"})
     q = musique_sub.questions[0]
-    reset, _, trace = r.reset_vector(q)
+    reset, _, trace = r.seeding.reset_vector(q)
     ent = reset[: musique_kg.n_entities]
     for name in trace["linked"]:
         e = musique_kg.entity_index(name)
@@ -148,7 +148,7 @@ def test_hipporag1_seeds_nearest_entity_with_node_specificity(musique_kg, servic
 
 
 def test_batch_equals_one_by_one(musique_kg, services, musique_sub):
-    r = _prepared(musique_kg, services, filter=False)
+    r = _prepared(musique_kg, services, seeding={"filter": False})
     batch = r.retrieve_batch(musique_sub.questions, 10)
     for q, b in zip(musique_sub.questions, batch):
         one = r.retrieve(q, 10)
@@ -163,15 +163,15 @@ def test_the_graph_must_be_of_the_construction_asked_for(
     from hopbench.kg.hipporag2 import text_processing
 
     with pytest.raises(HopbenchError, match="graph.construction=hopbench"):
-        _prepared(musique_kg, services, filter=False, graph_construction="hipporag2")
+        _prepared(musique_kg, services, graph_construction="hipporag2", seeding={"filter": False})
     kg2 = load_or_build(
         musique_sub, {"construction": "hipporag2"}, encoder=encoder, cache_dir=cache_dir
     )
     with pytest.raises(HopbenchError, match="graph.construction=hipporag2"):
-        _prepared(kg2, services, filter=False, graph_construction="hopbench")
-    r = _prepared(kg2, services, filter=False, graph_construction="hipporag2")
+        _prepared(kg2, services, graph_construction="hopbench", seeding={"filter": False})
+    r = _prepared(kg2, services, graph_construction="hipporag2", seeding={"filter": False})
     q = musique_sub.questions[0]
-    reset, _, trace = r.reset_vector(q)
+    reset, _, trace = r.seeding.reset_vector(q)
     want, _ = _hand_reset(kg2, services, q)  # the divisors: passages whose triples name the entity
     np.testing.assert_allclose(reset, want, rtol=1e-9, atol=1e-12)
     # HippoRAG.add_fact_edges: ent_node_to_chunk_ids = the passages whose triples contain the entity
@@ -190,5 +190,5 @@ def test_the_graph_must_be_of_the_construction_asked_for(
             )
             for p in musique_sub.corpus
         )
-        assert r.passage_counts[e] == hand
+        assert r.seeding.passage_counts[e] == hand
     assert all(kg2.fact_text(i).startswith("('") for i in range(kg2.n_facts))

@@ -46,14 +46,14 @@ def test_matches_the_authors_code(kg2, services, musique_sub):
     assert kg2.manifest["graph_key"] == fx["graph_key"], (
         "the sub-corpus graph changed: rerun the benchmark"
     )
-    r = QAFDCodeRetriever(filter=False, linking_top_k=10, top_phrases=10)
+    r = QAFDCodeRetriever(seeding={"filter": False, "linking_top_k": 10, "top_phrases": 10})
     r.prepare(kg2, services)
     by_id = {q.id: q for q in musique_sub.questions}
     assert len(fx["questions"]) == 3
     for row in fx["questions"]:
         q = by_id[row["id"]]
         assert r.retrieve(q, 10).passage_ids == row["top10"]
-        reset, _, _ = r.reset_vector(q)
+        reset, _, _ = r.seeding.reset_vector(q)
         x = code_flow_diffusion(
             r.graph, reset, r.node_emb, np.asarray(services.query_embedding(q), np.float32)
         ).x
@@ -64,12 +64,14 @@ def test_matches_the_authors_code(kg2, services, musique_sub):
 
 def test_needs_the_hipporag2_graph(musique_kg, services):
     with pytest.raises(HopbenchError, match="hipporag2"):
-        QAFDCodeRetriever(filter=False).prepare(musique_kg, services)
+        QAFDCodeRetriever(seeding={"filter": False}).prepare(musique_kg, services)
 
 
 def test_an_empty_filter_keeps_the_candidates(kg2, services, musique_sub, scripted_llm):
     """QAFD-RAG's retriever: no fact kept -> the candidate facts, recorded as a fallback."""
-    r = QAFDCodeRetriever(filter=True, llm_name="local", linking_top_k=10, top_phrases=10)
+    r = QAFDCodeRetriever(
+        llm_name="local", seeding={"filter": True, "linking_top_k": 10, "top_phrases": 10}
+    )
     services.llm = scripted_llm({"selected": []})
     r.prepare(kg2, services)
     res = r.retrieve(musique_sub.questions[0], 5)
@@ -80,9 +82,9 @@ def test_an_empty_filter_keeps_the_candidates(kg2, services, musique_sub, script
 def test_the_weight_scheme_is_a_setting_hopbench_computes():
     """config.py's `qafd_weight_scheme` ("multiply", 17e5372) is the config's; the kernel
     computes no other scheme, so another value is refused rather than silently ignored."""
-    assert QAFDCodeRetriever(filter=False).weight_scheme == "multiply"
+    assert QAFDCodeRetriever(seeding={"filter": False}).weight_scheme == "multiply"
     with pytest.raises(HopbenchError, match="retriever.weight_scheme"):
-        QAFDCodeRetriever(filter=False, weight_scheme="original")
+        QAFDCodeRetriever(weight_scheme="original", seeding={"filter": False})
 
 
 def test_the_parity_worker_gets_the_configs_weight_scheme(tmp_path):

@@ -65,14 +65,14 @@ def test_seeding_from_the_hipporag_reset(musique_kg, services, musique_sub):
         services,
         alpha=2.0,
         seeding="hipporag",
-        filter=False,
         node_embedding="name",
         uniform_seed_mass=False,
         relation_weight=2.0,
         synonym_weight=2.0,
+        hipporag_seeding={"filter": False},
     )
     q = musique_sub.questions[1]
-    reset, _, _ = r._hippo.reset_vector(q)
+    reset, _, _ = r.hipporag_seeding.reset_vector(q)
     got = r.retrieve(q, 10)
     assert "fallback" not in got.trace and got.trace["pushes"] <= 500
     node_emb = np.concatenate([musique_kg.entity_embeddings, services.passage_embeddings])

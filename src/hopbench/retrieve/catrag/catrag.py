@@ -49,10 +49,12 @@ from hopbench.retrieve.base import Retrieval, Services
 from hopbench.retrieve.catrag import kernels as cw
 from hopbench.retrieve.hipporag.hipporag import (
     HippoRAGRetriever,
+    HippoRAGSeeding,
     passage_reset,
 )
 from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
 from hopbench.retrieve.question import question_mentions
+from hopbench.retrieve.registry import nested
 from hopbench.retrieve.run_checks import resolve_llm_switch
 
 NER_CHOICES = ("llm", "spacy")
@@ -73,7 +75,7 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     needs_graph = True
 
-    pinned = {"seeding": "hipporag2"}  # HippoRAG's settings except its seeding variant
+    seeding_spec = nested(HippoRAGSeeding, method="hipporag2")  # always HippoRAG 2's seeds
 
     def __init__(
         self,
@@ -120,11 +122,13 @@ class CatRAGRetriever(HippoRAGRetriever):
         #   earlier JSON prompts; official: the authors'
         #   files from `official_prompts`
         official_prompts: str | None = None,  # a checkout of kwunhang/CatRAG (prompts: official)
+        seeding=seeding_spec,  # HippoRAG 2's seeding settings, one nested node
         **hipporag,
     ) -> None:
         """``**hipporag``: HippoRAGRetriever's settings (HippoRAG 2 substrate, docs/methods/hipporag.md;
         the same defaults match CatRAG Table 6: synonym 2 x sim, d = 0.5; code: synonym 3.0)."""
-        super().__init__(**hipporag, **self.pinned)
+        super().__init__(seeding=seeding, **hipporag)
+        self.seeding.fact_filter = self._filter  # CatRAG's recognition filter (its prompts)
         llm_name = self.llm_name
         if ner not in NER_CHOICES:
             raise HopbenchError(f"retriever.ner must be one of {NER_CHOICES}, got {ner!r}")
@@ -171,7 +175,7 @@ class CatRAGRetriever(HippoRAGRetriever):
             )
         self.anchor_text = anchor_text
         self.neighbour_copies = bool(neighbour_copies)
-        self.needs_llm = self.use_filter or edge_weighting or (anchoring and ner == "llm")
+        self.needs_llm = self.seeding.use_filter or edge_weighting or (anchoring and ner == "llm")
 
     def prepare(self, kg, services: Services) -> None:
         self.official = None
@@ -184,7 +188,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         if self.anchoring and self.ner == "spacy":
             question_mentions("warm up")
         if self.anchoring:
-            self.vectors.load_model()
+            self.seeding.vectors.load_model()
 
     def prepare_graph(self, kg) -> None:
         """The base graph split by edge type (each question re-weights parts of it), instead of
@@ -266,7 +270,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         """The recognition filter: hopbench's JSON prompt (prompts: json) or, as the code,
         demonstrations with facts in and out, mapped back by difflib in the reply's order."""
         if self.prompts == "json":
-            return super()._filter(question, candidates, trace)
+            return self.seeding.llm_filter(question, candidates, trace)
         from hopbench.llm.errors import LLMFormatError
         from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.retrieve.catrag.prompts import fact_filter_demos as fd
@@ -300,7 +304,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                     trace=calls,
                 )
                 generated = reply["fact"]
-            kept = candidates[fd.selected_positions(generated, triples, self.linking_top_k)]
+            kept = candidates[fd.selected_positions(generated, triples, self.seeding.linking_top_k)]
         trace["llm_calls"] = calls
         return kept
 
@@ -319,8 +323,11 @@ class CatRAGRetriever(HippoRAGRetriever):
             mentions = [m for m in (text_processing(x) for x in mentions) if m]
         w = w.copy()
         anchors, linked = [], []
-        if mentions and len(self.entity_emb):
-            linked = [int(e) for e in nearest_entities(self.vectors(mentions), self.entity_emb)]
+        if mentions and len(self.seeding.entity_emb):
+            linked = [
+                int(e)
+                for e in nearest_entities(self.seeding.vectors(mentions), self.seeding.entity_emb)
+            ]
             if self.anchor_divisor == "code":
                 first = {}
                 for m, e in zip(mentions, linked, strict=True):
@@ -337,7 +344,7 @@ class CatRAGRetriever(HippoRAGRetriever):
                 if w[e] > 0:
                     continue
                 src = e if self.anchor_divisor == "own" else prev
-                c = self.passage_counts[src] if src is not None else 0
+                c = self.seeding.passage_counts[src] if src is not None else 0
                 w[e] = self.epsilon / c if c > 0 else self.epsilon
                 anchors.append([m, self.kg.entity_names[e], float(w[e])])
                 prev = e
@@ -556,7 +563,9 @@ class CatRAGRetriever(HippoRAGRetriever):
         rel_m: dict[tuple[int, int], float] = {}
         ctx_m: dict[tuple[int, int], float] = {}
         fact_cos = (
-            self.fact_emb @ np.asarray(q_emb, dtype=np.float64) if kg.n_facts else np.zeros(0)
+            self.seeding.fact_emb @ np.asarray(q_emb, dtype=np.float64)
+            if kg.n_facts
+            else np.zeros(0)
         )
         retrieved = [kg.fact_triple(int(f)) for f in kept]
         edges_trace = []
@@ -637,14 +646,14 @@ class CatRAGRetriever(HippoRAGRetriever):
 
     def retrieve(self, question, k: int) -> Retrieval:
         q_emb = self.services.query_embedding(question)
-        dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
+        dense = self.seeding.passage_emb @ np.asarray(q_emb, dtype=np.float64)
         trace: dict = {
-            "filter": self.use_filter,
+            "filter": self.seeding.use_filter,
             "anchoring": self.anchoring,
             "edge_weighting": self.edge_weighting,
             "passage_boost": self.passage_boost,
         }
-        w, kept, _ = self.recognise(question, q_emb, trace)
+        w, kept, _ = self.seeding.recognise(question, q_emb, trace)
         if w is None:
             return self._finish(None, dense, trace, k)
         if self.anchoring:
@@ -657,7 +666,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         trace["seeds"] = [[entity_node_id(self.kg.entity_names[e]), float(w[e])] for e in nz]
         rel_m, ctx_m = self.adapt(question, w, kept, q_emb, trace)
         graph = self.adapted_graph(rel_m, ctx_m)
-        reset = np.concatenate([w, passage_reset(dense, self.passage_node_weight)])
+        reset = np.concatenate([w, passage_reset(dense, self.seeding.passage_node_weight)])
         ppr = prepare_ppr(graph, check_symmetric=False)
         scores = personalized_pagerank(
             ppr, reset, damping=self.damping, tol=self.ppr_tol, method="power"

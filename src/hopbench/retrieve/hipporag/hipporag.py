@@ -28,7 +28,7 @@ the same retrieval on hopbench's construction (`hopbench.kg.assembly`: title and
 nodes, a fact per passage embedded as "s r o"). A graph of another construction than the one
 asked for is refused (`prepare`).
 
-Variant ``seeding: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
+Variant ``seeding.method: hipporag1`` (HippoRAG 1's query-to-node linking with node specificity):
 each question mention (`question.question_mentions`) is linked to the entity whose
 name embedding is nearest, which gets weight 1 / (number of passages mentioning it); the
 passage reset and PPR are as above. No fact step, so no LLM.
@@ -50,7 +50,7 @@ from hopbench.retrieve.kernels.ppr import (
 )
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.ranking import min_max, order_by, to_retrieval
-from hopbench.retrieve.registry import Configurable
+from hopbench.retrieve.registry import Configurable, build_nested, nested
 from hopbench.retrieve.run_checks import check_graph_matches, resolve_llm_switch
 from hopbench.retrieve.text_vectors import TextVectors
 
@@ -118,35 +118,44 @@ def passage_reset(dense_cos: np.ndarray, passage_node_weight: float) -> np.ndarr
 
 # ---- the seeding component ----------------------------------------------------------------
 class HippoRAGSeeding(Configurable):
-    """HippoRAG's reset vector as a component (steps 1-4 of the module docstring): the
-    retriever below adds its PPR, CatRAG inherits both, QAFD's ``seeding: hipporag`` holds one.
+    """HippoRAG's reset vector as a component (steps 1-4 of the module docstring), held as
+    ``self.seeding`` by every retriever that seeds as HippoRAG does: this module's retriever,
+    CatRAG, flow_diffusion_code and flow_diffusion_joint (``seeding: hipporag``). Its settings
+    are one nested config node (``retriever.seeding.*``; `registry.nested`).
 
-    `seeding` (not a config setting of its own: HippoRAGRetriever offers it, the others
-    always seed as HippoRAG 2) picks ``hipporag2`` (facts) or ``hipporag1`` (mentions).
+    `method` picks ``hipporag2`` (facts) or ``hipporag1`` (mentions); the hosts other than
+    HippoRAGRetriever pin it to hipporag2. `fact_filter` is the recognition filter step: a host
+    with its own filter (CatRAG's prompts, QAFD's fallback) puts its method there.
     """
+
+    unlisted = ("llm_name",)  # the host's setting, passed on (not a seeding setting)
 
     def __init__(
         self,
-        seeding: str = "hipporag2",
         *,
+        method: str = "hipporag2",  # hipporag1: question mentions -> nearest entity,
+        #   weight 1/|passages| (node specificity)
         linking_top_k: int = 5,  # candidate facts by question-fact cosine (min-max)
         top_phrases: int = 5,  # entity seeds kept
         passage_node_weight: float = 0.05,  # every passage node: this x min-max dense score
         filter="auto",  # LLM recognition filter: auto = on when llm= is set;
         #   true needs llm=; false never
-        llm_name: str | None = None,  # configs pass ${llm.name}: `filter: auto` sees it
+        llm_name: str | None = None,  # the host's ${llm.name}: `filter: auto` sees it
     ) -> None:
-        if seeding not in SEEDINGS:
-            raise HopbenchError(f"retriever.seeding must be one of {SEEDINGS}, got {seeding!r}")
-        self.seeding = seeding
+        if method not in SEEDINGS:
+            raise HopbenchError(
+                f"retriever.seeding.method must be one of {SEEDINGS}, got {method!r}"
+            )
+        self.method = method
         self.linking_top_k = linking_top_k
         self.top_phrases = top_phrases
         self.passage_node_weight = passage_node_weight
         self.filter, self.llm_name = filter, llm_name
-        self.use_filter = seeding == "hipporag2" and resolve_llm_switch(
+        self.use_filter = method == "hipporag2" and resolve_llm_switch(
             filter, llm_name, "filter", "hipporag"
         )
         self.needs_llm = self.use_filter
+        self.fact_filter = self.llm_filter
 
     def prepare(self, kg, services: Services) -> None:
         check_graph_matches(kg, services)
@@ -159,12 +168,13 @@ class HippoRAGSeeding(Configurable):
         self.entity_emb = np.asarray(kg.entity_embeddings, dtype=np.float64)
         self.vectors = TextVectors(services.encoder)
         self.E = kg.n_entities
-        if self.seeding == "hipporag1":  # load spaCy and the encoder outside any timed retrieval
+        if self.method == "hipporag1":  # load spaCy and the encoder outside any timed retrieval
             self.vectors.load_model()
             question_mentions("warm up")
 
     # -- seeds -----------------------------------------------------------------------------
-    def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
+    def llm_filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
+        """HippoRAG 2's filter: the LLM keeps some of the candidate facts."""
         from hopbench.llm.policy import fallback_on_bad_reply
         from hopbench.retrieve.hipporag.prompts import fact_filter
 
@@ -195,7 +205,7 @@ class HippoRAGSeeding(Configurable):
         trace["candidate_facts"] = [
             [*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand
         ]
-        kept = self._filter(question.text, cand, trace) if self.use_filter else cand
+        kept = self.fact_filter(question.text, cand, trace) if self.use_filter else cand
         trace["facts"] = [list(kg.fact_triple(int(f))) for f in kept]
         if kept.size == 0:
             record_fallback(trace, DENSE, "no fact survived the filter")
@@ -208,7 +218,7 @@ class HippoRAGSeeding(Configurable):
     def entity_reset(self, question, q_emb: np.ndarray, trace: dict) -> np.ndarray | None:
         """(E,) entity part of the reset vector, or None for the dense fallback."""
         kg = self.kg
-        if self.seeding == "hipporag1":
+        if self.method == "hipporag1":
             mentions = question_mentions(question.text)
             w, linked = specificity_seed_weights(
                 self.vectors(mentions), self.entity_emb, self.passage_counts
@@ -231,7 +241,7 @@ class HippoRAGSeeding(Configurable):
         """(reset over all nodes or None for the dense fallback, dense cosine, trace)."""
         q_emb = self.services.query_embedding(question)
         dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
-        trace: dict = {"seeding": self.seeding, "filter": self.use_filter}
+        trace: dict = {"seeding": self.method, "filter": self.use_filter}
         ent = self.entity_reset(question, q_emb, trace)
         if ent is None:
             return None, dense, trace
@@ -239,33 +249,35 @@ class HippoRAGSeeding(Configurable):
 
 
 # ---- the retriever ------------------------------------------------------------------------
-class HippoRAGRetriever(HippoRAGSeeding, Retriever):
+class HippoRAGRetriever(Retriever):
     """HippoRAG 2 retrieval on the shared graph (see module docstring): the seeding
-    component's reset vector, then PPR. ``**seeding_settings``: `HippoRAGSeeding`'s."""
+    component's reset vector (``retriever.seeding.*``), then PPR."""
 
     family = "hipporag"
 
     needs_graph = True
     needs_descriptions = False
     unlisted = ("graph_construction",)
+    seeding_spec = nested(HippoRAGSeeding)  # what the `seeding` node may hold (hosts pin more)
 
     def __init__(
         self,
         *,
         damping: float = 0.5,  # PPR damping d (HippoRAG 2: 0.5)
-        seeding: str = "hipporag2",  # hipporag1: question mentions -> nearest entity,
-        #   weight 1/|passages| (node specificity)
         relation_weight: float = 2.0,  # HippoRAG's effective undirected weights: 2 x fact count,
         synonym_weight: float = 2.0,  #   2 x synonym cosine,
         context_weight: float = 1.0,  #   1 per passage-entity edge
         ppr_tol: float = 1e-10,
         graph_construction: str | None = None,  # the graph.construction this runs on
         #   (None: any); hipporag.yaml: hipporag2
-        **seeding_settings,
+        llm_name: str | None = None,  # configs pass ${llm.name}: `filter: auto` sees it
+        seeding=seeding_spec,  # HippoRAGSeeding's settings, one nested node
     ) -> None:
-        super().__init__(seeding, **seeding_settings)
         if not 0.0 <= damping < 1.0:
             raise HopbenchError(f"retriever.damping must be in [0, 1), got {damping}")
+        self.llm_name = llm_name
+        self.seeding = build_nested(seeding, type(self).seeding_spec, "seeding", llm_name=llm_name)
+        self.needs_llm = self.seeding.needs_llm
         self.damping = damping
         self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
         self.context_weight = context_weight
@@ -280,7 +292,8 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
                 f"graph.construction={built}: leave graph.construction to follow the retriever, or "
                 "choose the retriever of that construction (hipporag: hipporag2, hipporag_hb: hopbench)"
             )
-        super().prepare(kg, services)
+        self.seeding.prepare(kg, services)
+        self.kg, self.services, self.E = kg, services, kg.n_entities
         self.prepare_graph(kg)
 
     def prepare_graph(self, kg) -> None:
@@ -301,7 +314,7 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
 
     # -- retrieval -------------------------------------------------------------------------
     def retrieve(self, question, k: int) -> Retrieval:
-        reset, dense, trace = self.reset_vector(question)
+        reset, dense, trace = self.seeding.reset_vector(question)
         scores = (
             None
             if reset is None
@@ -311,7 +324,7 @@ class HippoRAGRetriever(HippoRAGSeeding, Retriever):
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """Same results as `retrieve` per question; the PPR solves share passes over the graph."""
-        prepared = [self.reset_vector(q) for q in questions]
+        prepared = [self.seeding.reset_vector(q) for q in questions]
         live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]
         solved: dict[int, np.ndarray] = {}
         if live:

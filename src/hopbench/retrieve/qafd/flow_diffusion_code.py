@@ -23,20 +23,21 @@ from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.hipporag.hipporag import HippoRAGSeeding
 from hopbench.retrieve.qafd.code_push import code_flow_diffusion, rank_passages
 from hopbench.retrieve.ranking import order_by, to_retrieval
+from hopbench.retrieve.registry import build_nested, nested
 
 # QAFD-RAG's IGraphQAFD also has "add" and "original" (hybrid); kernels/qafd_code.py computes
 # "multiply" only, the scheme of config.py at 17e5372 that the parity benchmark compared.
 WEIGHT_SCHEMES = ("multiply",)
 
 
-class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
+class QAFDCodeRetriever(Retriever):
     """HippoRAG 2 seeds -> the code's push loop -> passages by x (module docstring)."""
 
     family = "flow_diffusion"
 
     needs_graph = True
     needs_descriptions = False
-    pinned = {"seeding": "hipporag2"}
+    seeding_spec = nested(HippoRAGSeeding, method="hipporag2")  # HippoRAG 2's seeds, held
     # added after the reference runs, with the only value they had: out of the config (and the
     # run hash) unless a YAML sets it, so those runs keep their hash (registry.Configurable)
     unlisted = ("weight_scheme",)
@@ -54,22 +55,28 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
         weight_scheme: str = "multiply",  # qafd_weight_scheme: w̄ = w·s_u·s_v (the parity
         #   worker passes this value to the authors' call, so a mismatch fails parity)
         graph_construction: str = "hipporag2",  # the graph the code walks
-        **hipporag,
+        llm_name: str
+        | None = None,  # configs pass ${llm.name}: the seeding's `filter: auto` sees it
+        seeding=seeding_spec,  # HippoRAGSeeding's settings, one nested node (the config sets
+        #   QAFD-RAG's linking_top_k 10 and top_phrases 10)
     ) -> None:
-        """``**hipporag``: HippoRAGSeeding's settings (the config sets QAFD-RAG's linking_top_k 10)."""
         if weight_scheme not in WEIGHT_SCHEMES:
             raise HopbenchError(
                 f"retriever.weight_scheme must be one of {WEIGHT_SCHEMES} (the schemes "
                 f"hopbench's kernel computes), got {weight_scheme!r}"
             )
-        super().__init__(**hipporag, **self.pinned)
+        self.llm_name = llm_name
+        self.seeding = build_nested(seeding, self.seeding_spec, "seeding", llm_name=llm_name)
+        self.seeding.fact_filter = self._filter
+        self.needs_llm = self.seeding.needs_llm
         self.weight_scheme = weight_scheme
         self.alpha, self.epsilon, self.max_iterations = alpha, epsilon, max_iterations
         self.step_size, self.threshold, self.warm_steps = step_size, threshold, warm_steps
         self.random_seed, self.graph_construction = random_seed, graph_construction
 
     def prepare(self, kg, services: Services) -> None:
-        super().prepare(kg, services)
+        self.seeding.prepare(kg, services)
+        self.kg, self.services = kg, services
         self.graph = hipporag2_multigraph(kg)
         self.node_emb = np.concatenate(
             [
@@ -79,7 +86,7 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
         )
 
     def _filter(self, question: str, candidates: np.ndarray, trace: dict) -> np.ndarray:
-        kept = super()._filter(question, candidates, trace)
+        kept = self.seeding.llm_filter(question, candidates, trace)
         if kept.size == 0:  # retriever.py: "Reranker rejected all facts -> use top facts by score"
             record_fallback(
                 trace,
@@ -107,7 +114,7 @@ class QAFDCodeRetriever(HippoRAGSeeding, Retriever):
         )
 
     def retrieve(self, question, k: int) -> Retrieval:
-        reset, dense, trace = self.reset_vector(question)
+        reset, dense, trace = self.seeding.reset_vector(question)
         trace["variant"] = "code"
         if reset is None:
             if not has_fallback(trace, DENSE):

@@ -35,7 +35,7 @@ from hopbench.retrieve.hipporag.hipporag import HippoRAGSeeding
 from hopbench.retrieve.qafd.flow import QAFD_VARIANTS, node_query_cosine, qafd
 from hopbench.retrieve.question import question_phrases
 from hopbench.retrieve.ranking import order_by, to_retrieval
-from hopbench.retrieve.registry import settings
+from hopbench.retrieve.registry import build_nested, nested
 from hopbench.retrieve.run_checks import check_graph_matches, resolve_llm_switch
 from hopbench.retrieve.text_vectors import TextVectors
 
@@ -60,6 +60,7 @@ class JointFlowDiffusionRetriever(Retriever):
     family = "flow_diffusion"
 
     needs_graph = True
+    hipporag_seeding_spec = nested(HippoRAGSeeding, method="hipporag2")
 
     @property
     def needs_descriptions(self) -> bool:
@@ -84,10 +85,9 @@ class JointFlowDiffusionRetriever(Retriever):
         synonym_weight: float = 1.0,
         context_weight: float = 1.0,
         uniform_seed_mass: bool = True,  # paper: Δ split evenly over the seeds; false: by seed score
-        **hipporag_seeding,
+        hipporag_seeding=hipporag_seeding_spec,  # HippoRAGSeeding's settings, one nested
+        #   node, used with `seeding: hipporag`
     ) -> None:
-        """``**hipporag_seeding``: `HippoRAGSeeding`'s settings, for ``seeding: hipporag``
-        (a config with ``seeding: hipporag`` adds them with ``schema/HippoRAGSeeding``)."""
         if variant not in QAFD_VARIANTS:
             raise HopbenchError(
                 f"retriever.variant must be one of {sorted(QAFD_VARIANTS)}, got {variant!r}"
@@ -110,17 +110,15 @@ class JointFlowDiffusionRetriever(Retriever):
         self.use_keywords_llm = seeding == "keywords" and resolve_llm_switch(
             keywords, llm_name, "keywords", "flow_diffusion_joint"
         )
-        unknown = sorted(set(hipporag_seeding) - set(settings(HippoRAGSeeding)))
-        if unknown:
-            raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
-        self.hipporag_seeding = hipporag_seeding
-        self._hippo = (
-            HippoRAGSeeding(llm_name=llm_name, **hipporag_seeding)
+        self.hipporag_seeding = (
+            build_nested(
+                hipporag_seeding, self.hipporag_seeding_spec, "hipporag_seeding", llm_name=llm_name
+            )
             if seeding == "hipporag"
             else None
         )
         self.needs_llm = self.use_keywords_llm or (
-            self._hippo is not None and self._hippo.needs_llm
+            self.hipporag_seeding is not None and self.hipporag_seeding.needs_llm
         )
 
     def prepare(self, kg, services: Services) -> None:
@@ -138,8 +136,8 @@ class JointFlowDiffusionRetriever(Retriever):
         self.passage_emb = np.asarray(services.passage_embeddings, dtype=np.float64)
         self.node_emb = np.concatenate([self.entity_emb, self.passage_emb])
         self.vectors = TextVectors(services.encoder)
-        if self._hippo is not None:
-            self._hippo.prepare(kg, services)
+        if self.hipporag_seeding is not None:
+            self.hipporag_seeding.prepare(kg, services)
         else:  # load spaCy and the encoder outside any timed retrieval
             self.vectors.load_model()
             question_phrases("warm up")
@@ -174,7 +172,7 @@ class JointFlowDiffusionRetriever(Retriever):
     def seeds(self, question, trace: dict) -> tuple[np.ndarray, np.ndarray | None] | None:
         """(seed node indices, weights or None for an even split), or None for dense fallback."""
         if self.seeding == "hipporag":
-            reset, _, htrace = self._hippo.reset_vector(question)
+            reset, _, htrace = self.hipporag_seeding.reset_vector(question)
             trace.update({k: v for k, v in htrace.items() if k not in ("seeding",)})
             if reset is None:
                 return None
