@@ -178,7 +178,7 @@ def test_no_command_starts_a_benchmark_by_its_path():
     path, so `benchmarks.common` is not found (or is found in another checkout): every command
     in the READMEs, docs and the scripts' own usage lines starts a module (`python -m ...`).
     Result files are left out: they quote the command they were made with."""
-    by_path = re.compile(r"python3?\s+(?:\./)?benchmarks/\S+\.py")
+    by_path = re.compile(r"(?:python3?|\$\{?PY(?:THON)?\}?)\s+(?:\./)?benchmarks/\S+\.py")
     texts = [*_files((".md", ".py", ".sh")), ROOT / "README.md", ROOT / "Makefile"]
     texts += sorted((ROOT / "docs").rglob("*.md"))
     hits = [

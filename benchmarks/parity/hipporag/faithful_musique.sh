@@ -21,5 +21,5 @@ for graph in spacy openie; do
     $PY -m hopbench.run "${common[@]}" "graph=$graph" "retriever=$r" retriever.seeding.filter=false
   done
 done
-HOPBENCH_DATA_DIR=$DATA HOPBENCH_CACHE_DIR=$CACHE $PY benchmarks/parity/hipporag/compare.py \
+HOPBENCH_DATA_DIR=$DATA HOPBENCH_CACHE_DIR=$CACHE $PY -m benchmarks.parity.hipporag.compare \
     --dataset musique --graphs spacy,openie --out "${OUT:-benchmarks/parity/hipporag/results/official_hipporag}"
