@@ -11,11 +11,8 @@
 #   RUNS=runs-openie CACHE=~/.cache/hopbench DATA=../shared/datasets [LLM=1] \
 #       nice benchmarks/studies/graph_sources_musique.sh > graph_sources.log 2>&1 &
 set -euo pipefail
-RUNS=${RUNS:-runs}
-CACHE=${CACHE:-$HOME/.cache/hopbench}
-DATA=${DATA:-../shared/datasets}
-PY=${PYTHON:-python3}
-common=(dataset=musique "paths.runs_dir=$RUNS" "paths.cache_dir=$CACHE" "paths.data_dir=$DATA" progress=false)
+source benchmarks/common/run_settings.sh  # RUNS, CACHE, DATA, PY and `common`
+common=(dataset=musique "${common[@]}")
 retrievers=("hipporag retriever.seeding.filter=false" "hipporag_hb retriever.seeding.filter=false" hipporag1
             spreading_activation spreading_activation_nogate flow_diffusion flow_diffusion_code)
 

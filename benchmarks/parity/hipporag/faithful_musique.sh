@@ -8,11 +8,8 @@
 #   RUNS=runs-hippo CACHE=~/.cache/hopbench DATA=../shared/datasets \
 #       nice benchmarks/parity/hipporag/faithful_musique.sh > hipporag_faithful.log 2>&1 &
 set -euo pipefail
-RUNS=${RUNS:-runs}
-CACHE=${CACHE:-$HOME/.cache/hopbench}
-DATA=${DATA:-../shared/datasets}
-PY=${PYTHON:-python3}
-common=(dataset=musique "paths.runs_dir=$RUNS" "paths.cache_dir=$CACHE" "paths.data_dir=$DATA" progress=false)
+source benchmarks/common/run_settings.sh  # RUNS, CACHE, DATA, PY and `common`
+common=(dataset=musique "${common[@]}")
 
 $PY -m hopbench.run "${common[@]}" retriever=dense
 for graph in spacy openie; do
