@@ -166,6 +166,28 @@ class LazyGate:
         return np.maximum(0.0, self.desc_unit @ self.q_unit)
 
 
+def _lazily_gated(
+    incoming: np.ndarray, keys: np.ndarray, gates: list[LazyGate], threshold: float
+) -> np.ndarray:
+    """incoming x gate at the flat keys (node * b + question) whose product could pass θ, 0
+    elsewhere: each question's gate computed only for its own nodes that could pass."""
+    b = len(gates)
+    node, col = np.divmod(keys, b)
+    gated = np.zeros_like(incoming)
+    for j in np.unique(col):
+        sel = np.flatnonzero(col == j) if b > 1 else np.arange(keys.size)
+        x, nodes = incoming[sel], node[sel]
+        maybe = np.flatnonzero(x * GATE_MAX > threshold)  # only these can pass θ after gating
+        ub = gates[j].upper(nodes[maybe])
+        if ub is not None:  # fl(x * g) <= fl(x * ub) when g <= ub: the rest cannot pass
+            maybe = maybe[x[maybe] * ub > threshold]
+        g = gates[j].take(nodes[maybe])
+        if g.size and g.max() > GATE_MAX:
+            raise ValueError(f"gate values must be <= 1, got {g.max()}")
+        gated[sel[maybe]] = x[maybe] * g
+    return gated
+
+
 def unit_rows(emb: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length in float64 (zero rows stay zero): LazyGate's matrix."""
     e = np.asarray(emb, dtype=np.float64)
@@ -202,15 +224,16 @@ def spreading_activation(
 def spreading_activation_batch(
     adj: sp.spmatrix,
     seeds: list[tuple[np.ndarray, np.ndarray]],
-    gates: np.ndarray | LazyGate | None = None,
+    gates: np.ndarray | LazyGate | list[LazyGate] | None = None,
     *,
     decay: float = 0.7,
     steps: int = 3,
     threshold: float = 0.01,
 ) -> SpreadResult:
     """Run QASA for b questions at once: seeds[j] = (indices, activations) of question j,
-    gates (n, b), None, or (b = 1 only) a `LazyGate`. Column j of the result equals
-    `spreading_activation` for question j.
+    gates (n, b), None, a `LazyGate` (b = 1) or one `LazyGate` per question. Column j of the
+    result equals `spreading_activation` for question j; with lazy gates, to the last bit
+    (each column's step input is summed in the same order, and gated by the same floats).
     """
     a = adj if isinstance(adj, sp.csr_matrix) and adj.has_canonical_format else as_csr(adj)
     n, b = a.shape[0], len(seeds)
@@ -218,9 +241,11 @@ def spreading_activation_batch(
         raise ValueError(f"threshold must be >= 0, got {threshold}")
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
-    lazy = isinstance(gates, LazyGate)
-    if lazy and b != 1:
-        raise ValueError(f"a LazyGate serves one question, got {b}")
+    if isinstance(gates, LazyGate):
+        gates = [gates]
+    lazy = isinstance(gates, list)
+    if lazy and len(gates) != b:
+        raise ValueError(f"one LazyGate per question: {len(gates)} for {b} questions")
     if gates is not None and not lazy:
         gates = np.asarray(gates, dtype=np.float64)
         if gates.shape != (n, b):
@@ -263,17 +288,8 @@ def spreading_activation_batch(
             keys = np.flatnonzero(incoming)
             incoming = incoming[keys]
         incoming = incoming.astype(np.float64) * decay
-        if lazy:  # b = 1, so keys are node indices; only these can pass θ after gating
-            maybe = np.flatnonzero(incoming * GATE_MAX > threshold)
-            ub = gates.upper(keys[maybe])
-            if ub is not None:  # fl(x * g) <= fl(x * ub) when g <= ub: the rest cannot pass
-                maybe = maybe[incoming[maybe] * ub > threshold]
-            g = gates.take(keys[maybe])
-            if g.size and g.max() > GATE_MAX:
-                raise ValueError(f"gate values must be <= 1, got {g.max()}")
-            gated = np.zeros_like(incoming)
-            gated[maybe] = incoming[maybe] * g
-            incoming = gated
+        if lazy:
+            incoming = _lazily_gated(incoming, keys, gates, threshold)
         elif gates is not None:
             incoming *= gates.reshape(-1)[keys]
         keep = incoming > threshold

@@ -48,7 +48,6 @@ from hopbench.retrieve.qasa.passages import (
 from hopbench.retrieve.qasa.spread import (
     Int8Rows,
     LazyGate,
-    semantic_gate,
     spreading_activation,
     spreading_activation_batch,
     unit_rows,
@@ -64,6 +63,7 @@ class SpreadingActivationRetriever(Retriever):
     """Entities activated from the question's seeds; passages scored by their entities' activation."""
 
     family = "spreading_activation"
+    exact_batches = True
 
     needs_graph = True
 
@@ -262,7 +262,8 @@ class SpreadingActivationRetriever(Retriever):
         )
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
-        """Same results as `retrieve` per question, all propagations in one batched kernel call."""
+        """Same rows as `retrieve` per question, to the last bit (each question's lazy gate, as
+        `retrieve` gates it); all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
         analyses: list[dict] = [{} for _ in questions]
         all_mentions = (
@@ -274,7 +275,7 @@ class SpreadingActivationRetriever(Retriever):
             [h for ms in all_mentions for h in rules.split_mentions(ms)[1]]
         )  # one call
         seeds = [self.seeds(q, ms) for q, ms in zip(questions, all_mentions)]
-        gates = None if not self.gate else semantic_gate(self.desc_emb, np.stack(q_embs))
+        gates = None if not self.gate else [self.lazy_gate(e) for e in q_embs]
         res = spreading_activation_batch(
             self.adjacency,
             [(s[1], s[2]) for s in seeds],
