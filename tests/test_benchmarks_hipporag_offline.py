@@ -145,3 +145,25 @@ def test_indexing_for_retrieval_prepares_in_the_packages_order():
     assert isinstance(rag, Rag)
     assert calls == [("index", ["d1"]), ("prepare",), ("queries", ["q1"])]
     assert seconds >= 0
+
+
+def test_the_worker_side_modules_load_in_an_authors_venv():
+    """What the workers import from benchmarks.common imports, at module level, only the standard
+    library and numpy (an authors' venv has nothing of hopbench's)."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    common = Path(ho.__file__).parent
+    for name in ("shims", "hipporag_offline", "versions"):
+        tree = ast.parse((common / f"{name}.py").read_text())
+        roots = {
+            a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names
+        }
+        roots |= {
+            (n.module or "").split(".")[0]
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.level == 0
+        }
+        foreign = roots - set(sys.stdlib_module_names) - {"numpy", "__future__"}
+        assert not foreign, f"benchmarks/common/{name}.py imports {sorted(foreign)} at load"
