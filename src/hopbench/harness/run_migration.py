@@ -267,4 +267,4 @@ def _rehash_reference(folder: Path, data_dir: str | None) -> None:
         print(f"hopbench migrate: reference row {label} is made by no grid row: not re-keyed")
     rehash.write_map(folder / rehash.MAP_FILE, mapping)
     print(f"hopbench migrate: {folder}/rehash_map.csv: {len(mapping)} runs")
-    _rekey(folder, rehash.old_to_new(mapping))
+    _rekey(folder, {k: v for k, v in rehash.old_to_new(mapping).items() if k != v})
