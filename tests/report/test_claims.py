@@ -203,3 +203,16 @@ def test_cards_that_differ_in_a_shared_field_are_not_paired(claims):
     board.loc[d1 & (board["retriever"] == "base"), "card.corpus_digest"] = "sha256:other"
     (pair,) = [p for p in ledger(claims, board) if p.dataset == "d1_holds"]
     assert pair.verdict == OTHER_CARD and pair.base is None
+
+
+def test_the_committed_page_is_made_from_the_committed_reference():
+    """results/reference/claims.md is what `hopbench claims` makes of the committed reference
+    (after the reference changes: run `hopbench claims`, or `make paper`)."""
+    from pathlib import Path
+
+    from hopbench.report.reference import load_table
+
+    results = Path(__file__).resolve().parents[2] / "results"
+    claims = load_claims(results / "claims.yaml")
+    page = claims_markdown(ledger(claims, load_table(results / "reference", "leaderboard")))
+    assert page == (results / "reference" / "claims.md").read_text(), "run `hopbench claims`"
