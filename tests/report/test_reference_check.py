@@ -51,3 +51,17 @@ def test_floats_within_the_tolerance_and_missing_on_both_sides_are_the_same():
     off = pd.DataFrame([_row("a", f1=0.4 + 10 * TOLERANCE, accuracy=0.5)])
     assert set(compare(off, ref)[0].differences) == {"f1", "accuracy"}
     assert compare(pd.DataFrame(), ref) == [] and compare(same, pd.DataFrame()) == []
+
+
+def test_a_metric_declared_after_the_reference_was_made_is_named_not_a_difference():
+    from hopbench.report.reference_check import not_rerun
+
+    ref = pd.DataFrame([_row("a"), _row("b")])
+    yours = pd.DataFrame([_row("a", contain_acc=0.5)])  # the reference has no contain_acc column
+    got = compare(yours, ref)
+    assert got[0].identical and got[0].new == ["contain_acc"]
+    assert "not compared (the reference has no column yet): contain_acc" in summary(got, 1)[1]
+    # a metric the reference has a column for but left empty on the row still counts
+    ref2 = pd.DataFrame([_row("a", contain_acc=float("nan"))])
+    assert list(compare(yours, ref2)[0].differences) == ["contain_acc"]
+    assert not_rerun(yours, ref) == ["hotpotqa/hipporag/b"]

@@ -150,7 +150,7 @@ def _check_reference(df, reference_dir) -> int:
     rows your runs made again are checked as they made them)."""
     from hopbench.report.card_check import as_rerun, card_problems, card_summary
     from hopbench.report.reference import load_table
-    from hopbench.report.reference_check import compare, summary
+    from hopbench.report.reference_check import compare, not_rerun, summary
 
     if reference_dir is None:
         print("hopbench report: error: no reference results to check against", file=sys.stderr)
@@ -158,6 +158,12 @@ def _check_reference(df, reference_dir) -> int:
     reference = load_table(reference_dir, "leaderboard")
     comparisons = compare(df, reference)
     print("\n".join(summary(comparisons, len(df))))
+    missing = not_rerun(df, reference)
+    print(
+        f"reference check: {len(reference) - len(missing)} of {len(reference)} reference rows made again"
+    )
+    for label in missing[:10]:
+        print(f"  not made again: {label}")
     checked = as_rerun(reference, df)  # a reference row you ran again: as your run made it
     print("\n".join(card_summary(checked, len(comparisons))))
     if card_problems(checked):

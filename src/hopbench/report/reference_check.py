@@ -25,6 +25,9 @@ TOLERANCE = 1e-9  # means of the same per-question scores: equal up to float sum
 class Comparison:
     label: str  # dataset/retriever/config_hash
     differences: dict[str, tuple[object, object]] = field(default_factory=dict)  # col: (yours, ref)
+    new: list[str] = field(
+        default_factory=list
+    )  # metrics declared since the reference row was made
 
     @property
     def identical(self) -> bool:
@@ -37,9 +40,12 @@ def compared_columns(yours: pd.DataFrame, reference: pd.DataFrame) -> list[str]:
     return [c for c in COUNTS if c in yours or c in reference] + metrics
 
 
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def _same(a, b) -> bool:
-    a_missing = a is None or (isinstance(a, float) and math.isnan(a))
-    b_missing = b is None or (isinstance(b, float) and math.isnan(b))
+    a_missing, b_missing = _missing(a), _missing(b)
     if a_missing or b_missing:
         return a_missing and b_missing
     return abs(float(a) - float(b)) <= TOLERANCE
@@ -59,10 +65,27 @@ def compare(yours: pd.DataFrame, reference: pd.DataFrame) -> list[Comparison]:
         c = Comparison("/".join(map(str, key)))
         for col in cols:
             mine, theirs = row.get(col), ref[key].get(col)
+            if col not in COUNTS and col not in reference.columns and not _missing(mine):
+                c.new.append(
+                    col
+                )  # a metric the reference table has no column for: not a difference
+                continue
             if not _same(mine, theirs):
                 c.differences[col] = (mine, theirs)
         out.append(c)
     return out
+
+
+def not_rerun(yours: pd.DataFrame, reference: pd.DataFrame) -> list[str]:
+    """The reference rows none of `yours` made again (dataset/retriever/config_hash)."""
+    if reference.empty:
+        return []
+    mine = set() if yours.empty else {tuple(r[k] for k in KEY) for r in yours.to_dict("records")}
+    return [
+        "/".join(map(str, key))
+        for key in (tuple(r[k] for k in KEY) for r in reference.to_dict("records"))
+        if key not in mine
+    ]
 
 
 def summary(comparisons: list[Comparison], n_runs: int) -> list[str]:
@@ -73,6 +96,9 @@ def summary(comparisons: list[Comparison], n_runs: int) -> list[str]:
         f"{len(comparisons) - len(differ)} identical, {len(differ)} differ "
         f"(question counts and metrics, within {TOLERANCE:g})"
     ]
+    new = sorted({m for c in comparisons for m in c.new})
+    if new:
+        lines.append(f"  not compared (the reference has no column yet): {', '.join(new)}")
     for c in differ:
         shown = ", ".join(f"{k} {a} vs {b}" for k, (a, b) in list(c.differences.items())[:6])
         more = len(c.differences) - 6
