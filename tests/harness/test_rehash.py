@@ -205,3 +205,26 @@ def test_a_hipporag_config_hashes_differently_in_each_form_and_the_old_forms_are
 def cfg_node(cfg) -> dict:
     node = OmegaConf.to_container(cfg.retriever, resolve=True)
     return {k: v for k, v in node.items() if k != "_target_"}
+
+
+def test_no_tracked_page_quotes_a_hash_the_re_hash_replaced():
+    """Benchmarks' results, docs and notebooks name runs by today's hash (rehash_map.csv)."""
+    import subprocess
+
+    root = REFERENCE.parents[1]
+    stale = {k for k, v in rehash.read_map(REFERENCE / "rehash_map.csv").items() if k != v}
+    files = subprocess.run(
+        ["git", "ls-files", "benchmarks", "docs", "README.md", "experiments"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=True,
+    ).stdout.split()
+    found = [
+        f"{f}: {m.group(0)}"
+        for f in files
+        if f.endswith((".md", ".csv", ".sh", ".txt", ".ipynb")) and (root / f).is_file()
+        for m in rehash._HASH.finditer((root / f).read_text(encoding="utf-8"))
+        if m.group(0) in stale
+    ]
+    assert not found, found[:10]
