@@ -327,6 +327,70 @@ def split_timings(r, qs, kg) -> dict:
     }
 
 
+def split_lines(name: str, sp_: dict) -> list[str]:
+    """One spreading-activation retriever's split: question analysis, retrieval by part, the
+    reference pipeline beside it."""
+    lines: list[str] = []
+    lines += [
+        "",
+        f"{name}, one query split in (a) question analysis and (b) retrieval proper given the "
+        f"mentions, each (b) timed right after its question's analysis as in a run; reference = the "
+        f"pipeline before the speed work, same run, same mentions, timed in a second pass the same way "
+        f"(same top-10: {sp_['same_top10_as_reference']}):",
+        "",
+        "| part | p50 ms | p95 ms | reference p50 ms | reference / new |",
+        "|---|---|---|---|---|",
+    ]
+    for k in ("spacy", "encode", "total"):
+        v = sp_["analysis"][k]
+        lines.append(f"| (a) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | | |")
+    for k in ("seeds", "gate_and_propagate", "rank", "paths", "total"):
+        v = sp_["retrieval"][k]
+        rk = "retrieval_total" if k == "total" else k
+        lines.append(
+            f"| (b) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | {sp_['reference'][rk]['p50_ms']:.3f} "
+            f"| {sp_['ratio_reference_over_new_p50'][rk]:.1f}x |"
+        )
+    lines.append(
+        f"| (b) total, mean | {sp_['retrieval']['total']['mean_ms']:.3f} | | "
+        f"{sp_['reference']['retrieval_total']['mean_ms']:.3f} | |"
+    )
+    w = sp_["whole_query"]
+    lines.append(f"| (a)+(b) whole query | {w['p50_ms']:.3f} | {w['p95_ms']:.3f} | | |")
+    c = sp_["cpu_p50_ms"]
+    lines += [
+        "",
+        f"CPU time p50 of (b): {c['retrieval']:.2f} ms, reference {c['reference']:.2f} ms "
+        f"(wall time on a loaded machine overstates both); seed-search scan fallbacks: "
+        f"{sp_['seed_search_fallbacks']}.",
+    ]
+    return lines
+
+
+def ppr_lines(q: dict) -> list[str]:
+    """The PPR section: ours against igraph prpack and networkx on the same resets."""
+    lines = [
+        "",
+        f"## PPR on the HippoRAG graph ({q['nodes']} nodes), same resets",
+        "",
+        "| solver | p50 ms | p95 ms | CPU p50 ms | n |",
+        "|---|---|---|---|---|",
+    ]
+    for k in ("ours", "igraph_prpack", "networkx"):
+        lines.append(
+            f"| {k} | {q[k]['p50_ms']:.2f} | {q[k]['p95_ms']:.2f} | {q[k].get('cpu_p50_ms', 0):.2f} | {q[k]['n']} |"
+        )
+    lines += [
+        "",
+        f"- igraph/ours p50 wall {q['ratio_igraph_over_ours_p50']:.2f}x, CPU "
+        f"{q['cpu_ratio_igraph_over_ours_p50']:.2f}x; "
+        f"networkx/ours {q['ratio_networkx_over_ours_p50']:.0f}x",
+        f"- top-10 passages identical: igraph {q['top10_identical_igraph']}, networkx {q['top10_identical_networkx']}; "
+        f"max |ours - igraph| {q['max_abs_diff_igraph']:.2e}, max |ours - networkx| {q['max_abs_diff_networkx']:.2e}",
+    ]
+    return lines
+
+
 def render(o: dict) -> str:
     cmd = (
         f"OMP_NUM_THREADS=1 nice python -m benchmarks.speed.retrievers "
@@ -352,60 +416,11 @@ def render(o: dict) -> str:
             f"| {name} | {s['p50_ms']:.2f} | {s['p95_ms']:.2f} | {s.get('cpu_p50_ms', 0):.2f} | {s['prepare_s']:.1f} |"
         )
     for name, sp_ in o.get("spreading_activation_split", {}).items():
-        lines += [
-            "",
-            f"{name}, one query split in (a) question analysis and (b) retrieval proper given the "
-            f"mentions, each (b) timed right after its question's analysis as in a run; reference = the "
-            f"pipeline before the speed work, same run, same mentions, timed in a second pass the same way "
-            f"(same top-10: {sp_['same_top10_as_reference']}):",
-            "",
-            "| part | p50 ms | p95 ms | reference p50 ms | reference / new |",
-            "|---|---|---|---|---|",
-        ]
-        for k in ("spacy", "encode", "total"):
-            v = sp_["analysis"][k]
-            lines.append(f"| (a) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | | |")
-        for k in ("seeds", "gate_and_propagate", "rank", "paths", "total"):
-            v = sp_["retrieval"][k]
-            rk = "retrieval_total" if k == "total" else k
-            lines.append(
-                f"| (b) {k} | {v['p50_ms']:.3f} | {v['p95_ms']:.3f} | {sp_['reference'][rk]['p50_ms']:.3f} "
-                f"| {sp_['ratio_reference_over_new_p50'][rk]:.1f}x |"
-            )
-        lines.append(
-            f"| (b) total, mean | {sp_['retrieval']['total']['mean_ms']:.3f} | | "
-            f"{sp_['reference']['retrieval_total']['mean_ms']:.3f} | |"
-        )
-        w = sp_["whole_query"]
-        lines.append(f"| (a)+(b) whole query | {w['p50_ms']:.3f} | {w['p95_ms']:.3f} | | |")
-        c = sp_["cpu_p50_ms"]
-        lines += [
-            "",
-            f"CPU time p50 of (b): {c['retrieval']:.2f} ms, reference {c['reference']:.2f} ms "
-            f"(wall time on a loaded machine overstates both); seed-search scan fallbacks: "
-            f"{sp_['seed_search_fallbacks']}.",
-        ]
+        lines += split_lines(name, sp_)
     if "ppr" not in o:
         return "\n".join(lines) + "\n"
-    q = o["ppr"]
+    lines += ppr_lines(o["ppr"])
     lines += [
-        "",
-        f"## PPR on the HippoRAG graph ({q['nodes']} nodes), same resets",
-        "",
-        "| solver | p50 ms | p95 ms | CPU p50 ms | n |",
-        "|---|---|---|---|---|",
-    ]
-    for k in ("ours", "igraph_prpack", "networkx"):
-        lines.append(
-            f"| {k} | {q[k]['p50_ms']:.2f} | {q[k]['p95_ms']:.2f} | {q[k].get('cpu_p50_ms', 0):.2f} | {q[k]['n']} |"
-        )
-    lines += [
-        "",
-        f"- igraph/ours p50 wall {q['ratio_igraph_over_ours_p50']:.2f}x, CPU "
-        f"{q['cpu_ratio_igraph_over_ours_p50']:.2f}x; "
-        f"networkx/ours {q['ratio_networkx_over_ours_p50']:.0f}x",
-        f"- top-10 passages identical: igraph {q['top10_identical_igraph']}, networkx {q['top10_identical_networkx']}; "
-        f"max |ours - igraph| {q['max_abs_diff_igraph']:.2e}, max |ours - networkx| {q['max_abs_diff_networkx']:.2e}",
         "",
         "## Batched throughput (seeding included)",
         "",
