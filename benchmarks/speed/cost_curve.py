@@ -256,6 +256,49 @@ def fit_per_passage(xs: list[int], ys: list[float]) -> tuple[float, float]:
     return float(a), float(b)
 
 
+def build_rows(res: dict) -> list[str]:
+    """The build table's rows: each size's two graphs, and the description vectors."""
+    L: list[str] = []
+    for s in res["sizes"]:
+        for g in ("hipporag2", "hopbench"):
+            b = s["builds"][g]
+            L.append(
+                f"| {s['passages']:,} | {g} | {b['entities']:,} | {b['facts']:,} | {b['build_s']:.1f} | "
+                f"{b['cpu_build_s']:.1f} | {b['peak_rss_mib_build']:,.0f} | {b['graph_mib']:,.1f} |"
+            )
+        b = s["builds"]["hopbench"]
+        if "descriptions_s" in b:
+            L.append(
+                f"| {s['passages']:,} | descriptions | | | {b['descriptions_s']:.1f} | "
+                f"{b['cpu_descriptions_s']:.1f} | {b.get('peak_rss_mib_with_descriptions', 0):,.0f} | |"
+            )
+    return L
+
+
+def latency_section(res: dict) -> list[str]:
+    """Each retriever's latency per query at each size."""
+    L = [
+        "",
+        "## Latency per query (ms; prepare = seconds to load the retriever's structures)",
+        "",
+        "| retriever | "
+        + " | ".join(f"{s['passages']:,} p50 / p90 (prepare s)" for s in res["sizes"])
+        + " |",
+        "|:--|" + "--:|" * len(res["sizes"]),
+    ]
+    for name in res["retrievers"]:
+        cells = []
+        for s in res["sizes"]:
+            r = s["latency"].get(name)
+            cells.append(
+                "–"
+                if r is None
+                else f"{r['p50_ms']:.1f} / {r['p90_ms']:.1f} ({r['prepare_s']:.1f})"
+            )
+        L.append(f"| {name} | " + " | ".join(cells) + " |")
+    return L
+
+
 def markdown(res: dict) -> str:
     L = [
         "# Cost curve: cold graph build and query latency against corpus size (issue #31)",
@@ -278,19 +321,7 @@ def markdown(res: dict) -> str:
         "| passages | graph | entities | facts | wall s | CPU s | peak RSS MiB | on disk MiB |",
         "|--:|:--|--:|--:|--:|--:|--:|--:|",
     ]
-    for s in res["sizes"]:
-        for g in ("hipporag2", "hopbench"):
-            b = s["builds"][g]
-            L.append(
-                f"| {s['passages']:,} | {g} | {b['entities']:,} | {b['facts']:,} | {b['build_s']:.1f} | "
-                f"{b['cpu_build_s']:.1f} | {b['peak_rss_mib_build']:,.0f} | {b['graph_mib']:,.1f} |"
-            )
-        b = s["builds"]["hopbench"]
-        if "descriptions_s" in b:
-            L.append(
-                f"| {s['passages']:,} | descriptions | | | {b['descriptions_s']:.1f} | "
-                f"{b['cpu_descriptions_s']:.1f} | {b.get('peak_rss_mib_with_descriptions', 0):,.0f} | |"
-            )
+    L += build_rows(res)
     L += ["", "Wall seconds per stage (both graphs; `hb:` = the hopbench graph):", ""]
     rows = stage_rows(res)
     cols = [c for c in rows[-1] if c != "passages" and ":cpu_" not in c]
@@ -318,25 +349,7 @@ def markdown(res: dict) -> str:
             else "this machine"
         )
         L.append(f"| {stage} | {1000 * b:.1f} | {(a + b * 100_000) / 3600:.2f} | {who} |")
-    L += [
-        "",
-        "## Latency per query (ms; prepare = seconds to load the retriever's structures)",
-        "",
-        "| retriever | "
-        + " | ".join(f"{s['passages']:,} p50 / p90 (prepare s)" for s in res["sizes"])
-        + " |",
-        "|:--|" + "--:|" * len(res["sizes"]),
-    ]
-    for name in res["retrievers"]:
-        cells = []
-        for s in res["sizes"]:
-            r = s["latency"].get(name)
-            cells.append(
-                "–"
-                if r is None
-                else f"{r['p50_ms']:.1f} / {r['p90_ms']:.1f} ({r['prepare_s']:.1f})"
-            )
-        L.append(f"| {name} | " + " | ".join(cells) + " |")
+    L += latency_section(res)
     L += ["", f"Figure: `{Path(res['figure']).name}`.", ""]
     return "\n".join(L)
 

@@ -330,8 +330,7 @@ def split_timings(r, qs, kg) -> dict:
 def split_lines(name: str, sp_: dict) -> list[str]:
     """One spreading-activation retriever's split: question analysis, retrieval by part, the
     reference pipeline beside it."""
-    lines: list[str] = []
-    lines += [
+    lines = [
         "",
         f"{name}, one query split in (a) question analysis and (b) retrieval proper given the "
         f"mentions, each (b) timed right after its question's analysis as in a run; reference = the "
