@@ -742,8 +742,13 @@ def dataset_section(d) -> list[str]:
             + ".",
             "",
         ]
-    gh, go = runs_h[0]["graph"], runs_o[0]["graph"]
-    L += ["| graph | hopbench | official |", "|:--|--:|--:|"]
+    L += graph_table(runs_h[0]["graph"], runs_o[0]["graph"], s)
+    return L
+
+
+def graph_table(gh: dict, go: dict, s: dict) -> list[str]:
+    """The two graphs' counts side by side, and whether they are the same graph."""
+    L = ["| graph | hopbench | official |", "|:--|--:|--:|"]
     for key, label in COUNTS:
         L.append(f"| {label} | {_n(gh.get(key))} | {_n(go.get(key))} |")
     L += [
