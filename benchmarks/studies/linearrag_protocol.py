@@ -87,7 +87,7 @@ class Cell:
     def overrides(self, runs_dir: str) -> list[str]:
         method = {
             "dense": ["retriever=dense"],
-            "hipporag": ["retriever=hipporag", "retriever.filter=false", "graph=spacy"],
+            "hipporag": ["retriever=hipporag", "retriever.seeding.filter=false", "graph=spacy"],
             "linearrag": ["retriever=linearrag"],
             "linearrag_noadj": ["retriever=linearrag", *NO_ADJACENCY],
             "linearrag_ds": [f"retriever={PER_DATASET.get(self.dataset, 'linearrag')}"],
@@ -141,11 +141,15 @@ class Locator:
         return run_dir_for(cfg, h), dataset
 
 
+def log_name(cell: Cell) -> str:
+    return cell.label.replace("/", "__") + ".log"
+
+
 def run_cells(todo: list[Cell], runs_dir: str, logs: Path) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     failed = 0
     for cell in todo:
-        log = logs / (cell.label.replace("/", "__") + ".log")
+        log = logs / log_name(cell)
         start = time.time()
         cmd = [sys.executable, "-m", "hopbench.run", *cell.overrides(runs_dir)]
         with open(log, "w") as fh:
@@ -268,7 +272,13 @@ def paired(a: dict, b: dict, metric: str, seed: tuple) -> dict | None:
         if metric.startswith("fcr")
         else paired_bootstrap_p(x, y, seed=stable_seed(*seed, metric))
     )
-    return {"a": x.mean(), "b": y.mean(), "delta": (x - y).mean(), "p": float(p), "n": len(ids)}
+    return {
+        "mean_a": float(x.mean()),
+        "mean_b": float(y.mean()),
+        "delta": float((x - y).mean()),
+        "p": float(p),
+        "n": len(ids),
+    }
 
 
 def comparisons() -> list[tuple[str, tuple, tuple]]:
@@ -301,12 +311,15 @@ def comparisons() -> list[tuple[str, tuple, tuple]]:
     return out
 
 
-def report(runs_dir: str, out: Path) -> int:
+def report(runs_dir: str, out: Path, logs_dir: str | None = None) -> int:
     from hopbench.report.stats import holm
 
     loc = Locator()
     runs, tokens, found = {}, {}, {}
+    logs = Path(logs_dir or Path(runs_dir) / "logs")
     for cell in cells():
+        if not (logs / log_name(cell)).exists():
+            continue  # never launched: no run to find (hashing every cell is slow)
         run_dir, dataset = loc.run_dir(cell, runs_dir)
         if (run_dir / "metrics.json").exists():
             runs[cell.label] = load_rows(run_dir)
@@ -347,7 +360,7 @@ def render(runs, tokens, found, tests, runs_dir) -> str:
         "Written by `python -m benchmarks.studies.linearrag_protocol report` from the runs "
         "`python -m benchmarks.studies.linearrag_protocol run` made (CPU rows: llm=none, "
         "reader=none; hover: its first 1,000 claims in seeded order; hipporag: graph=spacy, "
-        "retriever.filter=false). Chunks: 1000 tokens overlapping by 100, by the MiniLM word-piece "
+        "retriever.seeding.filter=false). Chunks: 1000 tokens overlapping by 100, by the MiniLM word-piece "
         "tokenizer; a gold passage is credited to the chunk holding most of its tokens, and a "
         "question's gold is the distinct chunks so credited (docs/results.md, \"Protocol "
         'settings"). ctx@5: mean tokens of the top 5 units (same tokenizer). Shuffled: '
@@ -376,8 +389,8 @@ def render(runs, tokens, found, tests, runs_dir) -> str:
         a = "/".join(t["a"].split("/")[1:])
         b = "/".join(t["b"].split("/")[1:])
         lines.append(
-            f"| {t['dataset']} | {t['question']} | {a} | {b} | {t['metric']} | {t['a']:.3f} | "
-            f"{t['b']:.3f} | {t['delta']:+.3f} | {t['p']:.3g} | {t['p_holm']:.3g} | {t['n']} |"
+            f"| {t['dataset']} | {t['question']} | {a} | {b} | {t['metric']} | {t['mean_a']:.3f} | "
+            f"{t['mean_b']:.3f} | {t['delta']:+.3f} | {t['p']:.3g} | {t['p_holm']:.3g} | {t['n']} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -400,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out).write_text(text)
         return 0
     if args.action == "report":
-        return report(args.runs_dir, Path(args.out))
+        return report(args.runs_dir, Path(args.out), args.logs)
     todo = cells(args.tier, args.dataset)
     if args.action == "plan":
         for c in todo:
