@@ -482,6 +482,90 @@ def compare_graph(graph: str, args, py: Path) -> dict:
 
 
 # ---- the report --------------------------------------------------------------------------------
+def top10_lines(g: dict) -> list[str]:
+    """How many top-10 lists are identical to the official's, and why the others differ."""
+    L: list[str] = []
+    seeds = list(g["top10_identical"])
+    L += [
+        "Top-10 identical to the official's: "
+        + ", ".join(
+            f"{g['top10_identical'][s]}/{g['n_questions']} (PYTHONHASHSEED={s})" for s in seeds
+        )
+        + f"; same top-10 set (PYTHONHASHSEED={seeds[0]}): {g['top10_same_set']}/{g['n_questions']}. "
+        + "The official against itself: "
+        + ", ".join(
+            f"{v}/{g['n_questions']} identical between seeds {k}"
+            for k, v in g["official_self_identical"].items()
+        )
+        + ".",
+        "",
+    ]
+    dk = g["differing_kinds"]
+    L.append(
+        f"Of the {len(g['differing'])} differing lists (PYTHONHASHSEED={seeds[0]}): {dk['tie']} lie entirely "
+        f"inside an exact tie (replaying the official's tied choice gives its top-10), {dk['not a tie']} do not"
+        + (
+            ": "
+            + "; ".join(
+                f"{d['question']}: {d['why']}" for d in g["differing"] if d["kind"] != "tie"
+            )
+            if dk["not a tie"]
+            else ""
+        )
+        + "."
+    )
+    kinds = [
+        ("fact ties" if d.get("fact_tie") else "seed ties")
+        for d in g["differing"]
+        if d["kind"] == "tie"
+    ]
+    if kinds:
+        L.append(
+            f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
+            f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
+            + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie")
+            + "."
+        )
+    return L
+
+
+def score_tables(g: dict) -> list[str]:
+    """Recall of each side, the paired differences and the retrieval times."""
+    L = [
+        "",
+        "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |",
+        "|:--|--:|" + "--:|" * len(METRICS),
+    ]
+    for name, s in g["recall"].items():
+        L.append(
+            f"| {name} | {s['recall@5']['n']} | "
+            + " | ".join(
+                f"{100 * s[m]['mean']:.1f} [{100 * s[m]['ci'][0]:.1f}, {100 * s[m]['ci'][1]:.1f}]"
+                for m in METRICS
+            )
+            + " |"
+        )
+    L += [
+        "",
+        "| paired | " + " | ".join(f"Δ{HEAD[m]} (p)" for m in METRICS) + " |",
+        "|:--|" + ":--|" * len(METRICS),
+    ]
+    for p in g["paired"]:
+        L.append(
+            f"| {p['a']} − {p['b']} | "
+            + " | ".join(f"{100 * p[m]['delta']:+.1f} ({p[m]['p']:.3g})" for m in METRICS)
+            + " |"
+        )
+    L += [
+        "",
+        "| retrieval time per question | p50 ms | p90 ms | mean ms |",
+        "|:--|--:|--:|--:|",
+    ]
+    for name, t in g["ms"].items():
+        L.append(f"| {name} | {t['p50']:.1f} | {t['p90']:.1f} | {t['mean']:.1f} |")
+    return L
+
+
 def graph_section(g) -> list[str]:
     """The markdown lines of one `g` of markdown()."""
     L: list[str] = []
@@ -526,79 +610,8 @@ def graph_section(g) -> list[str]:
         f"{e['official_vertices_unmatched']}; entity names identical: {e['same_entity_names']}.",
         "",
     ]
-    seeds = list(g["top10_identical"])
-    L += [
-        "Top-10 identical to the official's: "
-        + ", ".join(
-            f"{g['top10_identical'][s]}/{g['n_questions']} (PYTHONHASHSEED={s})" for s in seeds
-        )
-        + f"; same top-10 set (PYTHONHASHSEED={seeds[0]}): {g['top10_same_set']}/{g['n_questions']}. "
-        + "The official against itself: "
-        + ", ".join(
-            f"{v}/{g['n_questions']} identical between seeds {k}"
-            for k, v in g["official_self_identical"].items()
-        )
-        + ".",
-        "",
-    ]
-    dk = g["differing_kinds"]
-    L.append(
-        f"Of the {len(g['differing'])} differing lists (PYTHONHASHSEED={seeds[0]}): {dk['tie']} lie entirely "
-        f"inside an exact tie (replaying the official's tied choice gives its top-10), {dk['not a tie']} do not"
-        + (
-            ": "
-            + "; ".join(
-                f"{d['question']}: {d['why']}" for d in g["differing"] if d["kind"] != "tie"
-            )
-            if dk["not a tie"]
-            else ""
-        )
-        + "."
-    )
-    kinds = [
-        ("fact ties" if d.get("fact_tie") else "seed ties")
-        for d in g["differing"]
-        if d["kind"] == "tie"
-    ]
-    if kinds:
-        L.append(
-            f"Ties: {kinds.count('fact ties')} at the 5th fact, {kinds.count('seed ties')} at the 5th seed entity "
-            f"(entities of exactly the 5th seed weight; HippoRAG keeps the one its set's hash order puts first): "
-            + ", ".join(d["question"] for d in g["differing"] if d["kind"] == "tie")
-            + "."
-        )
-    L += [
-        "",
-        "| | n | " + " | ".join(HEAD[m] for m in METRICS) + " |",
-        "|:--|--:|" + "--:|" * len(METRICS),
-    ]
-    for name, s in g["recall"].items():
-        L.append(
-            f"| {name} | {s['recall@5']['n']} | "
-            + " | ".join(
-                f"{100 * s[m]['mean']:.1f} [{100 * s[m]['ci'][0]:.1f}, {100 * s[m]['ci'][1]:.1f}]"
-                for m in METRICS
-            )
-            + " |"
-        )
-    L += [
-        "",
-        "| paired | " + " | ".join(f"Δ{HEAD[m]} (p)" for m in METRICS) + " |",
-        "|:--|" + ":--|" * len(METRICS),
-    ]
-    for p in g["paired"]:
-        L.append(
-            f"| {p['a']} − {p['b']} | "
-            + " | ".join(f"{100 * p[m]['delta']:+.1f} ({p[m]['p']:.3g})" for m in METRICS)
-            + " |"
-        )
-    L += [
-        "",
-        "| retrieval time per question | p50 ms | p90 ms | mean ms |",
-        "|:--|--:|--:|--:|",
-    ]
-    for name, t in g["ms"].items():
-        L.append(f"| {name} | {t['p50']:.1f} | {t['p90']:.1f} | {t['mean']:.1f} |")
+    L += top10_lines(g)
+    L += score_tables(g)
     L.append("")
     return L
 
@@ -614,8 +627,9 @@ def markdown(res: dict) -> str:
         "--no-deps in its own virtual environment, its DSPy fact filter bypassed (the 5 candidate facts are kept), "
         "fed hopbench's triples as an OpenIE file and hopbench's all-MiniLM-L6-v2 vectors for every text it embeds. "
         "hopbench: `retriever=hipporag retriever.seeding.filter=false` (graph.construction=hipporag2) and "
-        "`retriever=hipporag_hb retriever.seeding.filter=false` (graph.construction=hopbench). Subset numbers: HippoRAG's "
-        "100-question MuSiQue train subset, 1,890-passage corpus. Times: retrieval per question "
+        "`retriever=hipporag_hb retriever.seeding.filter=false` (graph.construction=hopbench). "
+        "Subset numbers: HippoRAG's 100-question MuSiQue train subset, 1,890-passage corpus. "
+        "Times: retrieval per question "
         "(question embedding precomputed on both sides), one thread (OMP/MKL/OPENBLAS_NUM_THREADS=1), "
         f"after a warm-up; a question's time is its median over {REPEATS} passes.",
         "",
