@@ -14,6 +14,7 @@ top-k scores move. Results: benchmarks/speed/results/ppr_certified_stop.{json,md
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Mapping
@@ -171,21 +172,23 @@ def run_dataset(name: str, args) -> dict:
 
 
 NOTE = """\
-Power iteration (`method="power"`, what CatRAG's directed graph uses) is shown on the same
-resets for comparison: it converges at rate d = 0.5 against Chebyshev's 0.27, so a certificate
-saves it more. Mat-vecs: sparse matrix-vector products per solve; the certified count includes the one extra
+Mat-vecs: sparse matrix-vector products per solve; the certified count includes the one extra
 product that recomputes the residual before a certificate is accepted. Default: Chebyshev to
 tol 1e-10, checked every 4 steps (kernels/ppr.py); certified: the same recursion, stopped when
 the residual bound proves the top-k passages and their order (kernels/ppr_stop.py has the
-derivation); converged: tol 1e-13. Top-k lists are compared by the retriever's rule
-(`order_by`: PPR score, then dense cosine, then corpus index); a question whose top k cannot
-be certified (a tie within the bound) runs on to tol 1e-10 and returns the default's scores.
+derivation); converged: tol 1e-13. Power iteration (`method="power"`, what CatRAG's directed
+graph uses) is shown on the same resets for comparison. Top-k lists are compared by the
+retriever's rule (`order_by`: PPR score, then dense cosine, then corpus index); a question
+whose top k cannot be certified (a tie within the bound) runs on to tol 1e-10 and returns the
+default's scores bit for bit.
 
 What changes for a run: the ranking returned is the converged one, but the scores are not
 converged. A run stores each returned passage's PPR score (predictions.jsonl `scores`); under
-the certified stop those move by up to the bound (the columns on stored scores above), and every
-score beyond the top k is not converged at all. The option is off by default (the authors'
-computation); wiring it into the retriever config is in the final report of issue #59.
+the certified stop those move by up to the bound (the columns on stored scores above), and
+every score beyond the top k is not converged at all. The stop is off by default (the authors'
+computation) and is a kernel option so far: `personalized_pagerank_stopped(graph, reset,
+stop="certified_topk", k=top_k, candidates=slice(n_entities, None))`; the retrievers do not
+offer it as a setting yet.
 """
 
 TABLE_HEAD = (
@@ -212,27 +215,47 @@ def table_row(r: dict) -> str:
     )
 
 
+def merged_rows(path, new_rows: list[dict]) -> list[dict]:
+    """The rows already in `path` (other datasets, measured by an earlier command) with the
+    new ones in their place, so datasets whose graphs exist at different times share a file."""
+    old = json.loads(path.read_text())["rows"] if path.exists() else []
+    fresh = {r["dataset"] for r in new_rows}
+    return [r for r in old if r["dataset"] not in fresh] + new_rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=DATASETS, help="comma-separated dataset configs")
     ap.add_argument("--limit", type=int, default=0, help="questions per dataset (0: all)")
+    ap.add_argument(
+        "--merge", action="store_true", help="keep the other datasets' rows of the results file"
+    )
     add_data_and_cache_args(ap)
     add_out_dir_arg(ap, __file__)
     args = ap.parse_args(argv)
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    results = [run_dataset(name, args) for name in args.datasets.split(",")]
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(args.out_dir / "ppr_certified_stop.json", {"started": started, "rows": results})
     command = "nice -n 19 python -m benchmarks.speed.ppr_stop " + " ".join(argv or sys.argv[1:])
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    results = [
+        {**run_dataset(name, args), "command": command.strip(), "started": started}
+        for name in args.datasets.split(",")
+    ]
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    path = args.out_dir / "ppr_certified_stop.json"
+    rows = merged_rows(path, results) if args.merge else results
+    write_json(path, {"rows": rows})
     md = "\n".join(
         [
             "# Certified top-k stop for PPR: iterations saved (HippoRAG 2, graph=spacy, filter off)",
             "",
-            f"`{command.strip()}`, started {started}; load average (1 min) before and after each "
-            "dataset in the table (the machine is shared). Subset numbers.",
+            "Subset numbers. Load average (1 min) before and after each dataset in the table (the "
+            "machine is shared; mat-vec counts do not depend on it, milliseconds do).",
             "",
             TABLE_HEAD,
-            *map(table_row, results),
+            *map(table_row, rows),
+            "",
+            "Commands (from the repository root):",
+            "",
+            *[f"- {r['dataset']}: `{r['command']}`, started {r['started']}" for r in rows],
             "",
             NOTE,
         ]
