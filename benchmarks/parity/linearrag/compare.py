@@ -44,6 +44,10 @@ from benchmarks.common import venv as common_venv  # noqa: E402
 from benchmarks.common.paths import results_dir  # noqa: E402
 from benchmarks.common.report import write_json_and_md  # noqa: E402
 from benchmarks.common.timing import loadavg  # noqa: E402
+from benchmarks.parity.linearrag.question_vectors import (  # noqa: E402
+    THREADS,
+    question_side_vectors,
+)
 
 COMMIT = "4ecfa25170711da9a0bf2a9a923867cc0f8d3525"
 PINS = ["python-igraph==0.11.8", "openai==1.54.5"]
@@ -86,12 +90,12 @@ def hopbench_setup(args):
     retriever.prepare(None, services)
     prepare_s = time.perf_counter() - t
     questions = list(dataset.questions)[: args.limit]
-    services.encode_questions(questions)
     return cfg, dataset, encoder, retriever, services, questions, prepare_s
 
 
-def shared_inputs(retriever, services, encoder, questions):
-    """The vector table (text -> vector, first entry wins) and every question's entities."""
+def shared_inputs(retriever, encoder, questions):
+    """The vector table (text -> vector, first entry wins) and every question's entities; the
+    questions' and their entities' vectors by question_vectors.py (one thread, uncached)."""
     g = retriever.graph
     table: dict[str, np.ndarray] = {}
     for texts, vecs in (
@@ -103,12 +107,11 @@ def shared_inputs(retriever, services, encoder, questions):
             table.setdefault(t, np.asarray(v, dtype=np.float32))
     mentions = {}
     for q in questions:
-        table.setdefault(q.text, np.asarray(services.query_embedding(q), dtype=np.float32))
+        table.setdefault(q.text, question_side_vectors(encoder, [q.text])[0])
         ents = retriever.question_entities(q.text)
         mentions[q.text] = ents
-        if ents:
-            for t, v in zip(ents, encoder.encode(ents, alone=True)):
-                table.setdefault(t, np.asarray(v, dtype=np.float32))
+        for t, v in zip(ents, question_side_vectors(encoder, ents)):
+            table.setdefault(t, v)
     return table, mentions
 
 
@@ -328,7 +331,7 @@ def main() -> None:
 
     cfg, dataset, encoder, retriever, services, questions, prepare_s = hopbench_setup(args)
     ner = retriever.corpus_ner_output
-    table, mentions = shared_inputs(retriever, services, encoder, questions)
+    table, mentions = shared_inputs(retriever, encoder, questions)
     mode = "vec" if args.vectorized else "bfs"
     work = Path(args.work_dir) / f"{args.dataset}_{args.retriever}_{mode}"
     settings = {
@@ -412,6 +415,7 @@ def write_fixture(path: Path, args, retriever, ner, official, questions, seed) -
         "vectorized": args.vectorized,
         "python_hash_seed": seed,
         "ner_model": retriever.ner_model,
+        "question_vector_threads": THREADS,
         "entity_order": [g_ent[e] for e in o["entities"]],
         "sentence_order": [g_sent[s] for s in o["sentences"]],
         "sentence_entities": {
