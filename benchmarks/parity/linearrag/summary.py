@@ -21,7 +21,7 @@ def parity_rows(name: str, res: dict) -> list[str]:
     rows = []
     for run, c in res["runs"].items():
         rows.append(
-            f"| {res['dataset']} | {run} | {c['questions']} | {c['identical_top10']} "
+            f"| {res['dataset']} | `{res['retriever']}` | {run} | {c['questions']} | {c['identical_top10']} "
             f"| {c['differ_inside_ties']} | {len(c['differ_otherwise'])} "
             f"| {len(c['activation_mismatch'])} | {c['max_abs_activation_diff']:.1e} "
             f"| {c['max_abs_ppr_diff']:.1e} | {c['max_abs_ppr_diff_same_reset']:.1e} "
@@ -35,7 +35,7 @@ def speed_rows(name: str, res: dict) -> list[str]:
     t = res["timing"]
     theirs, ours = t["LinearRAG (theirs)"], t["hopbench"]
     return [
-        f"| {res['dataset']} | {mode} | {res['n_questions']} | {theirs['index_s']:.2f} "
+        f"| {res['dataset']} | `{res['retriever']}` | {mode} | {res['n_questions']} | {theirs['index_s']:.2f} "
         f"| {ours['index_s']:.2f} | {theirs['ms_per_question']:.1f} "
         f"| {ours['ms_per_question']:.1f} | {', '.join(map(str, res['loadavg']))} | `{name}` |"
     ]
@@ -50,12 +50,16 @@ def markdown(results: dict[str, dict]) -> str:
         "(README.md here has the command behind each file). Both sides get the same passages "
         "(`idx:` prefix), spaCy NER, question entities and all-MiniLM-L6-v2 vectors; hopbench "
         "is given each of their runs' set orders (PYTHONHASHSEED). PPR differences are against "
-        "igraph's prpack; the last column solves their own reset vector with hopbench's kernel.",
+        "igraph's prpack, over every question ranked through the graph (one with an activation "
+        "mismatch included); the last column solves their own reset vector with hopbench's "
+        "kernel. The activation difference is over questions whose activated entities and "
+        "tiers match (docs/methods/linearrag.md, Parity, explains the one mismatch: an exact "
+        "sentence tie on the vectorized path).",
         "",
-        "| dataset | run | questions | identical top-10 | differ inside ties | differ otherwise "
+        "| dataset | settings | run | questions | identical top-10 | differ inside ties | differ otherwise "
         "| activation mismatches | max activation diff | max PPR diff "
         "| max PPR diff, their reset | file |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, res in results.items():
         lines += parity_rows(name, res)
@@ -67,11 +71,11 @@ def markdown(results: dict[str, dict]) -> str:
     for name, res in results.items():
         for seeds, n in res["official_self"].items():
             lines.append(
-                f"- {res['dataset']} (`{name}`): their seeds {seeds} agree on {n} of "
+                f"- {res['dataset']}, `{res['retriever']}` (`{name}`): their seeds {seeds} agree on {n} of "
                 f"{res['n_questions']}"
             )
         lines.append(
-            f"- {res['dataset']} (`{name}`): hopbench in first-appearance order gives their "
+            f"- {res['dataset']}, `{res['retriever']}` (`{name}`): hopbench in first-appearance order gives their "
             f"seed-{res['hash_seeds'][0]} top-10 on {res['own_order_identical']} of "
             f"{res['n_questions']}"
         )
@@ -81,9 +85,9 @@ def markdown(results: dict[str, dict]) -> str:
         "vectors; retrieval per question without question encoding and NER; the machine is "
         "shared, so the load average at the run's end is given):",
         "",
-        "| dataset | path | questions | index, theirs (s) | index, hopbench (s) "
+        "| dataset | settings | path | questions | index, theirs (s) | index, hopbench (s) "
         "| retrieval, theirs (ms/q) | retrieval, hopbench (ms/q) | load average | file |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, res in results.items():
         lines += speed_rows(name, res)
