@@ -99,3 +99,13 @@ def test_coverage_reads_scored_of_asked():
     assert coverage(flat_card(card())) == "863/1000"
     assert coverage({"n_questions": 5.0, "n_retrieval_scored": 4.0}) == "4/5"
     assert coverage({"n_questions": 5}) is None
+
+
+def test_a_pair_on_a_subset_of_the_questions_is_not_flagged_for_it():
+    """100 questions against a 1000-question baseline: paired on the shared 100 (n_paired), marked
+    † in the paper tables; the same count on other questions or gold is a protocol difference."""
+    base = flat_card(card())
+    subset = flat_card(card(n_questions=100, n_retrieval_scored=86, question_set_digest="sha256:s"))
+    assert differences(subset, base) == []
+    other_gold = flat_card(card(question_set_digest="sha256:other"))
+    assert differences(other_gold, base) == ["question_set_digest"]

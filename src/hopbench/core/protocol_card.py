@@ -102,9 +102,18 @@ def card_id(flat: Mapping) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+QUESTION_FIELDS = ("question_set_digest", "n_questions", "n_retrieval_scored")
+
+
 def differences(flat: Mapping, base: Mapping) -> list[str]:
-    """The fields in which a row's card differs from its baseline's, the method's own left out."""
-    out = [k for k in SHARED if _plain(flat.get(k)) != _plain(base.get(k))]
+    """The fields in which a row's card differs from its baseline's, the method's own left out.
+
+    Runs of different question counts are paired on the questions they share (the report's
+    `n_paired`; the paper tables mark such a row † and show no difference), so their question
+    fields are not a protocol difference; on the same count they must be the same questions."""
+    subset = _plain(flat.get("n_questions")) != _plain(base.get("n_questions"))
+    fields = [k for k in SHARED if not (subset and k in QUESTION_FIELDS)]
+    out = [k for k in fields if _plain(flat.get(k)) != _plain(base.get(k))]
     for k in WHEN_BOTH:
         a, b = _plain(flat.get(k)), _plain(base.get(k))
         if a not in (None, NONE) and b not in (None, NONE) and a != b:
