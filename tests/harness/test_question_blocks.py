@@ -62,6 +62,8 @@ def test_blocks_only_for_a_proven_batched_path_without_an_llm():
     assert batches(cfg, None, None, _Looping()) == 1  # the base class's loop: nothing shared
     unproven = type("Unproven", (_Blocked,), {"exact_batches": False})
     assert batches(cfg, None, None, unproven()) == 1
+    inherited = type("Inherited", (_Blocked,), {})  # a subclass is not covered by its parent
+    assert batches(cfg, None, None, inherited()) == 1
     assert batches({"question_batch": 1}, None, None, _Blocked()) == 1
     assert batches({}, None, None, _Blocked()) == 1  # the default
 

@@ -8,6 +8,7 @@ import pytest
 
 from hopbench.retrieve.base import Retriever, Services
 from hopbench.retrieve.baselines.dense import DenseRetriever
+from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
 from hopbench.retrieve.registry import configurable_classes
 
@@ -15,6 +16,8 @@ BLOCK = 32  # the block size the run loop would hand them (question_batch=32); 1
 
 CASES = {
     "dense": lambda: DenseRetriever(),
+    "hipporag": lambda: HippoRAGRetriever(seeding={"filter": False}),
+    "hipporag1": lambda: HippoRAGRetriever(seeding={"method": "hipporag1", "filter": False}),
     "spreading_activation": lambda: SpreadingActivationRetriever(),
     "spreading_activation_nogate": lambda: SpreadingActivationRetriever(gate=False),
 }
@@ -43,7 +46,7 @@ def test_a_block_gives_each_question_its_one_question_row(
 
 
 def test_every_retriever_that_claims_exact_blocks_is_tested_here():
-    claimed = {c.__name__ for c in configurable_classes() if getattr(c, "exact_batches", False)}
+    claimed = {c.__name__ for c in configurable_classes() if vars(c).get("exact_batches", False)}
     tested = {type(make()).__name__ for make in CASES.values()}
     assert claimed <= tested, f"exact_batches without a test here: {sorted(claimed - tested)}"
     assert not Retriever.exact_batches

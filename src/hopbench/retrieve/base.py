@@ -85,7 +85,8 @@ class Retriever(Configurable):
     # corpus (tests/retrieve/test_order_invariance.py; dataset.corpus_order)
     position_features: tuple[str, ...] = ()
     # True where `retrieve_batch` is an override proven row for row equal to `retrieve`
-    # (tests/retrieve/test_batched_rows.py): only then does the run loop hand it blocks
+    # (tests/retrieve/test_batched_rows.py): only then does the run loop hand it blocks. Read
+    # from the class's own body, not inherited: a subclass must be proven again
     exact_batches: bool = False
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface

@@ -45,9 +45,9 @@ from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Retriever, Services
 from hopbench.retrieve.kernels.ppr import (
     personalized_pagerank,
-    personalized_pagerank_batch,
     prepare_ppr,
 )
+from hopbench.retrieve.kernels.ppr_block import personalized_pagerank_block
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.ranking import min_max, order_by, to_retrieval
 from hopbench.retrieve.registry import Configurable, build_nested, nested
@@ -254,6 +254,7 @@ class HippoRAGRetriever(Retriever):
     component's reset vector (``retriever.seeding.*``), then PPR."""
 
     family = "hipporag"
+    exact_batches = True  # retrieve_batch: tests/retrieve/test_batched_rows.py
 
     needs_graph = True
     needs_descriptions = False
@@ -323,12 +324,13 @@ class HippoRAGRetriever(Retriever):
         return self._finish(scores, dense, trace, k)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
-        """Same results as `retrieve` per question; the PPR solves share passes over the graph."""
+        """The rows of `retrieve`, to the last bit; the PPR solves share passes over the graph
+        (`personalized_pagerank_block`: each column stops where its own solve would)."""
         prepared = [self.seeding.reset_vector(q) for q in questions]
         live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]
         solved: dict[int, np.ndarray] = {}
         if live:
-            x = personalized_pagerank_batch(
+            x = personalized_pagerank_block(
                 self.ppr,
                 np.stack([prepared[i][0] for i in live], axis=1),
                 damping=self.damping,
