@@ -53,6 +53,7 @@ SUITE = [
     ),
     Bench("concurrency_fake", "concurrency", ("fake",), None, "--out-dir"),  # embeds 2Wiki first
     Bench("kernels_graph", "kernels", ("graph",), None, "--out-dir"),
+    Bench("stage_profile", "stage_profile", ("--questions", "1000"), None, "--out-dir"),
     Bench(
         "retrievers",
         "retrievers",

@@ -101,6 +101,7 @@ STAGES = {
     "bm25": _BM25,
     "hybrid": {**_DENSE, **_BM25, "fusion": [f"{_B}.hybrid:HybridRetriever.retrieve"]},
     "hipporag": _HIPPORAG,
+    "hipporag_hb": _HIPPORAG,  # the same retriever on hopbench's graph construction
     "spreading_activation": _SPREADING_ACTIVATION,
     "flow_diffusion_code": {
         **{k: v for k, v in _HIPPORAG.items() if k not in ("ranking", "other (in retrieve)")},
@@ -254,10 +255,22 @@ def profile_run(dataset: str, retriever: str, questions: int, batch: int, runs_d
         "latency_ms_p50": metrics.get("latency_ms_p50"),
         "latency_ms_mean": metrics.get("latency_ms_mean"),
         "recall@5": metrics.get("recall@5"),
+        "rows_digest": rows_digest(job.done),
         "stages_ms_per_question": stages,
         "stage_calls": dict(clock.calls),
         "targets_not_found": missing,
     }
+
+
+def rows_digest(rows: list[dict]) -> str:
+    """sha256 of every row's id, ranking and scores (in id order): equal digests, equal rows."""
+    import hashlib
+    import json
+
+    key = sorted(
+        ([r["id"], r["ranked_passage_ids"], r["scores"]] for r in rows), key=lambda x: x[0]
+    )
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
 
 def cold_question_encoding(dataset: str, n: int = 50) -> float:
@@ -280,14 +293,25 @@ def machine_state() -> dict:
         ["ps", "-eo", "pcpu,ni,args", "--sort=-pcpu"], capture_output=True, text=True, check=False
     ).stdout.splitlines()[1:9]
     uptime = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout
-    return {"uptime": uptime.strip(), "top": [" ".join(line.split()[:8])[:140] for line in top]}
+    return {"uptime": uptime.strip(), "top": [without_paths(line) for line in top]}
+
+
+def without_paths(line: str) -> str:
+    """A process line with every absolute path cut to its last part (no machine folders in a
+    committed file), at most 8 words."""
+
+    def cut(word: str) -> str:
+        key, eq, value = word.rpartition("=") if "=/" in word else ("", "", word)
+        return key + eq + (value.rstrip("/").rsplit("/", 1)[-1] if value.startswith("/") else value)
+
+    return " ".join(cut(w) for w in line.split()[:8])[:140]
 
 
 def report_md(out: dict) -> str:
     lines = [
         f"# Per-stage latency profile: {out['dataset']}",
         "",
-        f"`{out['command']}` ({out['started']} UTC, {out['machine']})",
+        f"`{out['command']}` ({out['started']} UTC, {out['machine']}, commit {out['commit']})",
         "",
         f"Load at start: `{out['state_start']['uptime']}`; at end: `{out['state_end']['uptime']}`.",
         "Busiest processes at the start (the machine is shared; absolute ms carry that load,",
@@ -344,6 +368,9 @@ def main(argv=None) -> None:
         "dataset": args.dataset,
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "machine": f"{platform.machine()}, {platform.python_version()}",
+        "commit": subprocess.run(
+            ["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=False
+        ).stdout.strip(),
         "state_start": machine_state(),
         "cold_question_encoding_ms": cold_question_encoding(args.dataset),
         "runs": [],

@@ -48,6 +48,7 @@ from hopbench.retrieve.kernels.ppr import (
     prepare_ppr,
 )
 from hopbench.retrieve.kernels.ppr_block import personalized_pagerank_block
+from hopbench.retrieve.kernels.screened import ScreenedRows
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.ranking import min_max, order_by, to_retrieval
 from hopbench.retrieve.registry import Configurable, build_nested, nested
@@ -193,15 +194,19 @@ class HippoRAGSeeding(Configurable):
         trace["llm_calls"] = calls
         return kept
 
-    def recognise(self, question, q_emb: np.ndarray, trace: dict):
+    def recognise(self, question, q_emb: np.ndarray, trace: dict, facts=None):
         """HippoRAG 2's recognition memory (steps 1-3 of the module docstring):
-        (phrase seed weights (E,) or None for the dense fallback, kept fact indices, fact scores)."""
+        (phrase seed weights (E,) or None for the dense fallback, kept fact indices, fact scores).
+        `facts`: (candidates, scores) from `screened_facts`, the same floats where they are read."""
         kg = self.kg
         if kg.n_facts == 0:
             record_fallback(trace, DENSE, "graph has no facts")
             return None, np.zeros(0, dtype=int), np.zeros(0)
-        scores = fact_scores(self.fact_emb, q_emb)
-        cand = top_facts(scores, self.linking_top_k)
+        if facts is None:
+            scores = fact_scores(self.fact_emb, q_emb)
+            cand = top_facts(scores, self.linking_top_k)
+        else:
+            cand, scores = facts
         trace["candidate_facts"] = [
             [*kg.fact_triple(int(f)), round(float(scores[f]), 6)] for f in cand
         ]
@@ -215,7 +220,29 @@ class HippoRAGSeeding(Configurable):
         )
         return w, kept, scores
 
-    def entity_reset(self, question, q_emb: np.ndarray, trace: dict) -> np.ndarray | None:
+    def screened_facts(self, q_embs: list[np.ndarray]) -> list[tuple | None]:
+        """Step 1 for a block of questions from one float32 product over the facts
+        (`kernels.screened`): per question (candidate facts, min-max scores exact where
+        `recognise` reads them, NaN elsewhere), or None where `recognise` computes it alone."""
+        if self.method != "hipporag2" or self.kg.n_facts == 0 or not q_embs:
+            return [None] * len(q_embs)
+        if getattr(self, "_screen", None) is None:  # built on the first block only
+            self._screen = ScreenedRows(self.fact_emb)
+        qs = np.stack([np.asarray(e, dtype=np.float64) for e in q_embs])
+        out: list[tuple | None] = []
+        for q, s in zip(qs, self._screen.block(qs, self.linking_top_k), strict=True):
+            if not self._screen.sure(s, q):
+                out.append(None)
+                continue
+            scores = np.full(self.kg.n_facts, np.nan)
+            scores[s.rows_kept] = (s.values - s.lo) / (s.hi - s.lo)  # min_max's floats
+            idx = s.rows_kept
+            out.append((idx[np.lexsort((idx, -scores[idx]))][: self.linking_top_k], scores))
+        return out
+
+    def entity_reset(
+        self, question, q_emb: np.ndarray, trace: dict, facts=None
+    ) -> np.ndarray | None:
         """(E,) entity part of the reset vector, or None for the dense fallback."""
         kg = self.kg
         if self.method == "hipporag1":
@@ -226,7 +253,7 @@ class HippoRAGSeeding(Configurable):
             trace["mentions"] = mentions
             trace["linked"] = [kg.entity_names[e] for e in linked]
         else:
-            w, _, _ = self.recognise(question, q_emb, trace)
+            w, _, _ = self.recognise(question, q_emb, trace, facts)
             if w is None:
                 return None
         if not np.any(w > 0):
@@ -237,12 +264,13 @@ class HippoRAGSeeding(Configurable):
         trace["seeds"] = [[entity_node_id(kg.entity_names[e]), float(w[e])] for e in nz]
         return w
 
-    def reset_vector(self, question) -> tuple[np.ndarray | None, np.ndarray, dict]:
-        """(reset over all nodes or None for the dense fallback, dense cosine, trace)."""
+    def reset_vector(self, question, facts=None) -> tuple[np.ndarray | None, np.ndarray, dict]:
+        """(reset over all nodes or None for the dense fallback, dense cosine, trace);
+        `facts`: this question's entry of `screened_facts`."""
         q_emb = self.services.query_embedding(question)
         dense = self.passage_emb @ np.asarray(q_emb, dtype=np.float64)
         trace: dict = {"seeding": self.method, "filter": self.use_filter}
-        ent = self.entity_reset(question, q_emb, trace)
+        ent = self.entity_reset(question, q_emb, trace, facts)
         if ent is None:
             return None, dense, trace
         return np.concatenate([ent, passage_reset(dense, self.passage_node_weight)]), dense, trace
@@ -325,8 +353,10 @@ class HippoRAGRetriever(Retriever):
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """The rows of `retrieve`, to the last bit; the PPR solves share passes over the graph
-        (`personalized_pagerank_block`: each column stops where its own solve would)."""
-        prepared = [self.seeding.reset_vector(q) for q in questions]
+        (`personalized_pagerank_block`: each column stops where its own solve would), and the
+        fact step one float32 product over the facts (`HippoRAGSeeding.screened_facts`)."""
+        facts = self.seeding.screened_facts([self.services.query_embedding(q) for q in questions])
+        prepared = [self.seeding.reset_vector(q, f) for q, f in zip(questions, facts, strict=True)]
         live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]
         solved: dict[int, np.ndarray] = {}
         if live:
