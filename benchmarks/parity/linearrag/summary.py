@@ -9,6 +9,7 @@ remade from the evidence, never typed.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -95,6 +96,7 @@ def markdown(results: dict[str, dict]) -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     here = results_dir(__file__)
     results = {
         p.name: json.loads(p.read_text(encoding="utf-8"))
