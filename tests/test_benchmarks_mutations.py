@@ -75,3 +75,55 @@ def test_the_table_rows_run_last_and_only_the_methods():
     argv = scratch.pytest_argv({"paths": ["tests/a.py"], "table": True}, "catrag")
     assert argv[-1].endswith("test_defaults_against_the_authors") and argv[-2] == "tests/a.py"
     assert "not test_defaults_against_the_authors or catrag-" in argv and "-x" in argv
+
+
+def test_table_first_runs_only_the_methods_table_rows_and_their_deselects():
+    sel = {
+        "paths": ["tests/a.py"],
+        "table": True,
+        "deselect": ["tests/a.py::t", f"{scratch.TABLE_TEST}[qafd-x]"],
+    }
+    argv = scratch.pytest_argv(scratch.table_only(sel), "qafd")
+    assert "tests/a.py" not in argv and argv[-1] == scratch.TABLE_TEST
+    assert f"{scratch.TABLE_TEST}[qafd-x]" in argv and "tests/a.py::t" not in argv
+
+
+class _Runs:
+    """Stands in for scratch.run_tests: the table run fails or passes as told; records calls."""
+
+    def __init__(self, table_fails: bool):
+        self.table_fails, self.calls = table_fails, []
+
+    def __call__(self, root, selection, method, timeout):
+        table_only = not selection["paths"]
+        self.calls.append("table" if table_only else "selection")
+        failed = table_only and self.table_fails
+        return {"passed": not failed, "failed": ["T"] if failed else [], "seconds": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("kind", "table_fails", "calls", "stage"),
+    [
+        ("default", True, ["table"], "defaults table"),
+        ("default", False, ["table", "selection"], None),
+        ("rule", True, ["selection"], None),
+    ],
+)
+def test_table_first_falls_back_to_the_selection_only_when_the_table_passes(
+    tmp_path, monkeypatch, kind, table_fails, calls, stage
+):
+    import argparse
+
+    from benchmarks.parity.mutations import __main__ as suite
+
+    runs = _Runs(table_fails)
+    monkeypatch.setattr(scratch, "make_copy", lambda root, worktree: None)
+    monkeypatch.setattr(scratch, "imported_from", lambda root: root)
+    monkeypatch.setattr(scratch, "run_tests", runs)
+    monkeypatch.setattr(catalogue, "apply", lambda m, root: None)
+    m = catalogue.Mutation(name="t", method="m", kind=kind, why="w", config="c", setting="a")
+    args = argparse.Namespace(worktree=False, table_first=True, timeout=1.0)
+    r = suite.run_one(m, {"m": {"paths": ["tests/a.py"], "table": True}}, tmp_path, args)
+    assert runs.calls == calls
+    assert r["caught_by_stage"] == stage and r["caught"] == (stage is not None)
+    assert r["seconds"] == pytest.approx(len(calls), abs=1e-9)

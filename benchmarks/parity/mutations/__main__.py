@@ -2,7 +2,8 @@
 run, caught or not recorded.
 
     python -m benchmarks.parity.mutations [--only NAME,...] [--methods catrag,...]
-        [--kind rule|default] [--defaults N] [--worktree] [--out runs/parity/mutations/mutations]
+        [--kind rule|default] [--defaults N] [--table-first] [--worktree]
+        [--out runs/parity/mutations/mutations]
 
 The list is mutations.yaml (this folder); the room's README says what each field means and how
 the committed results/mutations.md was made. Exit code 1 when a mutation that ran was not
@@ -40,6 +41,12 @@ def parse(argv):
         help="at most N config defaults per method (audit ones always)",
     )
     ap.add_argument("--jobs", type=int, default=1, help="mutations run at once")
+    ap.add_argument(
+        "--table-first",
+        action="store_true",
+        help="a default mutation runs its method's rows of the defaults table first; the whole"
+        " selection only when the table passes",
+    )
     ap.add_argument("--worktree", action="store_true", help="copy the working tree, not HEAD")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run")
     ap.add_argument("--out", type=Path, default=Path("runs/parity/mutations/mutations"))
@@ -67,18 +74,32 @@ def select(muts, args, ap):
     return picked
 
 
-def run_one(m, tests, work: Path, worktree: bool, timeout: float) -> dict:
+def run_one(m, tests, work: Path, args) -> dict:
+    """Applies `m` to a fresh copy and runs its method's tests there. With --table-first a
+    default mutation meets the defaults table alone first (seconds, not minutes); the rest of
+    the selection runs only when the table did not catch it."""
     root = work / m.name
-    scratch.make_copy(root, worktree)
+    scratch.make_copy(root, args.worktree)
+    selection = tests[m.method]
+    table_first = args.table_first and m.kind == "default" and selection.get("table")
     try:
         catalogue.apply(m, root)
         scratch.imported_from(root)
-        got = scratch.run_tests(root, tests[m.method], m.method, timeout)
+        got, stage = None, "selection"
+        if table_first:
+            got = scratch.run_tests(root, scratch.table_only(selection), m.method, args.timeout)
+            stage = "defaults table"
+        if got is None or got["passed"]:
+            spent = got["seconds"] if got else 0
+            got = scratch.run_tests(root, selection, m.method, args.timeout)
+            got["seconds"] = round(got["seconds"] + spent, 1)
+            stage = "selection"
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {
         **described(m),
         "caught": not got["passed"],
+        "caught_by_stage": stage if not got["passed"] else None,
         "failed": got["failed"],
         "seconds": got["seconds"],
         "equivalent": m.equivalent,
@@ -150,7 +171,7 @@ def main(argv=None) -> int:
 
         def one(m):
             ok = baselines[m.method]["passed"]
-            r = run_one(m, tests, work, args.worktree, args.timeout) if ok else not_run(m)
+            r = run_one(m, tests, work, args) if ok else not_run(m)
             with lock:
                 results.append(r)
                 print(f"{m.name}: {status(r)} {r['seconds']} s {r['failed'][:1]}", flush=True)

@@ -32,6 +32,14 @@ def markdown(res: dict) -> str:
         + ".",
         "",
     ]
+    by_table = sum(1 for r in rows if r.get("caught_by_stage") == "defaults table")
+    if by_table:
+        out += [
+            f"{by_table} caught by the defaults table alone (`--table-first`: the method's rows"
+            " of tests/retrieve/test_authors_defaults.py ran first, the rest of the selection"
+            " only where they passed).",
+            "",
+        ]
     if res.get("note"):
         out += [res["note"], ""]
     out += ["## Baselines (each method's tests on the unmutated copy)", ""]
@@ -43,6 +51,8 @@ def markdown(res: dict) -> str:
     out += ["|---|---|---|---|---|---|---|"]
     for r in rows:
         by = ", ".join(f"`{t}`" for t in r["failed"][:2]) or "—"
+        if r.get("caught_by_stage") == "defaults table":
+            by = f"table first: {by}"
         out.append(
             f"| {r['name']}{' (audit)' if r['audit'] else ''} | {r['method']} | {r['kind']} | "
             f"{status(r)} | {by} | {r['seconds']} | {cell(r['edit'])} |"

@@ -68,6 +68,16 @@ def imported_from(root: Path) -> Path:
     return where
 
 
+TABLE_TEST = "tests/retrieve/test_authors_defaults.py::test_defaults_against_the_authors"
+
+
+def table_only(selection: dict) -> dict:
+    """The selection cut to the method's rows of the defaults table (`--table-first`); a
+    deselected table row stays deselected."""
+    rows = [d for d in selection.get("deselect", []) if d.startswith(TABLE_TEST)]
+    return {"paths": [], "table": True, "deselect": rows}
+
+
 def pytest_argv(selection: dict, method: str) -> list[str]:
     """The method's tests, its rows of the defaults table last (-x: the first failure stops)."""
     argv = [*selection["paths"]]
@@ -75,7 +85,7 @@ def pytest_argv(selection: dict, method: str) -> list[str]:
         argv += ["--deselect", node]
     expr = ""
     if selection.get("table"):
-        argv.append("tests/retrieve/test_authors_defaults.py::test_defaults_against_the_authors")
+        argv.append(TABLE_TEST)
         expr = f"not test_defaults_against_the_authors or {method}-"
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", MARKERS]
     return cmd + (["-k", expr] if expr else []) + argv
