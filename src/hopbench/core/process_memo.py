@@ -49,17 +49,13 @@ class ProcessMemo:
         if value is not None:
             return value
         value = make()
-        with self._lock:
-            self.loads += 1
-            self._values[key] = value
-            self._values.move_to_end(key)
-            while len(self._values) > self.max_entries:
-                self._values.popitem(last=False)
+        self.put(key, value)
         return value
 
     def put(self, key: Hashable, value: Any) -> None:
-        """Keep a value made elsewhere (a graph this process built) for the next run."""
+        """Keep a value the caller made (counted in `loads`) for the next run."""
         with self._lock:
+            self.loads += 1
             self._values[key] = value
             self._values.move_to_end(key)
             while len(self._values) > self.max_entries:

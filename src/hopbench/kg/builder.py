@@ -86,14 +86,16 @@ def load_or_build(
                 )
                 LOADED_GRAPHS.put(str(folder.resolve()), kg)
                 return kg
-    kg = LOADED_GRAPHS.get(str(folder.resolve()), lambda: load_graph(folder))
+    kg = LOADED_GRAPHS.find(str(folder.resolve()))
+    if kg is None:
+        kg = load_graph(folder)
+        LOADED_GRAPHS.put(str(folder.resolve()), kg)
+        log.info("knowledge graph %s loaded from %s", graph_key, folder)
     kg.manifest["cache_hit"] = True
     if descriptions and kg.description_embeddings is None:
         with exclusive(lock, f"knowledge graph {graph_key}"):
             add_description_layer(kg, folder, encoder, settings)
-    log.info(
-        "knowledge graph %s loaded from %s in %.1fs", graph_key, folder, time.perf_counter() - t0
-    )
+    log.info("knowledge graph %s ready in %.1fs", graph_key, time.perf_counter() - t0)
     return kg
 
 
