@@ -9,7 +9,7 @@ PARITY   ?=
 MUTATION_FLAGS ?= --defaults 0
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install install-latest lock test test-fast run-experiment sweep paper report replies-export lint bench parity neo4j-build neo4j-up neo4j-down neo4j-clean
+.PHONY: help install install-latest lock test test-fast test-cluster run-experiment sweep paper report replies-export lint bench parity neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -34,6 +34,11 @@ test:            ## the whole test suite (real data, real models, a real Neo4j s
 
 test-fast:       ## skip the slow, LLM and Neo4j tests
 	$(PYTHON) -m pytest -m "not slow and not llm and not neo4j"
+
+# Not in `make test` nor CI: the extras are a large install (Ray), kept out of `make install`.
+test-cluster:    ## the Ray (local instance on 127.0.0.1) and submitit (SLURM's local executor) sweeps against the basic launcher's rows, extras installed first
+	$(PYTHON) -m pip install -c constraints-cluster.txt -e ".[cluster]"
+	HOPBENCH_CLUSTER_TESTS=1 $(PYTHON) -m pytest tests/test_cluster_launchers.py
 
 run-experiment:  ## the default experiment (dense on the MuSiQue subset), then the results table
 	$(RUN) experiment=default
