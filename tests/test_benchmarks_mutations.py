@@ -101,6 +101,24 @@ class _Runs:
         return {"passed": not failed, "failed": ["T"] if failed else [], "seconds": 1.0}
 
 
+class _Ok:
+    """Baselines that pass, recording which were asked for."""
+
+    def __init__(self, table_passes: bool = True):
+        self.table_passes, self.asked = table_passes, []
+
+    def passed(self, method, table_only=False):
+        self.asked.append(table_only)
+        return self.table_passes or not table_only
+
+
+def _fakes(monkeypatch, runs):
+    monkeypatch.setattr(scratch, "make_copy", lambda root, worktree: None)
+    monkeypatch.setattr(scratch, "imported_from", lambda root: root)
+    monkeypatch.setattr(scratch, "run_tests", runs)
+    monkeypatch.setattr(catalogue, "apply", lambda m, root: None)
+
+
 @pytest.mark.parametrize(
     ("kind", "table_fails", "calls", "stage"),
     [
@@ -117,13 +135,24 @@ def test_table_first_falls_back_to_the_selection_only_when_the_table_passes(
     from benchmarks.parity.mutations import __main__ as suite
 
     runs = _Runs(table_fails)
-    monkeypatch.setattr(scratch, "make_copy", lambda root, worktree: None)
-    monkeypatch.setattr(scratch, "imported_from", lambda root: root)
-    monkeypatch.setattr(scratch, "run_tests", runs)
-    monkeypatch.setattr(catalogue, "apply", lambda m, root: None)
+    _fakes(monkeypatch, runs)
     m = catalogue.Mutation(name="t", method="m", kind=kind, why="w", config="c", setting="a")
     args = argparse.Namespace(worktree=False, table_first=True, timeout=1.0)
-    r = suite.run_one(m, {"m": {"paths": ["tests/a.py"], "table": True}}, tmp_path, args)
+    r = suite.run_one(m, {"m": {"paths": ["tests/a.py"], "table": True}}, tmp_path, args, _Ok())
     assert runs.calls == calls
     assert r["caught_by_stage"] == stage and r["caught"] == (stage is not None)
     assert r["seconds"] == pytest.approx(len(calls), abs=1e-9)
+
+
+def test_a_failing_table_baseline_marks_the_row_not_run(tmp_path, monkeypatch):
+    import argparse
+
+    from benchmarks.parity.mutations import __main__ as suite
+
+    runs = _Runs(table_fails=True)
+    _fakes(monkeypatch, runs)
+    m = catalogue.Mutation(name="t", method="m", kind="default", why="w", config="c", setting="a")
+    args = argparse.Namespace(worktree=False, table_first=True, timeout=1.0)
+    base = _Ok(table_passes=False)
+    r = suite.run_one(m, {"m": {"paths": ["tests/a.py"], "table": True}}, tmp_path, args, base)
+    assert r["baseline_failed"] and not r["caught"] and runs.calls == [] and base.asked == [True]

@@ -26,6 +26,7 @@ from pathlib import Path
 from benchmarks.common.paths import REPO, command_line
 from benchmarks.common.report import write_json_and_md
 from benchmarks.parity.mutations import catalogue, scratch
+from benchmarks.parity.mutations.baselines import Baselines
 from benchmarks.parity.mutations.report import markdown, status
 
 
@@ -74,14 +75,17 @@ def select(muts, args, ap):
     return picked
 
 
-def run_one(m, tests, work: Path, args) -> dict:
+def run_one(m, tests, work: Path, args, baselines) -> dict:
     """Applies `m` to a fresh copy and runs its method's tests there. With --table-first a
     default mutation meets the defaults table alone first (seconds, not minutes); the rest of
-    the selection runs only when the table did not catch it."""
-    root = work / m.name
-    scratch.make_copy(root, args.worktree)
+    the selection runs only when the table did not catch it. A stage whose baseline fails
+    makes the row "not run"."""
     selection = tests[m.method]
     table_first = args.table_first and m.kind == "default" and selection.get("table")
+    if table_first and not baselines.passed(m.method, table_only=True):
+        return not_run(m)
+    root = work / m.name
+    scratch.make_copy(root, args.worktree)
     try:
         catalogue.apply(m, root)
         scratch.imported_from(root)
@@ -90,6 +94,8 @@ def run_one(m, tests, work: Path, args) -> dict:
             got = scratch.run_tests(root, scratch.table_only(selection), m.method, args.timeout)
             stage = "defaults table"
         if got is None or got["passed"]:
+            if not baselines.passed(m.method):
+                return not_run(m)
             spent = got["seconds"] if got else 0
             got = scratch.run_tests(root, selection, m.method, args.timeout)
             got["seconds"] = round(got["seconds"] + spent, 1)
@@ -117,16 +123,6 @@ def described(m) -> dict:
         "edit": m.edit,
         "why": m.why,
     }
-
-
-def baseline(method, tests, work: Path, worktree: bool, timeout: float) -> dict:
-    root = work / f"baseline-{method}"
-    scratch.make_copy(root, worktree)
-    try:
-        scratch.imported_from(root)
-        return scratch.run_tests(root, tests[method], method, timeout)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def order(picked: list) -> list:
@@ -158,28 +154,21 @@ def main(argv=None) -> int:
             catalogue.check_text(m, REPO)
     t0 = time.perf_counter()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    results, baselines, lock = [], {}, threading.Lock()
+    results, lock = [], threading.Lock()
     with tempfile.TemporaryDirectory(prefix="hopbench-mutations-") as tmp:
         work = Path(tmp)
-        methods = list(dict.fromkeys(m.method for m in picked))
-        with ThreadPoolExecutor(args.jobs) as pool:
-            done = pool.map(
-                lambda x: baseline(x, tests, work, args.worktree, args.timeout), methods
-            )
-            baselines.update(zip(methods, done, strict=True))
-        print(f"baselines: { {k: v['passed'] for k, v in baselines.items()} }", flush=True)
+        baselines = Baselines(tests, work, args.worktree, args.timeout)
 
         def one(m):
-            ok = baselines[m.method]["passed"]
-            r = run_one(m, tests, work, args) if ok else not_run(m)
+            r = run_one(m, tests, work, args, baselines)
             with lock:
                 results.append(r)
                 print(f"{m.name}: {status(r)} {r['seconds']} s {r['failed'][:1]}", flush=True)
-                save(args, t0, load, muts, baselines, results, argv, final=False)
+                save(args, t0, load, muts, baselines.snapshot(), results, argv, final=False)
 
         with ThreadPoolExecutor(args.jobs) as pool:
             list(pool.map(one, picked))
-    return save(args, t0, load, muts, baselines, results, argv, final=True)
+    return save(args, t0, load, muts, baselines.snapshot(), results, argv, final=True)
 
 
 def save(args, t0, load, muts, baselines, results, argv, final: bool) -> int:
