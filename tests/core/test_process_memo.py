@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.core.process_memo import ProcessMemo
+from hopbench.core.process_memo import ProcessMemo, file_stamp
 
 
 def test_a_key_is_made_once_then_reused():
@@ -41,3 +41,17 @@ def test_put_keeps_a_value_made_elsewhere_within_the_bound():
 def test_a_bound_below_one_is_refused():
     with pytest.raises(ValueError, match="thing: max_entries"):
         ProcessMemo("thing", max_entries=0)
+
+
+def test_a_file_rewritten_since_it_was_read_gets_another_stamp(tmp_path):
+    path = tmp_path / "vectors.npy"
+    path.write_bytes(b"0123")
+    memo = ProcessMemo("vectors", max_entries=2)
+    memo.put(file_stamp(path), "as read")
+    assert memo.find(file_stamp(path)) == "as read"
+    path.write_bytes(b"damaged, longer")
+    assert memo.find(file_stamp(path)) is None  # read again (and its checksum checked)
+    path.unlink()
+    assert file_stamp(path) == ()
+    memo.put((), "nothing")
+    assert memo.find(()) is None

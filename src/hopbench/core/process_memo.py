@@ -12,12 +12,32 @@ first), so a sweep over graphs keeps one graph in memory, not all of them.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+
+def file_stamp(path: str | Path) -> tuple:
+    """(path, and the size and modification time of the file or of each file in the folder): in
+    a memo's key, so a file rewritten or damaged since it was read is read again, and its
+    checksum checked, as it would be without the memo. () for a path that is gone."""
+    path = Path(path)
+    try:
+        files = sorted(path.iterdir()) if path.is_dir() else [path]
+        stats = tuple((f.name, *_size_time(f)) for f in files)
+    except OSError:
+        return ()
+    return (str(path.resolve()), stats)
+
+
+def _size_time(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
 
 
 class ProcessMemo:
@@ -34,13 +54,14 @@ class ProcessMemo:
         self._lock = threading.Lock()
 
     def find(self, key: Hashable) -> Any:
-        """The value kept for `key` (counted as a reuse), or None."""
+        """The value kept for `key` (counted as a reuse), or None (always for the empty key)."""
         with self._lock:
-            if key not in self._values:
+            if key == () or key not in self._values:
                 return None
             self._values.move_to_end(key)
             self.hits += 1
-            log.info("%s reused from this process's memo (%s)", self.what, key)
+            label = key[0] if isinstance(key, tuple) else key  # a file stamp: its path
+            log.info("%s reused from this process's memo (%s)", self.what, label)
             return self._values[key]
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
@@ -56,6 +77,8 @@ class ProcessMemo:
         """Keep a value the caller made (counted in `loads`) for the next run."""
         with self._lock:
             self.loads += 1
+            if key == ():  # a file gone since it was read: nothing to key it by
+                return
             self._values[key] = value
             self._values.move_to_end(key)
             while len(self._values) > self.max_entries:

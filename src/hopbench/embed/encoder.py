@@ -18,7 +18,7 @@ import numpy as np
 
 from hopbench.core import checksum
 from hopbench.core.errors import HopbenchError
-from hopbench.core.process_memo import ProcessMemo
+from hopbench.core.process_memo import ProcessMemo, file_stamp
 from hopbench.core.text_bounds import cut_for_tokenizer
 from hopbench.embed.onnx_backend import BACKENDS
 from hopbench.embed.texts_key import texts_key
@@ -218,7 +218,7 @@ class Encoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         path = self.cache_dir / f"{self.cache_key(texts, alone)}.npy" if self.cache_dir else None
-        kept = LOADED_VECTORS.find(str(path)) if path is not None else None
+        kept = LOADED_VECTORS.find(file_stamp(path)) if path is not None else None
         if kept is not None and kept.shape[0] == len(texts):
             self.stats["cache_hits"] += 1
             return kept.copy()
@@ -231,7 +231,7 @@ class Encoder:
             else:
                 if arr.ndim == 2 and arr.shape[0] == len(texts) and arr.dtype == np.float32:
                     self.stats["cache_hits"] += 1
-                    LOADED_VECTORS.put(str(path), arr.copy())
+                    LOADED_VECTORS.put(file_stamp(path), arr.copy())
                     return arr
                 log.warning("embedding cache %s has the wrong shape; recomputing", path)
         start = time.perf_counter()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hopbench.core.locks import exclusive
 from hopbench.core.private import private_umask
-from hopbench.core.process_memo import ProcessMemo
+from hopbench.core.process_memo import ProcessMemo, file_stamp
 from hopbench.data.schema import Dataset
 from hopbench.kg.assembly import assemble_graph
 from hopbench.kg.cache_keys import cache_keys
@@ -84,12 +84,12 @@ def load_or_build(
                     t0,
                     descriptions,
                 )
-                LOADED_GRAPHS.put(str(folder.resolve()), kg)
+                LOADED_GRAPHS.put(file_stamp(folder), kg)
                 return kg
-    kg = LOADED_GRAPHS.find(str(folder.resolve()))
+    kg = LOADED_GRAPHS.find(file_stamp(folder))
     if kg is None:
         kg = load_graph(folder)
-        LOADED_GRAPHS.put(str(folder.resolve()), kg)
+        LOADED_GRAPHS.put(file_stamp(folder), kg)
         log.info("knowledge graph %s loaded from %s", graph_key, folder)
     kg.manifest["cache_hit"] = True
     if descriptions and kg.description_embeddings is None:
