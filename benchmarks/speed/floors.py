@@ -173,13 +173,16 @@ def measure(args) -> dict:
         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": "nice -n 19 python -m benchmarks.speed.floors " + " ".join(sys.argv[1:]),
         "dataset": args.dataset,
+        "retriever": args.retriever,
         "load_before": loadavg(),
         "cores": os.cpu_count(),
         "clock": args.clock,
     }
     out["copy_dram"] = copy_bandwidth(args.copy_mb * 2**20, args.repeats)
     out["matmul"] = matmul_peak(args.matmul_n, args.repeats)
-    cfg, data, retriever = prepared_hipporag(args.dataset, args.data_dir, args.cache_dir)
+    cfg, data, retriever = prepared_hipporag(
+        args.dataset, args.data_dir, args.cache_dir, args.retriever
+    )
     ppr = ppr_bytes(retriever.ppr)
     out["copy_working_set"] = copy_bandwidth(ppr["bytes_per_iter_min"] // 2, args.repeats * 5)
     ppr.update(ppr_achieved(retriever, data.questions[: args.questions], args.ppr_repeats))
@@ -201,7 +204,8 @@ def render(r: dict) -> str:
     dram, ws = r["copy_dram"], r["copy_working_set"]
     return "\n".join(
         [
-            f"# Floors on this machine ({r['dataset']}, {r['cores']} cores)",
+            f"# Floors on this machine ({r['dataset']}, {r.get('retriever', 'hipporag')}, "
+            f"{r['cores']} cores)",
             "",
             f"`{r['command'].strip()}`, started {r['started']}; load average before "
             f"{r['load_before']}, after PPR {r['load_mid']}, at the end {r['load_after']}. "
@@ -253,6 +257,12 @@ def render(r: dict) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", default="2wikimultihopqa")
+    ap.add_argument(
+        "--retriever",
+        default="hipporag",
+        help="hipporag (HippoRAG 2's graph construction) or hipporag_hb (hopbench's, the graph"
+        " spreading activation uses): the same PPR kernel on either graph",
+    )
     ap.add_argument("--questions", type=int, default=200, help="PPR resets to time")
     ap.add_argument("--passages", type=int, default=0, help="passages to encode (0: all)")
     ap.add_argument("--copy-mb", type=int, default=512, help="DRAM copy array size (MiB)")
