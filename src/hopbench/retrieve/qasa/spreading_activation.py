@@ -52,7 +52,7 @@ from hopbench.retrieve.qasa.spread import (
     spreading_activation_batch,
     unit_rows,
 )
-from hopbench.retrieve.question import question_mentions, question_mentions_batch
+from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.run_checks import check_graph_matches
 from hopbench.retrieve.text_vectors import TextVectors
 
@@ -266,11 +266,10 @@ class SpreadingActivationRetriever(Retriever):
         `retrieve` gates it); all propagations in one batched kernel call."""
         q_embs = [self.services.query_embedding(q) for q in questions]
         analyses: list[dict] = [{} for _ in questions]
-        all_mentions = (
-            [self.question_mentions(q, a) for q, a in zip(questions, analyses)]
-            if self.mentions == "llm"
-            else question_mentions_batch([q.text for q in questions])
-        )
+        # each question parsed alone, as `retrieve` parses it: spaCy's pipe over a block pads
+        # its questions together, and a run at question_batch=64 then gave other mentions
+        # for some questions than the one-question run (rows' digests differed; issue #59)
+        all_mentions = [self.question_mentions(q, a) for q, a in zip(questions, analyses)]
         self.vectors.warm(
             [h for ms in all_mentions for h in rules.split_mentions(ms)[1]]
         )  # one call
