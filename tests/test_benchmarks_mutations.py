@@ -156,3 +156,11 @@ def test_a_failing_table_baseline_marks_the_row_not_run(tmp_path, monkeypatch):
     base = _Ok(table_passes=False)
     r = suite.run_one(m, {"m": {"paths": ["tests/a.py"], "table": True}}, tmp_path, args, base)
     assert r["baseline_failed"] and not r["caught"] and runs.calls == [] and base.asked == [True]
+
+
+def test_a_timed_out_run_is_inconclusive_not_caught():
+    from benchmarks.parity.mutations.report import TIMEOUT, status
+
+    row = {"caught": True, "failed": [TIMEOUT], "equivalent": None}
+    assert status(row) == "timed out (inconclusive)"
+    assert status({**row, "failed": ["tests/a.py::t"]}) == "caught"

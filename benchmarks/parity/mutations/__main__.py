@@ -27,7 +27,7 @@ from benchmarks.common.paths import REPO, command_line
 from benchmarks.common.report import write_json_and_md
 from benchmarks.parity.mutations import catalogue, scratch
 from benchmarks.parity.mutations.baselines import Baselines
-from benchmarks.parity.mutations.report import markdown, status
+from benchmarks.parity.mutations.report import TIMEOUT, markdown, status
 
 
 def parse(argv):
@@ -104,7 +104,7 @@ def run_one(m, tests, work: Path, args, baselines) -> dict:
         shutil.rmtree(root, ignore_errors=True)
     return {
         **described(m),
-        "caught": not got["passed"],
+        "caught": not got["passed"] and got["failed"] != [TIMEOUT],
         "caught_by_stage": stage if not got["passed"] else None,
         "failed": got["failed"],
         "seconds": got["seconds"],
@@ -193,7 +193,7 @@ def save(args, t0, load, muts, baselines, results, argv, final: bool) -> int:
         args.out.with_suffix(".md").write_text(markdown(res), encoding="utf-8")
         return 0
     write_json_and_md(args.out, res, markdown)
-    bad = [r for r in results if status(r) in ("NOT CAUGHT", "not run (baseline failed)")]
+    bad = [r for r in results if status(r) != "caught" and status(r) != "equivalent"]
     return 1 if bad else 0
 
 

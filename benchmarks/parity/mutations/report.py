@@ -9,9 +9,15 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+TIMEOUT = "(timeout)"  # scratch.run_tests' failing-test entry when the run was stopped
+
+
 def status(r: dict) -> str:
+    """A stopped (timed-out) test run proves nothing: it is neither caught nor a pass."""
     if r.get("baseline_failed"):
         return "not run (baseline failed)"
+    if r["failed"] == [TIMEOUT]:
+        return "timed out (inconclusive)"
     if r["caught"]:
         return "caught"
     return "equivalent" if r.get("equivalent") else "NOT CAUGHT"
