@@ -46,7 +46,7 @@ def load_tokenizer(name: str = DEFAULT_TOKENIZER):
     model folder holding tokenizer.json, or a tokenizer.json path."""
     from tokenizers import Tokenizer
 
-    from hopbench.embed.encoder import resolve_model_path
+    from hopbench.core.packaged_models import resolve_model_path
 
     path = Path(resolve_model_path(name))
     if path.is_dir():

