@@ -9,7 +9,7 @@ PARITY   ?=
 MUTATION_FLAGS ?= --defaults 0
 RUN       = $(PYTHON) -m hopbench.run paths.data_dir=$(DATA_DIR)
 
-.PHONY: help install install-latest lock test test-fast test-cluster run-experiment sweep paper report replies-export lint bench parity neo4j-build neo4j-up neo4j-down neo4j-clean
+.PHONY: help install install-latest lock test test-heavy test-fast test-cluster run-experiment sweep paper report replies-export lint bench parity neo4j-build neo4j-up neo4j-down neo4j-clean
 
 help:            ## this list
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -30,7 +30,10 @@ lock:            ## rewrite constraints.txt from the installed versions (after `
 	mv constraints.txt.new constraints.txt
 
 test:            ## the whole test suite (real data, real models, a real Neo4j started for it)
-	scripts/with-neo4j.sh $(PYTHON) -m pytest
+	scripts/with-neo4j.sh $(PYTHON) -m pytest -m "not heavy"
+
+test-heavy:      ## the checks that build a full benchmark graph of their own (slow; not in `make test`)
+	$(PYTHON) -m pytest -m heavy
 
 test-fast:       ## skip the slow, LLM and Neo4j tests
 	$(PYTHON) -m pytest -m "not slow and not llm and not neo4j"

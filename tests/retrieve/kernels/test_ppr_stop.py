@@ -162,7 +162,11 @@ def hipporag_reset(retriever, question):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dataset", ["musique", "2wikimultihopqa"])
+@pytest.mark.parametrize(
+    "dataset",
+    # 2Wiki builds its full graph, which no other test needs: `make test-heavy` runs it
+    ["musique", pytest.param("2wikimultihopqa", marks=pytest.mark.heavy)],
+)
 def test_hipporag_topk_equals_converged_on_every_question(dataset, data_dir, cache_dir):
     """The returned passages (the retriever's rule: PPR score, then dense cosine, then index)
     are the converged solve's on every question that reaches PPR, with fewer mat-vecs."""
