@@ -49,7 +49,7 @@ def test_show_prints_question_trace_retrieved_answer_scores(toy_runs, capsys):
         "    5  miss  x3    0.2000",
         "answer     'Paris'",
         "scores     recall@1=0.5 recall@2=1 recall@5=1 recall@10=1 fcr@2=1 fcr@5=1 fcr@10=1 mrr@10=1 "
-        "ndcg@10=1 em=1 f1=1 jsr@5=1 jsr_contain@5=1",
+        "ndcg@10=1 em=1 f1=1 contain_acc=1 jsr@5=1 jsr_contain@5=1",
         "latency    10.00 ms",
     ]
     assert out == expected
