@@ -17,7 +17,6 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -44,9 +43,7 @@ def prepared_hipporag(dataset: str, data_dir: str, cache_dir: str, retriever: st
         f"paths.data_dir={data_dir}",
         f"paths.cache_dir={cache_dir}",
     ]
-    # the filter setting sits under retriever.seeding once seeding is a nested component (#58)
-    nested = isinstance(load_config(base).retriever.get("seeding"), Mapping)
-    cfg = load_config([*base, f"retriever.{'seeding.' if nested else ''}filter=false"])
+    cfg = load_config([*base, "retriever.seeding.filter=false"])
     data = build_dataset(cfg)
     retriever = build_retriever(cfg)
     services, kg = build_services(cfg, data, retriever, None)
@@ -56,11 +53,8 @@ def prepared_hipporag(dataset: str, data_dir: str, cache_dir: str, retriever: st
 
 
 def hipporag_reset(retriever, question):
-    """(reset or None, dense cosine, trace): the seeding's reset vector, whether the retriever
-    holds its seeding as a component (`retriever.seeding`, #58) or is the seeding itself."""
-    seeding = getattr(retriever, "seeding", None)
-    owner = seeding if hasattr(seeding, "reset_vector") else retriever
-    return owner.reset_vector(question)
+    """(reset or None, dense cosine, trace): the reset vector of the retriever's seeding."""
+    return retriever.seeding.reset_vector(question)
 
 
 def timed(fn):

@@ -4,8 +4,6 @@ resets on every bundled MuSiQue and 2Wiki question."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -142,9 +140,7 @@ def prepared_hipporag(dataset: str, data_dir, cache_dir):
         f"paths.data_dir={data_dir}",
         f"paths.cache_dir={cache_dir}",
     ]
-    # the filter setting sits under retriever.seeding once seeding is a nested component (#58)
-    nested = isinstance(load_config(base).retriever.get("seeding"), Mapping)
-    cfg = load_config([*base, f"retriever.{'seeding.' if nested else ''}filter=false"])
+    cfg = load_config([*base, "retriever.seeding.filter=false"])
     data = build_dataset(cfg)
     retriever = build_retriever(cfg)
     services, kg = build_services(cfg, data, retriever, None)
@@ -154,11 +150,8 @@ def prepared_hipporag(dataset: str, data_dir, cache_dir):
 
 
 def hipporag_reset(retriever, question):
-    """(reset or None, dense cosine, trace): the seeding's reset vector, whether the retriever
-    holds its seeding as a component (`retriever.seeding`, #58) or is the seeding itself."""
-    seeding = getattr(retriever, "seeding", None)
-    owner = seeding if hasattr(seeding, "reset_vector") else retriever
-    return owner.reset_vector(question)
+    """(reset or None, dense cosine, trace): the reset vector of the retriever's seeding."""
+    return retriever.seeding.reset_vector(question)
 
 
 @pytest.mark.slow
