@@ -39,6 +39,7 @@ from hopbench.report.markdown import (
     fmt_params,
     headline_headers,
 )
+from hopbench.report.ranking_shift import shift_markdown
 from hopbench.report.reference import concat_rows, load_table
 from hopbench.report.table_params import is_missing
 
@@ -47,6 +48,7 @@ OTHER_QUESTIONS = "†"
 BASELINE_CELL = "baseline"
 FALLBACK = "fallback"  # the share of questions an LLM step failed or fell back on
 FALLBACK_AFTER = "recall@5"  # shown next to this metric's difference column
+SHIFT = ("recall@5", "recall@1024t")  # the orders compared under each table (ranking_shift)
 
 
 def fmt_interval(mean, lo, hi) -> str:
@@ -177,6 +179,14 @@ def columns(baseline: str = "dense") -> list[str]:
     return cols + ["card", "config", f"vs {baseline}"]
 
 
+def method_label(row) -> str:
+    """'retriever [graph] +reader': one main row of a table, in a sentence."""
+    retriever, reader, graph = method_key(row)
+    return (
+        retriever + (f" [{graph}]" if graph else "") + (f" +{reader}" if reader != "none" else "")
+    )
+
+
 def _method_order(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """The baseline's rows first, then by method, reader, graph (the frame's order within)."""
     order = sorted(
@@ -198,6 +208,8 @@ def dataset_section(
     out = f"## {dataset}\n\n" + _table(
         table_rows(_method_order(main, baseline), by_hash, baseline), cols
     )
+    if all(m in paper_headers() for m in SHIFT):
+        out += shift_markdown(main, *SHIFT, paper_headers(), method_label)
     if not variants.empty:
         out += f"\n**Variants** (the methods' other configurations on {dataset}):\n\n" + _table(
             table_rows(_method_order(variants, baseline), by_hash, baseline), cols
