@@ -23,7 +23,7 @@ import numpy as np
 from benchmarks.common.args import add_data_and_cache_args, add_out_dir_arg
 from benchmarks.common.timing import loadavg
 from hopbench.core.atomic import write_json, write_text
-from hopbench.harness.compose import build_dataset, build_retriever, build_services, load_config
+from hopbench.harness.compose import prepared_retriever
 from hopbench.retrieve.kernels.ppr import personalized_pagerank
 from hopbench.retrieve.kernels.ppr_stop import personalized_pagerank_stopped
 from hopbench.retrieve.ranking import order_by
@@ -34,22 +34,17 @@ DATASETS = "musique,2wikimultihopqa,hotpotqa,hover"
 
 def prepared_hipporag(dataset: str, data_dir: str, cache_dir: str, retriever: str = "hipporag"):
     """(config, dataset, prepared HippoRAG 2 retriever with every question encoded)."""
-    base = [
-        f"dataset={dataset}",
-        f"retriever={retriever}",
-        "graph=spacy",
-        "llm=none",
-        "progress=false",
-        f"paths.data_dir={data_dir}",
-        f"paths.cache_dir={cache_dir}",
-    ]
-    cfg = load_config([*base, "retriever.seeding.filter=false"])
-    data = build_dataset(cfg)
-    retriever = build_retriever(cfg)
-    services, kg = build_services(cfg, data, retriever, None)
-    services.encode_questions(data.questions)
-    retriever.prepare(kg, services)
-    return cfg, data, retriever
+    return prepared_retriever(
+        [
+            f"dataset={dataset}",
+            f"retriever={retriever}",
+            "graph=spacy",
+            "progress=false",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+            "retriever.seeding.filter=false",
+        ]
+    )
 
 
 def hipporag_reset(retriever, question):

@@ -25,8 +25,8 @@ from hopbench.harness.runner import execute
 SCORE_TOL = 1e-6
 N_QUESTIONS = 20
 SHUFFLE_SEED = 7
-# no LLM: no fact filter, as configs/paper.yaml's rows (FILTER: the key, `_filter_key`)
-NO_FILTER = ("FILTER=false",)
+# no LLM: no fact filter, as configs/paper.yaml's rows
+NO_FILTER = ("retriever.seeding.filter=false",)
 CPU_RETRIEVERS = {
     "dense": (),
     "bm25": (),
@@ -51,15 +51,7 @@ def musique_slice(data_dir, tmp_path_factory):
     return path
 
 
-def _filter_key(retriever: str) -> str:
-    """Where the retriever's fact-filter switch lives (`retriever.seeding.filter` once the
-    seeding settings are nested, `retriever.filter` before)."""
-    cfg = load_config([f"retriever={retriever}", "llm=none"])
-    return "retriever.seeding.filter" if "seeding" in cfg.retriever else "retriever.filter"
-
-
 def _overrides(retriever, extra, slice_path, runs, cache_dir, order):
-    extra = [e.replace("FILTER", _filter_key(retriever)) for e in extra]
     return [
         f"retriever={retriever}",
         *extra,

@@ -197,3 +197,16 @@ def build_services(cfg: DictConfig, dataset: Dataset, retriever: Retriever, llm)
         else None
     )
     return services, kg
+
+
+def prepared_retriever(overrides: list[str]):
+    """(config, dataset, retriever) with every question encoded and `prepare` done, from the same
+    caches a run uses, without an LLM: what tests and benchmarks that call a retriever's parts
+    directly need, built as `python -m hopbench.run OVERRIDES llm=none` would build them."""
+    cfg = load_config([*overrides, "llm=none"])
+    data = build_dataset(cfg)
+    retriever = build_retriever(cfg)
+    services, kg = build_services(cfg, data, retriever, None)
+    services.encode_questions(data.questions)
+    retriever.prepare(kg, services)
+    return cfg, data, retriever

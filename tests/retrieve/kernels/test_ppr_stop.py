@@ -124,28 +124,19 @@ def test_rejects_bad_options(musique_mention_graph):
 # ---- HippoRAG 2's real resets: every bundled question of the dataset ----------------------
 def prepared_hipporag(dataset: str, data_dir, cache_dir):
     """HippoRAG 2 (graph=spacy, filter off) as `python -m hopbench.run` prepares it."""
-    from hopbench.harness.compose import (
-        build_dataset,
-        build_retriever,
-        build_services,
-        load_config,
-    )
+    from hopbench.harness.compose import prepared_retriever
 
-    base = [
-        f"dataset={dataset}",
-        "retriever=hipporag",
-        "graph=spacy",
-        "llm=none",
-        "progress=false",
-        f"paths.data_dir={data_dir}",
-        f"paths.cache_dir={cache_dir}",
-    ]
-    cfg = load_config([*base, "retriever.seeding.filter=false"])
-    data = build_dataset(cfg)
-    retriever = build_retriever(cfg)
-    services, kg = build_services(cfg, data, retriever, None)
-    services.encode_questions(data.questions)
-    retriever.prepare(kg, services)
+    cfg, data, retriever = prepared_retriever(
+        [
+            f"dataset={dataset}",
+            "retriever=hipporag",
+            "graph=spacy",
+            "progress=false",
+            f"paths.data_dir={data_dir}",
+            f"paths.cache_dir={cache_dir}",
+            "retriever.seeding.filter=false",
+        ]
+    )
     return int(cfg.top_k), data, retriever
 
 
