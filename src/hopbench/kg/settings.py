@@ -71,6 +71,13 @@ def register_schema() -> None:
 
 def resolve_settings(graph_cfg) -> dict:
     """Merge a Hydra/OmegaConf node (or dict, or None) over DEFAULTS; reject unknown keys."""
+    out = _merged_over_defaults(_as_plain_dict(graph_cfg))
+    _check_choices(out)
+    return out
+
+
+def _as_plain_dict(graph_cfg) -> dict:
+    """The node as a plain dict (interpolations resolved), without its Hydra `name`."""
     raw = {}
     if graph_cfg is not None:
         try:
@@ -83,6 +90,12 @@ def resolve_settings(graph_cfg) -> dict:
         except ImportError:  # pragma: no cover
             raw = dict(graph_cfg)
     raw.pop("name", None)
+    return raw
+
+
+def _merged_over_defaults(raw: dict) -> dict:
+    """A copy of DEFAULTS with raw's values, one level deep for the nested settings; a key
+    DEFAULTS does not name is an error, so a misspelt setting cannot be silently ignored."""
     out = copy.deepcopy(DEFAULTS)
     for key, value in raw.items():
         if key not in DEFAULTS:
@@ -98,6 +111,12 @@ def resolve_settings(graph_cfg) -> dict:
                 out[key][sub] = v
         else:
             out[key] = value
+    return out
+
+
+def _check_choices(out: dict) -> None:
+    """Refuse values outside their choices and combinations that cannot build a graph, before
+    any work starts."""
     if out["extractor"] not in EXTRACTORS:
         raise HopbenchError(
             f"graph.extractor must be one of {EXTRACTORS}, got {out['extractor']!r}"
@@ -106,21 +125,7 @@ def resolve_settings(graph_cfg) -> dict:
         raise HopbenchError(
             f"graph.construction must be one of {CONSTRUCTIONS}, got {out['construction']!r}"
         )
-    if out["description"]["source"] not in DESCRIPTION_SOURCES:
-        raise HopbenchError(
-            f"graph.description.source must be one of {DESCRIPTION_SOURCES}, "
-            f"got {out['description']['source']!r}"
-        )
-    if out["description"]["embedding"] not in DESCRIPTION_EMBEDDINGS:
-        raise HopbenchError(
-            f"graph.description.embedding must be one of {DESCRIPTION_EMBEDDINGS}, "
-            f"got {out['description']['embedding']!r}"
-        )
-    if out["description"]["embedding"] == "composed" and out["description"]["source"] == "llm":
-        raise HopbenchError(
-            "graph.description.embedding=composed ignores the description text, so it "
-            "cannot be used with graph.description.source=llm; use embedding=text"
-        )
+    _check_description(out["description"])
     if out["extractor"] == "openie" and not out["openie"]["path"]:
         raise HopbenchError(
             "graph.extractor=openie needs graph.openie.path (a HippoRAG OpenIE JSON file)"
@@ -129,7 +134,24 @@ def resolve_settings(graph_cfg) -> dict:
         raise HopbenchError(
             f"graph.synonym.threshold must be in (0, 1], got {out['synonym']['threshold']}"
         )
-    return out
+
+
+def _check_description(desc: dict) -> None:
+    """graph.description: a known source and embedding, and composed only over facts."""
+    if desc["source"] not in DESCRIPTION_SOURCES:
+        raise HopbenchError(
+            f"graph.description.source must be one of {DESCRIPTION_SOURCES}, got {desc['source']!r}"
+        )
+    if desc["embedding"] not in DESCRIPTION_EMBEDDINGS:
+        raise HopbenchError(
+            f"graph.description.embedding must be one of {DESCRIPTION_EMBEDDINGS}, "
+            f"got {desc['embedding']!r}"
+        )
+    if desc["embedding"] == "composed" and desc["source"] == "llm":
+        raise HopbenchError(
+            "graph.description.embedding=composed ignores the description text, so it "
+            "cannot be used with graph.description.source=llm; use embedding=text"
+        )
 
 
 def semantic_settings(settings: dict) -> dict:
