@@ -595,3 +595,24 @@ def test_the_reply_files_rows_spend_wall_clock_but_no_budget():
     assert launched == ["filed_a", "llm_1h"] and not out.left
     assert out.llm_hours_spent == pytest.approx(3.0)
     assert out.budget_hours_spent == pytest.approx(1.0)
+
+
+def test_parts_share_out_the_runs_left_and_a_bad_part_is_a_usage_error(capsys):
+    """--part K/N: every N-th run not complete, from the K-th; the N parts cover the work left
+    exactly once; K/N outside 1 <= K <= N is refused with exit code 2."""
+    from types import SimpleNamespace
+
+    from hopbench.harness.paper.command import cli, parse_args, take_part
+
+    planned = [SimpleNamespace(i=i, complete=i in (0, 3)) for i in range(8)]
+    left = [p.i for p in planned if not p.complete]
+    parts = [[p.i for p in take_part(planned, (k, 3))] for k in (1, 2, 3)]
+    assert parts == [[1, 5], [2, 6], [4, 7]]
+    assert sorted(sum(parts, [])) == left
+    assert take_part(planned, None) is planned
+    args = parse_args(["--part", "2/3", "--no-report", "paths.data_dir=x"])
+    assert args.part == (2, 3) and args.extra == ["paths.data_dir=x"]
+    assert args.flags == {"--no-report"}
+    for bad in (["--part", "0/2"], ["--part", "3/2"], ["--part", "a/b"], ["--part"]):
+        assert cli(bad) == 2
+        assert "--part" in capsys.readouterr().err

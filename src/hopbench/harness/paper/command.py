@@ -60,13 +60,16 @@ from hopbench.harness.paper.plan import Planner, format_plan, plan_grid
 from hopbench.harness.paper.reference import REFERENCE_LEADERBOARD
 
 USAGE = """usage: hopbench paper [--plan-only] [--no-report] [--check-reference] [--grid FILE]
-                      [paper.KEY=VALUE ...] [llm=X] [KEY=VALUE ...]
+                      [--part K/N] [paper.KEY=VALUE ...] [llm=X] [KEY=VALUE ...]
 
   --plan-only   print the plan and stop (nothing is imported, run or written)
   --no-report   do not run `hopbench report` at the end
   --check-reference  run it as `hopbench report --check-reference`: the runs that are reference
                 rows must match the committed reference (exit 1 if not; `make paper` does this)
   --grid FILE   another grid declaration (default: configs/paper.yaml)
+  --part K/N    run only part K of N: every N-th run not complete, from the K-th (N such commands on
+                one runs folder share the grid; a run two of them need waits on its lock). No
+                report or claims: run the command once more without --part for those
   paper.llm_questions=N    questions per set for the LLM rows (default 100)
   paper.max_llm_hours=H    LLM budget for this invocation (default: no limit)
   llm=X                    the LLM of the LLM rows (default local); llm.KEY=VALUE: theirs only
@@ -115,6 +118,27 @@ class Args:
     settings: list[str]  # the grid's: paper.KEY=VALUE, and llm=X as paper.llm=X
     extra: list[str]  # every run's: any other KEY=VALUE
     llm_extra: list[str]  # the LLM rows': llm.KEY=VALUE (llm_overrides)
+    part: tuple[int, int] | None = None  # --part K/N: (K, N)
+
+
+def parse_part(value: str | None) -> tuple[int, int]:
+    """'K/N' with 1 <= K <= N, as (K, N)."""
+    try:
+        k, n = (int(x) for x in (value or "").split("/"))
+    except ValueError:
+        raise UsageError(f"--part takes K/N (for example 1/2), got {value!r}") from None
+    if not 1 <= k <= n:
+        raise UsageError(f"--part K/N needs 1 <= K <= N, got {value!r}")
+    return k, n
+
+
+def take_part(planned: list, part: tuple[int, int] | None) -> list:
+    """The runs of part K of N: every N-th of those not complete, from the K-th, in the plan's
+    order (so the parts share out the work left, not the finished runs)."""
+    if part is None:
+        return planned
+    k, n = part
+    return [p for p in planned if not p.complete][k - 1 :: n]
 
 
 def parse_args(argv: list[str]) -> Args:
@@ -126,6 +150,12 @@ def parse_args(argv: list[str]) -> Args:
         grid_path = args[i + 1] if i + 1 < len(args) else None
         del args[i : i + 2]
         flags.discard("--grid")
+    part = None
+    if "--part" in args:
+        i = args.index("--part")
+        part = parse_part(args[i + 1] if i + 1 < len(args) else None)
+        del args[i : i + 2]
+        flags.discard("--part")
     if unknown := flags - {"--plan-only", "--no-report", "--check-reference"}:
         raise UsageError(f"unknown option {sorted(unknown)[0]}")
     words = [a for a in args if not a.startswith("--")]
@@ -134,7 +164,7 @@ def parse_args(argv: list[str]) -> Args:
     settings = [w for w in words if w.startswith("paper.")]
     settings += [f"paper.llm={w.split('=', 1)[1]}" for w in words if w.startswith("llm=")]
     extra = [w for w in words if not w.startswith(("paper.", "llm=", "llm."))]
-    return Args(flags, grid_path, settings, extra, llm_overrides(words))
+    return Args(flags, grid_path, settings, extra, llm_overrides(words), part)
 
 
 def plan_runs(args: Args):
@@ -255,6 +285,11 @@ def cli(argv: list[str]) -> int:
     print(format_plan(planned, max_h))
     if "--plan-only" in args.flags:
         return 0
+    if args.part is not None:
+        planned = take_part(planned, args.part)
+        print(
+            f"hopbench paper: part {args.part[0]}/{args.part[1]}: {len(planned)} of the runs above"
+        )
     if replies and Path(replies).is_file():
         try:
             _import_replies(replies, args.extra)
@@ -270,7 +305,9 @@ def cli(argv: list[str]) -> int:
         )
         return 130
     status = say_outcome(out, max_h)
-    if "--no-report" not in args.flags:
+    if args.part is not None:
+        print("hopbench paper: --part: no claims or report; run once more without --part for them")
+    elif "--no-report" not in args.flags:
         rc = run_claims(args)  # before the report, whose reference check is the last word
         status = status or (1 if rc else 0)
         rc = run_report(args)
