@@ -10,6 +10,11 @@ import scipy.sparse as sp
 
 from hopbench.retrieve.qasa.spread import (
     TIE_FACTOR,
+    LazyGate,
+    _checked_gates,
+    _merge_step,
+    _seeded,
+    _step_input,
     semantic_gate,
     spreading_activation,
     spreading_activation_batch,
@@ -197,3 +202,52 @@ def test_values_one_ulp_apart_are_a_tie():
         adj, np.array([0, 1]), np.array([a, clear]), None, decay=0.7, steps=1, threshold=0.01
     )
     np.testing.assert_allclose(res.activation, [a + 0.7 * clear, clear], rtol=1e-15)
+
+
+# spreading_activation_batch's steps (#58)
+
+
+def test_gates_are_checked_against_the_questions():
+    gate = LazyGate(np.eye(3), np.ones(3))
+    assert _checked_gates(gate, 3, 1) == [gate]  # one LazyGate: one question
+    assert _checked_gates(None, 3, 2) is None
+    assert _checked_gates(np.ones((3, 2), dtype=np.float32), 3, 2).dtype == np.float64
+    with pytest.raises(ValueError, match="one LazyGate per question: 1 for 2"):
+        _checked_gates([gate], 3, 2)
+
+
+def test_seeds_are_defined_at_step_zero_and_nothing_else_is():
+    act, defined, first = _seeded([([2, 0], [0.5, 1.0]), ([], [])], 3)
+    np.testing.assert_array_equal(act, [[1.0, 0.0], [0.0, 0.0], [0.5, 0.0]])
+    np.testing.assert_array_equal(defined, act > 0)
+    np.testing.assert_array_equal(first, [[0, -1], [-1, -1], [0, -1]])
+    with pytest.raises(ValueError, match="question 0: 2 seeds but 1 activations"):
+        _seeded([([0, 1], [1.0])], 3)
+
+
+def test_step_input_is_the_same_floats_whichever_aggregation_runs():
+    rels, seeds_idx, seed_act, _ = random_case(np.random.default_rng(4), n=40, n_rel=200)
+    small = counts_matrix(rels, 40)  # most keys touched: the bincount over all n*b
+    big = counts_matrix(rels, 4000)  # the same edges among 4000 nodes: np.unique over the few
+    out = []
+    for adj in (small, big):
+        act, defined, _ = _seeded([(seeds_idx, seed_act)], adj.shape[0])
+        src = np.flatnonzero(act.reshape(-1) > 0.01)
+        out.append(_step_input(adj, src, act.reshape(-1), defined.reshape(-1), 1))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    assert out[0][1].tobytes() == out[1][1].tobytes()
+    # >= 5 edge terms (8 * 5 >= 40 nodes) and < 500 (all of A: 8 * 500 = 4000): one of each
+    assert out[0][0].size >= 5 and counts_matrix(rels, 40).nnz < 500
+
+
+def test_merge_adds_to_defined_nodes_and_dates_the_new_ones():
+    act, defined, first = (
+        np.array([0.5, 0.0, 0.0]),
+        np.array([True, False, True]),
+        np.array([0, -1, 0]),
+    )
+    fresh = _merge_step(act, defined, first, np.array([0, 1]), np.array([0.25, 0.125]), 2)
+    np.testing.assert_array_equal(fresh, [1])
+    np.testing.assert_array_equal(act, [0.75, 0.125, 0.0])
+    np.testing.assert_array_equal(defined, [True, True, True])
+    np.testing.assert_array_equal(first, [0, 2, 0])

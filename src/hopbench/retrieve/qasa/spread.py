@@ -241,6 +241,32 @@ def spreading_activation_batch(
         raise ValueError(f"threshold must be >= 0, got {threshold}")
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
+    gates = _checked_gates(gates, n, b)
+    act, defined, first = _seeded(seeds, n)
+    flat_act, flat_def = act.reshape(-1), defined.reshape(-1)  # views, row-major: k = v*b + j
+    flat_first = first.reshape(-1)
+    known = np.flatnonzero(flat_def)  # defined (node, question) keys; only these can be sources
+    for t in range(1, steps + 1):
+        src = known[flat_act[known] > threshold]
+        if src.size == 0:
+            break
+        keys, incoming = _step_input(a, src, flat_act, flat_def, b)
+        incoming = incoming.astype(np.float64) * decay
+        if isinstance(gates, list):
+            incoming = _lazily_gated(incoming, keys, gates, threshold)
+        elif gates is not None:
+            incoming *= gates.reshape(-1)[keys]
+        keep = incoming > threshold
+        fresh = _merge_step(flat_act, flat_def, flat_first, keys[keep], incoming[keep], t)
+        known = np.concatenate([known, fresh])
+    return SpreadResult(act, defined, first)
+
+
+def _checked_gates(
+    gates: np.ndarray | LazyGate | list[LazyGate] | None, n: int, b: int
+) -> np.ndarray | list[LazyGate] | None:
+    """The gates as one `LazyGate` per question (a list), an (n, b) float64 array, or None;
+    a count or shape that does not match the b questions is an error, not a broadcast."""
     if isinstance(gates, LazyGate):
         gates = [gates]
     lazy = isinstance(gates, list)
@@ -250,6 +276,16 @@ def spreading_activation_batch(
         gates = np.asarray(gates, dtype=np.float64)
         if gates.shape != (n, b):
             raise ValueError(f"gates must have shape {(n, b)}, got {gates.shape}")
+    return gates
+
+
+def _seeded(
+    seeds: list[tuple[np.ndarray, np.ndarray]], n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The resource map before step 1, as (activation, defined, first_step) arrays (n, b):
+    each question's seeds defined at their activation and step 0. Repeated or out-of-range
+    seeds are errors (the Cypher's map would keep one value per node)."""
+    b = len(seeds)
     act = np.zeros((n, b))
     defined = np.zeros((n, b), dtype=bool)
     first = np.full((n, b), -1, dtype=np.int64)
@@ -267,37 +303,44 @@ def spreading_activation_batch(
         act[idx, j] = val
         defined[idx, j] = True
         first[idx, j] = 0
-    flat_act, flat_def = act.reshape(-1), defined.reshape(-1)  # views, row-major: k = v*b + j
-    flat_first = first.reshape(-1)
-    known = np.flatnonzero(flat_def)  # defined (node, question) keys; only these can be sources
-    for t in range(1, steps + 1):
-        src = known[flat_act[known] > threshold]
-        if src.size == 0:
-            break
-        u, j = np.divmod(src, b)
-        owner, v, w = gather_rows(a, u)
-        a_src = flat_act[src][owner]
-        dst = v * b + j[owner]
-        ok = ~flat_def[dst] | (flat_act[dst] < a_src * TIE_FACTOR)
-        dst, contrib = dst[ok], (w * a_src)[ok]
-        if 8 * dst.size < n * b:  # few edges touched: aggregate locally, no O(n) pass
-            keys, inv = np.unique(dst, return_inverse=True)
-            incoming = np.bincount(inv, weights=contrib, minlength=keys.size)
-        else:
-            incoming = np.bincount(dst, weights=contrib, minlength=n * b)
-            keys = np.flatnonzero(incoming)
-            incoming = incoming[keys]
-        incoming = incoming.astype(np.float64) * decay
-        if lazy:
-            incoming = _lazily_gated(incoming, keys, gates, threshold)
-        elif gates is not None:
-            incoming *= gates.reshape(-1)[keys]
-        keep = incoming > threshold
-        keys, incoming = keys[keep], incoming[keep]
-        # new activations are computed from the old map, then written all at once
-        fresh = keys[~flat_def[keys]]
-        flat_first[fresh] = t
-        flat_act[keys] = np.where(flat_def[keys], flat_act[keys], 0.0) + incoming
-        flat_def[keys] = True
-        known = np.concatenate([known, fresh])
-    return SpreadResult(act, defined, first)
+    return act, defined, first
+
+
+def _step_input(
+    a: sp.csr_matrix, src: np.ndarray, flat_act: np.ndarray, flat_def: np.ndarray, b: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Σ A[u, v] a_u over the sources u (flat keys) that may feed v, per flat key v*b + j
+    reached (keys sorted): the step's input before decay and gate, summed in the same order
+    whichever of the two aggregations runs."""
+    n = a.shape[0]
+    u, j = np.divmod(src, b)
+    owner, v, w = gather_rows(a, u)
+    a_src = flat_act[src][owner]
+    dst = v * b + j[owner]
+    ok = ~flat_def[dst] | (flat_act[dst] < a_src * TIE_FACTOR)
+    dst, contrib = dst[ok], (w * a_src)[ok]
+    if 8 * dst.size < n * b:  # few edges touched: aggregate locally, no O(n) pass
+        keys, inv = np.unique(dst, return_inverse=True)
+        incoming = np.bincount(inv, weights=contrib, minlength=keys.size)
+    else:
+        incoming = np.bincount(dst, weights=contrib, minlength=n * b)
+        keys = np.flatnonzero(incoming)
+        incoming = incoming[keys]
+    return keys, incoming
+
+
+def _merge_step(
+    flat_act: np.ndarray,
+    flat_def: np.ndarray,
+    flat_first: np.ndarray,
+    keys: np.ndarray,
+    incoming: np.ndarray,
+    t: int,
+) -> np.ndarray:
+    """Add the step's inputs (already past θ) to the map in place, all at once (synchronous:
+    they were computed from the old map); returns the keys defined for the first time."""
+    fresh = keys[~flat_def[keys]]
+    flat_first[fresh] = t
+    flat_act[keys] = np.where(flat_def[keys], flat_act[keys], 0.0) + incoming
+    flat_def[keys] = True
+    return fresh
