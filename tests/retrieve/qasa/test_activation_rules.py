@@ -96,6 +96,33 @@ def test_authors_seed_scores_index_score_over_the_largest_seed_by_hand():
     assert act[0] == 1.0 and dict(zip(idx.tolist(), act.tolist()))[0] == pytest.approx(0.5 / 0.8)
 
 
+# seed_activations' steps (#58)
+
+
+def test_an_offer_keeps_the_largest_score_and_the_first_detail_at_a_tie():
+    best, why = {}, {}
+    rules._offer(best, why, 4, 0.5, {"mention": "a"})
+    rules._offer(best, why, 4, 0.5, {"mention": "b"})  # a tie: a's detail stays
+    rules._offer(best, why, 4, 0.25, {"mention": "c"})
+    assert best == {4: 0.5} and why == {4: {"mention": "a"}}
+    rules._offer(best, why, 4, 0.75, {"mention": "d"})
+    assert best == {4: 0.75} and why == {4: {"mention": "d"}}
+
+
+def test_vector_scores_by_seed_score_and_norm():
+    raw = np.array([0.6, -0.2])
+    np.testing.assert_array_equal(rules._vector_scores(raw, "index", "all"), [0.8, 0.4])
+    np.testing.assert_array_equal(rules._vector_scores(raw, "cosine", "all"), [0.6, 0.0])
+    np.testing.assert_array_equal(rules._vector_scores(raw, "index", "mention"), [1.0, 0.5])
+    assert rules._vector_scores(np.array([-0.5, -0.1]), "cosine", "mention") is None
+
+
+def test_over_the_largest_divides_by_the_largest_or_drops_all():
+    best, why = rules._over_the_largest({1: 0.5, 2: 0.25}, {1: "x", 2: "y"})
+    assert best == {1: 1.0, 2: 0.5} and why == {1: "x", 2: "y"}
+    assert rules._over_the_largest({1: 0.0}, {1: "x"}) == ({}, {})
+
+
 def test_relation_matrix_pairs_and_facts_by_hand():
     class KG:
         n_entities = 3

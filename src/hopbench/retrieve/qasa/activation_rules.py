@@ -120,17 +120,11 @@ def seed_activations(
         raise ValueError(f"{len(hints)} search hints for {len(mentions)} mentions")
     best: dict[int, float] = {}
     why: dict[int, dict] = {}
-
-    def offer(e: int, a: float, detail: dict) -> None:
-        if e not in best or a > best[e]:
-            best[e] = a
-            why[e] = detail
-
     unmatched = []
     for m, h in zip(mentions, hints):
         e = entity_index(m)
         if e is not None:
-            offer(int(e), 1.0, {"mention": m, "match": "exact"})
+            _offer(best, why, int(e), 1.0, {"mention": m, "match": "exact"})
         else:
             unmatched.append((m, h))
     if unmatched and len(description_embeddings):
@@ -140,24 +134,59 @@ def seed_activations(
             hits = full_product_top_k(description_embeddings, vecs, k)
         else:
             hits = search(vecs, k)
-        for (m, h), (top, raw) in zip(unmatched, hits, strict=True):
-            c = (1.0 + raw) / 2.0 if score == "index" else np.maximum(raw, 0.0)
-            if norm == "mention":
-                if c.max() <= 0:
-                    continue
-                c = c / c.max()
-            for e, ce, r in zip(top, c, raw):
-                detail = {"mention": m, "match": "vector", "cos": float(r)}
-                if h != m:
-                    detail["search_hint"] = h
-                offer(int(e), float(ce), detail)
+        _offer_vector_hits(best, why, unmatched, hits, score, norm)
     if norm == "all" and best:
-        top_score = max(best.values())
-        if top_score <= 0:
-            best, why = {}, {}
-        else:
-            best = {e: a / top_score for e, a in best.items()}
+        best, why = _over_the_largest(best, why)
     order = sorted(best, key=lambda e: (-best[e], e))
     idx = np.array(order, dtype=np.int64)
     act = np.array([best[e] for e in order], dtype=np.float64)
     return idx, act, [{"entity": e, "activation": best[e], **why[e]} for e in order]
+
+
+def _offer(best: dict[int, float], why: dict[int, dict], e: int, a: float, detail: dict) -> None:
+    """Seed e at a unless it already has at least a (an entity keeps its largest score, and
+    the detail of the first mention that gave it)."""
+    if e not in best or a > best[e]:
+        best[e] = a
+        why[e] = detail
+
+
+def _vector_scores(raw: np.ndarray, score: str, norm: str) -> np.ndarray | None:
+    """One mention's hit scores from their cosines (rule 2's seed_score, then seed_norm
+    mention); None when the mention is skipped (its best score is 0)."""
+    c = (1.0 + raw) / 2.0 if score == "index" else np.maximum(raw, 0.0)
+    if norm == "mention":
+        if c.max() <= 0:
+            return None
+        c = c / c.max()
+    return c
+
+
+def _offer_vector_hits(
+    best: dict[int, float],
+    why: dict[int, dict],
+    unmatched: list[tuple[str, str]],
+    hits,
+    score: str,
+    norm: str,
+) -> None:
+    """Offer each unmatched mention's top-k entities (hits: (indices, cosines) per mention)."""
+    for (m, h), (top, raw) in zip(unmatched, hits, strict=True):
+        c = _vector_scores(raw, score, norm)
+        if c is None:
+            continue
+        for e, ce, r in zip(top, c, raw):
+            detail = {"mention": m, "match": "vector", "cos": float(r)}
+            if h != m:
+                detail["search_hint"] = h
+            _offer(best, why, int(e), float(ce), detail)
+
+
+def _over_the_largest(
+    best: dict[int, float], why: dict[int, dict]
+) -> tuple[dict[int, float], dict[int, dict]]:
+    """seed_norm all: every score over the largest; no seeds when the largest is <= 0."""
+    top_score = max(best.values())
+    if top_score <= 0:
+        return {}, {}
+    return {e: a / top_score for e, a in best.items()}, why
