@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from hopbench.kg.hipporag2_igraph import multigraph
-from hopbench.retrieve.qafd.code_push import code_flow_diffusion, rank_passages
+from hopbench.retrieve.qafd.code_push import (
+    _Similarities,
+    code_flow_diffusion,
+    push_weights,
+    rank_passages,
+    seed_weights,
+    sink_capacity,
+)
 
 
 def _cos(v1, v2):
@@ -178,3 +185,29 @@ def test_ranking_is_the_codes():
     assert scores.sum() == pytest.approx(1.0)
     order, scores = rank_passages(np.zeros(3))
     assert np.allclose(scores, 1 / 3)
+
+
+# code_flow_diffusion's steps (#58)
+
+
+def test_seed_weights_drop_the_small_and_sum_to_one():
+    sw = seed_weights(np.array([3.0, 1e-6, 1.0, 0.0]), 1e-5, 4)
+    assert sw.tolist() == [0.75, 0.0, 0.25, 0.0]
+    assert seed_weights(np.array([1e-6, 0.0]), 1e-5, 2).tolist() == [0.5, 0.5]  # none: uniform
+
+
+def test_sink_capacity_counts_an_isolated_node_as_degree_one_and_sums_to_ten():
+    cap = sink_capacity(np.array([3, 0, 1]))
+    assert cap.tolist() == [6.0, 2.0, 2.0]
+
+
+def test_push_weights_are_float32_query_aware_and_zero_for_nonpositive_edges():
+    g = multigraph(4, np.array([0, 0, 1]), np.array([1, 2, 2]), np.array([2.0, -1.0, 1.0]))
+    emb = np.array([[1, 0], [1, 0], [0, 1], [1, 1]], dtype=np.float32)
+    sim = _Similarities(emb, np.array([1, 0], dtype=np.float32))  # s_0 = s_1 = 1, s_2 = 0.5
+    nbrs, qw, w_qa, w_struct = push_weights(g, 0, sim)
+    assert nbrs.tolist() == [1, 2] and qw.dtype == np.float32 and w_qa.dtype == np.float32
+    assert qw.tolist() == [2.0, 0.0]  # 2 * 1 * 1; the edge of weight -1 carries nothing
+    assert (w_qa, w_struct) == (2.0, 1.0)  # but it still counts in the structural sum
+    nbrs, qw, w_qa, w_struct = push_weights(g, 3, sim)  # isolated: no entries, never pushes
+    assert nbrs.size == 0 and qw.size == 0 and w_qa == 0 and w_struct == 0

@@ -102,18 +102,11 @@ def code_flow_diffusion(
     seed: int = 42,
 ) -> CodeFlowResult:
     """x of the code's push loop (module docstring) for seed weights `source` over all nodes."""
-    n = g.n
-    sw = np.copy(source).astype(np.float64)
-    sw[sw < threshold] = 0.0
-    total = np.sum(sw)
-    sw = sw / total if total > 0 else np.ones(n) / n
+    sw = seed_weights(source, threshold, g.n)
     x = warm_start(g, sw, warm_steps)
-
-    deg = g.degree
-    cap = np.maximum(deg, 1).astype(np.float64)
-    cap = 10.0 * cap / np.sum(cap)
+    cap = sink_capacity(g.degree)
     total_sink = np.sum(cap)
-    mass = np.zeros(n)
+    mass = np.zeros(g.n)
     on = sw > 0
     mass[on] = alpha * total_sink * sw[on]
 
@@ -122,18 +115,9 @@ def code_flow_diffusion(
     weights_of: dict[int, tuple] = {}
 
     def push(v: int) -> bool:
-        a, b = g.indptr[v], g.indptr[v + 1]
-        if a == b:
-            return False
         got = weights_of.get(v)
         if got is None:
-            nbrs = g.indices[a:b]
-            w = g.weight[a:b]
-            sv = sim(v)
-            su = np.array([sim(int(u)) for u in nbrs], dtype=np.float32)
-            qw = (w.astype(np.float32) * np.float32(sv)) * su
-            qw[w <= 0] = 0.0
-            got = weights_of[v] = (nbrs, qw, np.add.accumulate(qw)[-1], np.add.accumulate(w)[-1])
+            got = weights_of[v] = push_weights(g, v, sim)
         nbrs, qw, w_qa, w_struct = got
         if w_qa == 0:
             return False
@@ -165,6 +149,38 @@ def code_flow_diffusion(
     return CodeFlowResult(
         x=x, iterations=iterations, pushes=pushes, converged=converged, seeds=int(on.sum())
     )
+
+
+def seed_weights(source: np.ndarray, threshold: float, n: int) -> np.ndarray:
+    """Step 1: weights below threshold dropped, the rest over their sum (uniform if none)."""
+    sw = np.copy(source).astype(np.float64)
+    sw[sw < threshold] = 0.0
+    total = np.sum(sw)
+    sw = sw / total if total > 0 else np.ones(n) / n
+    return sw
+
+
+def sink_capacity(deg: np.ndarray) -> np.ndarray:
+    """Step 3's T: max(degree, 1) rescaled to sum 10."""
+    cap = np.maximum(deg, 1).astype(np.float64)
+    cap = 10.0 * cap / np.sum(cap)
+    return cap
+
+
+def push_weights(g: MultiGraph, v: int, sim: _Similarities) -> tuple:
+    """What a push from v reads, fixed per question: its neighbour entries, their float32
+    query-aware weights w·s_v·s_u (0 where w <= 0), and the running sums Σ w̄ and Σ w in the
+    code's order. An isolated node has no entries and both sums 0 (it never pushes)."""
+    a, b = g.indptr[v], g.indptr[v + 1]
+    if a == b:
+        return g.indices[a:b], np.zeros(0, dtype=np.float32), 0, 0
+    nbrs = g.indices[a:b]
+    w = g.weight[a:b]
+    sv = sim(v)
+    su = np.array([sim(int(u)) for u in nbrs], dtype=np.float32)
+    qw = (w.astype(np.float32) * np.float32(sv)) * su
+    qw[w <= 0] = 0.0
+    return nbrs, qw, np.add.accumulate(qw)[-1], np.add.accumulate(w)[-1]
 
 
 def rank_passages(x_passages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
