@@ -128,53 +128,72 @@ def _without_a_key(raw: bytes, rng: random.Random) -> bytes | None:
 
 
 def mutate(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
-    """One random mutation of `raw`: (what was done, the bytes)."""
+    """One random mutation of `raw`: (what was done, the bytes). A (seed, case) pair draws the
+    same mutation as before the kinds were split into functions (#58): keep the draws' order."""
     kind = rng.choice(
         ["truncate", "bitflip", "splice", "huge", "deep", "swap", "drop", "encoding", "encoding"]
     )
-    if kind == "truncate":
-        at = rng.randrange(len(raw) + 1)
-        return f"truncate at {at}", raw[:at]
-    if kind == "bitflip":
-        out = bytearray(raw)
-        n = rng.randint(1, 8)
-        for _ in range(n):
-            i = rng.randrange(len(out))
-            out[i] ^= 1 << rng.randrange(8)
-        return f"{n} bit flips", bytes(out)
-    if kind == "splice":
-        a = rng.randrange(len(raw))
-        b = min(len(raw), a + rng.randint(1, 64))
-        if rng.random() < 0.5:
-            return f"delete {a}:{b}", raw[:a] + raw[b:]
-        return f"duplicate {a}:{b}", raw[:b] + raw[a:b] + raw[b:]
-    if kind == "huge":
-        what = rng.choice(["string", "string", "digits", "float", "list"])
-        if what == "string":
-            n = rng.choice([DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS + 1, 3_000_000])
-            out = _with_hole(raw, rng, json.dumps("word " * (n // 5) + "w" * (n % 5)), True)
-            return f"a string of {n:,} characters", out if out is not None else raw
-        fill = {
-            "digits": "7" * rng.choice([4300, 4301, 100_000]),
-            "float": rng.choice(["1e400", "-1e400", "1e-400"]),
-            "list": "[" + ",".join(["0"] * 200_000) + "]",
-        }[what]
-        out = _with_hole(raw, rng, fill)
-        return f"huge {what}", out if out is not None else raw
-    if kind == "deep":
-        depth = rng.choice([100, 900, 1100, 5000, 200_000])
-        open_, close = rng.choice([("[", "]"), ('{"a":', "}")])
-        out = _with_hole(raw, rng, open_ * depth + "0" + close * depth)
-        return f"nested {depth} deep", out if out is not None else raw
-    if kind == "swap":
-        fill = rng.choice(
-            ["null", "true", "0", "-1", "1.5", '""', '" "', "[]", "{}", '"x"', "[null]"]
-        )
-        out = _with_hole(raw, rng, fill)
-        return f"a value swapped for {fill}", out if out is not None else raw
-    if kind == "drop":
-        out = _without_a_key(raw, rng)
-        return "a key dropped", out if out is not None else raw
+    return _MUTATIONS[kind](raw, rng)
+
+
+def _truncate(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    at = rng.randrange(len(raw) + 1)
+    return f"truncate at {at}", raw[:at]
+
+
+def _bitflip(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    out = bytearray(raw)
+    n = rng.randint(1, 8)
+    for _ in range(n):
+        i = rng.randrange(len(out))
+        out[i] ^= 1 << rng.randrange(8)
+    return f"{n} bit flips", bytes(out)
+
+
+def _splice(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    a = rng.randrange(len(raw))
+    b = min(len(raw), a + rng.randint(1, 64))
+    if rng.random() < 0.5:
+        return f"delete {a}:{b}", raw[:a] + raw[b:]
+    return f"duplicate {a}:{b}", raw[:b] + raw[a:b] + raw[b:]
+
+
+def _huge(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    """A value at and past the loaders' limits: text length, int digits, float range, items."""
+    what = rng.choice(["string", "string", "digits", "float", "list"])
+    if what == "string":
+        n = rng.choice([DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_TEXT_CHARS + 1, 3_000_000])
+        out = _with_hole(raw, rng, json.dumps("word " * (n // 5) + "w" * (n % 5)), True)
+        return f"a string of {n:,} characters", out if out is not None else raw
+    fill = {
+        "digits": "7" * rng.choice([4300, 4301, 100_000]),
+        "float": rng.choice(["1e400", "-1e400", "1e-400"]),
+        "list": "[" + ",".join(["0"] * 200_000) + "]",
+    }[what]
+    out = _with_hole(raw, rng, fill)
+    return f"huge {what}", out if out is not None else raw
+
+
+def _deep(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    depth = rng.choice([100, 900, 1100, 5000, 200_000])
+    open_, close = rng.choice([("[", "]"), ('{"a":', "}")])
+    out = _with_hole(raw, rng, open_ * depth + "0" + close * depth)
+    return f"nested {depth} deep", out if out is not None else raw
+
+
+def _swap(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    fill = rng.choice(["null", "true", "0", "-1", "1.5", '""', '" "', "[]", "{}", '"x"', "[null]"])
+    out = _with_hole(raw, rng, fill)
+    return f"a value swapped for {fill}", out if out is not None else raw
+
+
+def _drop(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    out = _without_a_key(raw, rng)
+    return "a key dropped", out if out is not None else raw
+
+
+def _encoding(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
+    """Bytes that are not the UTF-8 JSON a loader expects, or text no UTF-8 can hold."""
     how = rng.choice(["utf-16", "utf-8-sig", "latin-1", "0xff", "surrogate", "nul", "empty"])
     if how == "utf-16":
         return "UTF-16", raw.decode("utf-8", "replace").encode("utf-16")
@@ -192,6 +211,18 @@ def mutate(raw: bytes, rng: random.Random) -> tuple[str, bytes]:
         out = _with_hole(raw, rng, json.dumps("nul \u0000 char"), True)
         return "a NUL character", out if out is not None else raw
     return "an empty file", rng.choice([b"", b"   \n", b"\n\n"])
+
+
+_MUTATIONS = {
+    "truncate": _truncate,
+    "bitflip": _bitflip,
+    "splice": _splice,
+    "huge": _huge,
+    "deep": _deep,
+    "swap": _swap,
+    "drop": _drop,
+    "encoding": _encoding,
+}
 
 
 # ---- one case --------------------------------------------------------------------------------

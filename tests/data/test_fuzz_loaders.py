@@ -7,6 +7,7 @@ in a child process whose resident memory must stay under `RSS_BOUND`."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,18 @@ def test_every_mutated_file_loads_or_is_one_line(data_dir, child_env):
     # both outcomes happen: the mutations neither all break the files nor all miss
     assert summary["outcomes"]["loaded"] > CASES // 10 and summary["outcomes"]["refused"] > 0
     assert summary["max_rss"] < RSS_BOUND and summary["cpu_seconds"] < CPU_SECONDS_BOUND
+
+
+def test_each_kind_of_mutation_gives_bytes_and_a_seed_repeats_the_draws():
+    """mutate's kinds are one function each (#58); a (seed, case) pair must still name one
+    mutation, or a failure found by a long run could not be replayed."""
+    from tests.data.fuzz_loaders import _MUTATIONS, mutate
+
+    raw = b'[{"id": "q1", "text": "a b", "answers": ["c"]}]'
+    for kind, mutation in _MUTATIONS.items():
+        for seed in range(20):
+            what, data = mutation(raw, random.Random(seed))
+            assert isinstance(what, str) and isinstance(data, bytes), kind
+    draws = [mutate(raw, random.Random(seed)) for seed in range(200)]
+    assert draws == [mutate(raw, random.Random(seed)) for seed in range(200)]
+    assert len({what.split()[0] for what, _ in draws}) >= 10  # the kinds are all reachable
