@@ -75,11 +75,48 @@ def main() -> None:
     inputs = json.loads((work / "inputs.json").read_text())
     texts = json.loads((work / "vector_texts.json").read_text())
     encoder = LookupEncoder(texts, np.load(work / "vectors.npy"))
+    rag = their_rag(work, inputs, encoder, a.vectorized)
+    t = time.perf_counter()
+    rag.index(inputs["passages"])
+    index_s = time.perf_counter() - t
 
+    # read as the index left them, before any retrieve call
+    ent_text = rag.entity_embedding_store.hash_id_to_text
+    orders = their_orders(rag)
+    passage_index = {p: i for i, p in enumerate(inputs["passages"])}
+    questions = inputs["questions"]
+    t = time.perf_counter()
+    rows = per_question_rows(rag, questions, ent_text, passage_index)
+    per_question_calls_s = time.perf_counter() - t
+    t = time.perf_counter()  # the timed pass: one call for all questions, as run.py makes it
+    rag.retrieve(questions)
+    retrieve_s = time.perf_counter() - t
+    Path(a.out).write_text(
+        json.dumps(
+            {
+                "index_seconds": index_s,
+                "retrieve_seconds": retrieve_s,
+                "per_question_calls_seconds": per_question_calls_s,
+                "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+                "igraph": __import__("igraph").__version__,
+                "numpy": np.__version__,
+                "torch": __import__("torch").__version__,
+                "python": sys.version.split()[0],
+                "orders": orders,
+                "names": vertex_texts(rag, ent_text, passage_index),
+                "questions": rows,
+            }
+        )
+    )
+
+
+def their_rag(work: Path, inputs: dict, encoder: LookupEncoder, vectorized: bool):
+    """Their `LinearRAG` on an empty store holding only the given NER cache, configured from
+    compare.py's settings, with the given question entities in place of their spaCy."""
     from src.config import LinearRAGConfig
     from src.LinearRAG import LinearRAG
 
-    run_dir = work / ("official_vec" if a.vectorized else "official_bfs")
+    run_dir = work / ("official_vec" if vectorized else "official_bfs")
     store = run_dir / "data"
     store.mkdir(parents=True, exist_ok=True)
     for f in store.iterdir():  # their stores load what is there: start empty
@@ -99,17 +136,19 @@ def main() -> None:
         top_k_sentence=s["top_k_sentence"],
         passage_node_weight=s["passage_node_weight"],
         damping=s["damping"],
-        use_vectorized_retrieval=a.vectorized,
+        use_vectorized_retrieval=vectorized,
     )
     rag = LinearRAG(global_config=config)
     rag.spacy_ner = GivenQuestionEntities(inputs["question_entities"])
-    t = time.perf_counter()
-    rag.index(inputs["passages"])
-    index_s = time.perf_counter() - t
+    return rag
 
+
+def their_orders(rag) -> dict:
+    """The entity and sentence orders their sets produced (they depend on PYTHONHASHSEED), as
+    texts, so hopbench can be given the same ones."""
     ent_text = rag.entity_embedding_store.hash_id_to_text
     sent_text = rag.sentence_embedding_store.hash_id_to_text
-    orders = {
+    return {
         "entities": list(rag.entity_embedding_store.texts),
         "sentences": list(rag.sentence_embedding_store.texts),
         "sentence_entities": {
@@ -121,18 +160,19 @@ def main() -> None:
             for e, sents in rag.entity_hash_id_to_sentence_hash_ids.items()
         },
     }
-    passage_index = {p: i for i, p in enumerate(inputs["passages"])}
-    vertex_names = rag.graph.vs["name"]
 
+
+def per_question_rows(rag, questions: list, ent_text: dict, passage_index: dict) -> list[dict]:
+    """One `retrieve` call per question, so each one's internals can be kept: its ranking and,
+    when it ran their graph search, the activated entities, the PPR vector and its reset."""
+    vertex_names = rag.graph.vs["name"]
     log: dict = {}
     for name in ("calculate_entity_scores", "calculate_entity_scores_vectorized"):
         record(rag, name, log)
     record(rag, "calculate_passage_scores", log)
     record(rag.graph, "personalized_pagerank", log)
-    questions = inputs["questions"]
     rows = []
-    t = time.perf_counter()
-    for q in questions:  # one call per question, so each one's internals can be kept
+    for q in questions:
         log.clear()
         res = rag.retrieve([q])[0]
         row = {
@@ -147,35 +187,19 @@ def main() -> None:
             node_weights = log[ent_key][0] + log["calculate_passage_scores"]
             row["reset"] = {vertex_names[i]: float(w) for i, w in enumerate(node_weights) if w != 0}
         rows.append(row)
-    per_question_calls_s = time.perf_counter() - t
-    t = time.perf_counter()  # the timed pass: one call for all questions, as run.py makes it
-    rag.retrieve(questions)
-    retrieve_s = time.perf_counter() - t
-    # vertex name -> text, so compare.py can map PPR scores onto its own nodes
-    names = {
+    return rows
+
+
+def vertex_texts(rag, ent_text: dict, passage_index: dict) -> dict:
+    """vertex name -> ("entity", text) or ("passage", index), so compare.py can map PPR scores
+    onto its own nodes."""
+    return {
         **{h: ("entity", t) for h, t in ent_text.items()},
         **{
             h: ("passage", passage_index[t])
             for h, t in rag.passage_embedding_store.hash_id_to_text.items()
         },
     }
-    Path(a.out).write_text(
-        json.dumps(
-            {
-                "index_seconds": index_s,
-                "retrieve_seconds": retrieve_s,
-                "per_question_calls_seconds": per_question_calls_s,
-                "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
-                "igraph": __import__("igraph").__version__,
-                "numpy": np.__version__,
-                "torch": __import__("torch").__version__,
-                "python": sys.version.split()[0],
-                "orders": orders,
-                "names": names,
-                "questions": rows,
-            }
-        )
-    )
 
 
 if __name__ == "__main__":
