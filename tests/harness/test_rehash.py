@@ -148,16 +148,23 @@ def test_an_old_hash_given_two_new_ones_is_refused():
         )
 
 
+# retrievers whose reference rows were first made after the re-hash (issue #57's baselines):
+# they were born under the new hash, so the map has no line for them
+BORN_AFTER_THE_REHASH = {"bm25", "hybrid", "linearrag"}
+
+
 def test_the_committed_map_names_every_reference_row_once_under_its_new_hash():
-    """results/reference/rehash_map.csv: one line per run of the reference, its new hash the
-    one the reference rows carry, its old hash none of theirs."""
+    """results/reference/rehash_map.csv: one line per run of the reference made before the
+    re-hash, its new hash the one the reference rows carry, its old hash none of theirs; every
+    reference row it does not name is of a method added after the re-hash."""
     with open(REFERENCE / "rehash_map.csv", newline="", encoding="utf-8") as fh:
         mapping = list(csv.DictReader(fh))
     with open(REFERENCE_LEADERBOARD, newline="", encoding="utf-8") as fh:
         rows = {(r["dataset"], r["retriever"], r["config_hash"]) for r in csv.DictReader(fh)}
     new = {(m["dataset"], m["retriever"], m["new_hash"]) for m in mapping}
     old = {(m["dataset"], m["retriever"], m["old_hash"]) for m in mapping}
-    assert len(new) == len(mapping) == len(rows) and new == rows
+    assert len(new) == len(mapping) and new <= rows
+    assert {retriever for _, retriever, _ in rows - new} <= BORN_AFTER_THE_REHASH
     assert not old & rows
 
 
