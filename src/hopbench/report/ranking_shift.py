@@ -34,10 +34,14 @@ def swaps(rows: pd.DataFrame, first: str, second: str, label) -> list[tuple]:
     if rows.empty or first not in rows or second not in rows:
         return []
     keys = SAME_QUESTIONS if all(k in rows for k in SAME_QUESTIONS) else FALLBACK_KEYS
-    both = [r for _, r in rows.iterrows() if not is_missing(r[first]) and not is_missing(r[second])]
+    both = [
+        (r, _group_key(r, keys))
+        for _, r in rows.iterrows()
+        if not is_missing(r[first]) and not is_missing(r[second])
+    ]
     out = []
-    for a, b in combinations(both, 2):
-        if _group_key(a, keys) != _group_key(b, keys) or None in _group_key(a, keys):
+    for (a, key_a), (b, key_b) in combinations(both, 2):
+        if key_a != key_b or None in key_a:
             continue
         d1, d2 = float(a[first]) - float(b[first]), float(a[second]) - float(b[second])
         if d1 * d2 < 0:

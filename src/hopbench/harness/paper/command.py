@@ -141,21 +141,23 @@ def take_part(planned: list, part: tuple[int, int] | None) -> list:
     return [p for p in planned if not p.complete][k - 1 :: n]
 
 
+def _pop_option(args: list[str], flags: set[str], name: str) -> tuple[bool, str | None]:
+    """(given, its value or None): `name VALUE` taken out of `args` and `flags`."""
+    if name not in args:
+        return False, None
+    i = args.index(name)
+    value = args[i + 1] if i + 1 < len(args) else None
+    del args[i : i + 2]
+    flags.discard(name)
+    return True, value
+
+
 def parse_args(argv: list[str]) -> Args:
     flags = {a for a in argv if a.startswith("--") and "=" not in a}
-    grid_path = None
     args = list(argv)
-    if "--grid" in args:
-        i = args.index("--grid")
-        grid_path = args[i + 1] if i + 1 < len(args) else None
-        del args[i : i + 2]
-        flags.discard("--grid")
-    part = None
-    if "--part" in args:
-        i = args.index("--part")
-        part = parse_part(args[i + 1] if i + 1 < len(args) else None)
-        del args[i : i + 2]
-        flags.discard("--part")
+    _, grid_path = _pop_option(args, flags, "--grid")
+    given, part_value = _pop_option(args, flags, "--part")
+    part = parse_part(part_value) if given else None
     if unknown := flags - {"--plan-only", "--no-report", "--check-reference"}:
         raise UsageError(f"unknown option {sorted(unknown)[0]}")
     words = [a for a in args if not a.startswith("--")]
