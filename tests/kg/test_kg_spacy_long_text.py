@@ -10,7 +10,7 @@ from hopbench.core import text_bounds
 from hopbench.data.schema import Passage
 from hopbench.kg.spacy_pipeline import load_pipeline
 from hopbench.kg.spacy_workers import extract_stream
-from hopbench.retrieve.question import question_mentions, question_mentions_batch
+from hopbench.retrieve.question import question_mentions
 
 BOUND = 600
 TEXT = (
@@ -56,8 +56,4 @@ def test_a_long_passage_is_parsed_up_to_the_bound(spy, caplog):
 def test_a_long_question_is_parsed_up_to_the_bound(spy):
     question = "Where was Ada Lovelace born? " + TEXT
     assert question_mentions(question, spy) == question_mentions(question[:BOUND], spy.nlp)
-    assert question_mentions_batch([question, "Who is Charles Babbage?"], spy) == [
-        question_mentions(question[:BOUND], spy.nlp),
-        ["charles babbage"],
-    ]
     assert spy.longest == BOUND

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hopbench.retrieve.question import dedupe_mentions, question_mentions, question_mentions_batch
+from hopbench.retrieve.question import dedupe_mentions, question_mentions
 
 
 def test_question_mentions_are_specific_entities_then_chunks_stripped_like_kg_entities():
@@ -32,8 +32,3 @@ def test_dedupe_mentions_normalises_and_drops_empty():
         "hello love s",
         "zürich",
     ]
-
-
-def test_batch_mentions_equal_one_by_one():
-    texts = ["Who directed the film Hello Love?", "Where was the author of Dune born?", ""]
-    assert question_mentions_batch(texts) == [question_mentions(t) for t in texts]

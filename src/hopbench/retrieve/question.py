@@ -44,16 +44,6 @@ def question_mentions(text: str, nlp=None) -> list[str]:
     return mentions_of_doc(_parse(text, nlp))
 
 
-def question_mentions_batch(
-    texts: Sequence[str], nlp=None, batch_size: int = 64
-) -> list[list[str]]:
-    """`question_mentions` for many questions through one `nlp.pipe` (same output, faster)."""
-    return [
-        mentions_of_doc(d)
-        for d in (nlp or _pipeline()).pipe(list(map(cut_for_spacy, texts)), batch_size=batch_size)
-    ]
-
-
 def question_phrases(text: str, nlp=None) -> list[str]:
     """Every named entity then every noun chunk of the question, normalised and de-duplicated:
     keywords for methods that seed from many phrases by similarity (QAFD's flow diffusion),
