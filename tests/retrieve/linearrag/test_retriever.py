@@ -75,3 +75,26 @@ def test_negative_seed_weights_are_zeroed_before_ppr():
     assert np.all(d["ppr"] >= 0) and np.isclose(d["ppr"].sum(), 1.0, rtol=0, atol=1e-12)
     res = r.ranking(d, 3)
     assert res.passage_ids[0] == "p1" and "fallback" not in res.trace
+
+
+def test_a_warm_ner_cache_gives_the_cold_sentence_order(tmp_path, monkeypatch):
+    """Sentence order numbers the graph's sentences: the cache must not sort it (#56)."""
+    import hopbench.retrieve.linearrag.retriever as mod
+
+    cold = CorpusEntities(
+        [["Zed", "Ann"], ["Bob"]], {"Zed saw Ann.": ["Zed", "Ann"], "Bob.": ["Bob"]}
+    )
+    monkeypatch.setattr(mod, "run_corpus_ner", lambda nlp, texts: cold)
+    monkeypatch.setattr(LinearRAGRetriever, "_nlp", lambda self: None)
+    monkeypatch.setattr(mod, "ner_key", lambda model, texts: "k")
+    r = LinearRAGRetriever()
+    first = r._corpus_ner(["a", "b"], tmp_path)
+    monkeypatch.setattr(mod, "run_corpus_ner", lambda nlp, texts: pytest.fail("cache unread"))
+    warm = r._corpus_ner(["a", "b"], tmp_path)
+    assert first is cold
+    assert list(warm.sentence_entities) == ["Zed saw Ann.", "Bob."]
+    assert warm.sentence_entities == cold.sentence_entities
+    assert warm.passage_entities == cold.passage_entities
+    texts = prefixed_texts(["Zed saw Ann.", "Bob."])
+    a, b = build_graph(texts, cold), build_graph(texts, warm)
+    assert (a.sentences, a.entities) == (b.sentences, b.entities)

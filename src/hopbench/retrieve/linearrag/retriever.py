@@ -61,6 +61,22 @@ def ner_key(ner_model: str, texts: list[str]) -> str:
     return f"{ner_model}-{h.hexdigest()[:16]}"
 
 
+def write_ner_cache(path: Path, ner: CorpusEntities) -> None:
+    """Sentences as [text, entities] pairs: a JSON object would be written with sorted keys,
+    and the sentence order numbers the graph's sentences (a warm run then differed from a cold
+    one; the ".ordered" file name leaves such caches unread)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pairs = [[s, ents] for s, ents in ner.sentence_entities.items()]
+    write_json(path, {"passage_entities": ner.passage_entities, "sentence_entities": pairs})
+
+
+def read_ner_cache(path: Path) -> CorpusEntities:
+    """The NER output as run_corpus_ner gave it, sentences in first-appearance order."""
+    data = json.loads(path.read_text())
+    sentences = {s: list(ents) for s, ents in data["sentence_entities"]}
+    return CorpusEntities(data["passage_entities"], sentences)
+
+
 class LinearRAGRetriever(Retriever):
     """LinearRAG (module docstring). Defaults: their ``LinearRAGConfig`` (src/config.py);
     the per-dataset values of their scripts/run.sh are configs/retriever/linearrag_*.yaml."""
@@ -117,20 +133,12 @@ class LinearRAGRetriever(Retriever):
     def _corpus_ner(self, texts: list[str], cache_dir: Path | None) -> CorpusEntities:
         key = ner_key(self.ner_model, texts)
         self.ner_cache_key = key
-        path = cache_dir / "linearrag" / f"ner-{key}.json" if cache_dir else None
+        path = cache_dir / "linearrag" / f"ner-{key}.ordered.json" if cache_dir else None
         if path is not None and path.exists():
-            data = json.loads(path.read_text())
-            return CorpusEntities(data["passage_entities"], data["sentence_entities"])
+            return read_ner_cache(path)
         ner = run_corpus_ner(self._nlp(), texts)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_json(
-                path,
-                {
-                    "passage_entities": ner.passage_entities,
-                    "sentence_entities": ner.sentence_entities,
-                },
-            )
+            write_ner_cache(path, ner)
         return ner
 
     def prepare(self, kg, services: Services) -> None:
