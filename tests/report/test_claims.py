@@ -210,9 +210,53 @@ def test_the_committed_page_is_made_from_the_committed_reference():
     (after the reference changes: run `hopbench claims`, or `make paper`)."""
     from pathlib import Path
 
+    from hopbench.report.claim_tests import load_claim_tests
     from hopbench.report.reference import load_table
 
     results = Path(__file__).resolve().parents[2] / "results"
     claims = load_claims(results / "claims.yaml")
-    page = claims_markdown(ledger(claims, load_table(results / "reference", "leaderboard")))
+    board = load_table(results / "reference", "leaderboard")
+    kept = load_claim_tests(results / "reference")
+    page = claims_markdown(ledger(claims, board, recorded=kept))
     assert page == (results / "reference" / "claims.md").read_text(), "run `hopbench claims`"
+
+
+def test_the_reference_keeps_the_pairs_it_tested_from_the_runs(run_maker, run_factory, tmp_path):
+    """--update-reference tests the claim pairs the leaderboard left unpaired and keeps them in
+    claim_tests.csv: claims.md is then the same page with the runs or without them."""
+    from hopbench.report.claim_tests import FILE, load_claim_tests
+    from hopbench.report.claims_markdown import write_claims
+    from hopbench.report.collect import write_everything
+
+    make_run, spread = run_maker
+    _, dense = run_factory
+    runs = tmp_path / "runs"
+    make_run(runs, "toy", "dense", "d00000000001", dense, reader="none")
+    make_run(runs, "toy", "spreading_activation", "5a0000000001", spread, reader="none")
+    make_run(runs, "toy", "hipporag", "h00000000001", dense, reader="none")
+    results = tmp_path / "results"
+    reference = results / "reference"
+    claim = {
+        **CLAIM,
+        "row": {"retriever": "spreading_activation"},
+        "baseline": {"retriever": "hipporag"},
+        "checks": [],
+    }
+    (results / "reference").mkdir(parents=True)
+    (results / "claims.yaml").write_text(yaml.safe_dump({"claims": [claim]}))
+    write_everything(
+        runs, tmp_path / "mine", reference_dir=reference, update_reference=True, figures=False
+    )
+    kept = load_claim_tests(reference)
+    assert list(kept) == [("5a0000000001", "h00000000001", "recall@5")]
+    delta, p, n = kept[("5a0000000001", "h00000000001", "recall@5")]
+    assert n == 6 and delta == pytest.approx(np.mean([0, 0.5, 1 / 3, 1, 0.5, 0]), abs=1e-12)
+    alone = write_claims(results / "claims.yaml", reference, tmp_path / "alone.md")
+    with_runs = write_claims(results / "claims.yaml", reference, tmp_path / "runs.md", runs)
+    assert alone.read_text() == with_runs.read_text()
+    line = next(r for r in alone.read_text().splitlines() if r.startswith("| toy |"))
+    assert f"**{HOLDS}**" in line
+    (reference / FILE).unlink()  # without the kept test the pair is untested again
+    bare = write_claims(results / "claims.yaml", reference, tmp_path / "bare.md")
+    line = next(r for r in bare.read_text().splitlines() if r.startswith("| toy |"))
+    assert f"**{UNPAIRED}**" in line

@@ -9,11 +9,12 @@ baseline rows on its dataset but none on its card is listed as such, never paire
 A pair's difference and p-value are the leaderboard's own when the baseline row is the one the
 report paired the method row with (its `delta_<metric>`, `p_<metric>`); otherwise they are
 computed from the two runs' per-question scores when their folders are in `runs_dir`, with the
-report's paired test (hopbench.report.leaderboard.paired_pvalues). All p-values of the ledger
-are one Holm family. Verdicts, first that applies:
+report's paired test (hopbench.report.leaderboard.paired_pvalues), or read from the reference's
+`claim_tests.csv`, where `--update-reference` keeps those tests (hopbench.report.claim_tests).
+All p-values of the ledger are one Holm family. Verdicts, first that applies:
 
     model-bound        either row's LLM step failed or fell back on more than 10% of questions
-    no paired test     no per-question scores of both rows (the reference keeps only means)
+    no paired test     no per-question scores of both rows, and no test kept of them
     holds              Holm-corrected p < 0.05, difference in the claimed direction
     does not hold      Holm-corrected p < 0.05, difference against it
     not significant    Holm-corrected p >= 0.05
@@ -113,13 +114,23 @@ def pairs_of(claim: Claim, board: pd.DataFrame, dataset: str) -> list[Pair]:
     return out
 
 
-def fill_test(pair: Pair, runs: dict, tester) -> None:
-    """The pair's difference and raw p: the leaderboard's, or from the runs' rows."""
-    m, row, base = pair.claim.metric, pair.row, pair.base
-    if (
-        _cell(row, "baseline_config_hash") == base["config_hash"]
+def paired_by_leaderboard(pair: Pair) -> bool:
+    m, row = pair.claim.metric, pair.row
+    return (
+        _cell(row, "baseline_config_hash") == pair.base["config_hash"]
         and _cell(row, f"p_{m}") is not None
-    ):
+    )
+
+
+def pair_key(pair: Pair) -> tuple:
+    return (pair.row["config_hash"], pair.base["config_hash"], pair.claim.metric)
+
+
+def fill_test(pair: Pair, runs: dict, tester, recorded: dict | None = None) -> None:
+    """The pair's difference and raw p: the leaderboard's, from the runs' rows, or as the
+    reference recorded it from them (hopbench.report.claim_tests)."""
+    m, row, base = pair.claim.metric, pair.row, pair.base
+    if paired_by_leaderboard(pair):
         pair.p, pair.delta = float(row[f"p_{m}"]), float(row[f"delta_{m}"])
         pair.n_paired = _cell(row, "n_paired")
         return
@@ -127,6 +138,9 @@ def fill_test(pair: Pair, runs: dict, tester) -> None:
     if a is not None and b is not None:
         p, n, delta = tester(a, b)[m]
         pair.p, pair.n_paired, pair.delta = p, n, delta
+        return
+    if recorded and pair_key(pair) in recorded:
+        pair.delta, pair.p, pair.n_paired = recorded[pair_key(pair)]
         return
     if _cell(row, m) is not None and _cell(base, m) is not None:
         pair.delta = float(row[m]) - float(base[m])  # of the means, not paired: shown, not tested
@@ -182,17 +196,46 @@ def runs_by_hash(runs_dir, hashes: set[str]) -> dict:
     return {r.config_hash: r for r in load_runs(runs_dir) if r.config_hash in hashes}
 
 
-def ledger(
-    claims: list[Claim], board: pd.DataFrame, runs_dir=None, n_resamples: int = DEFAULT_RESAMPLES
-) -> list[Pair]:
-    """Every claim tested on every dataset of the board, with one Holm family over all tests."""
+def all_pairs(claims: list[Claim], board: pd.DataFrame) -> tuple[list[Pair], list[Pair]]:
+    """Every claim's pairs on every dataset of the board, and those with both rows."""
     datasets = sorted(board["dataset"].unique()) if not board.empty else []
     pairs = [p for c in claims for d in datasets for p in pairs_of(c, board, d)]
-    tested = [p for p in pairs if p.row is not None and p.base is not None]
-    hashes = {p.row["config_hash"] for p in tested} | {p.base["config_hash"] for p in tested}
-    runs, tester = runs_by_hash(runs_dir, hashes), _run_tester(n_resamples)
-    for p in tested:
+    return pairs, [p for p in pairs if p.row is not None and p.base is not None]
+
+
+def _hashes(pairs: list[Pair]) -> set[str]:
+    return {p.row["config_hash"] for p in pairs} | {p.base["config_hash"] for p in pairs}
+
+
+def untested_from_runs(
+    claims: list[Claim], board: pd.DataFrame, runs_dir, n_resamples: int = DEFAULT_RESAMPLES
+) -> dict[tuple, tuple]:
+    """(row, baseline, metric) -> (delta, p, n_paired) of the pairs the leaderboard did not
+    pair and whose two runs are under runs_dir (what the reference keeps of them)."""
+    _, tested = all_pairs(claims, board)
+    todo = [p for p in tested if not paired_by_leaderboard(p)]
+    runs, tester = runs_by_hash(runs_dir, _hashes(todo)), _run_tester(n_resamples)
+    out = {}
+    for p in todo:
         fill_test(p, runs, tester)
+        if not math.isnan(p.p):
+            out[pair_key(p)] = (float(p.delta), float(p.p), int(p.n_paired))
+    return out
+
+
+def ledger(
+    claims: list[Claim],
+    board: pd.DataFrame,
+    runs_dir=None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    recorded: dict | None = None,
+) -> list[Pair]:
+    """Every claim tested on every dataset of the board, with one Holm family over all tests.
+    `recorded`: the reference's kept tests (claim_tests.csv), used where runs_dir has no runs."""
+    pairs, tested = all_pairs(claims, board)
+    runs, tester = runs_by_hash(runs_dir, _hashes(tested)), _run_tester(n_resamples)
+    for p in tested:
+        fill_test(p, runs, tester, recorded)
     adjusted = holm(np.array([p.p for p in tested], dtype=float))
     for p, q in zip(tested, adjusted, strict=True):
         p.p_adj = float(q)

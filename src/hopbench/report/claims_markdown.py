@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from hopbench.core.atomic import write_text
+from hopbench.report.claim_tests import load_claim_tests
 from hopbench.report.claims import ALPHA, FALLBACK_LIMIT, Pair, ledger
 from hopbench.report.claims_file import load_claims
 from hopbench.report.reference import load_table
@@ -20,9 +21,10 @@ paired difference (method - baseline, points) and its p-value, Holm-corrected ov
 {n_tests} paired tests of this page. Verdicts: **holds** / **does not hold** (corrected
 p < {alpha:g}, with / against the claim), **not significant**, **model-bound** (an LLM step
 failed or fell back on more than {fallback:.0%} of a row's questions), **no paired test** (the
-reference keeps means only; `make paper`, with the runs at hand, pairs them), **no pair on one
-card**, **no rows yet**. The papers' numbers come from other models and splits: a claim is
-tested by its direction, not by its size (docs/results.md, "The claims ledger").
+reference keeps means, and the paired tests of its claim pairs in `claim_tests.csv` when the
+runs were at hand as it was updated), **no pair on one card**, **no rows yet**. The papers'
+numbers come from other models and splits: a claim is tested by its direction, not by its size
+(docs/results.md, "The claims ledger").
 """
 
 
@@ -100,6 +102,7 @@ def write_claims(
     """claims.md from the claims file and the leaderboard in `reference_dir`."""
     claims = load_claims(claims_path)
     board = load_table(reference_dir, "leaderboard")
-    text = claims_markdown(ledger(claims, board, runs_dir, n_resamples))
+    recorded = load_claim_tests(reference_dir)
+    text = claims_markdown(ledger(claims, board, runs_dir, n_resamples, recorded))
     write_text(out, text)
     return Path(out)

@@ -22,6 +22,7 @@ from hopbench.core.atomic import atomic_path, write_text
 from hopbench.core.errors import HopbenchError
 from hopbench.core.locks import exclusive
 from hopbench.report.breakdown import breakdown, breakdown_markdown
+from hopbench.report.claim_tests import update_claim_tests
 from hopbench.report.leaderboard import choose_baseline, finish_table, leaderboard, long_table
 from hopbench.report.markdown import LEADERBOARD_HEADER, leaderboard_markdown
 from hopbench.report.paper_tables import PAPER_TABLES, write_paper_tables
@@ -163,7 +164,9 @@ def write_everything(
             merged = merge_rows(old, df)
             bd = merge_breakdown(load_table(reference_dir, "breakdown"), bd, merged, df)
             df = finish_table(merged)  # one table again
-            return df, _write_all(df, bd, Path(reference_dir), baseline, None, figures)
+            paths = _write_all(df, bd, Path(reference_dir), baseline, None, figures)
+            kept = update_claim_tests(reference_dir, df, runs_dir, n_resamples)
+            return df, paths + ([kept] if kept else [])
     reference = None
     if reference_dir is not None:
         check_not_reference(results_dir, reference_dir)
