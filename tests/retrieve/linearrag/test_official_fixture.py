@@ -5,7 +5,9 @@ PPR scores that DEEP-PolyU/LinearRAG at 4ecfa25 returned with retriever=linearra
 settings (BFS activation) on hopbench's inputs: the same passages ("idx:" prefix), spaCy NER
 and all-MiniLM-L6-v2 vectors (benchmarks/parity/linearrag/compare.py --fixture). Their code
 orders entities and sentences by Python set iteration (PYTHONHASHSEED); the fixture records
-that run's orders as indices of hopbench's own, and the test rebuilds the graph with them.
+that run's orders as indices of hopbench's own (entities and sentences in order of first
+appearance, as run_corpus_ner gives them; the fixture was remapped from the sorted sentence order
+a warm NER cache used to give), and the test rebuilds the graph with them.
 The top-10 must be identical, except for passages swapped inside an exact tie of their
 scores; scores agree to 1e-9 (igraph's prpack against hopbench's PPR kernel).
 
