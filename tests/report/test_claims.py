@@ -260,3 +260,16 @@ def test_the_reference_keeps_the_pairs_it_tested_from_the_runs(run_maker, run_fa
     bare = write_claims(results / "claims.yaml", reference, tmp_path / "bare.md")
     line = next(r for r in bare.read_text().splitlines() if r.startswith("| toy |"))
     assert f"**{UNPAIRED}**" in line
+
+
+def test_a_fallback_without_an_llm_step_is_not_model_bound(claims):
+    """LinearRAG's dense fallback (no question entity) is the method's rule, not a failed model
+    step: a row whose retrieval records no LLM tokens is never model-bound."""
+    base = _row("d", "base", "b_d", 0.5, base="b_d", latency=30.0)
+    row = _row("d", "m", "m_d", 0.7, base="b_d", p=0.001, fallback=0.2)
+    llm_free = {**row, "retrieval_llm_tokens_per_question": 0.0, "reader": "qa"}
+    with_llm = {**row, "retrieval_llm_tokens_per_question": 900.0, "reader": "qa"}
+    for r, expected in ((llm_free, HOLDS), (with_llm, MODEL_BOUND)):
+        board = pd.DataFrame([{**base, "reader": "qa"}, r])
+        (pair,) = ledger(claims, board)
+        assert pair.verdict == expected

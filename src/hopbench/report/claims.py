@@ -14,6 +14,7 @@ report's paired test (hopbench.report.leaderboard.paired_pvalues), or read from 
 All p-values of the ledger are one Holm family. Verdicts, first that applies:
 
     model-bound        either row's LLM step failed or fell back on more than 10% of questions
+                       (a row whose retrieval records no LLM tokens has no LLM step)
     no paired test     no per-question scores of both rows, and no test kept of them
     holds              Holm-corrected p < 0.05, difference in the claimed direction
     does not hold      Holm-corrected p < 0.05, difference against it
@@ -146,8 +147,21 @@ def fill_test(pair: Pair, runs: dict, tester, recorded: dict | None = None) -> N
         pair.delta = float(row[m]) - float(base[m])  # of the means, not paired: shown, not tested
 
 
+def llm_fallback_rate(row: pd.Series) -> float | None:
+    """The row's fallback share when its retrieval calls an LLM; None when it records no LLM
+    tokens in retrieval (a fallback there is the method's own rule, e.g. LinearRAG's dense
+    ranking for a question without entities, not a failed model step)."""
+    rate = _cell(row, "fallback_rate")
+    tokens = _cell(row, "retrieval_llm_tokens_per_question")
+    if tokens is None and _cell(row, "reader") in (None, "none"):
+        tokens = _cell(row, "llm_tokens_per_q")  # no reader: every token is retrieval's
+    if rate is None or (tokens is not None and float(tokens) == 0):
+        return None
+    return float(rate)
+
+
 def verdict(pair: Pair) -> str:
-    fallbacks = [_cell(r, "fallback_rate") for r in (pair.row, pair.base)]
+    fallbacks = [llm_fallback_rate(r) for r in (pair.row, pair.base)]
     if any(f is not None and float(f) > FALLBACK_LIMIT for f in fallbacks):
         return MODEL_BOUND
     if math.isnan(pair.p_adj):
