@@ -123,27 +123,37 @@ def test_the_page_names_each_verdict_and_the_family_size(claims):
     assert summary.count("|") == 9 and "no rows yet" in summary and "model-bound" in summary
 
 
-def test_a_pair_the_leaderboard_did_not_make_is_tested_from_the_runs(
-    run_maker, run_factory, tmp_path
-):
-    """Spreading activation against a `hipporag` run with dense's rankings: both were paired
-    with dense by the report, so their own pair comes from their per-question scores."""
+def three_runs(run_maker, run_factory, tmp_path):
+    """Dense, spreading activation and a `hipporag` run with dense's rankings: the report pairs
+    both with dense, so their own pair is one the leaderboard did not make."""
     make_run, spread = run_maker
     _, dense = run_factory
     runs = tmp_path / "runs"
     make_run(runs, "toy", "dense", "d00000000001", dense, reader="none")
     make_run(runs, "toy", "spreading_activation", "5a0000000001", spread, reader="none")
     make_run(runs, "toy", "hipporag", "h00000000001", dense, reader="none")
+    return runs
+
+
+SA_VS_HIPPORAG = {
+    **CLAIM,
+    "row": {"retriever": "spreading_activation"},
+    "baseline": {"retriever": "hipporag"},
+    "checks": [],
+}
+
+
+def test_a_pair_the_leaderboard_did_not_make_is_tested_from_the_runs(
+    run_maker, run_factory, tmp_path
+):
+    """Spreading activation against a `hipporag` run with dense's rankings: both were paired
+    with dense by the report, so their own pair comes from their per-question scores."""
+    runs = three_runs(run_maker, run_factory, tmp_path)
     from hopbench.report.collect import collect
 
     board = collect(runs, n_resamples=2000)
-    claim = {
-        **CLAIM,
-        "row": {"retriever": "spreading_activation"},
-        "baseline": {"retriever": "hipporag"},
-    }
     path = tmp_path / "claims.yaml"
-    path.write_text(yaml.safe_dump({"claims": [{**claim, "checks": []}]}))
+    path.write_text(yaml.safe_dump({"claims": [SA_VS_HIPPORAG]}))
     claims = load_claims(path)
     (without,) = ledger(claims, board)
     assert without.verdict == UNPAIRED
@@ -228,22 +238,11 @@ def test_the_reference_keeps_the_pairs_it_tested_from_the_runs(run_maker, run_fa
     from hopbench.report.claims_markdown import write_claims
     from hopbench.report.collect import write_everything
 
-    make_run, spread = run_maker
-    _, dense = run_factory
-    runs = tmp_path / "runs"
-    make_run(runs, "toy", "dense", "d00000000001", dense, reader="none")
-    make_run(runs, "toy", "spreading_activation", "5a0000000001", spread, reader="none")
-    make_run(runs, "toy", "hipporag", "h00000000001", dense, reader="none")
+    runs = three_runs(run_maker, run_factory, tmp_path)
     results = tmp_path / "results"
     reference = results / "reference"
-    claim = {
-        **CLAIM,
-        "row": {"retriever": "spreading_activation"},
-        "baseline": {"retriever": "hipporag"},
-        "checks": [],
-    }
     (results / "reference").mkdir(parents=True)
-    (results / "claims.yaml").write_text(yaml.safe_dump({"claims": [claim]}))
+    (results / "claims.yaml").write_text(yaml.safe_dump({"claims": [SA_VS_HIPPORAG]}))
     write_everything(
         runs, tmp_path / "mine", reference_dir=reference, update_reference=True, figures=False
     )

@@ -55,9 +55,9 @@ def write_claim_tests(folder, tests: dict[tuple, tuple], board: pd.DataFrame) ->
     return path
 
 
-def update_claim_tests(folder, board: pd.DataFrame, runs_dir, n_resamples: int) -> Path | None:
-    """Test the claim pairs of `board` that the leaderboard left unpaired, from the runs under
-    runs_dir, over the tests already kept (a pair tested again replaces its old test)."""
+def update_claim_tests(folder, board: pd.DataFrame, runs: list, n_resamples: int) -> Path | None:
+    """Test the claim pairs of `board` that the leaderboard left unpaired, from the loaded runs
+    the update merges, over the tests already kept (a pair tested again replaces its old one)."""
     from hopbench.report.claims import untested_from_runs
     from hopbench.report.claims_file import load_claims
 
@@ -65,5 +65,5 @@ def update_claim_tests(folder, board: pd.DataFrame, runs_dir, n_resamples: int) 
     if not claims_path.exists():
         return None
     tests = load_claim_tests(folder)
-    tests.update(untested_from_runs(load_claims(claims_path), board, runs_dir, n_resamples))
+    tests.update(untested_from_runs(load_claims(claims_path), board, runs, n_resamples))
     return write_claim_tests(folder, tests, board)

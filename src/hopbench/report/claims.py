@@ -222,13 +222,15 @@ def _hashes(pairs: list[Pair]) -> set[str]:
 
 
 def untested_from_runs(
-    claims: list[Claim], board: pd.DataFrame, runs_dir, n_resamples: int = DEFAULT_RESAMPLES
+    claims: list[Claim], board: pd.DataFrame, runs: list, n_resamples: int = DEFAULT_RESAMPLES
 ) -> dict[tuple, tuple]:
     """(row, baseline, metric) -> (delta, p, n_paired) of the pairs the leaderboard did not
-    pair and whose two runs are under runs_dir (what the reference keeps of them)."""
+    pair and whose two runs are among `runs`, already loaded (what the reference keeps)."""
     _, tested = all_pairs(claims, board)
     todo = [p for p in tested if not paired_by_leaderboard(p)]
-    runs, tester = runs_by_hash(runs_dir, _hashes(todo)), _run_tester(n_resamples)
+    wanted = _hashes(todo)
+    runs = {r.config_hash: r for r in runs if r.config_hash in wanted}
+    tester = _run_tester(n_resamples)
     out = {}
     for p in todo:
         fill_test(p, runs, tester)

@@ -165,7 +165,7 @@ def write_everything(
             bd = merge_breakdown(load_table(reference_dir, "breakdown"), bd, merged, df)
             df = finish_table(merged)  # one table again
             paths = _write_all(df, bd, Path(reference_dir), baseline, None, figures)
-            kept = update_claim_tests(reference_dir, df, runs_dir, n_resamples)
+            kept = update_claim_tests(reference_dir, df, runs, n_resamples)
             return df, paths + ([kept] if kept else [])
     reference = None
     if reference_dir is not None:
