@@ -177,9 +177,9 @@ What changes for a run: the ranking returned is the converged one, but the score
 converged. A run stores each returned passage's PPR score (predictions.jsonl `scores`); under
 the certified stop those move by up to the bound (the columns on stored scores above), and
 every score beyond the top k is not converged at all. The stop is off by default (the authors'
-computation) and is a kernel option so far: `personalized_pagerank_stopped(graph, reset,
-stop="certified_topk", k=top_k, candidates=slice(n_entities, None))`; the retrievers do not
-offer it as a setting yet.
+computation); `retriever.ppr_stop=certified_topk` turns it on for hipporag, catrag and
+linearrag (each question's trace then says `ppr: {matvecs, certified, bound}`; a block of
+questions is then solved one question at a time).
 """
 
 TABLE_HEAD = (

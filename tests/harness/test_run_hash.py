@@ -88,3 +88,19 @@ def test_a_reader_at_its_defaults_keeps_the_reference_hash(data_dir):
     assert (
         plan(load_config([*base, "reader.context_tokens=1024"])).config_hash != DENSE_QA_REFERENCE
     )
+
+
+def test_a_retriever_setting_added_at_its_neutral_value_keeps_earlier_hashes():
+    """`ppr_stop` (issue #59) came after the reference runs: at "tol" it is left out of the
+    hash (`Retriever.added_defaults`), so a config without the key (an earlier run's) hashes
+    the same; the certified stop is another run."""
+    for name in ("hipporag", "catrag", "linearrag"):
+        cfg = load_config([f"retriever={name}", "llm=local"])
+        retriever = build_retriever(cfg)
+        assert cfg.retriever.ppr_stop == "tol"
+        assert "ppr_stop" not in semantic_config(cfg, DATASET, retriever)["retriever"]
+        earlier = OmegaConf.create(OmegaConf.to_container(cfg))
+        del earlier.retriever["ppr_stop"]
+        assert _hash(earlier, retriever) == _hash(cfg, retriever), name
+        cut = load_config([f"retriever={name}", "llm=local", "retriever.ppr_stop=certified_topk"])
+        assert _hash(cut, build_retriever(cut)) != _hash(cfg, retriever), name

@@ -107,7 +107,10 @@ def semantic_config(cfg: DictConfig, dataset: Dataset, retriever: Retriever) -> 
         ),
         "dataset_fingerprint": dataset.fingerprint,
         "retriever": {
-            **{k: v for k, v in c["retriever"].items() if k != "_target_"},
+            **omit_defaults(
+                {k: v for k, v in c["retriever"].items() if k != "_target_"},
+                type(retriever).added_defaults,
+            ),
             "class": registry_name(type(retriever)),
         },
         "embedding": {k: v for k, v in c["embedding"].items() if k not in _EMBEDDING_RUNTIME_KEYS},

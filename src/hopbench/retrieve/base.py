@@ -88,6 +88,9 @@ class Retriever(Configurable):
     # (tests/retrieve/test_batched_rows.py): only then does the run loop hand it blocks. Read
     # from the class's own body, not inherited: a subclass must be proven again
     exact_batches: bool = False
+    # Settings added after run hashes existed, at the value that changes nothing: left out of
+    # the run hash while at it (harness.runner.semantic_config), so earlier runs keep theirs
+    added_defaults: dict = {}
 
     def prepare(self, kg, services: Services) -> None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -98,3 +98,24 @@ def test_a_warm_ner_cache_gives_the_cold_sentence_order(tmp_path, monkeypatch):
     texts = prefixed_texts(["Zed saw Ann.", "Bob."])
     a, b = build_graph(texts, cold), build_graph(texts, warm)
     assert (a.sentences, a.entities) == (b.sentences, b.entities)
+
+
+@pytest.mark.slow
+def test_certified_ppr_stop_returns_the_default_top10(musique_dataset, encoder):
+    """`ppr_stop=certified_topk` (issue #59) on the 100 MuSiQue questions with
+    linearrag_musique's settings: the top 10 of the default solve, scores within the bound."""
+    import copy
+
+    from hopbench.retrieve.base import Services
+    from tests.retrieve.hipporag.test_hipporag_ppr_stop import certified_scores_agree
+
+    r = LinearRAGRetriever(max_iterations=5, iteration_threshold=0.1, passage_ratio=2.0)
+    r.prepare(None, Services(dataset=musique_dataset, encoder=encoder))
+    cut = copy.copy(r)
+    cut.ppr_stop = "certified_topk"
+    certified = 0
+    for q in musique_dataset.questions:
+        a, b = r.retrieve(q, 10), cut.retrieve(q, 10)
+        assert b.passage_ids == a.passage_ids, q.id
+        certified += certified_scores_agree(a, b)
+    assert certified > 80, certified

@@ -52,7 +52,7 @@ from hopbench.retrieve.hipporag.hipporag import (
     HippoRAGSeeding,
     passage_reset,
 )
-from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
+from hopbench.retrieve.kernels.ppr import prepare_ppr
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.registry import nested
 from hopbench.retrieve.run_checks import resolve_llm_switch
@@ -668,9 +668,7 @@ class CatRAGRetriever(HippoRAGRetriever):
         graph = self.adapted_graph(rel_m, ctx_m)
         reset = np.concatenate([w, passage_reset(dense, self.seeding.passage_node_weight)])
         ppr = prepare_ppr(graph, check_symmetric=False)
-        scores = personalized_pagerank(
-            ppr, reset, damping=self.damping, tol=self.ppr_tol, method="power"
-        )
+        scores = self.solve_ppr(ppr, reset, k, trace, method="power")
         return self._finish(scores, dense, trace, k)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:

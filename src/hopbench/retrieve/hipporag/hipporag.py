@@ -43,11 +43,9 @@ from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
 from hopbench.kg.linking import nearest_entities
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.kernels.ppr import (
-    personalized_pagerank,
-    prepare_ppr,
-)
+from hopbench.retrieve.kernels.ppr import prepare_ppr
 from hopbench.retrieve.kernels.ppr_block import personalized_pagerank_block
+from hopbench.retrieve.kernels.ppr_stop import check_stop, ppr_scores
 from hopbench.retrieve.kernels.screened import ScreenedRows
 from hopbench.retrieve.question import question_mentions
 from hopbench.retrieve.ranking import min_max, order_by, to_retrieval
@@ -283,6 +281,7 @@ class HippoRAGRetriever(Retriever):
 
     family = "hipporag"
     exact_batches = True  # retrieve_batch: tests/retrieve/test_batched_rows.py
+    added_defaults = {"ppr_stop": "tol"}  # earlier runs keep their hashes
 
     needs_graph = True
     needs_descriptions = False
@@ -297,6 +296,7 @@ class HippoRAGRetriever(Retriever):
         synonym_weight: float = 2.0,  #   2 x synonym cosine,
         context_weight: float = 1.0,  #   1 per passage-entity edge
         ppr_tol: float = 1e-10,
+        ppr_stop: str = "tol",  # "certified_topk": stop once the top k is proved (kernels/ppr_stop.py)
         graph_construction: str | None = None,  # the graph.construction this runs on
         #   (None: any); hipporag.yaml: hipporag2
         llm_name: str | None = None,  # configs pass ${llm.name}: `filter: auto` sees it
@@ -311,6 +311,7 @@ class HippoRAGRetriever(Retriever):
         self.relation_weight, self.synonym_weight = relation_weight, synonym_weight
         self.context_weight = context_weight
         self.ppr_tol = ppr_tol
+        self.ppr_stop = check_stop(ppr_stop)
         self.graph_construction = graph_construction
 
     def prepare(self, kg, services: Services) -> None:
@@ -342,19 +343,34 @@ class HippoRAGRetriever(Retriever):
         return to_retrieval(self.kg.passage_ids, order_by(p, dense), p, k, trace)
 
     # -- retrieval -------------------------------------------------------------------------
+    def solve_ppr(self, graph, reset: np.ndarray, k: int, trace: dict, method: str = "auto"):
+        """PPR over `graph` as `ppr_stop` says; a certified stop leaves its account in the trace."""
+        scores, info = ppr_scores(
+            graph,
+            reset,
+            stop=self.ppr_stop,
+            k=k,
+            candidates=slice(self.E, None),
+            damping=self.damping,
+            tol=self.ppr_tol,
+            method=method,
+        )
+        if info is not None:
+            trace["ppr"] = info
+        return scores
+
     def retrieve(self, question, k: int) -> Retrieval:
         reset, dense, trace = self.seeding.reset_vector(question)
-        scores = (
-            None
-            if reset is None
-            else personalized_pagerank(self.ppr, reset, damping=self.damping, tol=self.ppr_tol)
-        )
+        scores = None if reset is None else self.solve_ppr(self.ppr, reset, k, trace)
         return self._finish(scores, dense, trace, k)
 
     def retrieve_batch(self, questions, k: int) -> list[Retrieval]:
         """The rows of `retrieve`, to the last bit; the PPR solves share passes over the graph
         (`personalized_pagerank_block`: each column stops where its own solve would), and the
-        fact step one float32 product over the facts (`HippoRAGSeeding.screened_facts`)."""
+        fact step one float32 product over the facts (`HippoRAGSeeding.screened_facts`).
+        A certified stop ends each question's solve at its own point: one question at a time."""
+        if self.ppr_stop != "tol":
+            return [self.retrieve(q, k) for q in questions]
         facts = self.seeding.screened_facts([self.services.query_embedding(q) for q in questions])
         prepared = [self.seeding.reset_vector(q, f) for q, f in zip(questions, facts, strict=True)]
         live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]

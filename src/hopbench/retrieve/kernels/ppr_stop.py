@@ -25,7 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hopbench.retrieve.kernels.ppr import PPRGraph, _normalise_resets, prepare_ppr
+from hopbench.core.errors import HopbenchError
+from hopbench.retrieve.kernels.ppr import (
+    PPRGraph,
+    _normalise_resets,
+    personalized_pagerank,
+    prepare_ppr,
+)
 
 STOPS = ("tol", "certified_topk")
 
@@ -208,3 +214,38 @@ def _chebyshev_stopped(graph, p, damping, tol, max_iter, check) -> StoppedPPR:
             extra = check.extra_matvecs if check is not None else 0
             return StoppedPPR(y / y.sum(axis=0), it + extra, False, float("nan"))
     raise RuntimeError(f"PPR did not converge to tol={tol} in {max_iter} iterations")
+
+
+def ppr_scores(
+    graph: PPRGraph,
+    reset: np.ndarray,
+    *,
+    stop: str,
+    k: int,
+    candidates: slice,
+    damping: float,
+    tol: float,
+    method: str = "auto",
+) -> tuple[np.ndarray, dict | None]:
+    """The retrievers' one PPR call behind their `ppr_stop` setting: `personalized_pagerank`
+    itself for "tol" (the authors' computation, no trace entry), else the certified solve and
+    what it did (mat-vecs, certified or not, the bound) for the question's trace."""
+    if stop == "tol":
+        return personalized_pagerank(graph, reset, damping=damping, tol=tol, method=method), None
+    solved = personalized_pagerank_stopped(
+        graph, reset, stop=stop, k=k, candidates=candidates, damping=damping, tol=tol, method=method
+    )
+    info = {
+        "stop": stop,
+        "matvecs": solved.iterations,
+        "certified": solved.certified,
+        "bound": solved.bound if solved.certified else None,
+    }
+    return solved.scores, info
+
+
+def check_stop(stop: str) -> str:
+    """A retriever's `ppr_stop` setting, refused early with the accepted values."""
+    if stop not in STOPS:
+        raise HopbenchError(f"retriever.ppr_stop must be one of {', '.join(STOPS)}, got {stop!r}")
+    return stop

@@ -26,7 +26,8 @@ from hopbench.core.atomic import write_json
 from hopbench.core.errors import HopbenchError
 from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.retrieve.base import Retrieval, Retriever, Services
-from hopbench.retrieve.kernels.ppr import personalized_pagerank, prepare_ppr
+from hopbench.retrieve.kernels.ppr import prepare_ppr
+from hopbench.retrieve.kernels.ppr_stop import check_stop, ppr_scores
 from hopbench.retrieve.linearrag.activation import (
     bfs_activation,
     link_seeds,
@@ -82,6 +83,7 @@ class LinearRAGRetriever(Retriever):
     the per-dataset values of their scripts/run.sh are configs/retriever/linearrag_*.yaml."""
 
     family = "linearrag"
+    added_defaults = {"ppr_stop": "tol"}  # earlier runs keep their hashes
 
     def __init__(
         self,
@@ -97,6 +99,7 @@ class LinearRAGRetriever(Retriever):
         passage_prefix: bool = True,  # index "i:text" as run.py does (NER, vectors, counts)
         adjacent_edges: bool = True,  # link each passage to the next by its "i:" prefix
         ppr_tol: float = 1e-10,  # L1 error bound of the PPR solve
+        ppr_stop: str = "tol",  # "certified_topk": stop once the top k is proved (kernels/ppr_stop.py)
     ) -> None:
         if not 0.0 <= damping < 1.0:
             raise HopbenchError(f"retriever.damping must be in [0, 1), got {damping}")
@@ -116,6 +119,7 @@ class LinearRAGRetriever(Retriever):
         self.passage_prefix = passage_prefix
         self.adjacent_edges = adjacent_edges
         self.ppr_tol = ppr_tol
+        self.ppr_stop = check_stop(ppr_stop)
 
     @property
     def position_features(self) -> tuple[str, ...]:
@@ -208,12 +212,14 @@ class LinearRAGRetriever(Retriever):
 
     def rank(self, q_emb: np.ndarray, mentions: list[str], mention_emb, k: int) -> Retrieval:
         """Steps 2-5 of the module docstring for one question's vectors and entities."""
-        return self.ranking(self.score_question(q_emb, mentions, mention_emb), k)
+        return self.ranking(self.score_question(q_emb, mentions, mention_emb, k), k)
 
-    def score_question(self, q_emb: np.ndarray, mentions: list[str], mention_emb) -> dict:
+    def score_question(
+        self, q_emb: np.ndarray, mentions: list[str], mention_emb, k: int = 10
+    ) -> dict:
         """Every intermediate of one question: dense cosines, seeds, activated entities
         {entity: (score, tier)}, the reset before zeroing and the PPR vector (None: dense
-        fallback, its reason in the trace)."""
+        fallback, its reason in the trace). `k` only matters to a certified PPR stop."""
         g = self.graph
         q_emb = np.asarray(q_emb, dtype=np.float32)
         dense = np.dot(self.passage_emb, q_emb.reshape(1, -1).T).flatten()
@@ -253,7 +259,17 @@ class LinearRAGRetriever(Retriever):
         )
         raw = np.concatenate([ent_w, pas_w])
         reset = np.where(np.isnan(raw) | (raw < 0), 0.0, raw)
-        ppr = personalized_pagerank(self.ppr, reset, damping=self.damping, tol=self.ppr_tol)
+        ppr, info = ppr_scores(
+            self.ppr,
+            reset,
+            stop=self.ppr_stop,
+            k=k,
+            candidates=slice(g.n_entities, None),
+            damping=self.damping,
+            tol=self.ppr_tol,
+        )
+        if info is not None:
+            trace["ppr"] = info
         return out | {"activated": activated, "reset_raw": raw, "ppr": ppr}
 
     def ranking(self, details: dict, k: int) -> Retrieval:
