@@ -99,6 +99,12 @@ def test_tie_allowance_accepts_a_swap_inside_a_tie_only():
     assert same_up_to_exact_ties(["a", "b"], [3, 2], ["a", "b"], [3, 2.5]) is not None
 
 
+def test_the_code_push_loop_declares_its_push_order():
+    assert build_retriever(load_config(["retriever=flow_diffusion_code"])).position_features == (
+        "push_order",
+    )
+
+
 def test_linearrag_with_its_position_features_declares_them():
     assert build_retriever(load_config(["retriever=linearrag"])).position_features == (
         "adjacent_edges",
@@ -106,17 +112,13 @@ def test_linearrag_with_its_position_features_declares_them():
     )
 
 
-# Measured to move under a shuffle and not (yet) declaring it: its push loop draws the next node
-# with a seeded random.choice over node indices (qafd/code_push.py, as the authors' code does), so
-# the corpus order, which numbers the nodes, picks the push order; within 500 iterations the
-# result depends on it (rank-1 scores differ by up to 2x on the slice). The authors' computation,
-# not a hopbench bug: flow_diffusion_code should declare it in `position_features`.
-# Also measured to move, causes still open (#56): hybrid fuses the ranks of its dense and BM25
+# Measured to move, causes still open (#56): hybrid fuses the ranks of its dense and BM25
 # lists, where passages tied exactly (BM25) or within float32 noise (dense) take their rank from
 # corpus position, so fused scores differ by ~1e-4 (2 of 20 questions); flow_diffusion_joint's
-# scores differ by up to ~1e4 on every question (not diagnosed yet).
+# scores differ by up to ~1e4 on every question (not diagnosed yet). flow_diffusion_code moved
+# too (rank-1 scores by up to 2x): its push loop's seeded random.choice over node indices, the
+# authors' computation, which it now declares (`position_features`, test below).
 MOVES_UNDECLARED = {
-    "flow_diffusion_code": "seeded random push order over node indices (qafd/code_push.py)",
     "hybrid": "open: position-broken ties in the dense/BM25 ranks reach the fused score",
     "flow_diffusion_joint": "open: scores move on every question of the slice, cause not found",
 }
@@ -151,8 +153,8 @@ def test_ranking_does_not_move_under_a_shuffled_corpus(
     for order in ("given", "shuffled"):
         runs = tmp_path / order
         cfg = load_config(_overrides(retriever, extra, musique_slice, runs, cache_dir, order))
-        if build_retriever(cfg).position_features:
-            pytest.skip(f"{retriever} declares position features: the study measures it")
+        if features := build_retriever(cfg).position_features:
+            pytest.skip(f"{retriever} declares position features {features}: exempt")
         execute(cfg)
         rows[order] = _rows(runs, cfg.retriever.name)
     given, shuffled = rows["given"], rows["shuffled"]

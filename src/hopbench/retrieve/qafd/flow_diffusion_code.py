@@ -41,6 +41,10 @@ class QAFDCodeRetriever(Retriever):
     # added after the reference runs, with the only value they had: out of the config (and the
     # run hash) unless a YAML sets it, so those runs keep their hash (registry.Configurable)
     unlisted = ("weight_scheme",)
+    # The push loop draws its next node with a seeded random.choice over node indices, as the
+    # authors' code does; the corpus order numbers the nodes, so it picks the push order
+    # (tests/retrieve/test_order_invariance.py measured the move)
+    position_features = ("push_order",)
 
     def __init__(
         self,
