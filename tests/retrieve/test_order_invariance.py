@@ -112,14 +112,13 @@ def test_linearrag_with_its_position_features_declares_them():
     )
 
 
-# Measured to move, causes still open (#56): hybrid fuses the ranks of its dense and BM25
-# lists, where passages tied exactly (BM25) or within float32 noise (dense) take their rank from
-# corpus position, so fused scores differ by ~1e-4 (2 of 20 questions); flow_diffusion_joint's
-# scores differ by up to ~1e4 on every question (not diagnosed yet). flow_diffusion_code moved
-# too (rank-1 scores by up to 2x): its push loop's seeded random.choice over node indices, the
-# authors' computation, which it now declares (`position_features`, test below).
+# Measured to move, cause still open (#56): flow_diffusion_joint's scores differ by up to ~1e4
+# on every question (not diagnosed yet). Fixed: hybrid fused BM25 ranks whose exact ties were
+# broken by corpus position (2 of 20 questions moved by ~1e-4 in fused score); ties now go by
+# passage id. flow_diffusion_code moved too (rank-1 scores by up to 2x): its push loop's seeded
+# random.choice over node indices, the authors' computation, which it declares
+# (`position_features`, test below).
 MOVES_UNDECLARED = {
-    "hybrid": "open: position-broken ties in the dense/BM25 ranks reach the fused score",
     "flow_diffusion_joint": "open: scores move on every question of the slice, cause not found",
 }
 # Seen to move in a fresh-clone run (2026-12-07), cause not diagnosed: possibly float32 noise of

@@ -4,6 +4,8 @@ SIGIR 2009), one retriever and so one row.
 It holds the project's own `DenseRetriever` and a `BM25Retriever` (its settings are this
 retriever's too: configs/retriever/hybrid.yaml adds their schema), takes each one's `depth`
 best passages and ranks their union by sum over the lists of 1 / (rrf_k + rank), ranks from 1.
+Inside each list, passages of exactly equal score are ranked by passage id (`ties_by_id`), so
+the fused ranking does not read the corpus order (tests/retrieve/test_order_invariance.py).
 The defaults are Pyserini's fusion (rrf_k 60, depth 1000; docs/methods/baselines.md).
 """
 
@@ -34,6 +36,14 @@ def reciprocal_rank_fusion(
     return [(pid, fused[pid]) for pid in order]
 
 
+def ties_by_id(ranking: Retrieval) -> list[str]:
+    """The list's ids best first, passages of exactly equal score in order of their id. Each
+    list breaks such ties by corpus position, and a rank moved by one moves the fused score, so
+    fusing them as given made the ranking depend on the corpus order (BM25 ties are common)."""
+    pairs = sorted(zip(ranking.scores, ranking.passage_ids), key=lambda t: (-t[0], t[1]))
+    return [pid for _, pid in pairs]
+
+
 class HybridRetriever(Retriever):
     """Dense and BM25 fused by reciprocal rank: one retriever, one row."""
 
@@ -56,8 +66,8 @@ class HybridRetriever(Retriever):
 
     def retrieve(self, question: Question, k: int) -> Retrieval:
         depth = max(self.depth, k)  # a run's top_k above depth still gets k passages
-        dense = self.dense.retrieve(question, depth).passage_ids
-        lexical = self.bm25.retrieve(question, depth).passage_ids
+        dense = ties_by_id(self.dense.retrieve(question, depth))
+        lexical = ties_by_id(self.bm25.retrieve(question, depth))
         fused = reciprocal_rank_fusion([dense, lexical], self.rrf_k)[:k]
         dense_rank = {pid: r for r, pid in enumerate(dense, start=1)}
         bm25_rank = {pid: r for r, pid in enumerate(lexical, start=1)}
