@@ -112,21 +112,25 @@ def test_linearrag_with_its_position_features_declares_them():
     )
 
 
-# Measured to move, cause still open (#56): flow_diffusion_joint's scores differ by up to ~1e4
-# on every question (not diagnosed yet). Fixed: hybrid fused BM25 ranks whose exact ties were
-# broken by corpus position (2 of 20 questions moved by ~1e-4 in fused score); ties now go by
-# passage id. flow_diffusion_code moved too (rank-1 scores by up to 2x): its push loop's seeded
-# random.choice over node indices, the authors' computation, which it declares
-# (`position_features`, test below).
+# Measured to move (#56). The cause, read from the code: the graph's entity descriptions read
+# the corpus order (kg/descriptions.py: an entity's facts in corpus order up to `max_facts`,
+# then the sentence of the first passage that mentions it, cut to `max_chars`), so a shuffled
+# corpus gives some entities other description texts and vectors. flow_diffusion_joint's node
+# vectors are those description vectors (`node_embedding: description`); its scores differ by
+# up to ~1e4 on every question of the slice. Ranking equal excesses at the push budget's cut by
+# node name instead of index did not remove the move (tried, 2026-12-07). Fixed: hybrid fused
+# BM25 ranks whose exact ties were broken by corpus position; ties now go by passage id.
+# flow_diffusion_code moved too (rank-1 scores by up to 2x): its push loop's seeded random.choice
+# over node indices, the authors' computation, which it declares (`position_features`).
 MOVES_UNDECLARED = {
-    "flow_diffusion_joint": "open: scores move on every question of the slice, cause not found",
+    "flow_diffusion_joint": "descriptions read corpus order (kg/descriptions.py): its node vectors",
 }
-# Seen to move in a fresh-clone run (2026-12-07), cause not diagnosed: possibly float32 noise of
-# re-batched passage vectors deciding a seed or gate near its threshold. Not strict until the
-# cause is known (it may not reproduce on every machine); an XPASS shows in the summary.
+# Seen to move in a fresh-clone run (2026-12-07): the gate compares the question with the same
+# order-dependent description vectors (above); whether a ranking moves depends on a gate value
+# crossing its threshold, so not on every machine's float noise. Not strict: an XPASS shows.
 MOVES_UNDIAGNOSED = {
-    "spreading_activation": "open: rankings moved under a shuffle in a fresh-clone run",
-    "spreading_activation_nogate": "open: rankings moved under a shuffle in a fresh-clone run",
+    "spreading_activation": "the gate reads descriptions, which read corpus order",
+    "spreading_activation_nogate": "its seeds are nearest descriptions, which read corpus order",
 }
 
 
