@@ -17,6 +17,14 @@ def services(musique_sub, encoder):
     return s
 
 
+@pytest.fixture(scope="module")
+def musique_services(musique_dataset, encoder):
+    """Services over the 100-question MuSiQue subset, its questions encoded once per module."""
+    s = Services(dataset=musique_dataset, encoder=encoder)
+    s.encode_questions(musique_dataset.questions)
+    return s
+
+
 class ScriptedLLM:
     """Replies with the given JSON objects in turn and records the prompts (tests only)."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hopbench.retrieve.base import Retriever, Services
+from hopbench.retrieve.base import Retriever
 from hopbench.retrieve.baselines.dense import DenseRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 from hopbench.retrieve.qasa.spreading_activation import SpreadingActivationRetriever
@@ -21,13 +21,6 @@ CASES = {
     "spreading_activation": lambda: SpreadingActivationRetriever(),
     "spreading_activation_nogate": lambda: SpreadingActivationRetriever(gate=False),
 }
-
-
-@pytest.fixture(scope="module")
-def musique_services(musique_dataset, encoder):
-    s = Services(dataset=musique_dataset, encoder=encoder)
-    s.encode_questions(musique_dataset.questions)
-    return s
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

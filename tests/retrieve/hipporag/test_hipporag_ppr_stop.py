@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from hopbench.core.errors import HopbenchError
-from hopbench.retrieve.base import Services
 from hopbench.retrieve.catrag.catrag import CatRAGRetriever
 from hopbench.retrieve.hipporag.hipporag import HippoRAGRetriever
 
@@ -40,13 +39,6 @@ CASES = {
         seeding={"filter": False}, ner="spacy", edge_weighting=False, **kw
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def musique_services(musique_dataset, encoder):
-    s = Services(dataset=musique_dataset, encoder=encoder)
-    s.encode_questions(musique_dataset.questions)
-    return s
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

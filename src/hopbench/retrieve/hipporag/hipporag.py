@@ -345,7 +345,7 @@ class HippoRAGRetriever(Retriever):
     # -- retrieval -------------------------------------------------------------------------
     def solve_ppr(self, graph, reset: np.ndarray, k: int, trace: dict, method: str = "auto"):
         """PPR over `graph` as `ppr_stop` says; a certified stop leaves its account in the trace."""
-        scores, info = ppr_scores(
+        return ppr_scores(
             graph,
             reset,
             stop=self.ppr_stop,
@@ -353,11 +353,9 @@ class HippoRAGRetriever(Retriever):
             candidates=slice(self.E, None),
             damping=self.damping,
             tol=self.ppr_tol,
+            trace=trace,
             method=method,
         )
-        if info is not None:
-            trace["ppr"] = info
-        return scores
 
     def retrieve(self, question, k: int) -> Retrieval:
         reset, dense, trace = self.seeding.reset_vector(question)

@@ -225,23 +225,24 @@ def ppr_scores(
     candidates: slice,
     damping: float,
     tol: float,
+    trace: dict,
     method: str = "auto",
-) -> tuple[np.ndarray, dict | None]:
+) -> np.ndarray:
     """The retrievers' one PPR call behind their `ppr_stop` setting: `personalized_pagerank`
-    itself for "tol" (the authors' computation, no trace entry), else the certified solve and
-    what it did (mat-vecs, certified or not, the bound) for the question's trace."""
+    itself for "tol" (the authors' computation, the trace untouched), else the certified solve,
+    with what it did (mat-vecs, certified or not, the bound) as the question's `trace["ppr"]`."""
     if stop == "tol":
-        return personalized_pagerank(graph, reset, damping=damping, tol=tol, method=method), None
+        return personalized_pagerank(graph, reset, damping=damping, tol=tol, method=method)
     solved = personalized_pagerank_stopped(
         graph, reset, stop=stop, k=k, candidates=candidates, damping=damping, tol=tol, method=method
     )
-    info = {
+    trace["ppr"] = {
         "stop": stop,
         "matvecs": solved.iterations,
         "certified": solved.certified,
         "bound": solved.bound if solved.certified else None,
     }
-    return solved.scores, info
+    return solved.scores
 
 
 def check_stop(stop: str) -> str:

@@ -259,7 +259,7 @@ class LinearRAGRetriever(Retriever):
         )
         raw = np.concatenate([ent_w, pas_w])
         reset = np.where(np.isnan(raw) | (raw < 0), 0.0, raw)
-        ppr, info = ppr_scores(
+        ppr = ppr_scores(
             self.ppr,
             reset,
             stop=self.ppr_stop,
@@ -267,9 +267,8 @@ class LinearRAGRetriever(Retriever):
             candidates=slice(g.n_entities, None),
             damping=self.damping,
             tol=self.ppr_tol,
+            trace=trace,
         )
-        if info is not None:
-            trace["ppr"] = info
         return out | {"activated": activated, "reset_raw": raw, "ppr": ppr}
 
     def ranking(self, details: dict, k: int) -> Retrieval:
