@@ -368,7 +368,7 @@ class HippoRAGRetriever(Retriever):
         fact step one float32 product over the facts (`HippoRAGSeeding.screened_facts`).
         A certified stop ends each question's solve at its own point: one question at a time."""
         if self.ppr_stop != "tol":
-            return [self.retrieve(q, k) for q in questions]
+            return super().retrieve_batch(questions, k)
         facts = self.seeding.screened_facts([self.services.query_embedding(q) for q in questions])
         prepared = [self.seeding.reset_vector(q, f) for q, f in zip(questions, facts, strict=True)]
         live = [i for i, (r, _, _) in enumerate(prepared) if r is not None]
