@@ -11,6 +11,12 @@ from hopbench.data.schema import Dataset, Question
 from hopbench.embed.encoder import Encoder
 from hopbench.retrieve.registry import Configurable
 
+# The position feature of every retriever that reads the graph's entity description vectors:
+# the KG builder takes an entity's label, its facts (up to `max_facts`) and its first-mention
+# sentence in corpus order (kg/assembly.py, kg/descriptions.py), so a shuffled corpus gives some
+# entities other description texts and vectors (tests/retrieve/test_order_invariance.py)
+DESCRIPTION_ORDER = "entity_descriptions"
+
 
 @dataclass
 class Retrieval:

@@ -33,7 +33,7 @@ import numpy as np
 from hopbench.core.errors import HopbenchError
 from hopbench.core.fallback_field import DENSE, record_fallback
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.base import DESCRIPTION_ORDER, Retrieval, Retriever, Services
 from hopbench.retrieve.qafd.seed_flow import (
     SeedFlowDiffusion,
     keep_cluster,
@@ -61,6 +61,12 @@ class FlowDiffusionRetriever(Retriever):
     @property
     def needs_descriptions(self) -> bool:
         return self.node_embedding == "description"
+
+    @property
+    def position_features(self) -> tuple[str, ...]:
+        """Description vectors as node vectors read corpus order (base.DESCRIPTION_ORDER);
+        entity names do not."""
+        return (DESCRIPTION_ORDER,) if self.needs_descriptions else ()
 
     def __init__(
         self,

@@ -33,7 +33,7 @@ import numpy as np
 
 from hopbench.core.errors import HopbenchError
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.base import DESCRIPTION_ORDER, Retrieval, Retriever, Services
 from hopbench.retrieve.kernels._csr import as_csr
 from hopbench.retrieve.kernels._rows import same_float_rows
 from hopbench.retrieve.kernels.topk import ExactTopK
@@ -66,6 +66,8 @@ class SpreadingActivationRetriever(Retriever):
     exact_batches = True
 
     needs_graph = True
+    # seeds are the nearest description vectors and the gate compares the question with them
+    position_features = (DESCRIPTION_ORDER,)
 
     def __init__(
         self,

@@ -30,7 +30,7 @@ from hopbench.graphdb.connection import GraphDB, QueryTimeout, check_apoc, conne
 from hopbench.graphdb.export import ensure_exported
 from hopbench.graphdb.sa_query import FORMS, GATE_FUNCTIONS, spreading_activation_query
 from hopbench.kg.graph import entity_node_id
-from hopbench.retrieve.base import Retrieval, Retriever, Services
+from hopbench.retrieve.base import DESCRIPTION_ORDER, Retrieval, Retriever, Services
 from hopbench.retrieve.qasa import activation_rules as rules
 from hopbench.retrieve.qasa.mentions import QasaMentions
 from hopbench.retrieve.qasa.paths import dedupe_path_rows
@@ -51,6 +51,8 @@ class SpreadingActivationNeo4jRetriever(Retriever):
 
     needs_graph = True
     needs_graphdb = True
+    # as the in-memory version: seeds and gate read the description vectors
+    position_features = (DESCRIPTION_ORDER,)
 
     def __init__(
         self,
